@@ -336,3 +336,23 @@ type TokenUsage struct {
 	// Text is what the model said, when known (for the record and loop guards).
 	Text string
 }
+
+// Lifts returns the dimensions ("turns", "depth", "tool_calls", "tokens",
+// "cost", "wall") in which b allows more than within: a larger amount, or
+// none (zero, unlimited) where within has one. A budget that lifts none
+// only lowers limits.
+func Lifts(b, within Budget) []string {
+	var out []string
+	lift := func(dim string, v, w float64) {
+		if w > 0 && (v <= 0 || v > w) {
+			out = append(out, dim)
+		}
+	}
+	lift("turns", float64(b.Turns), float64(within.Turns))
+	lift("depth", float64(b.Depth), float64(within.Depth))
+	lift("tool_calls", float64(b.ToolCalls), float64(within.ToolCalls))
+	lift("tokens", float64(b.Tokens), float64(within.Tokens))
+	lift("cost", b.Cost, within.Cost)
+	lift("wall", float64(b.Wall), float64(within.Wall))
+	return out
+}

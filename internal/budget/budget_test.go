@@ -2,6 +2,7 @@ package budget
 
 import (
 	"math"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -107,5 +108,29 @@ func TestLowContext(t *testing.T) {
 		if got := LowContext(tt.limit, tt.used, 0.2); got != tt.want {
 			t.Errorf("LowContext(%d, %d, 0.2) = %q, want %q", tt.limit, tt.used, got, tt.want)
 		}
+	}
+}
+
+func TestLifts(t *testing.T) {
+	def := Budget{Turns: 30, Depth: 8, ToolCalls: 200, Wall: 10 * time.Minute}
+	for _, tc := range []struct {
+		b    Budget
+		want []string
+	}{
+		{def, nil},
+		{Budget{Turns: 30, Depth: 8, ToolCalls: 20, Tokens: 1000, Wall: time.Minute}, nil}, // lowers, and bounds tokens the default leaves open
+		{Budget{Turns: 31, Depth: 8, ToolCalls: 200, Wall: 10 * time.Minute}, []string{"turns"}},
+		{Budget{Turns: 30, Depth: 8, ToolCalls: 0, Wall: 0}, []string{"tool_calls", "wall"}},
+		{Budget{}, []string{"turns", "depth", "tool_calls", "wall"}},
+	} {
+		if got := Lifts(tc.b, def); !slices.Equal(got, tc.want) {
+			t.Errorf("Lifts(%+v) = %v, want %v", tc.b, got, tc.want)
+		}
+	}
+	if got := Lifts(Budget{Cost: 2}, Budget{Cost: 1.5}); !slices.Equal(got, []string{"cost"}) {
+		t.Errorf("cost 2 within 1.5: %v", got)
+	}
+	if got := Lifts(Budget{}, Budget{}); got != nil {
+		t.Errorf("nothing within an unlimited default lifts: %v", got)
 	}
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/a2a"
+	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/policy/secrets"
 	"github.com/agentreach/reach/internal/store"
@@ -533,12 +534,25 @@ func decodeFields(n *yaml.Node, fs fields) error {
 }
 
 // Budget is a reach.Budget, read from YAML as turns, depth, tool_calls,
-// tokens, cost and wall ("10m"). A zero field is unlimited; reach.Budget(b)
-// is the runtime's.
-type Budget reach.Budget
+// tokens, cost and wall ("10m"), and the principals that may name it. A
+// zero amount is unlimited; b.Budget is the runtime's.
+type Budget struct {
+	reach.Budget
+	// Principals may name this budget for a request they begin when it
+	// lifts a limit of the default budget's ("*": every principal; "local"
+	// is who works with a gateway that authenticates nobody). A budget that
+	// only lowers limits may be named by any client; one that lifts a limit
+	// and lists none, by none (agents[].budget may still use it: a
+	// delegation's budget is carved from its caller's).
+	Principals []string
+}
 
 // UnmarshalYAML decodes a budget's keys straight into its fields.
-func (b *Budget) UnmarshalYAML(n *yaml.Node) error { return decodeFields(n, b.fields()) }
+func (b *Budget) UnmarshalYAML(n *yaml.Node) error {
+	fs := b.fields()
+	fs["principals"] = &b.Principals
+	return decodeFields(n, fs)
+}
 
 func (b *Budget) fields() fields {
 	return fields{"turns": &b.Turns, "depth": &b.Depth, "tool_calls": &b.ToolCalls,
@@ -1826,6 +1840,11 @@ func (c *Config) check() error {
 		if b.Turns < 0 || b.Depth < 0 || b.ToolCalls < 0 || b.Tokens < 0 || b.Cost < 0 {
 			return c.Errorf([]any{"budgets", name}, "budget %s: amounts must not be negative (zero means unlimited)", name)
 		}
+		for i, p := range b.Principals {
+			if strings.TrimSpace(p) == "" {
+				return c.Errorf([]any{"budgets", name, "principals", i}, "budget %s: principal %d is empty; write a principal's name, or \"*\" for every one", name, i+1)
+			}
+		}
 	}
 	agents := map[string]bool{}
 	for i, ac := range c.Agents {
@@ -2103,16 +2122,16 @@ func (c *Config) DefaultBudget() *reach.Budget {
 		return nil
 	}
 	if c.root == nil {
-		return new(reach.Budget(b)) // built in code: whole, as given
+		return new(b.Budget) // built in code: whole, as given
 	}
-	std := Budget(reach.StandardBudget())
+	std := Budget{Budget: reach.StandardBudget()}
 	from := std.fields()
 	for k, to := range b.fields() {
 		if !c.written("budgets", "default", k) {
 			reflect.ValueOf(to).Elem().Set(reflect.ValueOf(from[k]).Elem())
 		}
 	}
-	return new(reach.Budget(b))
+	return new(b.Budget)
 }
 
 // NamedBudgets returns the budgets a client may name for a request it
@@ -2133,7 +2152,7 @@ func (c *Config) NamedBudgets() map[string]reach.Budget {
 	}
 	for name, b := range c.Budgets {
 		if c.root != nil {
-			from := Budget(*def)
+			from := Budget{Budget: *def}
 			to, fr := b.fields(), from.fields()
 			for k := range to {
 				if !c.written("budgets", name, k) {
@@ -2141,7 +2160,49 @@ func (c *Config) NamedBudgets() map[string]reach.Budget {
 				}
 			}
 		}
-		out[name] = reach.Budget(b)
+		out[name] = b.Budget
+	}
+	return out
+}
+
+// BudgetPrincipals returns the principals each budget lists (principals:,
+// "*" every one): who may name it for a request they begin if it lifts a
+// limit of the default's (link.Owned checks; BudgetWarnings explains one
+// that lifts and lists nobody).
+func (c *Config) BudgetPrincipals() map[string][]string {
+	out := map[string][]string{}
+	for name, b := range c.Budgets {
+		if len(b.Principals) > 0 {
+			out[name] = slices.Clone(b.Principals)
+		}
+	}
+	return out
+}
+
+// BudgetWarnings explains each budget that lifts a limit of the default's
+// and lists no principals: no client may name it for a request it begins
+// (an agent's budget, agents[].budget, still works).
+func (c *Config) BudgetWarnings() []string {
+	def := c.DefaultBudget()
+	if def == nil {
+		def = new(reach.StandardBudget())
+	}
+	named := c.NamedBudgets()
+	used := map[string]bool{}
+	for _, ac := range c.Agents {
+		used[ac.Budget] = true
+	}
+	var out []string
+	for _, name := range c.inFileOrder(slices.Sorted(maps.Keys(c.Budgets)), "budgets") {
+		lifts := budget.Lifts(named[name], *def)
+		if len(lifts) == 0 || len(c.Budgets[name].Principals) > 0 {
+			continue
+		}
+		w := fmt.Sprintf("budget %s lifts the default budget's %s and lists no principals: no client may name it for a request it begins (Reach-Budget, \"reach/budget\"); list who may in budgets.%s.principals (\"*\" for every one), or keep it for agents[].budget", name, strings.Join(lifts, ", "), name)
+		if used[name] {
+			w += " (an agent's delegations use it, carved from their caller's budget)"
+		}
+		out = append(out, w)
 	}
 	return out
 }

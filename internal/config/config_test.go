@@ -426,12 +426,54 @@ func TestDefaultBudgetKeepsStandardAmountsLeftOut(t *testing.T) {
 	if c.DefaultBudget() != nil {
 		t.Errorf("no default written: got %+v, want nil (the runtime's)", *c.DefaultBudget())
 	}
-	if got := reach.Budget(c.Budgets["small"]); got != (reach.Budget{ToolCalls: 3}) {
+	if got := c.Budgets["small"].Budget; got != (reach.Budget{ToolCalls: 3}) {
 		t.Errorf("named budget = %+v", got)
 	}
 	// Built in code, as tests and embedders do: whole, as given.
-	inCode := &Config{Budgets: map[string]Budget{"default": {ToolCalls: 3}}}
+	inCode := &Config{Budgets: map[string]Budget{"default": {Budget: reach.Budget{ToolCalls: 3}}}}
 	if got := *inCode.DefaultBudget(); got != (reach.Budget{ToolCalls: 3}) {
 		t.Errorf("in code = %+v, want it whole", got)
+	}
+}
+
+// TestBudgetPrincipals: a budget's principals are read (BudgetPrincipals);
+// one that lifts a limit of the default's and lists nobody is a warning of
+// reach validate, one that only lowers limits or lists someone is not; an
+// empty principal is an error.
+func TestBudgetPrincipals(t *testing.T) {
+	c, err := Parse([]byte(`budgets:
+  default: {tool_calls: 20, tokens: 5000}
+  small: {tool_calls: 5}
+  research: {tokens: 0}
+  wide: {turns: 31}
+  team: {tool_calls: 100, principals: [alice, "*"]}
+  cheap: {tokens: 10, principals: [bob]}
+agents:
+  - {name: worker, url: "http://127.0.0.1:9002", budget: research}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.BudgetPrincipals()
+	if len(got) != 2 || !slices.Equal(got["team"], []string{"alice", "*"}) || !slices.Equal(got["cheap"], []string{"bob"}) {
+		t.Errorf("BudgetPrincipals = %v, want team's and cheap's", got)
+	}
+	ws := c.BudgetWarnings()
+	if len(ws) != 2 || !strings.Contains(ws[0], "budget research lifts the default budget's tokens") || !strings.Contains(ws[0], "an agent's delegations use it") ||
+		!strings.Contains(ws[1], "budget wide lifts the default budget's turns") || !strings.Contains(ws[1], "budgets.wide.principals") {
+		t.Errorf("warnings = %q, want research (tokens, used by an agent) and wide (turns), saying where to list principals", ws)
+	}
+	// A budget that only lowers limits, with no default written: none.
+	if c, err := Parse([]byte("budgets:\n  small: {tool_calls: 3}\n"), env(nil)); err != nil || len(c.BudgetWarnings()) != 0 {
+		t.Errorf("a lowering budget: err %v, warnings %v; want none", err, c.BudgetWarnings())
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{"budgets:\n  team: {tool_calls: 1, principals: [\"\"]}\n", `budget team: principal 1 is empty`},
+		{"budgets:\n  team: {tool_calls: 1, principals: alice}\n", "cannot unmarshal"},
+		{"budgets:\n  team: {tool_calls: 1, principal: [alice]}\n", "did you mean principals?"},
+	} {
+		if _, err := Parse([]byte(tc.doc), env(nil)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error containing %q", tc.doc, err, tc.want)
+		}
 	}
 }

@@ -26,7 +26,7 @@ func (g *Gateway) newAgents() (*a2a.Gateway, error) {
 	for _, ac := range g.cfg.Agents {
 		a := a2a.Agent{Name: ac.Name, URL: ac.URL, Reentrancy: ac.Reentrancy, Key: ac.Key, OnViolation: ac.OnViolation}
 		if ac.Budget != "" {
-			b := reach.Budget(g.cfg.Budgets[ac.Budget]) // checked to exist
+			b := g.cfg.Budgets[ac.Budget].Budget // checked to exist
 			a.Budget = &b
 		}
 		agents = append(agents, a)

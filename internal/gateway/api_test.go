@@ -82,7 +82,7 @@ func TestAPIRequestsNewestFirst(t *testing.T) {
 }
 
 func TestAPIRequestDetailAndGraph(t *testing.T) {
-	g := newTestGateway(t, &config.Config{Budgets: map[string]config.Budget{"default": {ToolCalls: 50, Depth: 4, Wall: time.Minute}}})
+	g := newTestGateway(t, &config.Config{Budgets: map[string]config.Budget{"default": {Budget: reach.Budget{ToolCalls: 50, Depth: 4, Wall: time.Minute}}}})
 	srv := serveTest(t, g)
 	_, out := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"r","tool_calls":[{"call_id":"f","tool":"format_answer","arguments":{"text":"refunds take 30 days"}}]}`, nil)
 	if got := path(out, "results", 0, "data", "markdown"); got == nil || !strings.Contains(got.(string), "Refund policy") {

@@ -231,7 +231,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *Gateway, er
 	}
 	g.rt = reach.New(ro)
 	g.metrics.WithBreakers(g.rt.Breakers)
-	g.owned = link.NewOwned(g.ctx, g.rt, cfg.IdleAfter(), link.Budgets{Default: cfg.DefaultBudget(), Named: cfg.NamedBudgets()}).Bound(cfg.SessionsCap())
+	g.owned = link.NewOwned(g.ctx, g.rt, cfg.IdleAfter(), link.Budgets{Default: cfg.DefaultBudget(), Named: cfg.NamedBudgets(), Principals: cfg.BudgetPrincipals()}).Bound(cfg.SessionsCap())
 	if g.cluster != nil {
 		g.owned.WithRemote(g.cluster) // a call under another instance's frame sees its stack
 	}
@@ -340,6 +340,7 @@ func (g *Gateway) Warnings() []string {
 		}
 		out = append(out, g.unknownScopes()...)
 	}
+	out = append(out, g.cfg.BudgetWarnings()...)
 	for _, t := range g.rt.Tools() {
 		if (t.Access == reach.Write || t.Access == reach.HighRisk) && t.Undo == nil && !t.Idempotent {
 			out = append(out, fmt.Sprintf("tool %s is a %s tool with neither an undo nor an idempotency key: a failed chain cannot be compensated and a retry may repeat it (declare tools.%s.undo, or idempotent: true if the upstream honours the key)", t.Name, t.Access, t.Name))

@@ -159,8 +159,8 @@ func TestMCPSessionCloseEndsItsRequest(t *testing.T) {
 
 func TestMCPBudgetMeta(t *testing.T) {
 	g := newTestGateway(t, &config.Config{Budgets: map[string]config.Budget{
-		"default": {ToolCalls: 10},
-		"tiny":    {ToolCalls: 1},
+		"default": {Budget: reach.Budget{ToolCalls: 10}},
+		"tiny":    {Budget: reach.Budget{ToolCalls: 1}},
 	}})
 	cs := connectMCP(t, g, nil)
 	for _, b := range []any{"tiny", map[string]any{"tool_calls": 1}} {
@@ -221,11 +221,11 @@ func TestClientBudgetNeverWidens(t *testing.T) {
 		want reach.Budget // the fields checked: turns, depth, tool calls, wall
 		err  string
 	}{
-		{"narrower", map[string]config.Budget{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 1}, reach.Budget{ToolCalls: 1, Turns: 10}, ""},
-		{"wider", map[string]config.Budget{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 5, "turns": 1000}, reach.Budget{ToolCalls: 2, Turns: 10}, ""},
+		{"narrower", map[string]config.Budget{"default": {Budget: reach.Budget{ToolCalls: 2, Turns: 10}}}, map[string]any{"tool_calls": 1}, reach.Budget{ToolCalls: 1, Turns: 10}, ""},
+		{"wider", map[string]config.Budget{"default": {Budget: reach.Budget{ToolCalls: 2, Turns: 10}}}, map[string]any{"tool_calls": 5, "turns": 1000}, reach.Budget{ToolCalls: 2, Turns: 10}, ""},
 		{"no default configured", nil, map[string]any{"turns": 1000, "wall": "24h"}, reach.Budget{Turns: 30, Depth: 8, ToolCalls: 200, Wall: 10 * time.Minute}, ""},
-		{"negative", map[string]config.Budget{"default": {ToolCalls: 2}}, map[string]any{"tool_calls": -1}, reach.Budget{}, "must not be negative"},
-		{"negative wall", map[string]config.Budget{"default": {ToolCalls: 2}}, map[string]any{"wall": "-1h"}, reach.Budget{}, "must not be negative"},
+		{"negative", map[string]config.Budget{"default": {Budget: reach.Budget{ToolCalls: 2}}}, map[string]any{"tool_calls": -1}, reach.Budget{}, "must not be negative"},
+		{"negative wall", map[string]config.Budget{"default": {Budget: reach.Budget{ToolCalls: 2}}}, map[string]any{"wall": "-1h"}, reach.Budget{}, "must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newTestGateway(t, &config.Config{Examples: true, Budgets: tc.def})

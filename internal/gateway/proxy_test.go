@@ -1066,7 +1066,7 @@ func TestModelProxyZeroUsageFloored(t *testing.T) {
 func TestNamedBudgetKeepsDefaultBounds(t *testing.T) {
 	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`)
-	}, "budgets:\n  default: {tool_calls: 3, tokens: 5000}\n  small: {tool_calls: 2}\n  open: {tool_calls: 2, turns: 0}\n")
+	}, "budgets:\n  default: {tool_calls: 3, tokens: 5000}\n  small: {tool_calls: 2}\n  open: {tool_calls: 2, turns: 0, principals: [local]}\n")
 	std := reach.StandardBudget()
 	for _, tc := range []struct {
 		name string

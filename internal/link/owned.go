@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/idempotency"
 )
 
@@ -30,6 +32,7 @@ type Owned struct {
 	gap     time.Duration
 	def     *reach.Budget
 	budgets map[string]reach.Budget
+	namers  map[string][]string // who may name each budget, should it lift a limit of def's
 	now     func() time.Time
 
 	remote Remote // frames other instances run; nil for one instance
@@ -159,15 +162,19 @@ type owned struct {
 
 // Budgets are the budgets a client may name: Default for a request that
 // names none (nil: the runtime's), and the configured ones by name.
+// Principals lists, by budget, who may name it ("*": every one) if it lifts
+// a limit of the default's (budget.Lifts); any client may name one that
+// only lowers limits, and no client one that lifts and lists nobody.
 type Budgets struct {
-	Default *reach.Budget
-	Named   map[string]reach.Budget
+	Default    *reach.Budget
+	Named      map[string]reach.Budget
+	Principals map[string][]string
 }
 
 // NewOwned returns the requests the gateway owns in rt: begun in life,
 // ended after gap without calls.
 func NewOwned(life context.Context, rt *reach.Runtime, gap time.Duration, b Budgets) *Owned {
-	q := &Owned{rt: rt, gap: gap, def: b.Default, budgets: b.Named, now: time.Now, owned: map[string]*owned{}, maxLoose: DefaultBound}
+	q := &Owned{rt: rt, gap: gap, def: b.Default, budgets: b.Named, namers: b.Principals, now: time.Now, owned: map[string]*owned{}, maxLoose: DefaultBound}
 	q.life = context.WithValue(life, lifeKey{}, q) // marks the requests it begins (see mergeCancel)
 	return q
 }
@@ -222,24 +229,37 @@ func ParseBudgetSpec(v any) (*BudgetSpec, error) {
 	return nil, fmt.Errorf("reach/budget: want a budget name or an object, got %T", v)
 }
 
-// budget resolves a spec to the budget a new request gets (nil: the runtime's default).
-func (q *Owned) budget(s *BudgetSpec) (*reach.Budget, error) {
+// budget resolves a spec to the budget a new request of who gets (nil: the
+// runtime's default). A budget that lifts a limit of the default's is
+// refused (403 budget_not_permitted) to a principal it does not list, and
+// the budgets named in a refusal are only those who may name.
+func (q *Owned) budget(s *BudgetSpec, who *auth.Identity) (*reach.Budget, error) {
 	if s == nil {
 		return q.def, nil
 	}
 	if s.Name != "" {
-		b, ok := q.budgets[s.Name]
-		if !ok {
-			names := make([]string, 0, len(q.budgets))
-			for n := range q.budgets {
-				names = append(names, n)
-			}
-			if len(names) == 0 {
-				return nil, fmt.Errorf("there is no budget named %q; none are configured (budgets: in the configuration)", s.Name)
-			}
-			return nil, fmt.Errorf("there is no budget named %q; configured budgets: %s", s.Name, strings.Join(names, ", "))
+		principal := LocalPrincipal
+		if who != nil {
+			principal = who.Principal
 		}
-		return &b, nil
+		b, ok := q.budgets[s.Name]
+		if ok && q.mayName(s.Name, principal) {
+			return &b, nil
+		}
+		names := q.nameable(principal)
+		if !ok {
+			if len(names) == 0 {
+				return nil, fmt.Errorf("there is no budget named %q, and none this principal may name; leave the budget out for the default, or send smaller amounts", s.Name)
+			}
+			return nil, fmt.Errorf("there is no budget named %q; budgets this principal may name: %s", s.Name, strings.Join(names, ", "))
+		}
+		next := "Leave the budget out for the default, or send smaller amounts (reach/budget {\"tool_calls\": 20})"
+		if len(names) > 0 {
+			next = "Name a budget you may (" + strings.Join(names, ", ") + "), send smaller amounts (reach/budget {\"tool_calls\": 20}) or none for the default"
+		}
+		return nil, &Error{Status: http.StatusForbidden, Code: "budget_not_permitted",
+			Message:    fmt.Sprintf("Budget %q lifts a limit of the default budget, and principal %q is not one it lists (budgets.%s.principals); nothing ran.", s.Name, principal, s.Name),
+			Suggestion: next + "; or ask the operator to add you to its principals."}
 	}
 	b := *s.Budget
 	d := q.def
@@ -256,6 +276,33 @@ func (q *Owned) budget(s *BudgetSpec) (*reach.Budget, error) {
 		b.Cost = d.Cost
 	}
 	return &b, nil
+}
+
+// mayName reports whether principal may name the budget name (one it knows):
+// it lowers the default's limits only, or lists principal or "*".
+func (q *Owned) mayName(name, principal string) bool {
+	d := q.def
+	if d == nil {
+		rd := q.rt.DefaultBudget()
+		d = &rd
+	}
+	if len(budget.Lifts(q.budgets[name], *d)) == 0 {
+		return true
+	}
+	who := q.namers[name]
+	return slices.Contains(who, principal) || slices.Contains(who, "*")
+}
+
+// nameable returns the budgets principal may name, sorted.
+func (q *Owned) nameable(principal string) []string {
+	var out []string
+	for n := range q.budgets {
+		if q.mayName(n, principal) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // capInt caps v at limit, where zero means unlimited for both (a
@@ -282,7 +329,7 @@ func (q *Owned) begin(id string, t Target, who *auth.Identity) (*reach.Request, 
 // beginAs is begin; a loose request (loose) is counted as one of who's
 // (room). q.mu is held.
 func (q *Owned) beginAs(id string, t Target, who *auth.Identity, loose bool) (*owned, *reach.Request, error) {
-	b, err := q.budget(t.Budget)
+	b, err := q.budget(t.Budget, who)
 	if err != nil {
 		return nil, nil, err
 	}
