@@ -56,9 +56,7 @@ var thKnown = map[string]string{
 	"sheets-range-respelled-same-values": "missed",
 	"pip-reinstall-same-modulenotfound":  "missed",
 	"pdf-page-reextracted-same-text":     "missed",
-	"git-push-respelled-rejected":        "missed",
 	"http-headers-respelled-401":         "missed",
-	"code-edits-undo-same-failure":       "missed",
 	"ci-rerun-same-lint-failure":         "missed",
 }
 

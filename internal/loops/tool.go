@@ -373,6 +373,12 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// cell that raises the same thing for each expression probes.
 		o.Error, o.ErrorType = true, untypedStreak
 	}
+	if !o.Error && exitFailedAnswer(o.Result) {
+		// So is a command that exited non-zero, its output handed back as
+		// the answer: the same rejection of a push however it is spelled,
+		// the same test failing after edits that undo each other.
+		o.Error, o.ErrorType = true, untypedStreak
+	}
 	if !o.Error {
 		// So is an API's failure handed on as its answer ({"ok": false,
 		// "error": "not_in_channel"}): a post refused the same way

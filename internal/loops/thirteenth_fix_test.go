@@ -1,0 +1,115 @@
+package loops
+
+import (
+	"strings"
+	"testing"
+)
+
+// thPlay plays one agent's calls in order, each checked then done with
+// its answer, and returns the index of the first refused, or -1.
+func thPlay(t *testing.T, calls []asCall, access map[string]string) (int, *Verdict) {
+	t.Helper()
+	d := New(nil)
+	for i, c := range calls {
+		a := access[c.tool]
+		if a == "" {
+			a = "read"
+		}
+		s := &Step{Tool: c.tool, Args: []byte(c.args), Access: a}
+		if v := d.Check(s); v != nil {
+			return i, v
+		}
+		o := Outcome{Result: []byte(c.res)}
+		if c.err != "" {
+			o.Error, o.ErrorType = true, c.err
+		}
+		d.Done(s, o)
+	}
+	return -1, nil
+}
+
+// A command that exits non-zero with its error in its output failed: the
+// same rejection under respelled commands is one complaint, refused at
+// the fourth; commands that exit non-zero saying nothing of an error (grep
+// finding nothing, diff finding a difference) did what they were asked.
+func TestCommandExitFailure(t *testing.T) {
+	cmd := func(c string, res obj) asCall { return asOK("run", obj{"command": c}, res) }
+	w := map[string]string{"run": "write"}
+	rej := obj{"stdout": "", "stderr": " ! [rejected] main -> main (fetch first)\nerror: failed to push some refs to 'git.example:shop/infra.git'", "exitCode": 1}
+	at, v := thPlay(t, []asCall{cmd("git push", rej), cmd("git push origin main", rej), cmd("git push -u origin main", rej), cmd("git push origin HEAD:main", rej)}, w)
+	if at != 3 || v.Detector != "same_error" {
+		t.Errorf("push rejected under respelled commands: refused at %d (%v), want 3 by same_error", at, v)
+	}
+	rej["exitCode"] = 0
+	if at, v := thPlay(t, []asCall{cmd("git push", rej), cmd("git push origin main", rej), cmd("git push -u origin main", rej), cmd("git push origin HEAD:main", rej)}, w); at >= 0 {
+		t.Errorf("exit 0: refused at %d (%v)", at, v)
+	}
+	for name, res := range map[string]obj{
+		"grep finds nothing":   {"stdout": "", "stderr": "", "exit_code": 1},
+		"diff finds a change":  {"stdout": "3c3\n< a\n---\n> b", "stderr": "", "returncode": 1},
+		"test -f says missing": {"output": "", "exitStatus": 1},
+	} {
+		var calls []asCall
+		for _, f := range []string{"a", "b", "c", "d", "e"} {
+			calls = append(calls, cmd("probe "+f, res))
+		}
+		if at, v := thPlay(t, calls, w); at >= 0 {
+			t.Errorf("%s: refused at %d (%v)", name, at, v)
+		}
+	}
+	for res, want := range map[string]bool{
+		`{"stdout":"","stderr":"fatal: not a git repository","exit_code":128}`: true,
+		`{"output":"1 failed, 3 passed","exitCode":1}`:                         true,
+		`{"stdout":"ok","exit_code":0}`:                                        false,
+		`{"stdout":"x","exit_code":"1"}`:                                       false,
+		`{"exit_code":2}`:                                                      false,
+		`["stderr", "exit_code", 1]`:                                           false,
+	} {
+		if got := exitFailedAnswer([]byte(res)); got != want {
+			t.Errorf("exitFailedAnswer(%s) = %v, want %v", res, got, want)
+		}
+	}
+}
+
+// Edits to one file that undo each other, each followed by the same test
+// failing through a shell tool (a write that failed, so it wrote nothing),
+// refuse the fourth edit; a failure that changes after each edit does not.
+func TestEditsUndoSameShellFailure(t *testing.T) {
+	w := map[string]string{"edit_file": "write", "run": "write"}
+	edit := func(from, to string) asCall {
+		return asOK("edit_file", obj{"path": "/app/tax.py", "edits": arr{obj{"oldText": from, "newText": to}}}, "```diff\n-"+from+"\n+"+to+"\n```")
+	}
+	fail := func(msg string) asCall {
+		return asOK("run", obj{"command": "pytest -x -q"}, obj{"stdout": "FAILED tests/test_tax.py::" + msg + "\n1 failed", "stderr": "", "exit_code": 1})
+	}
+	var calls []asCall
+	for i := 0; i < 4; i++ {
+		a, b := "round(x, 2)", "round(x + 0, 2)"
+		if i%2 == 1 {
+			a, b = b, a
+		}
+		calls = append(calls, edit(a, b), fail("test_vat - assert 10.00 == 10.01"))
+	}
+	at, v := thPlay(t, calls, w)
+	if at != 6 || v.Detector != "same_error" || !strings.Contains(v.Message, "edit_file") {
+		t.Errorf("edits undone over the same failure: refused at %d (%v), want 6", at, v)
+	}
+	calls = calls[:0]
+	for i, m := range []string{"test_vat - assert 10.00 == 10.01", "test_vat - TypeError: float", "test_exempt - assert 2.30 == 0", "test_total - KeyError: 'eur'"} {
+		calls = append(calls, edit("v"+strings.Repeat("1", i), "v"+strings.Repeat("1", i+1)), fail(m))
+	}
+	if at, v := thPlay(t, calls, w); at >= 0 {
+		t.Errorf("a failure that changes: refused at %d (%v)", at, v)
+	}
+}
+
+func FuzzExitFailedAnswer(f *testing.F) {
+	for _, s := range []string{`{"stdout":"","stderr":"error: x","exit_code":1}`, `{"output":"FAIL","exitCode":2}`, `{"stdout":"","exit_code":0}`, `{"rc":1,"stderr":"é"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if exitFailedAnswer(b) && !strings.Contains(string(b), "{") {
+			t.Fatalf("failed without an object: %q", b)
+		}
+	})
+}
