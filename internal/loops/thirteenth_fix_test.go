@@ -113,3 +113,30 @@ func FuzzExitFailedAnswer(f *testing.F) {
 		}
 	})
 }
+
+// One thing the calls keep naming, refused the same way (a state that
+// refuses the call) whatever other value is tried for it, is one
+// complaint: the fourth try is refused. A batch names another thing each
+// time, and candidates tried one by one (coupon codes for one cart) are
+// each a thing of their own.
+func TestOneThingOtherValues(t *testing.T) {
+	tr := func(id string) asCall {
+		return asFail("transition", obj{"issue_key": "OPS-77", "transition_id": id}, "tool_error", "Error transitioning issue OPS-77: Transition '"+id+"' is not valid for issue OPS-77 in status 'Blocked'.")
+	}
+	at, v := thPlay(t, []asCall{tr("21"), tr("Close"), tr("close it"), tr("Resolve")}, map[string]string{"transition": "write"})
+	if at != 3 || v.Detector != "same_error" {
+		t.Errorf("one issue, other transitions: refused at %d (%v), want 3", at, v)
+	}
+	var batch, coupons []asCall
+	for _, o := range []string{"O-4411", "O-4412", "O-4413", "O-4414", "O-4415"} {
+		batch = append(batch, asFail("cancel_order", obj{"order_id": o, "reason": "customer request"}, "tool_error", "Order "+o+" cannot be cancelled in status 'shipped'."))
+	}
+	for _, c := range []string{"SAVE10", "XMAS25", "WELCOME5", "VIP2026", "FREESHIP1"} {
+		coupons = append(coupons, asFail("apply_coupon", obj{"cart_id": "cart_8812", "code": c}, "tool_error", "Coupon '"+c+"' is not valid for cart cart_8812 in its current state."))
+	}
+	for name, calls := range map[string][]asCall{"a batch": batch, "coupons for one cart": coupons} {
+		if at, v := thPlay(t, calls, map[string]string{"cancel_order": "write", "apply_coupon": "write"}); at >= 0 {
+			t.Errorf("%s: refused at %d (%v)", name, at, v)
+		}
+	}
+}
