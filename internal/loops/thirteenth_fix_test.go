@@ -140,3 +140,38 @@ func TestOneThingOtherValues(t *testing.T) {
 		}
 	}
 }
+
+// Writes that name no id, their words respelled ("the kitchen light",
+// "Kitchen lights"), each answered word for word with what they acted on
+// by its id, are writes to one thing: the same read after each, answered
+// alike, is refused after the fourth. Lights turned on one by one answer
+// other ids; a cart's products named by id are other targets whatever
+// their answers.
+func TestWriteAnsweredSameThing(t *testing.T) {
+	acc := map[string]string{"turn_on": "write", "add_to_cart": "write"}
+	done := func(id string) obj {
+		return obj{"response_type": "action_done", "data": obj{"success": arr{obj{"name": id, "type": "entity", "id": id}}, "failed": arr{}}}
+	}
+	state := asOK("get_states", obj{}, "kitchen light: unavailable\nhall light: off\nporch light: off")
+	var calls []asCall
+	for _, n := range []string{"Kitchen light", "the kitchen light", "kitchen lights", "Kitchen ceiling light", "light in the kitchen"} {
+		calls = append(calls, asOK("turn_on", obj{"name": n}, done("light.kitchen")), state)
+	}
+	if at, v := thPlay(t, calls, acc); at != 7 || v.Detector != "repeat" {
+		t.Errorf("one light under other words: refused at %d (%v), want 7", at, v)
+	}
+	calls = calls[:0]
+	for _, n := range []string{"kitchen", "hall", "porch", "garage", "attic"} {
+		calls = append(calls, asOK("turn_on", obj{"name": n + " light"}, done("light."+n)), state)
+	}
+	if at, v := thPlay(t, calls, acc); at >= 0 {
+		t.Errorf("lights one by one: refused at %d (%v)", at, v)
+	}
+	calls = calls[:0]
+	for _, p := range []string{"p-101", "p-102", "p-103", "p-104", "p-105"} {
+		calls = append(calls, asOK("add_to_cart", obj{"product_id": p, "qty": 1}, obj{"cart_id": "cart_77", "status": "added"}), asOK("shipping_estimate", obj{"zip": "1000-001"}, obj{"carrier": "CTT", "days": 2, "price": "4.90"}))
+	}
+	if at, v := thPlay(t, calls, acc); at >= 0 {
+		t.Errorf("products added by id: refused at %d (%v)", at, v)
+	}
+}

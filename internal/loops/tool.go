@@ -401,6 +401,17 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		if len(s.Key) > 0 && tgt != 0 {
 			tgt = mix(tgt, hashBytes(s.Args)) | 1
 		}
+		ans := mix(hashString(s.Tool), hashBytes(o.Result))
+		if ent == 0 && tgt != 0 && tgt != d.runTarget && d.runTarget != 0 && ans == d.runAnswer && answerNamesID(o.Result) {
+			// The same answer naming what it acted on (one light, by its
+			// id) to a write that names no id and whose words are respelled
+			// otherwise ("the kitchen light", "Kitchen lights"): the server
+			// resolved it to the same thing, and it is the run's target
+			// (answerid.go). Writes that name their items by id (a cart's
+			// products) are other targets, whatever their answers.
+			tgt = d.runTarget
+		}
+		d.runAnswer = ans
 		if tgt == 0 || tgt != d.runTarget {
 			d.runTarget, d.runStart = tgt, d.epoch
 		}
