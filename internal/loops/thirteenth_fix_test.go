@@ -1,6 +1,7 @@
 package loops
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -173,5 +174,53 @@ func TestWriteAnsweredSameThing(t *testing.T) {
 	}
 	if at, v := thPlay(t, calls, acc); at >= 0 {
 		t.Errorf("products added by id: refused at %d (%v)", at, v)
+	}
+}
+
+// An HTTP response of 400 or more handed back as a tool's answer failed,
+// classed by its status: a 401 under respelled headers is refused at the
+// fourth; 404s for other addresses are candidates, and 503s are worth a
+// retry until one succeeds.
+func TestHTTPStatusAnswer(t *testing.T) {
+	get := func(url string, h obj, res obj) asCall {
+		return asOK("http_request", obj{"method": "GET", "url": url, "headers": h}, res)
+	}
+	u := "https://api.example/v1/items"
+	denied := func(i int) obj {
+		return obj{"status": 401, "headers": obj{"x-request-id": fmt.Sprintf("req_%04x", 0x1a2b+i)}, "body": `{"error":"invalid_token"}`}
+	}
+	var calls []asCall
+	for i, h := range []obj{{"Authorization": "Bearer T"}, {"authorization": "Bearer T"}, {"Authorization": "Bearer T", "Accept": "*/*"}, {"X-Api-Key": "T"}} {
+		calls = append(calls, get(u, h, denied(i)))
+	}
+	if at, v := thPlay(t, calls, nil); at != 3 || v.Detector != "same_error" {
+		t.Errorf("401 under respelled headers: refused at %d (%v), want 3", at, v)
+	}
+	calls = calls[:0]
+	for _, p := range []string{"/v1/item", "/v1/items/", "/api/items", "/v2/items", "/items"} {
+		calls = append(calls, get("https://api.example"+p, obj{}, obj{"status": 404, "headers": obj{}, "body": "Not Found"}))
+	}
+	if at, v := thPlay(t, calls, nil); at >= 0 {
+		t.Errorf("candidate addresses: refused at %d (%v)", at, v)
+	}
+	calls = calls[:0]
+	for i := 0; i < 3; i++ {
+		calls = append(calls, get(u, obj{}, obj{"status": 503, "headers": obj{"retry-after": "2"}, "body": "busy"}))
+	}
+	calls = append(calls, get(u, obj{}, obj{"status": 200, "headers": obj{}, "body": `[{"id":1}]`}))
+	if at, v := thPlay(t, calls, nil); at >= 0 {
+		t.Errorf("503s then 200: refused at %d (%v)", at, v)
+	}
+	for res, want := range map[string]string{
+		`{"status":409,"body":"version mismatch"}`:     "conflict",
+		`{"statusCode":422,"headers":{},"body":"x"}`:   "invalid_args",
+		`{"status_code":500,"body":"boom"}`:            "unavailable",
+		`{"status":418,"body":"teapot"}`:               untypedStreak,
+		`{"status":200,"body":"ok"}`:                   "",
+		`{"status":412,"error":"Precondition Failed"}`: "",
+	} {
+		if got := httpFailedAnswer([]byte(res)); got != want {
+			t.Errorf("httpFailedAnswer(%s) = %q, want %q", res, got, want)
+		}
 	}
 }

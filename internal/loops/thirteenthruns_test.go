@@ -54,7 +54,6 @@ var thKnown = map[string]string{
 	"sheets-range-respelled-same-values": "missed",
 	"pip-reinstall-same-modulenotfound":  "missed",
 	"pdf-page-reextracted-same-text":     "missed",
-	"http-headers-respelled-401":         "missed",
 	"ci-rerun-same-lint-failure":         "missed",
 }
 

@@ -380,6 +380,13 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		o.Error, o.ErrorType = true, untypedStreak
 	}
 	if !o.Error {
+		// So is an HTTP response of 400 or more handed back as the
+		// answer (httpstatus.go).
+		if class := httpFailedAnswer(o.Result); class != "" {
+			o.Error, o.ErrorType = true, class
+		}
+	}
+	if !o.Error {
 		// So is an API's failure handed on as its answer ({"ok": false,
 		// "error": "not_in_channel"}): a post refused the same way
 		// whatever its text probes, and wrote nothing. One that says it
