@@ -8,8 +8,8 @@ import (
 // exitFailedAnswer reports whether b, a successful answer, is a command
 // that failed, handed back as its output: a shell or process tool's
 // object with the command's output (stdout, stderr or output) and its
-// exit status (exit_code, exitCode, returncode, exit_status, in any case
-// style) not zero. The tool ran; the command did not: `git push`
+// exit status (exit_code, exitCode, returncode, return_code, exit_status,
+// exitStatus, rc) not zero. The tool ran; the command did not: `git push`
 // rejected, a test run that fails, a script that raises print what went
 // wrong and exit 1, as an error result would have said. A command that
 // exits non-zero saying nothing of an error (grep finding nothing, diff
@@ -22,7 +22,16 @@ func exitFailedAnswer(b []byte) bool {
 		!bytes.Contains(b, []byte("out")) && !bytes.Contains(b, []byte("err")) {
 		return false
 	}
-	if !bytes.Contains(b, []byte("xit")) && !bytes.Contains(b, []byte("eturn")) {
+	// A cheap look before the parse: one of the keys with a number not
+	// zero after it.
+	nonzero := false
+	for _, k := range [...]string{`"exit_code"`, `"exitCode"`, `"returncode"`, `"return_code"`, `"exit_status"`, `"exitStatus"`, `"rc"`} {
+		if c := valueAfterKey(b, k); c >= '1' && c <= '9' || c == '-' {
+			nonzero = true
+			break
+		}
+	}
+	if !nonzero {
 		return false
 	}
 	var top map[string]json.RawMessage
@@ -91,4 +100,27 @@ func saysFailure(text string) bool {
 		}
 	}
 	return false
+}
+
+// valueAfterKey returns the first byte of the value after the first
+// occurrence of key (quoted, as in JSON) in b, or 0.
+func valueAfterKey(b []byte, key string) byte {
+	i := bytes.Index(b, []byte(key))
+	if i < 0 {
+		return 0
+	}
+	rest := b[i+len(key):]
+	j := 0
+	for j < len(rest) && (rest[j] == ' ' || rest[j] == '\t' || rest[j] == '\n' || rest[j] == '\r') {
+		j++
+	}
+	if j == len(rest) || rest[j] != ':' {
+		return 0
+	}
+	for j++; j < len(rest) && (rest[j] == ' ' || rest[j] == '\t' || rest[j] == '\n' || rest[j] == '\r'); j++ {
+	}
+	if j == len(rest) {
+		return 0
+	}
+	return rest[j]
 }

@@ -17,7 +17,19 @@ import (
 // retry; any other untyped. Only small answers are read whole.
 func httpFailedAnswer(b []byte) (class string) {
 	b = bytes.TrimSpace(b)
-	if len(b) < 16 || len(b) > maxExceptionBytes || b[0] != '{' || !bytes.Contains(b, []byte("tatus")) {
+	if len(b) < 16 || len(b) > maxExceptionBytes || b[0] != '{' ||
+		!bytes.Contains(b, []byte(`"body"`)) && !bytes.Contains(b, []byte(`"headers"`)) {
+		return ""
+	}
+	// A cheap look before the parse: a status key with 4 or 5 after it.
+	status := false
+	for _, k := range [...]string{`"status"`, `"status_code"`, `"statusCode"`} {
+		if c := valueAfterKey(b, k); c == '4' || c == '5' {
+			status = true
+			break
+		}
+	}
+	if !status {
 		return ""
 	}
 	var top map[string]json.RawMessage
