@@ -71,6 +71,12 @@ func pathKey(k []byte) bool {
 // its writeEntity when it is a successful write.
 func (d *Detector) doneEdit(a *agentState, s *Step, o *Outcome, write bool, ent uint64) {
 	e := &d.edits
+	if write && o.Error && (ent == 0 || ent != e.entity) {
+		// A write that failed wrote nothing: a command run after each edit
+		// through a tool that may write (a shell's test run) failing the
+		// same way is the run that fails, as a read's would be.
+		write = false
+	}
 	if write {
 		if o.Error {
 			return

@@ -394,6 +394,7 @@ type Detector struct {
 	// epoch before its first write.
 	runTarget uint64
 	runStart  uint64
+	runAnswer uint64     // the last successful write's tool and answer, hashed
 	edits     editStreak // writes to one thing, each followed by one failure
 
 	calls  bounded[uint64, *callState]  // per tool and arguments

@@ -236,6 +236,14 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 		return
 	}
 	var tmpl uint64
+	if ids := uint64(0); thing != 0 && class == o.ErrorType && !streakClass(class) {
+		ids = d.echoedThings(o.Result, s.Args)
+		if ids != 0 {
+			// The same complaint about one thing the calls keep naming,
+			// whatever other value they try for it (onething.go).
+			thing = mix(ids, d.template(o.Result, s.Args))
+		}
+	}
 	if thing != 0 {
 		// Word for word, what it echoes of the arguments too: one path
 		// asked in other spellings is named one way by the complaint.

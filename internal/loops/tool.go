@@ -373,6 +373,19 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// cell that raises the same thing for each expression probes.
 		o.Error, o.ErrorType = true, untypedStreak
 	}
+	if !o.Error && exitFailedAnswer(o.Result) {
+		// So is a command that exited non-zero, its output handed back as
+		// the answer: the same rejection of a push however it is spelled,
+		// the same test failing after edits that undo each other.
+		o.Error, o.ErrorType = true, untypedStreak
+	}
+	if !o.Error {
+		// So is an HTTP response of 400 or more handed back as the
+		// answer (httpstatus.go).
+		if class := httpFailedAnswer(o.Result); class != "" {
+			o.Error, o.ErrorType = true, class
+		}
+	}
 	if !o.Error {
 		// So is an API's failure handed on as its answer ({"ok": false,
 		// "error": "not_in_channel"}): a post refused the same way
@@ -395,6 +408,17 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		if len(s.Key) > 0 && tgt != 0 {
 			tgt = mix(tgt, hashBytes(s.Args)) | 1
 		}
+		ans := mix(hashString(s.Tool), hashBytes(o.Result))
+		if ent == 0 && tgt != 0 && tgt != d.runTarget && d.runTarget != 0 && ans == d.runAnswer && answerNamesID(o.Result) {
+			// The same answer naming what it acted on (one light, by its
+			// id) to a write that names no id and whose words are respelled
+			// otherwise ("the kitchen light", "Kitchen lights"): the server
+			// resolved it to the same thing, and it is the run's target
+			// (answerid.go). Writes that name their items by id (a cart's
+			// products) are other targets, whatever their answers.
+			tgt = d.runTarget
+		}
+		d.runAnswer = ans
 		if tgt == 0 || tgt != d.runTarget {
 			d.runTarget, d.runStart = tgt, d.epoch
 		}

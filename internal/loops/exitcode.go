@@ -1,0 +1,126 @@
+package loops
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// exitFailedAnswer reports whether b, a successful answer, is a command
+// that failed, handed back as its output: a shell or process tool's
+// object with the command's output (stdout, stderr or output) and its
+// exit status (exit_code, exitCode, returncode, return_code, exit_status,
+// exitStatus, rc) not zero. The tool ran; the command did not: `git push`
+// rejected, a test run that fails, a script that raises print what went
+// wrong and exit 1, as an error result would have said. A command that
+// exits non-zero saying nothing of an error (grep finding nothing, diff
+// finding a difference) did what it was asked: its stderr is empty and
+// its output names no error or failure. Only small answers that hold both
+// words are read whole.
+func exitFailedAnswer(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	if len(b) < 16 || len(b) > maxExceptionBytes || b[0] != '{' ||
+		!bytes.Contains(b, []byte("out")) && !bytes.Contains(b, []byte("err")) {
+		return false
+	}
+	// A cheap look before the parse: one of the keys with a number not
+	// zero after it.
+	nonzero := false
+	for _, k := range [...]string{`"exit_code"`, `"exitCode"`, `"returncode"`, `"return_code"`, `"exit_status"`, `"exitStatus"`, `"rc"`} {
+		if c := valueAfterKey(b, k); c >= '1' && c <= '9' || c == '-' {
+			nonzero = true
+			break
+		}
+	}
+	if !nonzero {
+		return false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return false
+	}
+	output, failed := false, false
+	for k, v := range top {
+		switch f := foldKey(k); f {
+		case "stdout", "stderr", "output":
+			var text string
+			if json.Unmarshal(v, &text) != nil {
+				continue
+			}
+			output = output || f == "stderr" && len(bytes.TrimSpace([]byte(text))) > 0 || saysFailure(text)
+		case "exitcode", "returncode", "exitstatus", "rc":
+			var n json.Number
+			d := json.NewDecoder(bytes.NewReader(v))
+			d.UseNumber()
+			if d.Decode(&n) != nil {
+				return false
+			}
+			i, err := n.Int64()
+			if err != nil {
+				return false
+			}
+			failed = i != 0
+		}
+	}
+	return output && failed
+}
+
+// foldKey is k lower-cased without its separators: exit_code, exitCode and
+// Exit-Code are exitcode.
+func foldKey(k string) string {
+	var buf [24]byte
+	m := buf[:0]
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			m = append(m, c+'a'-'A')
+		case c == '_' || c == '-':
+		default:
+			m = append(m, c)
+		}
+	}
+	return string(m)
+}
+
+// saysFailure reports whether a command's output names an error or a
+// failure (error, Error:, FAILED, fatal).
+func saysFailure(text string) bool {
+	var buf [maxExceptionBytes]byte
+	m := buf[:0]
+	for i := 0; i < len(text) && len(m) < cap(m); i++ {
+		c := text[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		m = append(m, c)
+	}
+	for _, w := range [...]string{"error", "fail", "fatal"} {
+		if bytes.Contains(m, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// valueAfterKey returns the first byte of the value after the first
+// occurrence of key (quoted, as in JSON) in b, or 0.
+func valueAfterKey(b []byte, key string) byte {
+	i := bytes.Index(b, []byte(key))
+	if i < 0 {
+		return 0
+	}
+	rest := b[i+len(key):]
+	j := 0
+	for j < len(rest) && (rest[j] == ' ' || rest[j] == '\t' || rest[j] == '\n' || rest[j] == '\r') {
+		j++
+	}
+	if j == len(rest) || rest[j] != ':' {
+		return 0
+	}
+	for j++; j < len(rest) && (rest[j] == ' ' || rest[j] == '\t' || rest[j] == '\n' || rest[j] == '\r'); j++ {
+	}
+	if j == len(rest) {
+		return 0
+	}
+	return rest[j]
+}
