@@ -119,6 +119,7 @@ type Cluster struct {
 
 	view    atomic.Pointer[liveView]
 	healthy atomic.Int64 // unix ns since when heartbeats succeed without a break; 0 after one failed
+	beatOK  atomic.Int64 // unix ns of the last heartbeat that succeeded
 	lost    atomic.Bool  // another process took this instance's name (Lost)
 	caught  atomic.Int64 // unix ns of the newest stop read (catchUp)
 
@@ -220,7 +221,16 @@ func (c *Cluster) beat(ctx context.Context) error {
 		}
 	}
 	c.view.Store(v)
-	c.healthy.CompareAndSwap(0, time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	if prev := c.beatOK.Swap(now); prev != 0 && time.Duration(now-prev) > c.ttl/2 {
+		// A break none of whose heartbeats failed: they stalled (the
+		// store held them, a lock, a network that retransmitted, this
+		// process paused). The others' may have stalled as long, and come
+		// after this view: as after a failed one, judge no one for a TTL.
+		c.healthy.Store(now)
+	} else {
+		c.healthy.CompareAndSwap(0, now)
+	}
 	return nil
 }
 
@@ -246,8 +256,9 @@ func (c *Cluster) Alive(owner string, claimed time.Time) bool {
 // judges reports whether a view of who is alive read at is one to take
 // lives for dead by: not one read less than a TTL after this instance's
 // own heartbeats began again (the store was unreachable: restarted, cut
-// off), as the others could not heartbeat either, and a life that runs on
-// looks dead until its next heartbeat. As for recovery (Start).
+// off; or stalled: two heartbeats that succeeded more than half a TTL
+// apart), as the others could not heartbeat either, and a life that runs
+// on looks dead until its next heartbeat. As for recovery (Start).
 func (c *Cluster) judges(at time.Time) bool {
 	h := c.healthy.Load()
 	return h != 0 && at.Sub(time.Unix(0, h)) >= c.ttl
