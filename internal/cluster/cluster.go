@@ -54,6 +54,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -248,9 +249,19 @@ func (c *Cluster) Alive(owner string, claimed time.Time) bool {
 	if !c.judges(v.at) {
 		return true
 	}
-	// A life not seen alive in a view read well after its claim is dead;
-	// one that began after the view may be alive.
-	return !v.at.After(claimed.Add(time.Second))
+	// A life the view finds dead (its heartbeat older than the TTL, by
+	// the store's clock) is dead if the view was read well after its
+	// claim. One the view does not know at all may have begun after it
+	// was read (its claim follows its first heartbeat, which the next view
+	// will find): claimed is read on its clock, v.at on this one's, so it
+	// is taken for dead only once the view is a TTL newer than its claim,
+	// whatever their clocks' skew below that; a life that heartbeats is in
+	// every view read within a TTL of its claims.
+	margin := time.Second
+	if !slices.Contains(v.dead, owner) {
+		margin = c.ttl
+	}
+	return !v.at.After(claimed.Add(margin))
 }
 
 // judges reports whether a view of who is alive read at is one to take
