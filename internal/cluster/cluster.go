@@ -54,6 +54,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -119,6 +120,7 @@ type Cluster struct {
 
 	view    atomic.Pointer[liveView]
 	healthy atomic.Int64 // unix ns since when heartbeats succeed without a break; 0 after one failed
+	beatOK  atomic.Int64 // unix ns of the last heartbeat that succeeded
 	lost    atomic.Bool  // another process took this instance's name (Lost)
 	caught  atomic.Int64 // unix ns of the newest stop read (catchUp)
 
@@ -220,7 +222,16 @@ func (c *Cluster) beat(ctx context.Context) error {
 		}
 	}
 	c.view.Store(v)
-	c.healthy.CompareAndSwap(0, time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	if prev := c.beatOK.Swap(now); prev != 0 && time.Duration(now-prev) > c.ttl/2 {
+		// A break none of whose heartbeats failed: they stalled (the
+		// store held them, a lock, a network that retransmitted, this
+		// process paused). The others' may have stalled as long, and come
+		// after this view: as after a failed one, judge no one for a TTL.
+		c.healthy.Store(now)
+	} else {
+		c.healthy.CompareAndSwap(0, now)
+	}
 	return nil
 }
 
@@ -238,16 +249,27 @@ func (c *Cluster) Alive(owner string, claimed time.Time) bool {
 	if !c.judges(v.at) {
 		return true
 	}
-	// A life not seen alive in a view read well after its claim is dead;
-	// one that began after the view may be alive.
-	return !v.at.After(claimed.Add(time.Second))
+	// A life the view finds dead (its heartbeat older than the TTL, by
+	// the store's clock) is dead if the view was read well after its
+	// claim. One the view does not know at all may have begun after it
+	// was read (its claim follows its first heartbeat, which the next view
+	// will find): claimed is read on its clock, v.at on this one's, so it
+	// is taken for dead only once the view is a TTL newer than its claim,
+	// whatever their clocks' skew below that; a life that heartbeats is in
+	// every view read within a TTL of its claims.
+	margin := time.Second
+	if !slices.Contains(v.dead, owner) {
+		margin = c.ttl
+	}
+	return !v.at.After(claimed.Add(margin))
 }
 
 // judges reports whether a view of who is alive read at is one to take
 // lives for dead by: not one read less than a TTL after this instance's
 // own heartbeats began again (the store was unreachable: restarted, cut
-// off), as the others could not heartbeat either, and a life that runs on
-// looks dead until its next heartbeat. As for recovery (Start).
+// off; or stalled: two heartbeats that succeeded more than half a TTL
+// apart), as the others could not heartbeat either, and a life that runs
+// on looks dead until its next heartbeat. As for recovery (Start).
 func (c *Cluster) judges(at time.Time) bool {
 	h := c.healthy.Load()
 	return h != 0 && at.Sub(time.Unix(0, h)) >= c.ttl

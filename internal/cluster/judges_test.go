@@ -39,3 +39,26 @@ func TestAliveAfterABreak(t *testing.T) {
 		}
 	}
 }
+
+// TestAliveAcrossClockSkew: a life the view does not know (it began after
+// the view was read) claims a key by its clock, 1.5s behind this
+// instance's: its claim looks older than the view, yet it runs. It is not
+// taken for dead until the view is a TTL newer than its claim; a life the
+// view finds dead (by the store's clock) is, as soon as the view is
+// newer than its claim.
+func TestAliveAcrossClockSkew(t *testing.T) {
+	now := time.Now()
+	c := &Cluster{owner: "a/1", ttl: 10 * time.Second}
+	c.healthy.Store(now.Add(-time.Hour).UnixNano())
+	c.view.Store(&liveView{at: now, alive: map[string]bool{"a/1": true}, dead: []string{"c/1"}})
+	behind := now.Add(-1500 * time.Millisecond) // its clock's now, as the view was read
+	if !c.Alive("b/1", behind) {
+		t.Errorf("a life that began after the view, whose clock is 1.5s behind, is taken for dead")
+	}
+	if c.Alive("b/1", now.Add(-11*time.Second)) {
+		t.Errorf("a life no view has known for more than a TTL since its claim is taken for alive")
+	}
+	if c.Alive("c/1", behind) {
+		t.Errorf("a life the view finds dead is taken for alive")
+	}
+}
