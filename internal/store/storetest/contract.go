@@ -648,6 +648,46 @@ func testRequestAuditIndex(t *testing.T, open Opener) {
 				t.Errorf("RequestAudit(%s) seqs (-want +got):\n%s", req, diff)
 			}
 		}
+		// RequestsAudit, a page of a set of requests' records, whether
+		// indexed, partly or not yet, reads what RequestAudit's do.
+		ra, ok := s.(store.RequestsAuditor)
+		if !ok {
+			return
+		}
+		sets := [][]string{{"r1"}, {"r1", "r3", "late"}, {"early", "late"}, {"r0", "r1", "r2", "r3", "r4", "r5", "r6", "early", "late"}, {"none"}, {"early", "none"}}
+		pages := []struct {
+			after, upTo int64
+			limit       int
+		}{{0, n, 10}, {0, n, n}, {2, n, 1}, {4000, n, 50}, {4090, 8200, 300}, {8190, n, 5000}, {n - 5, n - 1, 10}, {n, n + 10, 10}, {100, 50, 10}}
+		for _, set := range sets {
+			var all []int64
+			for _, req := range set {
+				all = append(all, want[req]...)
+			}
+			slices.Sort(all)
+			for _, pg := range pages {
+				var exp []int64
+				for _, seq := range all {
+					if seq > pg.after && seq <= pg.upTo && len(exp) < pg.limit {
+						exp = append(exp, seq)
+					}
+				}
+				recs, err := ra.RequestsAudit(ctx, set, pg.after, pg.upTo, pg.limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []int64
+				for _, r := range recs {
+					if !slices.Contains(set, r.Request) {
+						t.Fatalf("RequestsAudit(%v) returned a record of %s", set, r.Request)
+					}
+					got = append(got, r.Seq)
+				}
+				if diff := cmp.Diff(exp, got); diff != "" {
+					t.Errorf("RequestsAudit(%v, %d, %d, %d) seqs (-want +got):\n%s", set, pg.after, pg.upTo, pg.limit, diff)
+				}
+			}
+		}
 	})
 }
 
