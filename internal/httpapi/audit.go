@@ -200,9 +200,17 @@ func (a auditView) treePage(ctx context.Context, q ui.AuditQuery, limit int) ([]
 	return out[:min(len(out), limit)], nil
 }
 
-// treeRequests returns root and its sub-requests, breadth first, or
+// treeRequests returns root and its sub-requests (in one read of a
+// store.RequestTreer, else breadth first, a list a request), or
 // errTreeTooLarge for more than maxTreeRequests of them.
 func (a auditView) treeRequests(ctx context.Context, root string) ([]string, error) {
+	if rt, ok := a.st.(store.RequestTreer); ok {
+		ids, err := rt.RequestTree(ctx, root, maxTreeRequests+1)
+		if err == nil && len(ids) > maxTreeRequests {
+			err = errTreeTooLarge
+		}
+		return ids, err
+	}
 	ids := []string{root}
 	seen := map[string]bool{root: true}
 	for i := 0; i < len(ids); i++ {

@@ -12,7 +12,7 @@ import (
 )
 
 // counting is a store that counts the audit records its reads return and
-// the registry's lists.
+// the registry's lists and trees.
 type counting struct {
 	*store.Memory
 	records, lists atomic.Int64
@@ -28,6 +28,11 @@ func (c *counting) RequestsAudit(ctx context.Context, requests []string, after, 
 	recs, err := c.Memory.RequestsAudit(ctx, requests, after, upTo, limit)
 	c.records.Add(int64(len(recs)))
 	return recs, err
+}
+
+func (c *counting) RequestTree(ctx context.Context, root string, limit int) ([]string, error) {
+	c.lists.Add(1)
+	return c.Memory.RequestTree(ctx, root, limit)
 }
 
 func (c *counting) ListRequests(ctx context.Context, f store.RequestFilter) ([]*store.Request, error) {

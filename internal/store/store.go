@@ -418,6 +418,15 @@ type RequestsAuditor interface {
 	RequestsAudit(ctx context.Context, requests []string, after, upTo int64, limit int) ([]*AuditRecord, error)
 }
 
+// RequestTreer is a request registry that lists a tree of requests in one
+// read: a page of an audit tree walks the tree before its events.
+type RequestTreer interface {
+	// RequestTree returns root and the ids of its sub-requests, theirs and
+	// so on, each once, up to limit ids: the ids only (root is one though the registry
+	// does not hold it).
+	RequestTree(ctx context.Context, root string, limit int) ([]string, error)
+}
+
 // AuditChainer is an AuditLog whose appends can be chained by the store,
 // after the head it holds locked: for several writers on one log (the
 // instances on one PostgreSQL store), whose heads would otherwise race.

@@ -725,3 +725,38 @@ func testQueuedWritesTakeEffectInOrder(t *testing.T, open Opener) {
 		}
 	})
 }
+
+// RequestTree lists a request and its sub-requests at every depth, each
+// once, none of another tree's, up to its limit.
+func testRequestTree(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
+		rt, ok := s.(store.RequestTreer)
+		if !ok {
+			t.Skip("the store lists no tree in one read")
+		}
+		ctx := t.Context()
+		for _, r := range [][2]string{{"root", ""}, {"a", "root"}, {"b", "root"}, {"c", "a"}, {"d", "c"}, {"x", ""}, {"y", "x"}} {
+			if err := s.PutRequest(ctx, &store.Request{ID: r[0], Parent: r[1], State: "running", Started: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct {
+			root  string
+			limit int
+			want  []string
+		}{{"root", 10, []string{"a", "b", "c", "d", "root"}}, {"a", 10, []string{"a", "c", "d"}}, {"d", 10, []string{"d"}}, {"new", 10, []string{"new"}}} {
+			got, err := rt.RequestTree(ctx, c.root, c.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("RequestTree(%s) (-want +got):\n%s", c.root, diff)
+			}
+		}
+		got, err := rt.RequestTree(ctx, "root", 3)
+		if err != nil || len(got) != 3 || !slices.Contains(got, "root") {
+			t.Fatalf("RequestTree(root, 3) = %v, %v; want 3 of its 5 with root", got, err)
+		}
+	})
+}
