@@ -48,6 +48,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -448,6 +449,34 @@ func Show(ctx context.Context, src store.AuditLog, request string) ([]*Event, er
 		return nil, err
 	}
 	return decodeAll(recs)
+}
+
+// ShowRequests returns up to limit events of the requests with after < Seq
+// <= upTo, in Seq order: a page of a tree of requests. A store that is a
+// store.RequestsAuditor reads the page alone; another, every event of
+// every request.
+func ShowRequests(ctx context.Context, src store.AuditLog, requests []string, after, upTo int64, limit int) ([]*Event, error) {
+	if ra, ok := src.(store.RequestsAuditor); ok {
+		recs, err := ra.RequestsAudit(ctx, requests, after, upTo, limit)
+		if err != nil {
+			return nil, err
+		}
+		return decodeAll(recs)
+	}
+	var recs []*store.AuditRecord
+	for _, r := range requests {
+		more, err := src.RequestAudit(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range more {
+			if rec.Seq > after && rec.Seq <= upTo {
+				recs = append(recs, rec)
+			}
+		}
+	}
+	slices.SortFunc(recs, func(x, y *store.AuditRecord) int { return cmp.Compare(x.Seq, y.Seq) })
+	return decodeAll(recs[:min(len(recs), limit)])
 }
 
 // KindUnreadable is the kind of an event whose stored record could not be

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -106,11 +105,12 @@ func (a auditView) events(ctx context.Context, q ui.AuditQuery, limit int) ([]*a
 	if a.flush != nil {
 		a.flush(ctx) // a log that is closing or failing has said so in its own log; read what is committed
 	}
+	if q.Tree && q.Request != "" {
+		return a.treePage(ctx, q, limit)
+	}
 	var evs []*audit.Event
 	var err error
-	if q.Tree && q.Request != "" {
-		evs, err = a.treeEvents(ctx, q.Request)
-	} else if q.Request != "" {
+	if q.Request != "" {
 		evs, err = audit.Show(ctx, a.st, q.Request)
 	} else {
 		fetch := limit
@@ -122,14 +122,7 @@ func (a auditView) events(ctx context.Context, q ui.AuditQuery, limit int) ([]*a
 	if err != nil {
 		return nil, err
 	}
-	evs = slices.DeleteFunc(evs, func(e *audit.Event) bool {
-		return (q.Tool != "" && e.Name != q.Tool) || (q.Principal != "" && e.Principal != q.Principal) ||
-			(q.Owner != nil && (e.Principal != q.Owner.Principal || e.Tenant != q.Owner.Tenant))
-	})
-	if q.Tree && q.Request != "" { // a page: the oldest limit after the cursor
-		evs = slices.DeleteFunc(evs, func(e *audit.Event) bool { return e.Seq <= q.After })
-		return evs[:min(len(evs), limit)], nil
-	}
+	evs = slices.DeleteFunc(evs, func(e *audit.Event) bool { return drops(q, e) })
 	if len(evs) > limit {
 		evs = evs[len(evs)-limit:]
 	}
@@ -145,20 +138,78 @@ const maxTreeRequests = 1000
 // maxTreeRequests requests.
 var errTreeTooLarge = fmt.Errorf("the tree has more than %d requests", maxTreeRequests)
 
-// treeEvents returns the events of request root and of its sub-requests
-// (the store's registry, as reach audit show --tree reads it), in seq
-// order, each naming its request, up to the log's head as it was before
-// they were read. Each request's events are a read of their own: an event
+// drops reports whether q's filters leave e out.
+func drops(q ui.AuditQuery, e *audit.Event) bool {
+	return (q.Tool != "" && e.Name != q.Tool) || (q.Principal != "" && e.Principal != q.Principal) ||
+		(q.Owner != nil && (e.Principal != q.Owner.Principal || e.Tenant != q.Owner.Tenant))
+}
+
+// treePage returns a page of the events of request q.Request and of its
+// sub-requests (the store's registry, as reach audit show --tree reads
+// it): the oldest limit that q's filters keep after the cursor q.After, in
+// seq order, each naming its request, up to the log's head as it was
+// before they were read. A store that reads a set of requests' events
+// (store.RequestsAuditor) reads the page alone, in one snapshot; another
+// reads each request's events in a read of its own, where an event
 // committed between two of them (one of the root's, read first, numbered
 // before one of a sub-request's, read after) would be missing from a page
-// that ends past it, and the next page's cursor would skip it for good.
-// A batch commits with the head it moves (its seqs taken in order under
-// the head's lock), so every event up to the head read first is there to
-// read; those after it are the next page's.
-func (a auditView) treeEvents(ctx context.Context, root string) ([]*audit.Event, error) {
+// that ends past it, and the next page's cursor would skip it for good. A
+// batch commits with the head it moves (its seqs taken in order under the
+// head's lock), so every event up to the head read first is there to read;
+// those after it are the next page's.
+//
+// One who is not an operator (q.Owner) sees nothing of another's tree: the
+// root's owner is checked before the tree is walked, so that neither the
+// walk's cost nor errTreeTooLarge tells of it. A root the registry does
+// not hold yet (a request just begun) is its own tree, its events shown
+// as the single request's page shows them.
+func (a auditView) treePage(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, error) {
 	head, _, err := a.st.AuditHead(ctx)
 	if err != nil {
 		return nil, err
+	}
+	ids := []string{q.Request}
+	root, err := a.st.GetRequest(ctx, q.Request)
+	switch {
+	case errors.Is(err, store.ErrNotFound) && q.Owner != nil:
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return nil, err
+	case q.Owner != nil && (root.Principal != q.Owner.Principal || root.Tenant != q.Owner.Tenant):
+		return nil, nil // as the single request's page: none of its events are the viewer's
+	default:
+		if ids, err = a.treeRequests(ctx, q.Request); err != nil {
+			return nil, err
+		}
+	}
+	var out []*audit.Event
+	for after := q.After; len(out) < limit; { // the filters may leave some out: read on
+		evs, err := audit.ShowRequests(ctx, a.st, ids, after, head, limit)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range evs {
+			if !drops(q, e) {
+				out = append(out, e)
+			}
+		}
+		if len(evs) < limit {
+			break
+		}
+		after = evs[len(evs)-1].Seq
+	}
+	return out[:min(len(out), limit)], nil
+}
+
+// treeRequests returns root and its sub-requests (in one read of a
+// store.RequestTreer, else breadth first, a list a request), or
+// errTreeTooLarge for more than maxTreeRequests of them.
+func (a auditView) treeRequests(ctx context.Context, root string) ([]string, error) {
+	if rt, ok := a.st.(store.RequestTreer); ok {
+		ids, err := rt.RequestTree(ctx, root, maxTreeRequests+1)
+		if err == nil && len(ids) > maxTreeRequests {
+			err = errTreeTooLarge
+		}
+		return ids, err
 	}
 	ids := []string{root}
 	seen := map[string]bool{root: true}
@@ -178,20 +229,7 @@ func (a auditView) treeEvents(ctx context.Context, root string) ([]*audit.Event,
 			ids = append(ids, sub.ID)
 		}
 	}
-	var evs []*audit.Event
-	for _, id := range ids {
-		more, err := audit.Show(ctx, a.st, id)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range more {
-			if e.Seq <= head {
-				evs = append(evs, e)
-			}
-		}
-	}
-	slices.SortFunc(evs, func(x, y *audit.Event) int { return cmp.Compare(x.Seq, y.Seq) })
-	return evs, nil
+	return ids, nil
 }
 
 // auditEvents is GET /v1/audit[?request=ID][&tool=NAME][&principal=P][&limit=N]:

@@ -12,19 +12,33 @@ import (
 	"github.com/agentreach/reach/internal/ui"
 )
 
-// midRead is a store whose first read of request sub's events commits a
-// batch first: one event of root's (read already) and one of sub's, as
-// another writer's commit lands between the tree's reads.
+// midRead is a store that reads a request's events one request at a time
+// (no store.RequestsAuditor) and whose first read of request sub's events
+// commits a batch first: one event of root's (read already) and one of
+// sub's, as another writer's commit lands between the tree's reads.
 type midRead struct {
-	*store.Memory
+	store.Store
+	mem  *store.Memory
 	once sync.Once
 }
 
 func (m *midRead) RequestAudit(ctx context.Context, request string) ([]*store.AuditRecord, error) {
 	if request == "sub" {
-		m.once.Do(func() { appendEvents(m.Memory, "root", "sub") })
+		m.once.Do(func() { appendEvents(m.mem, "root", "sub") })
 	}
-	return m.Memory.RequestAudit(ctx, request)
+	return m.mem.RequestAudit(ctx, request)
+}
+
+// midPage is a store.RequestsAuditor whose first read of a page commits a
+// batch of the tree's first: after the page's head was read.
+type midPage struct {
+	*store.Memory
+	once sync.Once
+}
+
+func (m *midPage) RequestsAudit(ctx context.Context, requests []string, after, upTo int64, limit int) ([]*store.AuditRecord, error) {
+	m.once.Do(func() { appendEvents(m.Memory, "root", "sub") })
+	return m.Memory.RequestsAudit(ctx, requests, after, upTo, limit)
 }
 
 func appendEvents(st *store.Memory, requests ...string) {
@@ -42,6 +56,12 @@ func appendEvents(st *store.Memory, requests ...string) {
 // tree is read, numbered before one of a request read later, is on a
 // page: the cursor never passes an event no page showed.
 func TestAuditTreePagesSkipNothing(t *testing.T) {
+	for _, name := range []string{"request by request", "a page of the set"} {
+		t.Run(name, func(t *testing.T) { testAuditTreePagesSkipNothing(t, name == "a page of the set") })
+	}
+}
+
+func testAuditTreePagesSkipNothing(t *testing.T, paged bool) {
 	mem := store.NewMemory()
 	ctx := context.Background()
 	for _, r := range []*store.Request{{ID: "root", State: "running", Started: time.Now()}, {ID: "sub", Parent: "root", State: "running", Started: time.Now()}} {
@@ -50,7 +70,11 @@ func TestAuditTreePagesSkipNothing(t *testing.T) {
 		}
 	}
 	appendEvents(mem, "root", "sub")
-	v := auditView{st: &midRead{Memory: mem}}
+	var st store.Store = &midRead{Store: mem, mem: mem}
+	if paged {
+		st = &midPage{Memory: mem}
+	}
+	v := auditView{st: st}
 	seen := map[int64]int{}
 	var after int64
 	for page := 0; page < 10; page++ {

@@ -460,6 +460,51 @@ func (m *Memory) RequestAudit(ctx context.Context, request string) ([]*AuditReco
 	return out, nil
 }
 
+// RequestTree implements RequestTreer.
+func (m *Memory) RequestTree(ctx context.Context, root string, limit int) ([]string, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	subs := map[string][]string{}
+	for _, r := range m.requests {
+		if r.Parent != "" {
+			subs[r.Parent] = append(subs[r.Parent], r.ID)
+		}
+	}
+	ids := []string{root}
+	seen := map[string]bool{root: true}
+	for i := 0; i < len(ids) && len(ids) < limit; i++ {
+		for _, id := range subs[ids[i]] {
+			if !seen[id] && len(ids) < limit {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids, nil
+}
+
+// RequestsAudit implements RequestsAuditor.
+func (m *Memory) RequestsAudit(ctx context.Context, requests []string, after, upTo int64, limit int) ([]*AuditRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	want := make(map[string]bool, len(requests))
+	for _, r := range requests {
+		want[r] = true
+	}
+	after, upTo = max(after, 0), min(upTo, int64(len(m.audit)))
+	var out []*AuditRecord
+	for seq := after + 1; seq <= upTo && len(out) < limit; seq++ {
+		if e := m.audit[seq-1]; want[e.Request] {
+			out = append(out, copyAudit(e))
+		}
+	}
+	return out, nil
+}
+
 // AuditCheckpoints implements AuditLog.
 func (m *Memory) AuditCheckpoints(ctx context.Context) ([]AuditCheckpoint, error) {
 	if err := m.lock(ctx); err != nil {

@@ -409,6 +409,24 @@ type Approvals interface {
 	ListApprovals(ctx context.Context, f ApprovalFilter) ([]*ApprovalRecord, error)
 }
 
+// RequestsAuditor is an AuditLog that reads a page of the records of a set
+// of requests without the rest of their records: a page of an audit tree
+// (GET /v1/audit?tree=1) costs the page, not the tree's whole log.
+type RequestsAuditor interface {
+	// RequestsAudit returns up to limit records of the requests, with
+	// after < Seq <= upTo, in Seq order, read in one snapshot.
+	RequestsAudit(ctx context.Context, requests []string, after, upTo int64, limit int) ([]*AuditRecord, error)
+}
+
+// RequestTreer is a request registry that lists a tree of requests in one
+// read: a page of an audit tree walks the tree before its events.
+type RequestTreer interface {
+	// RequestTree returns root and the ids of its sub-requests, theirs and
+	// so on, each once, up to limit ids: the ids only (root is one though the registry
+	// does not hold it).
+	RequestTree(ctx context.Context, root string, limit int) ([]string, error)
+}
+
 // AuditChainer is an AuditLog whose appends can be chained by the store,
 // after the head it holds locked: for several writers on one log (the
 // instances on one PostgreSQL store), whose heads would otherwise race.

@@ -335,6 +335,16 @@ func (p *Store) appendAudit(ctx context.Context, recs []*store.AuditRecord, at f
 	return nil
 }
 
+// RequestsAudit implements store.RequestsAuditor: the page's seqs from the
+// index audit_request (request, seq) alone, then their records.
+func (p *Store) RequestsAudit(ctx context.Context, requests []string, after, upTo int64, limit int) ([]*store.AuditRecord, error) {
+	if p.Closed() {
+		return nil, store.ErrClosed
+	}
+	return p.QueryAudit(ctx, p.R, `WHERE seq IN (SELECT seq FROM audit WHERE request = ANY($1) AND seq > $2 AND seq <= $3
+	ORDER BY seq LIMIT $4) ORDER BY seq`, requests, after, upTo, limit)
+}
+
 // RequestAudit implements AuditLog.
 func (p *Store) RequestAudit(ctx context.Context, request string) ([]*store.AuditRecord, error) {
 	if p.Closed() {

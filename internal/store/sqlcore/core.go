@@ -289,6 +289,20 @@ func (c *Core) ListRequests(ctx context.Context, f store.RequestFilter) ([]*stor
 	return queryAll(ctx, c.R, "listing requests", scanRequest, q, args...)
 }
 
+// RequestTree implements store.RequestTreer: one recursive read of the
+// ids down the index requests_parent.
+func (c *Core) RequestTree(ctx context.Context, root string, limit int) ([]string, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	return queryAll(ctx, c.R, "listing a request's tree", func(sc interface{ Scan(...any) error }) (string, error) {
+		var id string
+		err := sc.Scan(&id)
+		return id, err
+	}, `WITH RECURSIVE tree(id) AS (SELECT CAST($1 AS TEXT) UNION SELECT r.id FROM requests r JOIN tree t ON r.parent = t.id AND r.parent <> '')
+	SELECT id FROM tree LIMIT $2`, root, limit)
+}
+
 // RequestsQuery is the query of ListRequests(f) and its arguments.
 func RequestsQuery(f store.RequestFilter) (string, []any) {
 	limit := f.Limit

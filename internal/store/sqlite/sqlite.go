@@ -564,6 +564,125 @@ func (s *Store) RequestAudit(ctx context.Context, request string) ([]*store.Audi
 	return append(out, tail...), nil
 }
 
+// RequestsAudit implements store.RequestsAuditor, in one read transaction:
+// the requests' seqs from the passes of the index that reach past after
+// (their blobs only), the page of them read by seq, then the records no
+// pass covers yet, scanned from after the page's cursor.
+func (s *Store) RequestsAudit(ctx context.Context, requests []string, after, upTo int64, limit int) ([]*store.AuditRecord, error) {
+	if s.Closed() {
+		return nil, store.ErrClosed
+	}
+	if len(requests) == 0 || limit <= 0 || upTo <= after {
+		return nil, nil
+	}
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	defer tx.Rollback()
+	var indexed int64
+	if err := tx.QueryRowContext(ctx, `SELECT ifnull(max(value), 0) FROM audit_meta WHERE key = 'indexed'`).Scan(&indexed); err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	var seqs []int64
+	for rest := requests; len(rest) > 0 && after < indexed; {
+		n := min(len(rest), 500)
+		args := make([]any, 0, n+3)
+		for _, r := range rest[:n] {
+			args = append(args, r)
+		}
+		rest = rest[n:]
+		// CROSS JOIN keeps audit_passes outside: the passes past after,
+		// one key lookup per request in each.
+		rows, err := tx.QueryContext(ctx, `SELECT r.pass, r.seqs FROM audit_passes p CROSS JOIN audit_requests r
+		ON r.pass = p.pass AND r.request IN (?`+strings.Repeat(", ?", n-1)+`) WHERE p.last > ? AND p.pass <= ? AND p.last <= ?`,
+			append(args, after, upTo, indexed)...)
+		if err != nil {
+			return nil, fmt.Errorf("reading the audit log: %w", err)
+		}
+		for rows.Next() {
+			var pass int64
+			var b []byte
+			if err := rows.Scan(&pass, &b); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("reading the audit log: %w", err)
+			}
+			seq := pass - 1
+			for len(b) > 0 {
+				d, n := binary.Uvarint(b)
+				if n <= 0 {
+					break
+				}
+				seq += int64(d)
+				b = b[n:]
+				if seq > after && seq <= upTo {
+					seqs = append(seqs, seq)
+				}
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("reading the audit log: %w", err)
+		}
+	}
+	slices.Sort(seqs)
+	seqs = slices.Compact(seqs)
+	seqs = seqs[:min(len(seqs), limit)]
+	var out []*store.AuditRecord
+	for len(seqs) > 0 {
+		n := min(len(seqs), 500)
+		args := make([]any, n)
+		for i, q := range seqs[:n] {
+			args[i] = q
+		}
+		recs, err := s.QueryAudit(ctx, reader{tx}, `WHERE seq IN (?`+strings.Repeat(", ?", n-1)+`) ORDER BY seq`, args...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+		seqs = seqs[n:]
+	}
+	if len(out) >= limit || upTo <= indexed {
+		return out, nil
+	}
+	// The records no pass covers: one scan of them, by seq, whichever of
+	// the requests they are.
+	want := make(map[string]bool, len(requests))
+	for _, r := range requests {
+		want[r] = true
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT seq, request FROM audit WHERE seq > ? AND seq <= ? ORDER BY seq`, max(after, indexed), upTo)
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	var tail []any
+	for rows.Next() && len(out)+len(tail) < limit {
+		var seq int64
+		var req string
+		if err := rows.Scan(&seq, &req); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("reading the audit log: %w", err)
+		}
+		if want[req] {
+			tail = append(tail, seq)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	for len(tail) > 0 {
+		n := min(len(tail), 500)
+		recs, err := s.QueryAudit(ctx, reader{tx}, `WHERE seq IN (?`+strings.Repeat(", ?", n-1)+`) ORDER BY seq`, tail[:n]...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+		tail = tail[n:]
+	}
+	return out, nil
+}
+
 // OpenFile opens the database file at path with the store's SQLite driver
 // and no settings of its own: for a tool or a test that reads or edits a
 // store's file by hand, not for a store (Open).

@@ -648,6 +648,46 @@ func testRequestAuditIndex(t *testing.T, open Opener) {
 				t.Errorf("RequestAudit(%s) seqs (-want +got):\n%s", req, diff)
 			}
 		}
+		// RequestsAudit, a page of a set of requests' records, whether
+		// indexed, partly or not yet, reads what RequestAudit's do.
+		ra, ok := s.(store.RequestsAuditor)
+		if !ok {
+			return
+		}
+		sets := [][]string{{"r1"}, {"r1", "r3", "late"}, {"early", "late"}, {"r0", "r1", "r2", "r3", "r4", "r5", "r6", "early", "late"}, {"none"}, {"early", "none"}}
+		pages := []struct {
+			after, upTo int64
+			limit       int
+		}{{0, n, 10}, {0, n, n}, {2, n, 1}, {4000, n, 50}, {4090, 8200, 300}, {8190, n, 5000}, {n - 5, n - 1, 10}, {n, n + 10, 10}, {100, 50, 10}}
+		for _, set := range sets {
+			var all []int64
+			for _, req := range set {
+				all = append(all, want[req]...)
+			}
+			slices.Sort(all)
+			for _, pg := range pages {
+				var exp []int64
+				for _, seq := range all {
+					if seq > pg.after && seq <= pg.upTo && len(exp) < pg.limit {
+						exp = append(exp, seq)
+					}
+				}
+				recs, err := ra.RequestsAudit(ctx, set, pg.after, pg.upTo, pg.limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []int64
+				for _, r := range recs {
+					if !slices.Contains(set, r.Request) {
+						t.Fatalf("RequestsAudit(%v) returned a record of %s", set, r.Request)
+					}
+					got = append(got, r.Seq)
+				}
+				if diff := cmp.Diff(exp, got); diff != "" {
+					t.Errorf("RequestsAudit(%v, %d, %d, %d) seqs (-want +got):\n%s", set, pg.after, pg.upTo, pg.limit, diff)
+				}
+			}
+		}
 	})
 }
 
@@ -682,6 +722,41 @@ func testQueuedWritesTakeEffectInOrder(t *testing.T, open Opener) {
 		s.QueueReleaseKey("k2", "a/1")
 		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: "k2", Owner: "a/2", Claimed: now}); err != nil || !ok {
 			t.Fatalf("ClaimKey after a queued release = %v, %v; want claimed", ok, err)
+		}
+	})
+}
+
+// RequestTree lists a request and its sub-requests at every depth, each
+// once, none of another tree's, up to its limit.
+func testRequestTree(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
+		rt, ok := s.(store.RequestTreer)
+		if !ok {
+			t.Skip("the store lists no tree in one read")
+		}
+		ctx := t.Context()
+		for _, r := range [][2]string{{"root", ""}, {"a", "root"}, {"b", "root"}, {"c", "a"}, {"d", "c"}, {"x", ""}, {"y", "x"}} {
+			if err := s.PutRequest(ctx, &store.Request{ID: r[0], Parent: r[1], State: "running", Started: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct {
+			root  string
+			limit int
+			want  []string
+		}{{"root", 10, []string{"a", "b", "c", "d", "root"}}, {"a", 10, []string{"a", "c", "d"}}, {"d", 10, []string{"d"}}, {"new", 10, []string{"new"}}} {
+			got, err := rt.RequestTree(ctx, c.root, c.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("RequestTree(%s) (-want +got):\n%s", c.root, diff)
+			}
+		}
+		got, err := rt.RequestTree(ctx, "root", 3)
+		if err != nil || len(got) != 3 || !slices.Contains(got, "root") {
+			t.Fatalf("RequestTree(root, 3) = %v, %v; want 3 of its 5 with root", got, err)
 		}
 	})
 }

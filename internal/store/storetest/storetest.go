@@ -38,6 +38,7 @@ func Run(t *testing.T, open Opener) {
 		{"TakeDeadLetter", testTakeDeadLetter},
 		{"Closed", testClosed},
 		{"RequestAuditIndex", testRequestAuditIndex},
+		{"RequestTree", testRequestTree},
 		{"LedgerNeverOverspends", testLedgerNeverOverspends},
 		{"ApprovalsCompareVersions", testApprovalsCompareVersions},
 		{"EntityVersions", testEntityVersions},

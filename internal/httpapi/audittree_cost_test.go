@@ -1,0 +1,139 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/ui"
+)
+
+// counting is a store that counts the audit records its reads return and
+// the registry's lists and trees.
+type counting struct {
+	*store.Memory
+	records, lists atomic.Int64
+}
+
+func (c *counting) RequestAudit(ctx context.Context, request string) ([]*store.AuditRecord, error) {
+	recs, err := c.Memory.RequestAudit(ctx, request)
+	c.records.Add(int64(len(recs)))
+	return recs, err
+}
+
+func (c *counting) RequestsAudit(ctx context.Context, requests []string, after, upTo int64, limit int) ([]*store.AuditRecord, error) {
+	recs, err := c.Memory.RequestsAudit(ctx, requests, after, upTo, limit)
+	c.records.Add(int64(len(recs)))
+	return recs, err
+}
+
+func (c *counting) RequestTree(ctx context.Context, root string, limit int) ([]string, error) {
+	c.lists.Add(1)
+	return c.Memory.RequestTree(ctx, root, limit)
+}
+
+func (c *counting) ListRequests(ctx context.Context, f store.RequestFilter) ([]*store.Request, error) {
+	c.lists.Add(1)
+	return c.Memory.ListRequests(ctx, f)
+}
+
+// TestAuditTreePageReadsThePage: a page of a tree reads the page's events
+// from the store, not every event of every request in the tree; the pages
+// together are the tree's events, each once, in seq order.
+func TestAuditTreePageReadsThePage(t *testing.T) {
+	ctx := context.Background()
+	st := &counting{Memory: store.NewMemory()}
+	ids := []string{"root"}
+	if err := st.PutRequest(ctx, &store.Request{ID: "root", State: "running", Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		id := fmt.Sprintf("sub-%d", i)
+		if err := st.PutRequest(ctx, &store.Request{ID: id, Parent: "root", State: "running", Started: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	appendEvents(st.Memory, "other")
+	for range 50 {
+		appendEvents(st.Memory, ids...)
+	}
+	appendEvents(st.Memory, "other")
+	v := auditView{st: st}
+	const limit = 10
+	var after, last int64
+	shown := 0
+	for page := 0; ; page++ {
+		st.records.Store(0)
+		evs, err := v.events(ctx, ui.AuditQuery{Request: "root", Tree: true, After: after}, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := st.records.Load(); n > limit {
+			t.Fatalf("page %d of a tree of %d events: %d events read from the store, want at most the page's %d", page, len(ids)*50, n, limit)
+		}
+		for _, e := range evs {
+			if e.Seq <= last || e.Request == "other" {
+				t.Fatalf("page %d: event %d of %s after %d", page, e.Seq, e.Request, last)
+			}
+			last = e.Seq
+		}
+		shown += len(evs)
+		if len(evs) < limit {
+			break
+		}
+		after = evs[len(evs)-1].Seq
+	}
+	if shown != len(ids)*50 {
+		t.Fatalf("the pages showed %d events, want the tree's %d", shown, len(ids)*50)
+	}
+}
+
+// TestAuditTreeOfAnother: one who is not an operator, asking for the tree
+// of another principal's request, gets the single request's answer (none
+// of its events) whatever the tree's size, and the tree is not walked; a
+// request the registry does not hold yet shows its events to their owner
+// only.
+func TestAuditTreeOfAnother(t *testing.T) {
+	ctx := context.Background()
+	st := &counting{Memory: store.NewMemory()}
+	put := func(id, parent, principal string) {
+		if err := st.PutRequest(ctx, &store.Request{ID: id, Parent: parent, Principal: principal, Tenant: "t", State: "running", Started: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("bobs", "", "bob")
+	for i := range maxTreeRequests {
+		put(fmt.Sprintf("sub-%d", i), "bobs", "bob")
+	}
+	rec := func(seq int64, request, principal string) *store.AuditRecord {
+		return &store.AuditRecord{Seq: seq, Time: time.Now(), Request: request,
+			Data: []byte(`{"kind":"call","request":"` + request + `","principal":"` + principal + `","tenant":"t"}`)}
+	}
+	if err := st.AppendAudit(ctx, []*store.AuditRecord{rec(1, "bobs", "bob"), rec(2, "new", "alice"), rec(3, "bobs-new", "bob")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	v := auditView{st: st}
+	alice := &ui.Actor{Principal: "alice", Tenant: "t"}
+	evs, err := v.events(ctx, ui.AuditQuery{Request: "bobs", Tree: true, Principal: "alice", Owner: alice}, 10)
+	if err != nil || len(evs) != 0 {
+		t.Fatalf("alice's tree=1 on bob's request of %d requests: %d events, %v; want none and no error", maxTreeRequests+1, len(evs), err)
+	}
+	if n := st.lists.Load(); n != 0 {
+		t.Fatalf("alice's tree=1 on bob's request walked the tree (%d lists)", n)
+	}
+	if _, err := v.events(ctx, ui.AuditQuery{Request: "bobs", Tree: true}, 10); err == nil {
+		t.Fatal("an operator's tree=1 on a tree too large: no error")
+	}
+	evs, err = v.events(ctx, ui.AuditQuery{Request: "new", Tree: true, Principal: "alice", Owner: alice}, 10)
+	if err != nil || len(evs) != 1 || evs[0].Seq != 2 {
+		t.Fatalf("alice's tree=1 on her request not yet in the registry: %d events, %v; want its one", len(evs), err)
+	}
+	evs, err = v.events(ctx, ui.AuditQuery{Request: "bobs-new", Tree: true, Principal: "alice", Owner: alice}, 10)
+	if err != nil || len(evs) != 0 {
+		t.Fatalf("alice's tree=1 on bob's request not yet in the registry: %d events, %v; want none", len(evs), err)
+	}
+}
