@@ -209,27 +209,21 @@ func TestA2ACarvedBudgetsHoldTheRoot(t *testing.T) {
 	})
 }
 
-// A hand-off's budget, carved on one instance, holds when its agent's
-// tool calls alternate between two instances on one PostgreSQL store, and
-// the root's holds across hand-offs made on each: two hand-offs of 4
-// calls, one sent to each instance, in a root of 6 (without the
-// instances' reading of the requests above a sub-request they join, 8
-// ran). A stop of the root on one instance refuses its hand-off's calls
-// on the other.
-func TestInstancesCarvedBudgetAcross(t *testing.T) {
+// spendInstances serves a spendAgent (executor, budget small: 4 tool calls)
+// to two gateways, a and b, on one PostgreSQL store, in roots of 6 tool
+// calls: the agent, the gateways' base URLs and the gateways.
+func spendInstances(t *testing.T) (ag *spendAgent, bases []string, gs []*Gateway) {
 	url := pgtest.Database(t)
 	mux := http.NewServeMux()
 	up := httptest.NewServer(mux)
 	t.Cleanup(up.Close)
-	ag := &spendAgent{}
+	ag = &spendAgent{}
 	card := &a2a.AgentCard{Name: "executor", Description: "spends", Version: "1",
 		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(up.URL+"/", a2a.TransportProtocolJSONRPC)},
 		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
 		Skills: []a2a.AgentSkill{{ID: "run", Name: "run", Description: "run", Tags: []string{"run"}}}}
 	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
 	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(ag)))
-	var bases []string
-	var gs []*Gateway
 	for _, name := range []string{"a", "b"} {
 		yaml := fmt.Sprintf("store: %s\ninstance: %s\ninstance_ttl: 2s\nexamples: true\nbudgets:\n  default: {tool_calls: 6}\n  small: {tool_calls: 4}\n"+
 			"agents:\n  - {name: executor, url: %s, budget: small, reentrancy: reentrant}\n", url, name, up.URL)
@@ -241,6 +235,18 @@ func TestInstancesCarvedBudgetAcross(t *testing.T) {
 		gs = append(gs, g)
 		bases = append(bases, serveTest(t, g).URL)
 	}
+	return ag, bases, gs
+}
+
+// A hand-off's budget, carved on one instance, holds when its agent's
+// tool calls alternate between two instances on one PostgreSQL store, and
+// the root's holds across hand-offs made on each: two hand-offs of 4
+// calls, one sent to each instance, in a root of 6 (without the
+// instances' reading of the requests above a sub-request they join, 8
+// ran). A stop of the root on one instance refuses its hand-off's calls
+// on the other.
+func TestInstancesCarvedBudgetAcross(t *testing.T) {
+	ag, bases, gs := spendInstances(t)
 	ag.tools = bases
 	// A stop of the root on one instance refuses the calls of its
 	// hand-off's part on the other.
