@@ -366,9 +366,8 @@ func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover f
 			bcancel()
 			// Recover only after heartbeats went on for a TTL: after a
 			// break (the database restarted, say) the others need that long
-			// to be seen alive again.
-			h := c.healthy.Load()
-			if c.recover == nil || h == 0 || time.Since(time.Unix(0, h)) < c.ttl || time.Since(lastRecover) < c.ttl/2 {
+			// to be seen alive again (judges).
+			if c.recover == nil || !c.judges(time.Now()) || time.Since(lastRecover) < c.ttl/2 {
 				continue
 			}
 			lastRecover = time.Now()

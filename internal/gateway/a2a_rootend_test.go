@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"testing"
 
@@ -176,15 +175,7 @@ func sendUntilAccepted(t *testing.T, cl *a2aclient.Client, request string) *a2a.
 // stopped task's end, and what it does to the root, over.
 func TestInstancesA2AClientRootEndsWithItsStoppedHandoff(t *testing.T) {
 	url := pgtest.Database(t)
-	mux := http.NewServeMux()
-	up := httptest.NewServer(mux)
-	t.Cleanup(up.Close)
-	card := &a2a.AgentCard{Name: "executor", Description: "works until cancelled", Version: "1",
-		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(up.URL+"/", a2a.TransportProtocolJSONRPC)},
-		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
-		Skills: []a2a.AgentSkill{{ID: "run", Name: "run", Description: "run", Tags: []string{"run"}}}}
-	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
-	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(busyAgent{})))
+	up := executorUpstream(t, "works until cancelled", busyAgent{})
 	var bases []string
 	var gs []*Gateway
 	for _, name := range []string{"a", "b"} {

@@ -1,18 +1,10 @@
 package gateway
 
 import (
-	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
-
-	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
-	"github.com/agentreach/reach/internal/config"
-	"github.com/agentreach/reach/internal/pgtest"
 )
 
 // A hand-off begun on instance b, in a root whose other hand-offs spent
@@ -22,30 +14,7 @@ import (
 // (6 tool calls, 5 spent), where it showed what b's view of the root's
 // spend left it (3 of a carve of 4).
 func TestInstancesHandoffShowsTheSharedSpend(t *testing.T) {
-	url := pgtest.Database(t)
-	mux := http.NewServeMux()
-	up := httptest.NewServer(mux)
-	t.Cleanup(up.Close)
-	ag := &spendAgent{}
-	card := &a2a.AgentCard{Name: "executor", Description: "spends", Version: "1",
-		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(up.URL+"/", a2a.TransportProtocolJSONRPC)},
-		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
-		Skills: []a2a.AgentSkill{{ID: "run", Name: "run", Description: "run", Tags: []string{"run"}}}}
-	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
-	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(ag)))
-	var bases []string
-	var gs []*Gateway
-	for _, name := range []string{"a", "b"} {
-		yaml := fmt.Sprintf("store: %s\ninstance: %s\ninstance_ttl: 2s\nexamples: true\nbudgets:\n  default: {tool_calls: 6}\n  small: {tool_calls: 4}\n"+
-			"agents:\n  - {name: executor, url: %s, budget: small, reentrancy: reentrant}\n", url, name, up.URL)
-		cfg, err := config.Parse([]byte(yaml), os.LookupEnv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := newTestGateway(t, cfg)
-		gs = append(gs, g)
-		bases = append(bases, serveTest(t, g).URL)
-	}
+	ag, bases, gs := spendInstances(t)
 	ag.tools = bases[:1]
 	ag.reach = bases[0]
 	if _, err := ag.send(t.Context(), "spend 3", "shown-across", ""); err != nil {

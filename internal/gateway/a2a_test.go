@@ -93,6 +93,22 @@ func (h addHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// executorUpstream serves exec as the A2A agent "executor" (described as
+// description; JSON-RPC, streaming, one skill), until the test ends.
+func executorUpstream(t testing.TB, description string, exec a2asrv.AgentExecutor) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	up := httptest.NewServer(mux)
+	t.Cleanup(up.Close)
+	card := &a2a.AgentCard{Name: "executor", Description: description, Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(up.URL+"/", a2a.TransportProtocolJSONRPC)},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
+		Skills: []a2a.AgentSkill{{ID: "run", Name: "run", Description: "run", Tags: []string{"run"}}}}
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(exec)))
+	return up
+}
+
 // a2aGateway serves a gateway with the example tools and one agent,
 // executor, run by exec, plus extra YAML.
 func a2aGateway(t testing.TB, exec a2asrv.AgentExecutor, extra string) (*Gateway, string) {
@@ -102,15 +118,7 @@ func a2aGateway(t testing.TB, exec a2asrv.AgentExecutor, extra string) (*Gateway
 // a2aGatewayStore is a2aGateway with a data folder (store on) or without.
 func a2aGatewayStore(t testing.TB, exec a2asrv.AgentExecutor, extra string, stored bool) (*Gateway, string) {
 	t.Helper()
-	mux := http.NewServeMux()
-	up := httptest.NewServer(mux)
-	t.Cleanup(up.Close)
-	card := &a2a.AgentCard{Name: "executor", Description: "runs tools", Version: "1",
-		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(up.URL+"/", a2a.TransportProtocolJSONRPC)},
-		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
-		Skills: []a2a.AgentSkill{{ID: "run", Name: "run", Description: "run", Tags: []string{"run"}}}}
-	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
-	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(exec)))
+	up := executorUpstream(t, "runs tools", exec)
 	cfg, err := config.Parse([]byte("examples: true\nbudgets:\n  small: {tool_calls: 5}\nagents:\n  - {name: executor, url: "+up.URL+", budget: small}\n"+extra), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)

@@ -65,33 +65,14 @@ func TestModelProxyFloorCountsEveryText(t *testing.T) {
 			fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"","reasoning_content":%s}}],"usage":{"prompt_tokens":0,"completion_tokens":0}}`, q)
 		},
 		// A chat stream of reasoning alone (reasoning, as a string).
-		"streamreasoning": func(w http.ResponseWriter) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			for i := 0; i < len(text); i += 7 {
-				fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":%q}}]}\n\n", text[i:min(i+7, len(text))])
-			}
-			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0}}\n\n")
-			fmt.Fprint(w, "data: [DONE]\n\n")
-		},
+		"streamreasoning": func(w http.ResponseWriter) { chatDeltas(w, text, `{"reasoning":%q}`) },
 		// A chat stream that refuses.
-		"streamrefusal": func(w http.ResponseWriter) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			for i := 0; i < len(text); i += 7 {
-				fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":%q}}]}\n\n", text[i:min(i+7, len(text))])
-			}
-			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0}}\n\n")
-			fmt.Fprint(w, "data: [DONE]\n\n")
-		},
+		"streamrefusal": func(w http.ResponseWriter) { chatDeltas(w, text, `{"refusal":%q}`) },
 		// A chat stream of a legacy function call.
 		"streamfunction": func(w http.ResponseWriter) {
-			w.Header().Set("Content-Type", "text/event-stream")
 			var args string
 			json.Unmarshal(qargs, &args)
-			for i := 0; i < len(args); i += 7 {
-				fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"function_call\":{\"arguments\":%q}}}]}\n\n", args[i:min(i+7, len(args))])
-			}
-			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0}}\n\n")
-			fmt.Fprint(w, "data: [DONE]\n\n")
+			chatDeltas(w, args, `{"function_call":{"arguments":%q}}`)
 		},
 	}
 	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
@@ -186,6 +167,17 @@ func TestModelProxyFloorCountsReasoningOnce(t *testing.T) {
 			t.Errorf("%s: reasoning of %d words given twice, reported as %d tokens, was charged %d tokens, want %d", id, said, reported, got, 50+reported)
 		}
 	}
+}
+
+// chatDeltas writes s as a chat stream, 7 bytes a chunk, each chunk's
+// delta the format delta of its piece, then a usage of 0 tokens.
+func chatDeltas(w http.ResponseWriter, s, delta string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for i := 0; i < len(s); i += 7 {
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":"+delta+"}]}\n\n", s[i:min(i+7, len(s))])
+	}
+	fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0}}\n\n")
+	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
 func readAll(r *http.Request) string {

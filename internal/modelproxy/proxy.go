@@ -586,25 +586,18 @@ func (a *answer) note(c *openai.Completion) {
 		a.reported = true
 	}
 	for _, ch := range c.Choices {
-		if m := ch.Message; m != nil {
+		// A whole answer's message, a chunk's delta: the same members.
+		for i, m := range [...]*openai.Message{ch.Message, ch.Delta} {
+			if m == nil {
+				continue
+			}
 			a.say(m.Content)
 			a.say(m.Refusal)
 			if fc := m.FunctionCall; fc != nil {
 				a.argue(fc.Arguments)
 			}
 			for _, tc := range m.ToolCalls {
-				a.id(tc.ID)
-				a.argue(tc.Function.Arguments)
-			}
-		}
-		if d := ch.Delta; d != nil {
-			a.say(d.Content)
-			a.say(d.Refusal)
-			if fc := d.FunctionCall; fc != nil {
-				a.argue(fc.Arguments)
-			}
-			for _, tc := range d.ToolCalls {
-				if tc.ID != "" {
+				if i == 0 || tc.ID != "" { // a delta names its call in one chunk
 					a.id(tc.ID)
 				}
 				a.argue(tc.Function.Arguments)

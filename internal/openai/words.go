@@ -53,11 +53,18 @@ func (w *Words) Add(s string) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= utf8.RuneSelf {
-			if r, n := utf8.DecodeRuneInString(s[i:]); wideSpace(r) {
+			// A rune past ASCII is decoded once: a wide space, or every
+			// byte of it a word's (none is ASCII white space).
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if wideSpace(r) {
 				w.Run = 0
-				i += n - 1
-				continue
+			} else {
+				for j := range n {
+					w.addByte(s[i+j])
+				}
 			}
+			i += n - 1
+			continue
 		}
 		w.addByte(c)
 	}
@@ -190,10 +197,16 @@ func countString(w *Words, tok []byte) {
 				i += 4
 			}
 		} else if c >= utf8.RuneSelf {
-			if r, n := utf8.DecodeRune(tok[i:end]); wideSpace(r) {
+			// Decoded once, as in Add: its bytes but the last counted here.
+			r, n := utf8.DecodeRune(tok[i:end])
+			if wideSpace(r) {
 				c = ' '
-				i += n - 1
+			} else {
+				for j := range n - 1 {
+					w.addByte(tok[i+j])
+				}
 			}
+			i += n - 1
 		}
 		w.addByte(c)
 	}

@@ -23,3 +23,22 @@ func BenchmarkPromptWords(b *testing.B) {
 		PromptWords(body)
 	}
 }
+
+// BenchmarkWordsAdd counts the words of an answer's text as the model
+// proxy does for each chunk of a stream: English, accented and CJK text
+// (bytes past ASCII, each of which Add looks at for a wide space).
+func BenchmarkWordsAdd(b *testing.B) {
+	for _, c := range []struct{ name, text string }{
+		{"ASCII", strings.Repeat("the quick brown fox jumps over the lazy dog ", 100)},
+		{"Accented", strings.Repeat("l'été dernier, à Zürich, le café était très crémeux ", 100)},
+		{"CJK", strings.Repeat("今日は良い天気ですね。明日も晴れるでしょう。", 100)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.text)))
+			for b.Loop() {
+				var w Words
+				w.Add(c.text)
+			}
+		})
+	}
+}

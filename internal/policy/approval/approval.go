@@ -816,14 +816,14 @@ func pendingError(a *Approval, keyed bool) *reach.Error {
 	if a.Requires == UserAndReviewer {
 		who += " and a reviewer"
 	}
-	again := "call it again with the same arguments in request " + a.RootRequest +
+	where := "in request " + a.RootRequest +
 		` (the same session, or one that names it: _meta "reach/request", the Reach-Request header, or "request_id")`
 	if a.RootRequest == "" { // an approval stored before it kept its root: no request to name
-		again = "call it again with the same arguments in the same request"
+		where = "in the same request"
 	}
+	again := "call it again with the same arguments " + where
 	if keyed {
-		again = "call it again with the same arguments and the same idempotency key, in any request, or " +
-			strings.TrimPrefix(again, "call it again with the same arguments ")
+		again = "call it again with the same arguments and the same idempotency key, in any request, or " + where
 	}
 	return &reach.Error{Type: reach.TypeApproval, Code: "approval_pending",
 		Message: fmt.Sprintf("%s needs approval before it runs: approval %s waits for %s (until %s).",
