@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -26,6 +27,12 @@ func TestChaos19bCompletionKeptThroughOutage(t *testing.T) {
 	if r := <-done; r["status"] != "success" {
 		t.Fatalf("the call that ended during the outage: %v; want success", r)
 	}
+	// Calls during the outage, each refused (the store does not answer):
+	// each error the store's users log comes once, not once a call.
+	for n := range 8 {
+		id := fmt.Sprintf("r-down-%d", n)
+		postTo(t, f.base(0)+"/v1/calls", fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"c","tool":"up__count","arguments":{"key":%q}}]}`, id, id))
+	}
 	if err := f.pg.Resume(); err != nil {
 		t.Fatal(err)
 	}
@@ -41,4 +48,21 @@ func TestChaos19bCompletionKeptThroughOutage(t *testing.T) {
 		t.Fatalf("the call ran %d times; want once", n)
 	}
 	verifyAudit(t, f.url)
+	logged, err := os.ReadFile(f.cmd[0].Stdout.(*os.File).Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := map[string]int{}
+	for _, line := range strings.Split(string(logged), "\n") {
+		if _, msg, ok := strings.Cut(line, "level=ERROR msg="); ok {
+			msg, _, _ = strings.Cut(strings.TrimPrefix(msg, `"`), `"`)
+			errs[msg]++
+		}
+	}
+	t.Logf("errors a logged, by message: %v", errs)
+	for msg, n := range errs {
+		if n > 1 {
+			t.Errorf("a logged %q %d times during one outage; want once, its repeats counted", msg, n)
+		}
+	}
 }
