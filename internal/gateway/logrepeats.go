@@ -83,7 +83,8 @@ func (h *repeatHandler) Handle(ctx context.Context, r slog.Record) error {
 	}
 	p.runs[r.Message] = &repeatRun{first: now, last: now}
 	p.mu.Unlock()
-	time.AfterFunc(p.quiet, func() { h.end(r.Message) })
+	msg := r.Message
+	time.AfterFunc(p.quiet, func() { h.end(msg) })
 	r = r.Clone()
 	r.AddAttrs(slog.String("repeats", "the same error again is counted (reach_log_repeats_total), not logged, until it stops for "+p.quiet.String()))
 	return h.next.Handle(ctx, r)
