@@ -135,6 +135,7 @@ type Gateway struct {
 	unlockData func()             // lets go of the SQLite data folder (lockDataDir); nil without one
 	idem       *store.Idempotency // the runtime's idempotency records; nil without a data folder
 	history    *durable.History   // the requests of earlier runs; nil without a data folder
+	repeats    *Repeats           // the runs of errors the store's loggers collapse (an outage)
 	audit      *audit.Log         // nil without a data folder
 	bg         sync.WaitGroup     // background goroutines (see background)
 	agents     *a2a.Gateway       // the A2A agents; nil without any

@@ -118,6 +118,11 @@ func principalFor(id *auth.Identity) policy.Principal {
 func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	g.stats = telemetry.NewStats(0).WithTools(g.catalog.Has)
 	g.metrics = telemetry.NewMetrics().WithTools(g.catalog.Has).WithUpstreams(g.upstreamsUp, g.upstreamName).WithRequests(g.activeRequests)
+	// The store's users log an error each time it fails: while it is
+	// down, every call would; each run of one error is logged once, its
+	// end once, and its repeats counted.
+	g.repeats = NewRepeats(repeatQuiet)
+	g.metrics.WithLogRepeats(g.repeats.Counts)
 	recs := []reach.Recorder{g.stats, g.metrics}
 	if t := g.cfg.Telemetry; t != nil && t.OTLPEndpoint != "" {
 		if !strings.HasPrefix(t.OTLPEndpoint, "http://") && !strings.HasPrefix(t.OTLPEndpoint, "https://") {
@@ -221,7 +226,7 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	// one store also name themselves in the stops they record.
 	ao := &audit.Options{Upstreams: true}
 	if g.cfg.Postgres() {
-		pg, err := postgres.Open(ctx, g.cfg.Store.Reveal(), &postgres.Options{Logger: g.log.With("component", "store")})
+		pg, err := postgres.Open(ctx, g.cfg.Store.Reveal(), &postgres.Options{Logger: g.repeats.Logger(g.log.With("component", "store"))})
 		if err != nil {
 			return nil, g.cfg.Errorf([]any{"store"}, "store: %v", err)
 		}
@@ -243,7 +248,7 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 		if err != nil {
 			return nil, err
 		}
-		sq, err := sqlite.Open(ctx, dir, &sqlite.Options{Logger: g.log.With("component", "store")})
+		sq, err := sqlite.Open(ctx, dir, &sqlite.Options{Logger: g.repeats.Logger(g.log.With("component", "store"))})
 		if err != nil {
 			unlock()
 			return nil, fmt.Errorf("opening the store in %s: %w", dir, err)
@@ -265,7 +270,7 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 		g.metrics.WithRetention(r.RetainedTotal)
 	}
 	// A checkpoint keeps the arguments masked, as the audit log does.
-	cp := durable.New(st, g.redactor.Redact, g.log.With("component", "checkpoints"))
+	cp := durable.New(st, g.redactor.Redact, g.repeats.Logger(g.log.With("component", "checkpoints")))
 	cp.OnStop(g.stoppedRequest)
 	ro.Checkpoints, ro.Requests, ro.DeadLetters = cp, cp, cp
 	io := &store.IdempotencyOptions{Instance: g.cfg.InstanceName(), Logger: g.log.With("component", "idempotency")}
@@ -294,7 +299,7 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	ro.Idempotency = g.idem
 	// The requests of earlier runs come back from the store: listed,
 	// looked up, their graphs rebuilt from their audit events.
-	g.history = durable.NewHistory(st, g.log.With("component", "history"))
+	g.history = durable.NewHistory(st, g.repeats.Logger(g.log.With("component", "history")))
 	ro.History = g.history.Past
 	// A request keeps its newest ended tool frames in memory; the older
 	// ones are read back from their audit events when a view asks.

@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -45,8 +46,10 @@ func Reused(c *Call) *fault.Error {
 // the same, so its key's calls are refused until an operator fixes it.
 var ErrBadRecord = errors.New("the stored record does not decode")
 
-// Unreadable is the error of a call whose idempotency record could not be
-// read (err): nothing ran, and a retry may pass. A record that does not
+// Unreadable is the error of a call whose idempotency claim the store did
+// not take, or whose record it could not read (err): the claim is
+// recorded before any write runs, so nothing ran, and the same call sent
+// again runs once the store answers. A record that does not
 // decode (ErrBadRecord) refuses its key's calls for good: the call it
 // records may have run, so running this one could run it twice.
 func Unreadable(err error) *fault.Error {
@@ -55,7 +58,12 @@ func Unreadable(err error) *fault.Error {
 			Message:    fmt.Sprintf("The idempotency record of this call is in the store but cannot be read (%v). Nothing ran: the call it records may have run already.", err),
 			Suggestion: "Check whether the first call took effect; then call again with a new idempotency key, or ask an operator to fix the record (the gateway's log names it)."}
 	}
+	msg := "The gateway could not record this call's idempotency claim in its store, which it does before a write runs, so the call was not run: %v."
+	if errors.Is(err, context.DeadlineExceeded) {
+		msg = "The store did not answer in time to record this call's idempotency claim, which the gateway does before a write runs, so the call was not run: %v."
+	}
 	return &fault.Error{Guard: "idempotency", Type: fault.TypeTransient, Code: "idempotency_store",
-		Message:    fmt.Sprintf("The idempotency record of this call could not be read: %v.", err),
-		Suggestion: "Nothing ran. Try again in a moment."}
+		Message: fmt.Sprintf(msg, err),
+		Suggestion: "Nothing ran. Try again with the same idempotency key or call id: it runs once the store takes writes again, and never twice. " +
+			"If it keeps failing, the store's error says why (a disk full, the database down); tell an operator."}
 }

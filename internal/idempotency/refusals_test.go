@@ -1,7 +1,9 @@
 package idempotency
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -22,8 +24,16 @@ func TestRefusals(t *testing.T) {
 	if own.Message != `The idempotency key "k-9" was already used for a pay call with other arguments.` || !strings.Contains(own.Suggestion, "a new idempotency key") {
 		t.Fatalf("the caller's key: %+v", own)
 	}
+	// A claim the store did not take says so, not that a record could
+	// not be read, and what to send again.
 	u := Unreadable(errors.New("disk full"))
-	if u.Type != fault.TypeTransient || u.Message != "The idempotency record of this call could not be read: disk full." {
-		t.Fatalf("unreadable: %+v", u)
+	if u.Type != fault.TypeTransient || strings.Contains(u.Message, "could not be read") ||
+		!strings.Contains(u.Message, "could not record this call's idempotency claim") || !strings.Contains(u.Message, "was not run: disk full.") ||
+		!strings.Contains(u.Suggestion, "same idempotency key") || strings.Contains(u.Suggestion, "in a moment") {
+		t.Fatalf("a claim not taken: %+v", u)
+	}
+	slow := Unreadable(fmt.Errorf("claiming idempotency key %q: %w", "k", context.DeadlineExceeded))
+	if !strings.Contains(slow.Message, "did not answer in time") {
+		t.Fatalf("a claim the store did not answer: %+v", slow)
 	}
 }

@@ -81,7 +81,12 @@ type Idempotency struct {
 
 	mu    sync.Mutex
 	waits map[string]*waiters
-	held  map[string]int // keys this instance claims, or is claiming, and has not completed
+	held  map[string]holding // keys this instance claims, or is claiming, and has not completed
+
+	// kept holds the completions the store refused (it was down): written
+	// again by keeper until the store takes them (see Complete).
+	kept    *idempotency.Kept
+	keeping bool // a keeper runs
 
 	completes atomic.Int64
 }
@@ -98,7 +103,8 @@ type waiters struct {
 // Frames, as a Store is), a stale claim whose call has no checkpoint is
 // released; otherwise every stale claim is answered as "may have run".
 func NewIdempotency(recs IdemRecords, opts *IdempotencyOptions) *Idempotency {
-	s := &Idempotency{recs: recs, waits: map[string]*waiters{}, held: map[string]int{}}
+	s := &Idempotency{recs: recs, waits: map[string]*waiters{}, held: map[string]holding{},
+		kept: idempotency.NewKept(keptEntries, keptBytes)}
 	s.frames, _ = recs.(Frames)
 	if opts != nil {
 		s.o = *opts
@@ -191,10 +197,15 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 		default:
 			want.Frame = c.Frame.String()
 		}
-		s.hold(c.Key, 1) // before the claim is visible: a waiter here must not find it stale
+		if s.kept.Len() > 0 {
+			if res, ok, err := s.fromKept(ctx, c); ok {
+				return res, false, err
+			}
+		}
+		s.hold(c.Key, 1, c.Args) // before the claim is visible: a waiter here must not find it stale
 		rec, claimed, err := s.recs.ClaimKey(ctx, want)
 		if err != nil || !claimed {
-			s.hold(c.Key, -1)
+			s.hold(c.Key, -1, "")
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -315,16 +326,30 @@ func decodeResult(rec *IdemRecord) (*reach.Result, bool, error) {
 		Summary: r.Summary, Notes: r.Notes}, false, nil
 }
 
-// hold counts one more (d = 1) or one fewer (d = -1) claim of key by this
-// instance in flight.
-func (s *Idempotency) hold(key string, d int) {
+// holding is a key this instance claims: how many claims, and the
+// arguments' digest of the one that holds it.
+type holding struct {
+	n    int
+	args string
+}
+
+// hold counts one more (d = 1, with the claim's arguments' digest) or one
+// fewer (d = -1) claim of key by this instance in flight, and returns the
+// digest the key was held with.
+func (s *Idempotency) hold(key string, d int, args string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n := s.held[key] + d; n > 0 {
-		s.held[key] = n
+	h := s.held[key]
+	h.n += d
+	if d > 0 {
+		h.args = args
+	}
+	if h.n > 0 {
+		s.held[key] = h
 	} else {
 		delete(s.held, key)
 	}
+	return h.args
 }
 
 // stale reports whether the claim r cannot be running its call any more,
@@ -333,9 +358,12 @@ func (s *Idempotency) hold(key string, d int) {
 // another's whose lease has ended or whose owner Options.Alive says died.
 func (s *Idempotency) stale(r *IdemRecord, now time.Time) bool {
 	if r.Owner == s.owner {
+		if _, kept := s.kept.Get(r.Key); kept {
+			return false // its completion is being written
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return s.held[r.Key] == 0
+		return s.held[r.Key].n == 0
 	}
 	if s.o.Alive != nil && !s.o.Alive(r.Owner, r.Claimed) {
 		return true
@@ -508,12 +536,26 @@ func (s *Idempotency) notify(key string) {
 // for a nil res) is queued, not waited for: it takes effect before any
 // claim made after it, and is durable with the store's next commit. A
 // crash before that leaves the claim, which recovery settles by the call's
-// checkpoint (docs/STATE.md). A result that cannot be recorded is logged
-// by the store.
+// checkpoint (docs/STATE.md). A completion the store refuses (it is down)
+// is kept in memory, bounded, and written again until the store takes it:
+// meanwhile a retry through this instance gets the kept result, and the
+// claim is not stale to this instance's recovery (see keep).
 func (s *Idempotency) Complete(key string, res *reach.Result) {
 	defer s.notify(key)
-	defer s.hold(key, -1)
+	s.mu.Lock()
+	args := s.held[key].args // for a completion kept (keep)
+	s.mu.Unlock()
+	defer s.hold(key, -1, "") // after the write is queued, as before
+	q, then := s.recs.(thenQueuer)
 	if res == nil {
+		if then {
+			q.QueueReleaseKeyThen(key, s.owner, func(committed bool) {
+				if !committed {
+					s.keep(key, idempotency.KeptEntry{Args: args})
+				}
+			})
+			return
+		}
 		s.recs.QueueReleaseKey(key, s.owner)
 		return
 	}
@@ -523,7 +565,16 @@ func (s *Idempotency) Complete(key string, res *reach.Result) {
 		s.recs.QueueReleaseKey(key, s.owner)
 		return
 	}
-	s.recs.QueueCompleteKey(key, s.owner, b, time.Now().Add(s.o.TTL))
+	expires := time.Now().Add(s.o.TTL)
+	if then {
+		q.QueueCompleteKeyThen(key, s.owner, b, expires, func(committed bool) {
+			if !committed {
+				s.keep(key, idempotency.KeptEntry{Args: args, Result: b, Expires: expires})
+			}
+		})
+	} else {
+		s.recs.QueueCompleteKey(key, s.owner, b, expires)
+	}
 	if s.completes.Add(1)%int64(s.o.SweepEvery) == 0 {
 		// The call whose completion this is returns its answer now: on a
 		// store that queues writes, the sweep is queued with them (no
@@ -547,4 +598,123 @@ type sweepQueuer interface {
 // Sweep deletes the records that have expired and returns how many.
 func (s *Idempotency) Sweep(ctx context.Context) (int, error) {
 	return s.recs.SweepKeys(ctx, time.Now())
+}
+
+// thenQueuer is IdemRecords whose queued completions and releases say
+// whether they were committed (sqlcore's stores): then runs in the store's
+// writer, once, and must not wait for the store.
+type thenQueuer interface {
+	QueueCompleteKeyThen(key, owner string, result []byte, expires time.Time, then func(committed bool))
+	QueueReleaseKeyThen(key, owner string, then func(committed bool))
+}
+
+// The bounds of the completions kept while the store refuses them: past
+// them a completion is lost, as every one was before they were kept (a
+// retry is then answered "interrupted": it may have run).
+const (
+	keptEntries = 10000
+	keptBytes   = 64 << 20
+	keptRetry   = 250 * time.Millisecond // the first wait before writing them again
+	keptBackoff = 5 * time.Second        // the longest
+)
+
+// keep keeps the completion e of key, which the store refused, and starts
+// the keeper that writes it again. It runs in the store's writer: it does
+// not wait.
+func (s *Idempotency) keep(key string, e idempotency.KeptEntry) {
+	s.mu.Lock()
+	kept := s.kept.Keep(key, e)
+	start := kept && !s.keeping
+	if start {
+		s.keeping = true
+	}
+	s.mu.Unlock()
+	if !kept {
+		s.log.Error("idempotency: a call's completion could not be written and too many are kept already: it is lost, and a retry of its key will be answered that it may have run",
+			"key", key, "kept", s.kept.Len())
+		return
+	}
+	if start {
+		s.log.Warn("idempotency: the store did not take a call's completion; the completions it refuses are kept in memory (a retry through this instance gets them) and written once it answers again",
+			"key", key)
+		go s.keeper()
+	}
+}
+
+// keeper writes the kept completions until none is left, waiting longer
+// after each round the store refused (up to keptBackoff).
+func (s *Idempotency) keeper() {
+	wait, written := keptRetry, 0
+	for {
+		time.Sleep(wait)
+		var err error
+		for _, key := range s.kept.Keys() {
+			ctx, cancel := context.WithTimeout(context.Background(), keptBackoff)
+			err = s.writeKept(ctx, key)
+			cancel()
+			if err != nil {
+				break
+			}
+			written++
+		}
+		s.mu.Lock()
+		if s.kept.Len() == 0 {
+			s.keeping = false
+			s.mu.Unlock()
+			s.log.Info("idempotency: the completions kept while the store refused them are written", "written", written)
+			return
+		}
+		s.mu.Unlock()
+		wait = keptRetry
+		if err != nil {
+			wait = min(2*wait, keptBackoff)
+		}
+	}
+}
+
+// writeKept writes the completion kept for key, durably, and forgets it
+// once the store took it, or once its claim is gone (settled by another
+// instance, which judged this one dead), or the store is closed.
+func (s *Idempotency) writeKept(ctx context.Context, key string) error {
+	e, ok := s.kept.Get(key)
+	if !ok {
+		return nil
+	}
+	var err error
+	if e.Result == nil {
+		err = s.recs.ReleaseKey(ctx, key, s.owner)
+	} else {
+		err = s.recs.CompleteKey(ctx, key, s.owner, e.Result, e.Expires)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrConflict), errors.Is(err, ErrClosed):
+		s.log.Warn("idempotency: a kept completion could not be written; it is dropped", "key", key, "err", err)
+	default:
+		return err
+	}
+	s.kept.Drop(key)
+	s.notify(key)
+	return nil
+}
+
+// fromKept answers c from the completion kept for its key, if any (ok):
+// its result, or the refusal of other arguments; a kept release is
+// written first (ok false once it is, and the key is claimed as usual).
+func (s *Idempotency) fromKept(ctx context.Context, c *reach.IdemClaim) (*reach.Result, bool, error) {
+	e, ok := s.kept.Get(c.Key)
+	if !ok {
+		return nil, false, nil
+	}
+	if e.Result == nil {
+		if err := s.writeKept(ctx, c.Key); err != nil {
+			return nil, true, err
+		}
+		return nil, false, nil
+	}
+	if e.Args != "" && c.Args != "" && e.Args != c.Args {
+		return nil, true, fmt.Errorf("idempotency key %q: %w", c.Key, reach.ErrIdempotencyKeyReused)
+	}
+	res, _, err := decodeResult(&IdemRecord{Key: c.Key, Result: e.Result})
+	return res, true, err
 }

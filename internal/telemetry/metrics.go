@@ -67,6 +67,7 @@ type Metrics struct {
 	writer       func() store.WriterStats     // the store's writer, if known
 	retained     func() store.Retained        // what the store's retention removed, if known
 	audit        func() audit.Stats           // the audit log's, if known
+	repeats      func() map[string]int64      // errors counted as repeats, by message, if known
 	reg          *prometheus.Registry
 	handler      http.Handler
 }
@@ -196,6 +197,10 @@ func (m *Metrics) WithRetention(f func() store.Retained) *Metrics { m.retained =
 // queue was full) and lost to a failed commit, and how many wait.
 func (m *Metrics) WithAudit(f func() audit.Stats) *Metrics { m.audit = f; return m }
 
+// WithLogRepeats sets the source of the errors counted, not logged, as
+// repeats, by message (the gateway's Repeats).
+func (m *Metrics) WithLogRepeats(f func() map[string]int64) *Metrics { m.repeats = f; return m }
+
 // WithRequests reports reach_requests_active from f: the requests not
 // ended, by live state (RequestActivity).
 func (m *Metrics) WithRequests(f func() map[string]int) *Metrics { m.active = f; return m }
@@ -318,9 +323,10 @@ var (
 	descRetained      = prometheus.NewDesc("reach_store_retained_rows_total", "Rows of finished state the store's retention sweep removed, by kind (requests, frames, tasks, approvals).", []string{"kind"}, nil)
 	descAuditEvents   = prometheus.NewDesc("reach_audit_events_total", "Audit events by outcome: appended to the log, dropped (its queue was full), or failed (lost to a failed commit).", []string{"outcome"}, nil)
 	descAuditQueue    = prometheus.NewDesc("reach_audit_queue_length", "Audit events waiting to be appended.", nil, nil)
+	descLogRepeats    = prometheus.NewDesc("reach_log_repeats_total", "Errors counted, not logged, as repeats of one logged just before (the store down: each call's), by message.", []string{"message"}, nil)
 	allDescs          = []*prometheus.Desc{descCalls, descRefusals, descCancels, descBudgets, descStops, descTokens, descCost, descModelLatency,
 		descLatency, descUp, descUpLatency, descUpErrors, descActive, descPending, descSpansDropped, descBreakerState, descBreakerOpened,
-		descCommits, descWrites, descCommitTime, descQueuedFailed, descRetained, descAuditEvents, descAuditQueue}
+		descCommits, descWrites, descCommitTime, descQueuedFailed, descRetained, descAuditEvents, descAuditQueue, descLogRepeats}
 )
 
 var (
@@ -445,6 +451,11 @@ func (m *Metrics) collectStore(ch chan<- prometheus.Metric) {
 			bs[b] = n // cumulative, as Prometheus has them
 		}
 		ch <- prometheus.MustNewConstHistogram(descCommitTime, uint64(st.Commit.Count), st.Commit.Sum.Seconds(), bs)
+	}
+	if m.repeats != nil {
+		for msg, n := range m.repeats() {
+			ch <- prometheus.MustNewConstMetric(descLogRepeats, counter, float64(n), msg)
+		}
 	}
 	if m.audit != nil {
 		st := m.audit()

@@ -548,7 +548,8 @@ func TestStoreAndAuditMetrics(t *testing.T) {
 	st.Commit.Buckets[len(st.Commit.Buckets)-1] = 1
 	st.Commit.Count, st.Commit.Sum = 5, 3*time.Second // one of them longer than every bound
 	m := NewMetrics().WithStore(func() store.WriterStats { return st }).
-		WithAudit(func() audit.Stats { return audit.Stats{Appended: 40, Dropped: 2, Failed: 3, Queued: 7} })
+		WithAudit(func() audit.Stats { return audit.Stats{Appended: 40, Dropped: 2, Failed: 3, Queued: 7} }).
+		WithLogRepeats(func() map[string]int64 { return map[string]int64{"history: reading a request": 4} })
 	var b strings.Builder
 	m.WriteTo(&b)
 	out := b.String()
@@ -568,6 +569,7 @@ func TestStoreAndAuditMetrics(t *testing.T) {
 		`reach_audit_events_total{outcome="dropped"} 2`,
 		`reach_audit_events_total{outcome="failed"} 3`,
 		`reach_audit_queue_length 7`,
+		`reach_log_repeats_total{message="history: reading a request"} 4`,
 	} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("metrics lack %s\n%s", want, out)

@@ -613,6 +613,25 @@ func (c *Core) QueueCompleteKey(key, owner string, result []byte, expires time.T
 	c.landed(key, owner)
 }
 
+// QueueCompleteKeyThen is QueueCompleteKey, and then runs in the writer
+// once the result's batch committed (true) or failed (false: the store did
+// not take it, and the writer logged why).
+func (c *Core) QueueCompleteKeyThen(key, owner string, result []byte, expires time.Time, then func(committed bool)) {
+	w := c.completeWrite(key, owner, result, expires)
+	w.What, w.Of, w.After = "the result of idempotency key", key, then
+	c.W.Queue(w)
+	c.landed(key, owner)
+}
+
+// QueueReleaseKeyThen is QueueReleaseKey, and then as for
+// QueueCompleteKeyThen.
+func (c *Core) QueueReleaseKeyThen(key, owner string, then func(committed bool)) {
+	w := c.releaseWrite(key, owner)
+	w.What, w.Of, w.After = "the release of idempotency key", key, then
+	c.W.Queue(w)
+	c.landed(key, owner)
+}
+
 func (c *Core) completeWrite(key, owner string, result []byte, expires time.Time) *Write {
 	args := []any{result, store.UnixNano(expires), c.D.Key(key), owner}
 	return &Write{Run: func(b Batch, w *Write) {
