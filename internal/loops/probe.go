@@ -213,7 +213,14 @@ func (d *Detector) checkSameError(a *agentState, t *toolState, s *Step) *Verdict
 }
 
 // doneSameError records an outcome of t's call s in t's error streak.
-func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcome) {
+//
+// A failure read from an HTTP answer (httpFailed) is one complaint only
+// about one request: its answer says nothing of the address or the body
+// that was sent, so those, its headers left out, are part of it
+// (requestKey). One address asked again under respelled headers is one
+// complaint; a link checker's or a crawler's other addresses behind one bot
+// wall, and an import's other records each answered 409, are not.
+func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcome, httpFailed bool) {
 	e := &t.errs
 	class := o.ErrorType
 	thing := uint64(0)
@@ -250,6 +257,9 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 		tmpl = mix(hashString(class), thing)
 	} else {
 		tmpl = mix(hashString(class), d.template(o.Result, s.Args))
+	}
+	if httpFailed {
+		tmpl = mix(tmpl, requestKey(s.Args))
 	}
 	if e.count > 0 && e.class == class && e.tmpl == tmpl && e.agent == a.id && e.epoch == s.epoch &&
 		e.epoch == d.epoch && (e.class != "conflict" || e.reads == a.reads) {

@@ -379,11 +379,12 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// the same test failing after edits that undo each other.
 		o.Error, o.ErrorType = true, untypedStreak
 	}
+	httpFailed := false
 	if !o.Error {
 		// So is an HTTP response of 400 or more handed back as the
 		// answer (httpstatus.go).
 		if class := httpFailedAnswer(o.Result); class != "" {
-			o.Error, o.ErrorType = true, class
+			o.Error, o.ErrorType, httpFailed = true, class, true
 		}
 	}
 	if !o.Error {
@@ -455,7 +456,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		a.reads++
 		d.readSeen(s)
 	}
-	d.doneSameError(a, t, s, o)
+	d.doneSameError(a, t, s, o, httpFailed)
 
 	sc := scanResult(o.Result, d.units[:0], unitsPerStep, &d.volatile, &d.inner)
 	d.units = sc.out[:0]
