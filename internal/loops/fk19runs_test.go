@@ -20,10 +20,6 @@ var fkKnown = map[string]string{
 	"import-users-409-iserror":                  "false_kill",
 	"jira-different-issues-same-workflow-error": "false_kill",
 	"jira-different-issues-same-text":           "false_kill",
-	// Writes that name no id, answered word for word with one scene's id,
-	// the state read after each unchanged: the writes-to-one-target rule
-	// (answerid.go) reads them as one light turned on again.
-	"lights-areas-answered-same-id": "false_kill",
 }
 
 func TestFK19Runs(t *testing.T) {
@@ -289,6 +285,25 @@ func fk19Runs() []*asRun {
 				continue
 			}
 			w.t("", asFail("jira_transition_issue", obj{"issue_key": k, "transition_id": "31"}, "invalid_args", "Field 'resolution' is required"))
+		}
+		add(w)
+	}
+	// Items added by name to one cart, answered with the cart's id; the
+	// shipping estimate (a flat rate) read after each does not change.
+	{
+		w := asRunOf("cart-items-by-name-answered-cart-id", "shop", false).acc("write", "add_to_cart")
+		for _, p := range []string{"Blue mug", "Tea towel", "Oak coaster", "Linen napkin", "Teapot"} {
+			w.t("", asOK("add_to_cart", obj{"product_name": p, "qty": 1}, egJSON(obj{"cart_id": "cart_77", "status": "added"})))
+			w.t("", asOK("shipping_estimate", obj{"zip": "1000-001"}, egJSON(obj{"carrier": "CTT", "days": 2, "price": "4.90"})))
+		}
+		add(w)
+	}
+	// Songs queued by title to one playlist, answered with its id.
+	{
+		w := asRunOf("playlist-songs-by-title-answered-playlist-id", "music", false).acc("write", "add_to_playlist")
+		for _, p := range []string{"So What", "Blue in Green", "Freddie Freeloader", "All Blues", "Flamenco Sketches"} {
+			w.t("", asOK("add_to_playlist", obj{"query": p + " Miles Davis"}, egJSON(obj{"snapshot": "ok", "playlist": obj{"id": "37i9dQZF1DX4wta20PHgwo", "name": "Evening"}})))
+			w.t("", asOK("get_playback_state", obj{}, egJSON(obj{"is_playing": true, "item": "Kind of Blue (intro)", "device": "Living room"})))
 		}
 		add(w)
 	}

@@ -410,7 +410,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 			tgt = mix(tgt, hashBytes(s.Args)) | 1
 		}
 		ans := mix(hashString(s.Tool), hashBytes(o.Result))
-		if ent == 0 && tgt != 0 && tgt != d.runTarget && d.runTarget != 0 && ans == d.runAnswer && answerNamesID(o.Result) {
+		if ent == 0 && tgt != 0 && tgt != d.runTarget && d.runTarget != 0 && ans == d.runAnswer && answerNamesID(o.Result, s.Args) {
 			// The same answer naming what it acted on (one light, by its
 			// id) to a write that names no id and whose words are respelled
 			// otherwise ("the kitchen light", "Kitchen lights"): the server
