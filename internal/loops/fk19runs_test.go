@@ -307,5 +307,53 @@ func fk19Runs() []*asRun {
 		}
 		add(w)
 	}
+	// curl -f on a page's links through a shell: several dead, curl's
+	// stderr the same for each.
+	{
+		w := asRunOf("curl-f-dead-links-shell", "shell", false).acc("write", "execute_command")
+		for i := 0; i < 6; i++ {
+			u := fmt.Sprintf("https://blog.example/2019/%02d/post-%d", i+1, 30+i)
+			if i == 5 {
+				w.t("", asOK("execute_command", obj{"command": "curl -sSfI " + u}, fkSh("HTTP/2 200\ncontent-type: text/html", "", 0)))
+				continue
+			}
+			w.t("", asOK("execute_command", obj{"command": "curl -sSfI " + u}, fkSh("", "curl: (22) The requested URL returned error: 404", 22)))
+		}
+		add(w)
+	}
+	// git cat-file -e on several candidate commits from a changelog, most
+	// gone after a squash.
+	{
+		w := asRunOf("git-cat-file-candidate-commits", "shell", false).acc("write", "execute_command")
+		for i, c := range []string{"3f9a2c1", "a1b2c3d", "9e8d7c6", "0badf00", "6f1621d"} {
+			if i == 4 {
+				w.t("", asOK("execute_command", obj{"command": "git cat-file -e " + c + "^{commit} && echo yes"}, fkSh("yes", "", 0)))
+				continue
+			}
+			w.t("", asOK("execute_command", obj{"command": "git cat-file -e " + c + "^{commit} && echo yes"}, fkSh("", "fatal: Not a valid object name "+c+"^{commit}", 128)))
+		}
+		add(w)
+	}
+	// Lint each package in turn; several fail the same way (a config
+	// missing in each), which the agent reports.
+	{
+		w := asRunOf("lint-each-package-same-config-error", "shell", false).acc("write", "execute_command")
+		for _, p := range []string{"packages/api", "packages/web", "packages/cli", "packages/worker", "packages/shared"} {
+			w.t("", asOK("execute_command", obj{"command": "cd " + p + " && npx eslint ."}, fkSh("", "Oops! Something went wrong! :(\n\nESLint: 9.14.0\n\nESLint couldn't find an eslint.config.(js|mjs|cjs) file.", 2)))
+		}
+		add(w)
+	}
+	// ping a list of hosts; several down.
+	{
+		w := asRunOf("ping-hosts-several-down", "shell", false).acc("write", "execute_command")
+		for i, h := range []string{"10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.14", "10.0.0.15"} {
+			if i == 4 {
+				w.t("", asOK("execute_command", obj{"command": "ping -c1 -W1 " + h}, fkSh("1 packets transmitted, 1 received, 0% packet loss", "", 0)))
+				continue
+			}
+			w.t("", asOK("execute_command", obj{"command": "ping -c1 -W1 " + h}, fkSh("PING "+h+" 56(84) bytes of data.\n\n--- "+h+" ping statistics ---\n1 packets transmitted, 0 received, 100% packet loss, time 0ms", "", 1)))
+		}
+		add(w)
+	}
 	return runs
 }

@@ -220,7 +220,13 @@ func (d *Detector) checkSameError(a *agentState, t *toolState, s *Step) *Verdict
 // (requestKey). One address asked again under respelled headers is one
 // complaint; a link checker's or a crawler's other addresses behind one bot
 // wall, and an import's other records each answered 409, are not.
-func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcome, httpFailed bool) {
+//
+// So is a failure read from a command's exit status (exitFailed) about the
+// things its command names (commandThings): `git push` respelled names
+// none, and is one complaint; curl on other addresses, git on other
+// commits, a linter in other folders, failing the same way, are each about
+// another thing.
+func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcome, httpFailed, exitFailed bool) {
 	e := &t.errs
 	class := o.ErrorType
 	thing := uint64(0)
@@ -260,6 +266,9 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 	}
 	if httpFailed {
 		tmpl = mix(tmpl, requestKey(s.Args))
+	}
+	if exitFailed {
+		tmpl = mix(tmpl, commandThings(s.Args))
 	}
 	if e.count > 0 && e.class == class && e.tmpl == tmpl && e.agent == a.id && e.epoch == s.epoch &&
 		e.epoch == d.epoch && (e.class != "conflict" || e.reads == a.reads) {

@@ -373,11 +373,12 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// cell that raises the same thing for each expression probes.
 		o.Error, o.ErrorType = true, untypedStreak
 	}
+	exitFailed := false
 	if !o.Error && exitFailedAnswer(o.Result) {
 		// So is a command that exited non-zero, its output handed back as
 		// the answer: the same rejection of a push however it is spelled,
 		// the same test failing after edits that undo each other.
-		o.Error, o.ErrorType = true, untypedStreak
+		o.Error, o.ErrorType, exitFailed = true, untypedStreak, true
 	}
 	httpFailed := false
 	if !o.Error {
@@ -456,7 +457,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		a.reads++
 		d.readSeen(s)
 	}
-	d.doneSameError(a, t, s, o, httpFailed)
+	d.doneSameError(a, t, s, o, httpFailed, exitFailed)
 
 	sc := scanResult(o.Result, d.units[:0], unitsPerStep, &d.volatile, &d.inner)
 	d.units = sc.out[:0]
