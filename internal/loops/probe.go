@@ -263,6 +263,12 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 		tmpl = mix(hashString(class), thing)
 	} else {
 		tmpl = mix(hashString(class), d.template(o.Result, s.Args))
+		if streakClass(class) {
+			// A complaint that names the record each call names by its id
+			// (Transition '31' is not valid for issue SHOP-405) is about
+			// that record: other records refused alike are a batch.
+			tmpl = mix(tmpl, d.echoedIDs(o.Result, s.Args, true))
+		}
 	}
 	if httpFailed {
 		tmpl = mix(tmpl, requestKey(s.Args))
