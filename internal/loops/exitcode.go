@@ -124,3 +124,69 @@ func valueAfterKey(b []byte, key string) byte {
 	}
 	return rest[j]
 }
+
+// commandThings hashes, in any order, the words of a command tool's
+// string arguments that name a thing: a path or an address (a word with
+// a slash), a file or a host (a dot between letters or digits), a commit
+// or any other word with a digit. A command respelled with its flags
+// reordered or its defaults said out loud (git push, git push origin main,
+// git push -u origin main) names the same things, none here; curl on
+// another address, git on another commit, a linter in another folder name
+// another.
+func commandThings(args []byte) uint64 {
+	var buf [16]leaf
+	sc := scanLeaves(args, buf[:0], len(buf), false)
+	sum := uint64(0)
+	for i := range sc.out {
+		l := &sc.out[i]
+		if l.kind != leafString {
+			continue
+		}
+		for j := 0; j < len(l.raw); {
+			if isSpace(l.raw[j]) {
+				j++
+				continue
+			}
+			k := j
+			for k < len(l.raw) && !isSpace(l.raw[k]) {
+				k++
+			}
+			if w := l.raw[j:k]; namesCommandThing(w) {
+				sum += hashBytes(w) | 1
+			}
+			j = k
+		}
+	}
+	return sum
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// namesCommandThing reports whether a word of a command names a thing: it
+// holds a slash or a digit, or a dot between two other bytes, and is not
+// an option (-count=1, --output=json) or an amount (30, 600s, 512MB: an
+// option's value, a timeout widened).
+func namesCommandThing(w []byte) bool {
+	if len(w) == 0 || w[0] == '-' {
+		return false
+	}
+	d := 0
+	for d < len(w) && isDigit(w[d]) {
+		d++
+	}
+	if d > 0 && len(w)-d <= 2 {
+		unit := true
+		for _, c := range w[d:] {
+			unit = unit && asciiLetter(c)
+		}
+		if unit {
+			return false
+		}
+	}
+	for i, c := range w {
+		if c == '/' || isDigit(c) || c == '.' && i > 0 && i < len(w)-1 {
+			return true
+		}
+	}
+	return false
+}

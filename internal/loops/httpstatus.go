@@ -3,6 +3,7 @@ package loops
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
 )
 
 // httpFailedAnswer reports whether b, a successful answer, is an HTTP
@@ -71,4 +72,26 @@ func httpFailedAnswer(b []byte) (class string) {
 		return "unavailable"
 	}
 	return untypedStreak
+}
+
+// requestKey hashes an HTTP client tool's arguments but its headers: the
+// request's method, address and body, however its headers are spelled.
+// Arguments that are not one object are hashed whole.
+func requestKey(args []byte) uint64 {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(args, &top) != nil {
+		return hashBytes(args)
+	}
+	keys := make([]string, 0, len(top))
+	for k := range top {
+		if f := foldKey(k); f != "headers" && f != "header" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	h := uint64(0x72657175657374)
+	for _, k := range keys {
+		h = mix(h, mix(hashString(k), hashBytes(top[k])))
+	}
+	return h
 }

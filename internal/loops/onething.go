@@ -11,7 +11,11 @@ import "bytes"
 // one complaint once those other values are masked; a batch names another
 // thing each time, and candidates tried one by one (a path, a coupon
 // code) are each a thing of their own.
-func (d *Detector) echoedThings(msg, args []byte) uint64 {
+func (d *Detector) echoedThings(msg, args []byte) uint64 { return d.echoedIDs(msg, args, false) }
+
+// echoedIDs is echoedThings; with idOnly, only values under a key that names
+// an identifier (issue_key, user_id) count.
+func (d *Detector) echoedIDs(msg, args []byte, idOnly bool) uint64 {
 	if len(msg) > maxTemplate {
 		msg = msg[:maxTemplate]
 	}
@@ -23,7 +27,7 @@ func (d *Detector) echoedThings(msg, args []byte) uint64 {
 	h, named := uint64(0x7468696e67), false
 	for i := range as.out {
 		l := &as.out[i]
-		if l.kind != leafString && l.kind != leafNumber || !namesThing(l.raw) {
+		if l.kind != leafString && l.kind != leafNumber || !namesThing(l.raw) || idOnly && !l.id {
 			continue
 		}
 		if j := bytes.Index(msg, l.raw); j >= 0 && wordAt(msg, j, len(l.raw)) {

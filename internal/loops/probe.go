@@ -213,7 +213,20 @@ func (d *Detector) checkSameError(a *agentState, t *toolState, s *Step) *Verdict
 }
 
 // doneSameError records an outcome of t's call s in t's error streak.
-func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcome) {
+//
+// A failure read from an HTTP answer (httpFailed) is one complaint only
+// about one request: its answer says nothing of the address or the body
+// that was sent, so those, its headers left out, are part of it
+// (requestKey). One address asked again under respelled headers is one
+// complaint; a link checker's or a crawler's other addresses behind one bot
+// wall, and an import's other records each answered 409, are not.
+//
+// So is a failure read from a command's exit status (exitFailed) about the
+// things its command names (commandThings): `git push` respelled names
+// none, and is one complaint; curl on other addresses, git on other
+// commits, a linter in other folders, failing the same way, are each about
+// another thing.
+func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcome, httpFailed, exitFailed bool) {
 	e := &t.errs
 	class := o.ErrorType
 	thing := uint64(0)
@@ -250,6 +263,18 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 		tmpl = mix(hashString(class), thing)
 	} else {
 		tmpl = mix(hashString(class), d.template(o.Result, s.Args))
+		if streakClass(class) {
+			// A complaint that names the record each call names by its id
+			// (Transition '31' is not valid for issue SHOP-405) is about
+			// that record: other records refused alike are a batch.
+			tmpl = mix(tmpl, d.echoedIDs(o.Result, s.Args, true))
+		}
+	}
+	if httpFailed {
+		tmpl = mix(tmpl, requestKey(s.Args))
+	}
+	if exitFailed {
+		tmpl = mix(tmpl, commandThings(s.Args))
 	}
 	if e.count > 0 && e.class == class && e.tmpl == tmpl && e.agent == a.id && e.epoch == s.epoch &&
 		e.epoch == d.epoch && (e.class != "conflict" || e.reads == a.reads) {

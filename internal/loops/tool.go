@@ -373,17 +373,19 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// cell that raises the same thing for each expression probes.
 		o.Error, o.ErrorType = true, untypedStreak
 	}
+	exitFailed := false
 	if !o.Error && exitFailedAnswer(o.Result) {
 		// So is a command that exited non-zero, its output handed back as
 		// the answer: the same rejection of a push however it is spelled,
 		// the same test failing after edits that undo each other.
-		o.Error, o.ErrorType = true, untypedStreak
+		o.Error, o.ErrorType, exitFailed = true, untypedStreak, true
 	}
+	httpFailed := false
 	if !o.Error {
 		// So is an HTTP response of 400 or more handed back as the
 		// answer (httpstatus.go).
 		if class := httpFailedAnswer(o.Result); class != "" {
-			o.Error, o.ErrorType = true, class
+			o.Error, o.ErrorType, httpFailed = true, class, true
 		}
 	}
 	if !o.Error {
@@ -409,7 +411,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 			tgt = mix(tgt, hashBytes(s.Args)) | 1
 		}
 		ans := mix(hashString(s.Tool), hashBytes(o.Result))
-		if ent == 0 && tgt != 0 && tgt != d.runTarget && d.runTarget != 0 && ans == d.runAnswer && answerNamesID(o.Result) {
+		if ent == 0 && tgt != 0 && tgt != d.runTarget && d.runTarget != 0 && ans == d.runAnswer && answerNamesID(o.Result, s.Args) {
 			// The same answer naming what it acted on (one light, by its
 			// id) to a write that names no id and whose words are respelled
 			// otherwise ("the kitchen light", "Kitchen lights"): the server
@@ -455,7 +457,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		a.reads++
 		d.readSeen(s)
 	}
-	d.doneSameError(a, t, s, o)
+	d.doneSameError(a, t, s, o, httpFailed, exitFailed)
 
 	sc := scanResult(o.Result, d.units[:0], unitsPerStep, &d.volatile, &d.inner)
 	d.units = sc.out[:0]
