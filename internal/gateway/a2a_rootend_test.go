@@ -96,6 +96,29 @@ func TestA2AClientRootEndsWithItsStoppedHandoff(t *testing.T) {
 	send(two.ID())
 	awaitAgents(t, "its second hand-off", func() bool { return len(handoffs(two.ID())) == 2 })
 	subs := handoffs(two.ID())
+	// The first stop's clean-up (EndStoppedHandoff) is held until the
+	// second hand-off has ended and its clean-up begun, which waits for the
+	// first's to return: a late clean-up of the first must not end the
+	// root with the first's cause.
+	secondEnded, firstDone := make(chan struct{}), make(chan struct{})
+	g.owned.SetHandoffEndHook(func(c reach.Cause) func() {
+		wait := func(ch chan struct{}) {
+			select {
+			case <-ch:
+			case <-t.Context().Done():
+			}
+		}
+		switch c.Request {
+		case subs[0].ID():
+			wait(secondEnded)
+			return func() { close(firstDone) }
+		case subs[1].ID():
+			close(secondEnded)
+			wait(firstDone)
+		}
+		return func() {}
+	})
+	t.Cleanup(func() { g.owned.SetHandoffEndHook(nil) })
 	stop(subs[0])
 	awaitAgents(t, "the first hand-off to end", func() bool { return subs[0].State() == "stopped_cancel" && len(handoffs(two.ID())) == 1 })
 	if s := two.State(); s != reach.RequestRunning {
@@ -103,7 +126,8 @@ func TestA2AClientRootEndsWithItsStoppedHandoff(t *testing.T) {
 	}
 	stop(subs[1])
 	awaitAgents(t, "two-tasks to end with its last hand-off", func() bool { return two.State() == "stopped_cancel" })
-	// Its cause is the second stop's: the first did not end it.
+	// Its cause is the second stop's, the last hand-off to end: the
+	// first's clean-up, run after it, did not end it.
 	if c := two.StopCause(); c == nil || c.Request != subs[1].ID() {
 		t.Errorf("two-tasks stopped by %+v; want the stop of its last hand-off, %s", c, subs[1].ID())
 	}
@@ -114,6 +138,7 @@ func TestA2AClientRootEndsWithItsStoppedHandoff(t *testing.T) {
 	// gateway that keeps one live task and one request a principal, a
 	// message accepted after the stop shows the stopped task's end, and
 	// what it did to the root, over.
+	g.owned.SetHandoffEndHook(nil)
 	g, base = a2aGateway(t, busyAgent{}, "idle_gap: 5m\nsessions_per_principal: 1\n")
 	cl = a2aClient(t, base)
 	sendUntilAccepted(t, cl, "named")
