@@ -138,6 +138,53 @@ func TestA2AClientRootEndsWithItsStoppedHandoff(t *testing.T) {
 	// gateway that keeps one live task and one request a principal, a
 	// message accepted after the stop shows the stopped task's end, and
 	// what it did to the root, over.
+	// The same, the second hand-off canceled by its client (CancelTask) and
+	// the first's clean-up run after that: the last hand-off to end was not
+	// stopped by a stop of its own, so the root runs on to its idle gap.
+	send("")
+	awaitAgents(t, "the first hand-off of a third root", func() bool { return len(handoffs("")) == 1 })
+	first := handoffs("")[0]
+	three := first.Parent()
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("work on more"))
+	m.Metadata = map[string]any{"reach/request": three.ID()}
+	res, err := cl.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, ok := res.(*a2a.Task)
+	if !ok {
+		t.Fatalf("the second message in the third root: %T, want a task", res)
+	}
+	awaitAgents(t, "its second hand-off", func() bool { return len(handoffs(three.ID())) == 2 })
+	var second *reach.Request
+	for _, r := range handoffs(three.ID()) {
+		if r != first {
+			second = r
+		}
+	}
+	release, firstDone := make(chan struct{}), make(chan struct{})
+	g.owned.SetHandoffEndHook(func(c reach.Cause) func() {
+		if c.Request != first.ID() {
+			return func() {}
+		}
+		select {
+		case <-release:
+		case <-t.Context().Done():
+		}
+		return func() { close(firstDone) }
+	})
+	stop(first)
+	awaitAgents(t, "the first hand-off to end", func() bool { return first.State() == "stopped_cancel" })
+	if got, err := cl.CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: tk.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("CancelTask: %v %v", got, err)
+	}
+	awaitAgents(t, "the second hand-off to end", func() bool { return !second.DelegateFrame().Ended().IsZero() })
+	close(release)
+	<-firstDone
+	if s, c := three.State(), three.StopCause(); s != reach.RequestRunning || c != nil {
+		t.Errorf("the third root is %s, stopped by %+v, after its first hand-off's late clean-up; want running: its last hand-off was canceled by its client", s, c)
+	}
+
 	g.owned.SetHandoffEndHook(nil)
 	g, base = a2aGateway(t, busyAgent{}, "idle_gap: 5m\nsessions_per_principal: 1\n")
 	cl = a2aClient(t, base)
