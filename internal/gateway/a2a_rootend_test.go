@@ -120,7 +120,10 @@ func TestA2AClientRootEndsWithItsStoppedHandoff(t *testing.T) {
 	})
 	t.Cleanup(func() { g.owned.SetHandoffEndHook(nil) })
 	stop(subs[0])
-	awaitAgents(t, "the first hand-off to end", func() bool { return subs[0].State() == "stopped_cancel" && len(handoffs(two.ID())) == 1 })
+	// Ended, not only stopped: the last hand-off to end decides.
+	awaitAgents(t, "the first hand-off to end", func() bool {
+		return subs[0].State() == "stopped_cancel" && !subs[0].DelegateFrame().Ended().IsZero() && len(handoffs(two.ID())) == 1
+	})
 	if s := two.State(); s != reach.RequestRunning {
 		t.Fatalf("two-tasks is %s after one of its two hand-offs stopped; want running", s)
 	}
@@ -174,7 +177,9 @@ func TestA2AClientRootEndsWithItsStoppedHandoff(t *testing.T) {
 		return func() { close(firstDone) }
 	})
 	stop(first)
-	awaitAgents(t, "the first hand-off to end", func() bool { return first.State() == "stopped_cancel" })
+	awaitAgents(t, "the first hand-off to end", func() bool {
+		return first.State() == "stopped_cancel" && !first.DelegateFrame().Ended().IsZero()
+	})
 	if got, err := cl.CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: tk.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("CancelTask: %v %v", got, err)
 	}
