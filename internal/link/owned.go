@@ -1072,7 +1072,9 @@ type elsewhereAsker interface {
 // shared store, no part on another instance. Such a root used to run on,
 // holding nothing, until its idle gap. A request whose id its client
 // named is left to its idle gap: a stopped id is never begun again, and
-// the client may mean to go on in it. It reports whether it stopped r.
+// the client may mean to go on in it. Of two hand-offs that end close
+// together, only the last to end may end r (lastToEnd), whichever's
+// clean-up runs first. It reports whether it stopped r.
 func (q *Owned) EndStoppedHandoff(ctx context.Context, r *reach.Request, c reach.Cause) bool {
 	q.mu.Lock()
 	hook := q.handoffEnd
