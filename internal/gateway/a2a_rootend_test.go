@@ -96,14 +96,41 @@ func TestA2AClientRootEndsWithItsStoppedHandoff(t *testing.T) {
 	send(two.ID())
 	awaitAgents(t, "its second hand-off", func() bool { return len(handoffs(two.ID())) == 2 })
 	subs := handoffs(two.ID())
+	// The first stop's clean-up (EndStoppedHandoff) is held until the
+	// second hand-off has ended and its clean-up begun, which waits for the
+	// first's to return: a late clean-up of the first must not end the
+	// root with the first's cause.
+	secondEnded, firstDone := make(chan struct{}), make(chan struct{})
+	g.owned.SetHandoffEndHook(func(c reach.Cause) func() {
+		wait := func(ch chan struct{}) {
+			select {
+			case <-ch:
+			case <-t.Context().Done():
+			}
+		}
+		switch c.Request {
+		case subs[0].ID():
+			wait(secondEnded)
+			return func() { close(firstDone) }
+		case subs[1].ID():
+			close(secondEnded)
+			wait(firstDone)
+		}
+		return func() {}
+	})
+	t.Cleanup(func() { g.owned.SetHandoffEndHook(nil) })
 	stop(subs[0])
-	awaitAgents(t, "the first hand-off to end", func() bool { return subs[0].State() == "stopped_cancel" && len(handoffs(two.ID())) == 1 })
+	// Ended, not only stopped: the last hand-off to end decides.
+	awaitAgents(t, "the first hand-off to end", func() bool {
+		return subs[0].State() == "stopped_cancel" && !subs[0].DelegateFrame().Ended().IsZero() && len(handoffs(two.ID())) == 1
+	})
 	if s := two.State(); s != reach.RequestRunning {
 		t.Fatalf("two-tasks is %s after one of its two hand-offs stopped; want running", s)
 	}
 	stop(subs[1])
 	awaitAgents(t, "two-tasks to end with its last hand-off", func() bool { return two.State() == "stopped_cancel" })
-	// Its cause is the second stop's: the first did not end it.
+	// Its cause is the second stop's, the last hand-off to end: the
+	// first's clean-up, run after it, did not end it.
 	if c := two.StopCause(); c == nil || c.Request != subs[1].ID() {
 		t.Errorf("two-tasks stopped by %+v; want the stop of its last hand-off, %s", c, subs[1].ID())
 	}
@@ -114,6 +141,56 @@ func TestA2AClientRootEndsWithItsStoppedHandoff(t *testing.T) {
 	// gateway that keeps one live task and one request a principal, a
 	// message accepted after the stop shows the stopped task's end, and
 	// what it did to the root, over.
+	// The same, the second hand-off canceled by its client (CancelTask) and
+	// the first's clean-up run after that: the last hand-off to end was not
+	// stopped by a stop of its own, so the root runs on to its idle gap.
+	send("")
+	awaitAgents(t, "the first hand-off of a third root", func() bool { return len(handoffs("")) == 1 })
+	first := handoffs("")[0]
+	three := first.Parent()
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("work on more"))
+	m.Metadata = map[string]any{"reach/request": three.ID()}
+	res, err := cl.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, ok := res.(*a2a.Task)
+	if !ok {
+		t.Fatalf("the second message in the third root: %T, want a task", res)
+	}
+	awaitAgents(t, "its second hand-off", func() bool { return len(handoffs(three.ID())) == 2 })
+	var second *reach.Request
+	for _, r := range handoffs(three.ID()) {
+		if r != first {
+			second = r
+		}
+	}
+	release, firstDone := make(chan struct{}), make(chan struct{})
+	g.owned.SetHandoffEndHook(func(c reach.Cause) func() {
+		if c.Request != first.ID() {
+			return func() {}
+		}
+		select {
+		case <-release:
+		case <-t.Context().Done():
+		}
+		return func() { close(firstDone) }
+	})
+	stop(first)
+	awaitAgents(t, "the first hand-off to end", func() bool {
+		return first.State() == "stopped_cancel" && !first.DelegateFrame().Ended().IsZero()
+	})
+	if got, err := cl.CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: tk.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("CancelTask: %v %v", got, err)
+	}
+	awaitAgents(t, "the second hand-off to end", func() bool { return !second.DelegateFrame().Ended().IsZero() })
+	close(release)
+	<-firstDone
+	if s, c := three.State(), three.StopCause(); s != reach.RequestRunning || c != nil {
+		t.Errorf("the third root is %s, stopped by %+v, after its first hand-off's late clean-up; want running: its last hand-off was canceled by its client", s, c)
+	}
+
+	g.owned.SetHandoffEndHook(nil)
 	g, base = a2aGateway(t, busyAgent{}, "idle_gap: 5m\nsessions_per_principal: 1\n")
 	cl = a2aClient(t, base)
 	sendUntilAccepted(t, cl, "named")

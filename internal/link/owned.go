@@ -45,6 +45,10 @@ type Owned struct {
 	// them: at most maxLoose each (Bound).
 	loose    map[Owner]map[string]*owned
 	maxLoose int
+
+	// handoffEnd, if set, is called as EndStoppedHandoff begins and what
+	// it returns as it returns (SetHandoffEndHook: tests order two ends).
+	handoffEnd func(c reach.Cause) func()
 }
 
 // Owner is who a request is owned by: its principal in its tenant.
@@ -1012,6 +1016,47 @@ func (q *Owned) SetClock(now func() time.Time) {
 	q.now = now
 }
 
+// SetHandoffEndHook has EndStoppedHandoff call hook with the hand-off's
+// cause as it begins, and what hook returns as it returns, for tests that
+// order the ends of two hand-offs.
+func (q *Owned) SetHandoffEndHook(hook func(c reach.Cause) func()) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.handoffEnd = hook
+}
+
+// lastToEnd reports whether hand-off sub (an id) is the last of root r's
+// sub-requests to end: none runs, and none ended after it (by their
+// delegate frames' ends; a tie counts as last). Two hand-offs that end
+// close together run their clean-ups in either order; the one whose end
+// left the root with nothing running decides, so that a late clean-up of
+// an earlier hand-off neither ends the root with its cause nor ends it
+// where the last hand-off completed without a stop.
+func lastToEnd(r *reach.Request, sub string) bool {
+	children := r.Children()
+	var end time.Time
+	for _, ch := range children {
+		if ch.State() == reach.RequestRunning {
+			return false
+		}
+		if ch.ID() == sub && ch.DelegateFrame() != nil {
+			end = ch.DelegateFrame().Ended()
+		}
+	}
+	if end.IsZero() {
+		return true // not one of r's hand-offs as it knows them: no order to keep
+	}
+	for _, ch := range children {
+		if f := ch.DelegateFrame(); ch.ID() != sub && f != nil {
+			// One stopped but not yet ended has its own clean-up to come.
+			if e := f.Ended(); e.IsZero() || e.After(end) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // elsewhereAsker is a Remote that can say which requests run on other
 // instances too (internal/cluster).
 type elsewhereAsker interface {
@@ -1027,8 +1072,16 @@ type elsewhereAsker interface {
 // shared store, no part on another instance. Such a root used to run on,
 // holding nothing, until its idle gap. A request whose id its client
 // named is left to its idle gap: a stopped id is never begun again, and
-// the client may mean to go on in it. It reports whether it stopped r.
+// the client may mean to go on in it. Of two hand-offs that end close
+// together, only the last to end may end r (lastToEnd), whichever's
+// clean-up runs first. It reports whether it stopped r.
 func (q *Owned) EndStoppedHandoff(ctx context.Context, r *reach.Request, c reach.Cause) bool {
+	q.mu.Lock()
+	hook := q.handoffEnd
+	q.mu.Unlock()
+	if hook != nil {
+		defer hook(c)()
+	}
 	if r == nil || r.Parent() != nil || !r.Fresh() || r.State() != reach.RequestRunning {
 		return false
 	}
@@ -1054,10 +1107,8 @@ func (q *Owned) EndStoppedHandoff(ctx context.Context, r *reach.Request, c reach
 	if !ok {
 		return false
 	}
-	for _, ch := range r.Children() {
-		if ch.State() == reach.RequestRunning {
-			return false
-		}
+	if !lastToEnd(r, c.Request) {
+		return false
 	}
 	for _, f := range r.Frames() {
 		if f.Kind != reach.DelegateFrame {
