@@ -175,3 +175,17 @@ func TestNotJudgedIfBackFirst(t *testing.T) {
 		t.Fatal("b's request was stopped")
 	}
 }
+
+// BenchmarkLeased is the lease's check on the call path, held: what
+// Admission adds before each dispatch.
+func BenchmarkLeased(b *testing.B) {
+	c := &Cluster{ttl: time.Minute, base: time.Now()}
+	c.renew(0)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Leased(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
