@@ -122,6 +122,17 @@ type Cluster struct {
 	healthy atomic.Int64 // unix ns since when heartbeats succeed without a break; 0 after one failed
 	beatOK  atomic.Int64 // unix ns of the last heartbeat that succeeded
 	lost    atomic.Bool  // another process took this instance's name (Lost)
+
+	// The lease (Leased): base is the monotonic origin, lease the time
+	// since it until which this life may act (the send time of its last
+	// heartbeat the store accepted, plus the TTL less leaseMargin),
+	// renewed is closed and replaced at each renewal, fenced is set once
+	// a heartbeat found this life forgotten by the others (Fenced).
+	base    time.Time
+	lease   atomic.Int64
+	renewed atomic.Pointer[chan struct{}]
+	fenced  atomic.Bool
+	beaten  bool         // beat went through once (the first inserts the row)
 	caught  atomic.Int64 // unix ns of the newest stop read (catchUp)
 
 	stop chan struct{}
@@ -149,7 +160,9 @@ func New(ctx context.Context, o *Options) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster.New: the instance name %q has a '/'", o.Instance)
 	}
 	c := &Cluster{st: o.Store, name: o.Instance, ttl: o.TTL, every: o.Backstop, log: o.Logger, started: time.Now(),
-		local: map[string]*reach.Request{}, heard: map[string]time.Time{}, stop: make(chan struct{})}
+		local: map[string]*reach.Request{}, heard: map[string]time.Time{}, stop: make(chan struct{}), base: time.Now()}
+	ch := make(chan struct{})
+	c.renewed.Store(&ch)
 	if c.ttl == 0 {
 		c.ttl = 10 * time.Second
 	}
@@ -200,10 +213,21 @@ func (c *Cluster) beat(ctx context.Context) error {
 	if c.lost.Load() {
 		return errLost
 	}
-	if err := c.st.Heartbeat(ctx, c.owner, c.name, c.started); err != nil {
+	if c.fenced.Load() {
+		return errFenced
+	}
+	sent := time.Since(c.base)
+	judged, inserted, err := c.st.Beat(ctx, c.owner, c.name, c.started)
+	if err != nil {
 		c.healthy.Store(0)
 		return err
 	}
+	if judged || (inserted && c.beaten) {
+		c.fence(ctx, inserted)
+		return errFenced
+	}
+	c.beaten = true
+	c.renew(sent)
 	lives, err := c.st.Lives(ctx, c.ttl)
 	if err != nil {
 		c.healthy.Store(0)
@@ -233,6 +257,117 @@ func (c *Cluster) beat(ctx context.Context) error {
 		c.healthy.CompareAndSwap(0, now)
 	}
 	return nil
+}
+
+// leaseMargin is what a lease keeps short of the TTL: the others take a
+// life for dead once its last heartbeat, by the store's clock, is a TTL
+// old; it was received after it was sent, so a lease counted from the
+// send lapses before then, by the margin too (clock rates, a heartbeat
+// the store took long to answer).
+func leaseMargin(ttl time.Duration) time.Duration { return ttl / 4 }
+
+// errFenced refuses the heartbeats of a life the others forgot.
+var errFenced = errors.New("this instance's life was taken for dead by the others and its work recovered: it admits no more work until restarted")
+
+// renew extends the lease to a TTL (less the margin) after sent, the
+// monotonic time since base at which an accepted heartbeat was sent, and
+// wakes the calls that wait for it.
+func (c *Cluster) renew(sent time.Duration) {
+	until := int64(sent + c.ttl - leaseMargin(c.ttl))
+	for {
+		cur := c.lease.Load()
+		if cur >= until || c.lease.CompareAndSwap(cur, until) {
+			break
+		}
+	}
+	ch := make(chan struct{})
+	if old := c.renewed.Swap(&ch); old != nil {
+		close(*old)
+	}
+}
+
+// Leased returns nil if this life holds its lease, so that a call may be
+// dispatched (or a durable step taken) in its name: its last heartbeat
+// the store accepted was sent less than the TTL, less a margin, ago. This
+// costs an atomic load and a monotonic clock read. A life whose lease
+// lapsed (the store did not answer its heartbeats, or the process was
+// paused: stopped, a VM paused, a stall) waits for its next heartbeat, at
+// most until ctx's deadline or a TTL, then refuses store_unavailable:
+// the others may have taken it for dead and recovered its work. A life
+// the others forgot (Fenced) refuses at once.
+func (c *Cluster) Leased(ctx context.Context) error {
+	if time.Since(c.base) < time.Duration(c.lease.Load()) {
+		return nil
+	}
+	return c.waitLease(ctx)
+}
+
+func (c *Cluster) waitLease(ctx context.Context) error {
+	t := time.NewTimer(c.ttl)
+	defer t.Stop()
+	for {
+		if c.fenced.Load() {
+			return fencedError(c.name)
+		}
+		if c.lost.Load() {
+			return lostError(c.name)
+		}
+		ch := c.renewed.Load()
+		if time.Since(c.base) < time.Duration(c.lease.Load()) {
+			return nil
+		}
+		var wait <-chan struct{}
+		if ch != nil {
+			wait = *ch
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return leaseError(c.name)
+		case <-t.C:
+			return leaseError(c.name)
+		}
+	}
+}
+
+// Fenced reports whether a heartbeat of this life found its row gone:
+// the others took it for dead (its heartbeats stopped for a TTL: the
+// process was paused, or cut off from the store) and recovered its work.
+// It then stopped its parts of requests, admits no call nor model turn,
+// and heartbeats no more: the process must be restarted (a new life).
+func (c *Cluster) Fenced() bool { return c.fenced.Load() }
+
+// fence is what a life does when it finds itself judged dead or
+// forgotten: it does not re-create itself (a row its heartbeat inserted is
+// deleted again; a judged one is left for its recoverer to forget), and
+// stops the parts of requests that run here, which the others recover.
+func (c *Cluster) fence(ctx context.Context, inserted bool) {
+	if !c.fenced.CompareAndSwap(false, true) {
+		return
+	}
+	c.healthy.Store(0)
+	c.lease.Store(0)
+	if inserted {
+		if err := c.st.Depart(ctx, c.owner); err != nil {
+			c.log.Warn("cluster: forgetting this life again failed", "life", c.owner, "err", err)
+		}
+	}
+	if old := c.renewed.Swap(nil); old != nil {
+		close(*old)
+	}
+	c.mu.Lock()
+	var running []*reach.Request
+	for _, r := range c.local {
+		running = append(running, r)
+	}
+	c.mu.Unlock()
+	c.log.Error("cluster: this instance's heartbeats stopped for longer than instance_ttl (the process was paused, or cut off from the store), and the other instances took it for dead and recovered its work: it stops the parts of requests it ran, admits no more work, and must be restarted (restart reach serve)",
+		"instance", c.name, "life", c.owner, "requests", len(running))
+	for _, r := range running {
+		r.StopWith(reach.Cause{Mode: reach.Isolate, By: "instance " + c.name,
+			Reason: "this gateway instance was taken for dead (no heartbeat for instance_ttl) and its part of the request was recovered by another instance",
+			At:     time.Now(), Request: r.ID()})
+	}
 }
 
 // Alive reports whether the life owner may still run a call it claimed
@@ -276,13 +411,16 @@ func (c *Cluster) judges(at time.Time) bool {
 }
 
 // Dead implements durable.Shared: the lives that died, as of the last
-// heartbeat.
-func (c *Cluster) Dead(context.Context) ([]string, error) {
+// heartbeat, judged so on the store (postgres.Store.Judge) before their
+// work is recovered: one whose heartbeat came since is alive and left be,
+// and one judged heartbeats no more (its next heartbeat finds it judged:
+// Fenced), so that no life runs on whose work is recovered.
+func (c *Cluster) Dead(ctx context.Context) ([]string, error) {
 	v := c.view.Load()
-	if v == nil {
+	if v == nil || len(v.dead) == 0 {
 		return nil, nil
 	}
-	return v.dead, nil
+	return c.st.Judge(ctx, v.dead, c.ttl)
 }
 
 // OpenFramesOf implements durable.Shared.
@@ -360,10 +498,14 @@ func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover f
 			case <-t.C:
 			}
 			bctx, bcancel := context.WithTimeout(ctx, c.ttl)
-			if err := c.beat(bctx); err != nil && ctx.Err() == nil {
+			err := c.beat(bctx)
+			bcancel()
+			if errors.Is(err, errFenced) {
+				return
+			}
+			if err != nil && ctx.Err() == nil {
 				c.log.Warn("cluster: a heartbeat failed", "instance", c.name, "err", err)
 			}
-			bcancel()
 			// Recover only after heartbeats went on for a TTL: after a
 			// break (the database restarted, say) the others need that long
 			// to be seen alive again (judges).

@@ -66,6 +66,21 @@ func lostError(name string) *reach.Error {
 		Suggestion: "Try again in a moment: another instance will take the call."}
 }
 
+// leaseError refuses a call of a life whose lease lapsed and was not
+// renewed in time.
+func leaseError(name string) *reach.Error {
+	return &reach.Error{Guard: "admit", Type: reach.TypeTransient, Code: "store_unavailable",
+		Message:    fmt.Sprintf("Gateway instance %s could not renew its heartbeat on the shared store in time: the other instances may take it for dead, so it did not dispatch the call. Nothing ran.", name),
+		Suggestion: "Try again in a moment."}
+}
+
+// fencedError refuses the work of a life the others took for dead.
+func fencedError(name string) *reach.Error {
+	return &reach.Error{Guard: "admit", Type: reach.TypeTransient, Code: "instance_stopping",
+		Message:    fmt.Sprintf("Gateway instance %s was taken for dead by the other instances (no heartbeat for instance_ttl) and its work recovered: it admits no more work until restarted. Nothing ran.", name),
+		Suggestion: "Try again in a moment: another instance will take the call."}
+}
+
 // JoinRequest implements reach.RequestJoiner: a request that another
 // instance runs is joined, as it was begun there; one of another
 // principal is refused, and so is a stopped or interrupted one, or one
@@ -305,6 +320,9 @@ func (c *Cluster) Admission() reach.Middleware {
 			if c.lost.Load() {
 				return nil, lostError(c.name)
 			}
+			if c.fenced.Load() {
+				return nil, fencedError(c.name)
+			}
 			var chain []*reach.Request
 			for q := call.Request(); q != nil; q = q.Parent() {
 				chain = append(chain, q)
@@ -354,6 +372,11 @@ func (c *Cluster) Admission() reach.Middleware {
 					Suggestion: "Stop calling tools and answer with what you have, or ask the user for a larger budget."}
 			}
 			crashpoint.Reached("budget.admitted")
+			// The last thing before the call is dispatched: a life paused
+			// since it was admitted may have been taken for dead.
+			if err := c.Leased(ctx); err != nil {
+				return nil, err
+			}
 			return next(ctx, call)
 		}
 	}
@@ -388,6 +411,9 @@ func (c *Cluster) Frame(ctx context.Context, id reach.FrameID) (string, []reach.
 func (c *Cluster) AdmitTurn(ctx context.Context, req *reach.Request) (left int64, limited bool, err error) {
 	if c.lost.Load() {
 		return 0, false, lostError(c.name)
+	}
+	if err := c.Leased(ctx); err != nil {
+		return 0, false, err
 	}
 	chain := c.ledgerChain(req)
 	ids := make([]string, len(chain))

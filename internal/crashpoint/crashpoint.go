@@ -8,6 +8,8 @@
 // "NAME#N" at the Nth. Then Reached writes "reach: crash point NAME#N" to
 // stderr and stops the whole process (SIGSTOP, where there is one), so
 // that the test kills it (kill -9) with nothing run after the point.
+// "NAME#N+go" pauses there instead: the process stops (SIGSTOP) and,
+// continued (SIGCONT), goes on past the point, as after a VM pause.
 // Unarmed, as always in production, Reached compares a string and returns.
 package crashpoint
 
@@ -23,9 +25,15 @@ import (
 const Env = "REACH_TEST_CRASH_AT"
 
 var (
-	point, nth = parse(os.Getenv(Env))
-	seen       atomic.Int64
+	point, nth, resume = parseEnv(os.Getenv(Env))
+	seen               atomic.Int64
 )
+
+func parseEnv(v string) (string, int64, bool) {
+	v, resume := strings.CutSuffix(v, "+go")
+	name, n := parse(v)
+	return name, n, resume
+}
 
 func parse(v string) (string, int64) {
 	name, n, ok := strings.Cut(v, "#")
@@ -50,6 +58,11 @@ func Reached(name string) {
 
 func reached(name string) {
 	if name != point || seen.Add(1) != nth {
+		return
+	}
+	if resume {
+		fmt.Fprintf(os.Stderr, "reach: crash point %s#%d+go\n", name, nth)
+		pause()
 		return
 	}
 	fmt.Fprintf(os.Stderr, "reach: crash point %s#%d\n", name, nth)

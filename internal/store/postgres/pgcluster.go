@@ -46,15 +46,54 @@ type Life struct {
 // Heartbeat records that owner (a life of instance name, started then) is
 // alive now, by the server's clock.
 func (p *Store) Heartbeat(ctx context.Context, owner, name string, started time.Time) error {
+	_, _, err := p.Beat(ctx, owner, name, started)
+	return err
+}
+
+// Beat is Heartbeat, and says whether owner's life was given up by the
+// others: its row was judged (Judge: another instance took it for dead
+// and recovers its work), which the heartbeat then leaves as it is, or
+// it was gone and the heartbeat inserted it (the others forgot it once
+// they recovered its work, or this is its first heartbeat).
+func (p *Store) Beat(ctx context.Context, owner, name string, started time.Time) (judged, inserted bool, err error) {
 	if p.Closed() {
-		return store.ErrClosed
+		return false, false, store.ErrClosed
 	}
-	_, err := p.pool.Exec(ctx, `INSERT INTO instances (owner, name, started, seen) VALUES ($1, $2, $3, reach_now())
-	ON CONFLICT (owner) DO UPDATE SET seen = excluded.seen`, owner, name, store.UnixNano(started))
+	err = p.pool.QueryRow(ctx, `INSERT INTO instances (owner, name, started, seen) VALUES ($1, $2, $3, reach_now())
+	ON CONFLICT (owner) DO UPDATE SET seen = excluded.seen WHERE instances.seen >= 0 RETURNING (xmax = 0)`,
+		owner, name, store.UnixNano(started)).Scan(&inserted)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return true, false, nil
+	}
 	if err != nil {
-		return fmt.Errorf("recording the heartbeat of %s: %w", owner, err)
+		return false, false, fmt.Errorf("recording the heartbeat of %s: %w", owner, err)
 	}
-	return nil
+	return false, inserted, nil
+}
+
+// Judge takes those of owners whose last heartbeat is older than ttl for
+// dead, for good, and returns them (with those judged already): their
+// rows are marked (seen -1, older than any ttl), so that a heartbeat of
+// theirs that comes after no longer makes them alive (Beat says judged).
+// A life that heartbeated within ttl is left alive and not returned; the
+// row's lock orders the two.
+func (p *Store) Judge(ctx context.Context, owners []string, ttl time.Duration) ([]string, error) {
+	if p.Closed() {
+		return nil, store.ErrClosed
+	}
+	if len(owners) == 0 {
+		return nil, nil
+	}
+	rows, err := p.pool.Query(ctx, `UPDATE instances SET seen = -1 WHERE owner = ANY($1) AND seen < reach_now() - $2 RETURNING owner`,
+		owners, int64(ttl))
+	if err != nil {
+		return nil, fmt.Errorf("judging dead instances: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("judging dead instances: %w", err)
+	}
+	return out, nil
 }
 
 // Lives returns every life that heartbeated, and whether it did within
