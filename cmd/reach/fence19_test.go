@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -109,6 +111,24 @@ budgets:
 	for _, l := range f.lives(t) {
 		if l.Owner == owner && l.Alive {
 			t.Fatalf("b's life %s is alive again after it was forgotten: %+v", owner, l)
+		}
+	}
+	// Its probes say so: /livez asks for a restart (a supervisor restarts
+	// it), /readyz sends it no traffic; a's stay 200.
+	for _, probe := range []string{"/livez", "/readyz"} {
+		resp, err := http.Get(f.base(1) + probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "restart reach serve") {
+			t.Errorf("b's %s, taken for dead: %d %s; want 503 saying to restart it", probe, resp.StatusCode, body)
+		}
+		if resp, err := http.Get(f.base(0) + probe); err != nil || resp.StatusCode != http.StatusOK {
+			t.Errorf("a's %s: %v %v; want 200", probe, resp, err)
+		} else {
+			resp.Body.Close()
 		}
 	}
 	// The audit says why r-held's call did not run.

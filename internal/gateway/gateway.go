@@ -562,7 +562,7 @@ func (g *Gateway) newServer() *httpapi.Server {
 		Model:   modelproxy.New(mo),
 		Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Upstreams: g,
 		Stats: g.stats, Metrics: g.metrics, Approvals: g.approvals, Store: g.store, Audit: g.audit,
-		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), MaxInFlight: g.cfg.InFlightCap(), Logger: g.log, Fast: g.front, NotReady: g.notReady, Shown: g.opts.Shown,
+		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), MaxInFlight: g.cfg.InFlightCap(), Logger: g.log, Fast: g.front, NotReady: g.notReady, Dead: g.dead, Shown: g.opts.Shown,
 	}
 	if g.cluster != nil {
 		o.Remote = g.cluster // a cancel of a request another instance runs

@@ -17,6 +17,9 @@ func (g *Gateway) notReady() []string {
 			why = append(why, "another process took this instance's name on the store")
 		default:
 		}
+		if why1 := g.dead(); why1 != "" {
+			why = append(why, why1)
+		}
 	}
 	required := map[string]bool{}
 	for _, u := range g.cfg.Upstreams {
@@ -30,4 +33,15 @@ func (g *Gateway) notReady() []string {
 		}
 	}
 	return why
+}
+
+// dead says why only a restart brings this instance back: the other
+// instances took its life for dead and recovered its work, so it admits no
+// more (docs/INSTANCES.md, "An instance frozen past instance_ttl"); "" while
+// it is alive. /livez answers 503 with it, so a supervisor restarts it.
+func (g *Gateway) dead() string {
+	if g.cluster == nil || !g.cluster.Fenced() {
+		return ""
+	}
+	return "the other instances took this instance for dead and recovered its work: restart reach serve"
 }

@@ -80,6 +80,10 @@ type Options struct {
 	// NotReady says why the gateway should get no traffic now (it shuts
 	// down, a required upstream is down), for /readyz; nil: always ready.
 	NotReady func() []string
+	// Dead says why only a restart brings this process back (the other
+	// instances took its life for dead and recovered its work: it admits
+	// no more), for /livez; nil or "": alive.
+	Dead func() string
 	// Shown are requests of other runtimes the UI shows too (reach demo
 	// --serve: the scenarios it ran); nil for none.
 	Shown []*reach.Request
@@ -141,6 +145,7 @@ type API struct {
 	auditV    auditView // the audit log's reader (its st nil without a data folder)
 	ui        *ui.UI
 	notReady  func() []string
+	dead      func() string
 	shown     []*reach.Request
 	log       *slog.Logger
 	retention time.Duration  // see Options.Retention
@@ -157,7 +162,7 @@ func New(opts *Options) http.Handler { return newAPI(opts).handler }
 func newAPI(opts *Options) *API {
 	a := &API{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools, upstreams: opts.Upstreams,
 		agents: opts.Agents, stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, remote: opts.Remote, audit: opts.Audit, redactor: opts.Redactor,
-		notReady: opts.NotReady, shown: opts.Shown, log: opts.Logger, retention: opts.Retention, inflight: &inFlight{max: opts.MaxInFlight}}
+		notReady: opts.NotReady, dead: opts.Dead, shown: opts.Shown, log: opts.Logger, retention: opts.Retention, inflight: &inFlight{max: opts.MaxInFlight}}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -413,8 +418,11 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 
 // The probes, with the meanings Kubernetes gives them:
 //
-//   - GET /livez: the process serves HTTP. Always 200 while it does; a
-//     restart would not fix a down upstream, so nothing else counts here.
+//   - GET /livez: the process serves HTTP and can do its work. 200 while
+//     it does; 503 {"status": "restart", "reason"} once Options.Dead says
+//     only a restart brings it back (its life was taken for dead by the
+//     other instances). A restart would not fix a down upstream, so
+//     nothing else counts here.
 //   - GET /readyz: send this instance traffic. 503 while Options.NotReady
 //     says why not (it shuts down, an upstream marked required: true is not
 //     connected); 200 otherwise, also when an optional upstream is down
@@ -428,6 +436,12 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 // and connection states.
 
 func (a *API) livez(w http.ResponseWriter, _ *http.Request) {
+	if a.dead != nil {
+		if why := a.dead(); why != "" {
+			httpjson.Write(w, http.StatusServiceUnavailable, map[string]any{"status": "restart", "reason": why})
+			return
+		}
+	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"status": "ok"})
 }
 
