@@ -532,16 +532,7 @@ func (s *Store) RequestAudit(ctx context.Context, request string) ([]*store.Audi
 			rows.Close()
 			return nil, fmt.Errorf("reading the audit log: %w", err)
 		}
-		seq := pass - 1
-		for len(b) > 0 {
-			d, n := binary.Uvarint(b)
-			if n <= 0 {
-				break
-			}
-			seq += int64(d)
-			seqs = append(seqs, seq)
-			b = b[n:]
-		}
+		eachPassSeq(pass, b, func(seq int64) { seqs = append(seqs, seq) })
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -607,18 +598,11 @@ func (s *Store) RequestsAudit(ctx context.Context, requests []string, after, upT
 				rows.Close()
 				return nil, fmt.Errorf("reading the audit log: %w", err)
 			}
-			seq := pass - 1
-			for len(b) > 0 {
-				d, n := binary.Uvarint(b)
-				if n <= 0 {
-					break
-				}
-				seq += int64(d)
-				b = b[n:]
+			eachPassSeq(pass, b, func(seq int64) {
 				if seq > after && seq <= upTo {
 					seqs = append(seqs, seq)
 				}
-			}
+			})
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -687,3 +671,18 @@ func (s *Store) RequestsAudit(ctx context.Context, requests []string, after, upT
 // and no settings of its own: for a tool or a test that reads or edits a
 // store's file by hand, not for a store (Open).
 func OpenFile(path string) (*sql.DB, error) { return openPool(path, false) }
+
+// eachPassSeq calls f with each seq an index pass's row holds (b: their
+// gaps as uvarints, from pass-1), in order.
+func eachPassSeq(pass int64, b []byte, f func(seq int64)) {
+	seq := pass - 1
+	for len(b) > 0 {
+		d, n := binary.Uvarint(b)
+		if n <= 0 {
+			return
+		}
+		seq += int64(d)
+		b = b[n:]
+		f(seq)
+	}
+}
