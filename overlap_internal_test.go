@@ -104,3 +104,38 @@ func TestRecordPreparedWhileWaiting(t *testing.T) {
 type recorderOf func(*Event)
 
 func (f recorderOf) Record(_ context.Context, e *Event) { f(e) }
+
+// BenchmarkEventOf is the part of a tool call's record that its upstream
+// wait now makes (eventOf: the event, its unchanging fields, the masked
+// arguments and names), warm, against the whole record of the same frame.
+func BenchmarkEventOf(b *testing.B) {
+	red, err := redact.New(&redact.Options{Secrets: []string{"sk-live-0123456789abcdefghijklmnopqrstuv"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rt := New(&Options{Redactor: red, Recorder: recorderOf(func(*Event) {})})
+	var f *Frame
+	rt.MustRegister(Tool{Name: "fetch", Access: Read, Reentrancy: Reentrant, Func: func(ctx context.Context, a json.RawMessage) (json.RawMessage, error) {
+		f, _ = FrameFrom(ctx)
+		return json.RawMessage(`{"ok":true}`), nil
+	}})
+	ctx, req, err := rt.Begin(context.Background(), &RequestOptions{Principal: "alice", Agent: "planner"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer req.End()
+	rt.Call(ctx, &Call{ID: "c1", Tool: "fetch", Arguments: json.RawMessage(`{"url":"https://example.test/a","n":3}`)})
+	b.Run("eventOf", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			rt.eventOf(f)
+		}
+	})
+	b.Run("record", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			f.pre.Store(nil)
+			rt.record(context.Background(), f)
+		}
+	})
+}
