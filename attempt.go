@@ -161,15 +161,6 @@ func (a *attempt) AfterCancel(f func()) (stop func() bool) {
 	return context.AfterFunc(a.parent, f)
 }
 
-// Waiting is mcpwire.WaitingContext's: the upstream has the call's request
-// and the call's goroutine would park until its answer. It makes what
-// of the frame's event does not wait for the answer (prepareRecord).
-func (a *attempt) Waiting() {
-	if f := a.frame; f != nil && f.Request != nil {
-		f.Request.rt.prepareRecord(f)
-	}
-}
-
 // make returns the attempt's context, made at the first call: the
 // parent's with the deadline and cause, or, once the attempt ended, one
 // that ended as it did.

@@ -49,9 +49,8 @@ type Frame struct {
 
 	sub atomic.Pointer[Request] // delegate frames: the sub-request they started
 
-	upstream string                // tool frames: the upstream of the tool the call was dispatched to (Tool.Upstream)
-	recorded atomic.Bool           // a tool frame whose last event the Recorder was given (Options.StoredFrames)
-	pre      atomic.Pointer[Event] // tool frames: the part of its event made while the upstream worked (prepareRecord), or eventTaken
+	upstream string      // tool frames: the upstream of the tool the call was dispatched to (Tool.Upstream)
+	recorded atomic.Bool // a tool frame whose last event the Recorder was given (Options.StoredFrames)
 }
 
 // SubRequest returns the sub-request a delegate frame started, or nil (a

@@ -824,22 +824,18 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 	if rt.opts.Recorder == nil {
 		return
 	}
-	var e *Event
-	if f.Kind == ToolFrame {
-		// The part a tool call's upstream wait made (prepareRecord), if it
-		// did; from now on none is made.
-		if p := f.pre.Swap(eventTaken); p != eventTaken {
-			e = p
-		}
-	}
-	if e == nil {
-		e = rt.eventOf(f)
-	}
-	e.Time, e.State, e.Error, e.Summary, e.Tokens, e.Remaining = time.Now(), f.State(), f.Err(), f.Summary(), f.Tokens(), f.Request.Remaining()
+	e := &Event{Time: time.Now(), Started: f.Started, Root: f.Request.root.id, Trace: f.Request.root.trace, Request: f.Request.id,
+		Principal: f.Request.principal, Tenant: f.Request.tenant, Frame: f.ID, CallID: f.CallID, Kind: f.Kind, Name: f.Name, Agent: f.Agent, Args: f.Args, State: f.State(), Error: f.Err(),
+		Summary: f.Summary(), Tokens: f.Tokens(), Remaining: f.Request.Remaining(), Upstream: f.upstream}
 	if f.Kind == ModelFrame {
 		u := f.Usage()
 		e.InputTokens, e.OutputTokens, e.Cost, e.ResponseModel = u.Input, u.Output, u.Cost, u.Model
 		e.Route = f.route
+	}
+	if f.Parent != nil {
+		e.Parent = f.Parent.ID
+	} else {
+		e.RemoteParent = f.remote
 	}
 	if end := f.Ended(); !end.IsZero() {
 		// An ended frame's event is dated by its end, so that its start is
@@ -851,27 +847,6 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 	if r := f.Result(); len(r) > 0 {
 		e.Result = r[:min(len(r), 1024)] // cut after it was masked
 	}
-	if _, ok := ctx.(*detached); !ok {
-		ctx = context.WithoutCancel(ctx)
-	}
-	rt.opts.Recorder.Record(ctx, e)
-	if f.Kind == ToolFrame && e.State.Done() {
-		f.recorded.Store(true) // its last event: the request may let it go (Options.StoredFrames)
-	}
-}
-
-// eventOf makes f's event with what does not change once f is made: who,
-// where, what it was asked (masked), and where it was dispatched. record
-// adds the rest when f ends.
-func (rt *Runtime) eventOf(f *Frame) *Event {
-	r := f.Request
-	e := &Event{Started: f.Started, Root: r.root.id, Trace: r.root.trace, Request: r.id,
-		Principal: r.principal, Tenant: r.tenant, Frame: f.ID, CallID: f.CallID, Kind: f.Kind, Name: f.Name, Agent: f.Agent, Upstream: f.upstream}
-	if f.Parent != nil {
-		e.Parent = f.Parent.ID
-	} else {
-		e.RemoteParent = f.remote
-	}
 	// What the frame keeps is masked already (summary, why, error, result);
 	// the arguments are masked as views show them, and the names for good
 	// measure.
@@ -880,22 +855,11 @@ func (rt *Runtime) eventOf(f *Frame) *Event {
 	for _, s := range [...]*string{&e.Name, &e.Principal, &e.Tenant, &e.Agent, &e.CallID} {
 		*s = rd.RedactString(*s)
 	}
-	return e
-}
-
-// eventTaken marks a tool frame whose event record has taken: no part of
-// it is made after.
-var eventTaken = new(Event)
-
-// prepareRecord makes the unchanging part of a tool frame's event
-// (eventOf) while its upstream works on the call (attempt.Waiting), where
-// the call's goroutine would be parked, so that record, after the
-// upstream's answer and before the client's, has only the rest to add.
-// It decides nothing and changes nothing a view reads; a frame recorded
-// before (or while) it runs makes its own event.
-func (rt *Runtime) prepareRecord(f *Frame) {
-	if rt.opts.Recorder == nil || f.Kind != ToolFrame || f.Request == nil || f.pre.Load() != nil {
-		return
+	if _, ok := ctx.(*detached); !ok {
+		ctx = context.WithoutCancel(ctx)
 	}
-	f.pre.CompareAndSwap(nil, rt.eventOf(f))
+	rt.opts.Recorder.Record(ctx, e)
+	if f.Kind == ToolFrame && e.State.Done() {
+		f.recorded.Store(true) // its last event: the request may let it go (Options.StoredFrames)
+	}
 }

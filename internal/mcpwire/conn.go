@@ -300,21 +300,9 @@ type DeadlineContext interface {
 	AfterCancel(f func()) (stop func() bool)
 }
 
-// A WaitingContext is a context whose owner has work of its own that
-// may run while the upstream works on the request: RoundTrip calls
-// Waiting on the caller's goroutine once the request is written and
-// before it reads the answer, where the goroutine would otherwise park
-// (the upstream's answer takes most of a call). Waiting must not decide
-// anything the request carries, nor block.
-type WaitingContext interface {
-	context.Context
-	Waiting()
-}
-
 // RoundTrip writes one POST of body on session s and reads the head of the
 // answer. When ctx ends, the connection's deadline passes and the exchange
-// fails; the connection is then closed, not reused. A WaitingContext's
-// Waiting runs between the two.
+// fails; the connection is then closed, not reused.
 func (p *Conns) RoundTrip(ctx context.Context, s Session, body []byte) (*Exchange, error) {
 	c, err := p.get(ctx)
 	if err != nil {
@@ -349,9 +337,6 @@ func (p *Conns) RoundTrip(ctx context.Context, s Session, body []byte) (*Exchang
 		stop()
 		c.nc.Close()
 		return nil, err
-	}
-	if w, ok := ctx.(WaitingContext); ok {
-		w.Waiting()
 	}
 	// The connection's own: it is not used again before Release gives
 	// it back (or its background read ends).
