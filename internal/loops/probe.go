@@ -552,20 +552,36 @@ func (d *Detector) question(s *Step) uint64 {
 	if as.cut {
 		return 0
 	}
+	// The first value that is free text, if any: arguments without free
+	// text are folded once, by foldArgsBound, and not respelled here
+	// first for a sum that would be thrown away; the values before it are
+	// known not to be free text and not looked at twice.
+	first := -1
+	for i := range as.out {
+		if l := &as.out[i]; l.kind == leafString && proseArg(l.key, l.raw) {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		q, b := foldArgsBound(s.Tool, s.Args)
+		s.asking = b
+		return q
+	}
 	// The question is the multiset of the other values, each respelled as
 	// foldArgs respells it, whatever keys they are under: the same free
 	// text asked again with its filter renamed ({"status":"open"}, then
 	// {"state":"OPEN"}) or a day given as its midnight is the question
 	// asked again. The asking binds each value to its path.
-	q, prose := uint64(0x717565), false
+	q := uint64(0x717565)
 	var sum uint64
 	var f folder
 	for i := range as.out {
 		l := &as.out[i]
 		v := l.val
 		switch {
-		case l.kind == leafString && proseArg(l.key, l.raw):
-			v, prose = 0x70726f7365, true
+		case l.kind == leafString && (i == first || i > first && proseArg(l.key, l.raw)):
+			v = 0x70726f7365
 			s.search = s.search || keyKind(l.key) == queryKey
 			sum += mix(v, 0x76616c)
 			q = mix(q, mix(l.path, v))
@@ -582,11 +598,6 @@ func (d *Detector) question(s *Step) uint64 {
 			sum += mix(v, 0x76616c)
 		}
 		q = mix(q, mix(l.path, v))
-	}
-	if !prose {
-		q, b := foldArgsBound(s.Tool, s.Args)
-		s.asking = b
-		return q
 	}
 	s.prose, s.asking = true, q // its values under their keys already
 	return mix(0x717565, sum)

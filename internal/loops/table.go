@@ -58,7 +58,13 @@ func (m *bounded[K, V]) put(k K, v V) {
 	if m.cur == nil {
 		m.cur = make(map[K]V)
 	}
-	if _, ok := m.cur[k]; !ok && len(m.cur) >= m.half {
+	// The length first: the current half is seldom full, and a new key's
+	// put (checkTool's, after a get that missed) need not look it up again.
+	if len(m.cur) >= m.half {
+		if _, ok := m.cur[k]; ok {
+			m.cur[k] = v
+			return
+		}
 		m.old = m.cur
 		m.cur = make(map[K]V, m.half/4)
 	}
