@@ -160,6 +160,11 @@ type deadLetterLister interface {
 }
 
 func listDeadLetters(cmd *cobra.Command, data, storeURL, state string, asJSON bool) error {
+	switch state {
+	case store.DeadOpen, store.DeadTaken, store.DeadRetried, store.DeadResolved, "all":
+	default:
+		return fmt.Errorf("--state %q: want open, retried, resolved, taken or all", state)
+	}
 	var st deadLetterLister
 	if storeURL != "" {
 		if !postgres.IsURL(storeURL) {

@@ -31,6 +31,10 @@ func TestDeadLettersCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, "cancel_hotel") || !strings.Contains(out, "hotel API down") {
 		t.Fatalf("list: %v\n%s", err, out)
 	}
+	// A state that is none is refused, not answered "No dead letters".
+	if out, err := runCLI(t, "deadletters", "--data", dir, "--state", "opne"); err == nil || !strings.Contains(err.Error(), "want open, retried, resolved, taken or all") {
+		t.Errorf("--state opne: %v %q; want an error naming the states", err, out)
+	}
 	// No gateway answers at --api: the dismissal is written to the store.
 	down := closedAddr(t)
 	if _, err := runCLI(t, "deadletters", "dismiss", "1", "--data", dir, "--api", down); err == nil || !strings.Contains(err.Error(), "--note") {
