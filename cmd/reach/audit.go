@@ -61,12 +61,20 @@ is wrong with it.`,
 			rep, err := audit.Verify(cmd.Context(), st)
 			out := cmd.OutOrStdout()
 			if verifyJSON {
-				v := map[string]any{"ok": err == nil, "events": rep.Events, "checkpoints": rep.Checkpoints}
-				if rep.Head != nil {
-					v["head"] = audit.FormatHash(rep.Head)
+				// A broken chain has no report (Verify stops at the first
+				// bad event): it is said by the bad event's seq and problem.
+				v := map[string]any{"ok": err == nil}
+				if rep != nil {
+					v["events"], v["checkpoints"] = rep.Events, rep.Checkpoints
+					if rep.Head != nil {
+						v["head"] = audit.FormatHash(rep.Head)
+					}
 				}
 				if err != nil {
 					v["error"] = printable(err.Error())
+					if ce := (*audit.ChainError)(nil); errors.As(err, &ce) {
+						v["seq"], v["problem"] = ce.Seq, ce.Problem
+					}
 				}
 				if werr := writeJSON(out, v); werr != nil {
 					return werr
@@ -239,7 +247,7 @@ with --policy, one the policies now allow outright or refuse is printed.`,
 	replay.Flags().StringVar(&policyPath, "policy", "", "a Cedar policy file or folder to decide with (default: access levels)")
 	replay.Flags().BoolVar(&noLoops, "no-loops", false, "turn the loop guard off")
 
-	verify.Flags().BoolVar(&verifyJSON, "json", false, "print {ok, events, head, checkpoints, error} as JSON")
+	verify.Flags().BoolVar(&verifyJSON, "json", false, "print {ok, events, head, checkpoints} as JSON, or {ok: false, error, seq, problem} for a broken chain")
 	cmd.AddCommand(verify, show, export, replay)
 	return cmd
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,6 +82,22 @@ func TestAuditVerifyCLI(t *testing.T) {
 	out, err = runCLI(t, "audit", "verify", "--data", dir)
 	if err == nil || !strings.Contains(err.Error(), "seq 4 (edited)") || out != "" {
 		t.Errorf("verify of an edited log: %q, %v; want an error naming seq 4 as edited", out, err)
+	}
+	// --json on a broken chain, through the binary: it panicked (Verify
+	// returns no report with the error) instead of saying which event.
+	cmd := exec.Command(exe(t), "audit", "verify", "--json", "--data", dir)
+	cmd.Env = append(os.Environ(), "REACH_AS_CLI=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	var got struct {
+		OK      bool   `json:"ok"`
+		Seq     int64  `json:"seq"`
+		Problem string `json:"problem"`
+		Error   string `json:"error"`
+	}
+	if jerr := json.Unmarshal(b, &got); err == nil || jerr != nil || got.OK || got.Seq != 4 || got.Problem != "edited" || !strings.Contains(got.Error, "seq 4") || strings.Contains(stderr.String(), "panic") {
+		t.Errorf("verify --json of an edited log: exit %v, stdout %s, stderr %s; want a non-zero exit and {ok: false, seq: 4, problem: edited}", err, b, stderr.String())
 	}
 
 	if _, err := runCLI(t, "audit", "verify", "--data", filepath.Join(dir, "nope")); err == nil || !strings.Contains(err.Error(), "no audit log in") {

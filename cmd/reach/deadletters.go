@@ -19,20 +19,22 @@ import (
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/spf13/cobra"
 )
 
 func newDeadLetters() *cobra.Command {
-	var data, state string
+	var data, state, storeURL string
 	var asJSON bool
 	// listing makes c list the dead letters, as the group itself and its
 	// "list" do.
 	listing := func(c *cobra.Command) *cobra.Command {
 		c.Args = cobra.NoArgs
-		c.RunE = func(cmd *cobra.Command, _ []string) error { return listDeadLetters(cmd, data, state, asJSON) }
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return listDeadLetters(cmd, data, storeURL, state, asJSON) }
 		c.Flags().StringVar(&state, "state", store.DeadOpen, "open, retried, resolved, or all")
 		c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+		c.Flags().StringVar(&storeURL, "store", "", "the PostgreSQL database of gateways that share it (postgres://USER@HOST:PORT/DB?sslmode=...), instead of --data")
 		return c
 	}
 	cmd := listing(dataGroup(&data, &cobra.Command{
@@ -42,7 +44,9 @@ func newDeadLetters() *cobra.Command {
 letter: it waits in the data folder's store for an operator. "list" shows them;
 "retry ID" asks the running gateway to run the undo again (under its
 idempotency key, so it runs at most once more); "dismiss ID --note" records
-that it was settled by hand. Every action is written to the audit log.`,
+that it was settled by hand. Every action is written to the audit log.
+Gateways that share a PostgreSQL store keep their dead letters there: list
+them with --store postgres://...; retry and dismiss go through a gateway.`,
 	}))
 	list := listing(&cobra.Command{Use: "list", Short: "List dead letters"})
 
@@ -148,10 +152,42 @@ func openDeadLetters(ctx context.Context, data string) (*sqlite.Store, error) {
 	return st, nil
 }
 
-func listDeadLetters(cmd *cobra.Command, data, state string, asJSON bool) error {
-	st, err := openDeadLetters(cmd.Context(), data)
-	if err != nil {
-		return err
+// deadLetterLister is what listDeadLetters reads: a data folder's SQLite
+// or the PostgreSQL store of --store.
+type deadLetterLister interface {
+	ListDeadLetters(ctx context.Context, state string) ([]*store.DeadLetter, error)
+	Close() error
+}
+
+func listDeadLetters(cmd *cobra.Command, data, storeURL, state string, asJSON bool) error {
+	switch state {
+	case store.DeadOpen, store.DeadTaken, store.DeadRetried, store.DeadResolved, "all":
+	default:
+		return fmt.Errorf("--state %q: want open, retried, resolved, taken or all", state)
+	}
+	var st deadLetterLister
+	if storeURL != "" {
+		if !postgres.IsURL(storeURL) {
+			return errors.New("--store: want postgres://USER@HOST:PORT/DB?sslmode=..., or --data DIR for SQLite")
+		}
+		pg, err := postgres.Open(cmd.Context(), storeURL, &postgres.Options{NoMigrate: true})
+		if err != nil {
+			return err
+		}
+		if v, err := pg.SchemaVersion(cmd.Context()); err != nil || v == 0 {
+			pg.Close()
+			if err == nil {
+				err = fmt.Errorf("no dead letters in PostgreSQL at %s: the database has no reach schema (no gateway used it as its store:)", pg.Where())
+			}
+			return err
+		}
+		st = pg
+	} else {
+		sq, err := openDeadLetters(cmd.Context(), data)
+		if err != nil {
+			return err
+		}
+		st = sq
 	}
 	defer st.Close()
 	if state == "all" {

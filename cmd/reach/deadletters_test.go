@@ -12,7 +12,9 @@ import (
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
+	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
@@ -28,6 +30,10 @@ func TestDeadLettersCLI(t *testing.T) {
 	out, err := runCLI(t, "deadletters", "--data", dir)
 	if err != nil || !strings.Contains(out, "cancel_hotel") || !strings.Contains(out, "hotel API down") {
 		t.Fatalf("list: %v\n%s", err, out)
+	}
+	// A state that is none is refused, not answered "No dead letters".
+	if out, err := runCLI(t, "deadletters", "--data", dir, "--state", "opne"); err == nil || !strings.Contains(err.Error(), "want open, retried, resolved, taken or all") {
+		t.Errorf("--state opne: %v %q; want an error naming the states", err, out)
 	}
 	// No gateway answers at --api: the dismissal is written to the store.
 	down := closedAddr(t)
@@ -168,5 +174,31 @@ func TestDeadLettersNoStore(t *testing.T) {
 	err := run(t.Context(), []string{"deadletters", "list", "--data", data}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "does not exist (use --data") {
 		t.Errorf("deadletters list without a store: %v", err)
+	}
+}
+
+// TestDeadLettersListOnPostgres: gateways on a PostgreSQL store keep their
+// dead letters there; reach deadletters list --store reads them, masked as
+// from a data folder (it read a data folder's SQLite only, and said "no
+// store" there).
+func TestDeadLettersListOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	url := pgtest.Own(t).URL("postgres")
+	pg, err := postgres.Open(t.Context(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pg.AddDeadLetter(t.Context(), &store.DeadLetter{Request: "r1", Tool: "cancel_hotel", Args: []byte(`{"ref":"R1","password":"hunter2-secret"}`),
+		Error: "hotel API down", Attempts: 3}); err != nil {
+		t.Fatal(err)
+	}
+	pg.Close()
+	for _, args := range [][]string{{"deadletters", "--store", url}, {"deadletters", "list", "--store", url, "--json"}} {
+		out, err := runCLI(t, args...)
+		if err != nil || !strings.Contains(out, "cancel_hotel") || !strings.Contains(out, "hotel API down") || strings.Contains(out, "hunter2") {
+			t.Errorf("%v: %v\n%s", args, err, out)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"io"
 	"log/slog"
 	"net"
@@ -452,6 +453,11 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 			}
 			storeLine := ""
 			if offline && cfg.Postgres() {
+				// Not contacted, but parsed as serve parses it: a bad
+				// sslmode or port is found here, not at the deploy.
+				if _, err := pgxpool.ParseConfig(cfg.Store.Reveal()); err != nil {
+					return fmt.Errorf("%s: %w", configPath, cfg.Errorf([]any{"store"}, "store: %v (want postgres://USER@HOST:PORT/DB?sslmode=disable|require|verify-full)", err))
+				}
 				storeLine = "store PostgreSQL (not contacted), instance " + cfg.InstanceName()
 			} else if storeLine, err = checkStore(cmd.Context(), cfg); err != nil {
 				return fmt.Errorf("%s: %w", configPath, err)

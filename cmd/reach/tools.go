@@ -12,13 +12,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentreach/reach/internal/policy/pin"
+	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // newToolsCmd is `reach tools list|diff|approve`: the pinned definitions of
 // upstream tools (P7), in the data folder's store.
 func newToolsCmd() *cobra.Command {
-	var data string
+	var data, storeURL string
 	cmd := dataGroup(&data, &cobra.Command{
 		Use:   "tools",
 		Short: "Review upstream tool definitions held after a change",
@@ -26,8 +27,12 @@ func newToolsCmd() *cobra.Command {
 annotations) the first time it sees it. When an upstream changes a definition,
 the tool is held (not listed, not callable) until someone reviews the change
 with ` + "`reach tools diff`" + ` and approves it with ` + "`reach tools approve`" + `. A
-running gateway sees the approval within seconds, without a restart.`,
+running gateway sees the approval within seconds, without a restart.
+
+Gateways that share a PostgreSQL store keep their pins there: name it with
+--store postgres://... instead of --data.`,
 	})
+	cmd.PersistentFlags().StringVar(&storeURL, "store", "", "the PostgreSQL database of gateways that share it (postgres://USER@HOST:PORT/DB?sslmode=...), instead of --data")
 
 	var held, asJSON bool
 	list := &cobra.Command{
@@ -37,7 +42,7 @@ running gateway sees the approval within seconds, without a restart.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
 			_, noStore := os.Stat(filepath.Join(data, sqlite.DefaultFile))
-			if _, noFile := os.Stat(pin.Path(data)); errors.Is(noStore, fs.ErrNotExist) && errors.Is(noFile, fs.ErrNotExist) {
+			if _, noFile := os.Stat(pin.Path(data)); storeURL == "" && errors.Is(noStore, fs.ErrNotExist) && errors.Is(noFile, fs.ErrNotExist) {
 				// Nothing pinned yet is no failure: a gateway without
 				// upstreams pins nothing. Say where it looked.
 				if asJSON {
@@ -46,7 +51,7 @@ running gateway sees the approval within seconds, without a restart.`,
 				fmt.Fprintf(out, "no pinned tools in %s (the gateway pins the tools of its upstreams when it first lists them; a gateway of another data folder: --data)\n", data)
 				return nil
 			}
-			return withPins(cmd.Context(), data, func(s *pin.Store) error {
+			return withPins(cmd.Context(), data, storeURL, func(s *pin.Store) error {
 				pins, err := s.List(held)
 				if err != nil {
 					return err
@@ -80,7 +85,7 @@ running gateway sees the approval within seconds, without a restart.`,
 		Short: "Show a held tool's change (every held tool's without TOOL)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withPins(cmd.Context(), data, func(s *pin.Store) error {
+			return withPins(cmd.Context(), data, storeURL, func(s *pin.Store) error {
 				names := args
 				if len(names) == 0 {
 					pins, err := s.List(true)
@@ -119,7 +124,7 @@ running gateway sees the approval within seconds, without a restart.`,
 		Short: "Approve a held tool's new definition",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withPins(cmd.Context(), data, func(s *pin.Store) error {
+			return withPins(cmd.Context(), data, storeURL, func(s *pin.Store) error {
 				who := cmp.Or(by, os.Getenv("USER"), "cli")
 				if err := s.Approve(args[0], who); err != nil {
 					if errors.Is(err, pin.ErrNoPin) {
@@ -140,10 +145,27 @@ running gateway sees the approval within seconds, without a restart.`,
 // withPins runs fn on the pins of data, the gateway's data folder: in its
 // store (the gateway keeps them there; an older gateway's pins.json is
 // imported), or, with no store, in its pins.json. The store is closed when
-// fn returns.
-func withPins(ctx context.Context, data string, fn func(*pin.Store) error) error {
+// fn returns. With storeURL, the pins are those of the PostgreSQL store
+// that gateways share.
+func withPins(ctx context.Context, data, storeURL string, fn func(*pin.Store) error) error {
 	open := func() (*pin.Store, error) { return pin.Open(pin.Path(data)) }
-	if _, err := os.Stat(filepath.Join(data, sqlite.DefaultFile)); err == nil {
+	if storeURL != "" {
+		if !postgres.IsURL(storeURL) {
+			return errors.New("--store: want postgres://USER@HOST:PORT/DB?sslmode=..., or --data DIR for SQLite")
+		}
+		pg, err := postgres.Open(ctx, storeURL, &postgres.Options{NoMigrate: true})
+		if err != nil {
+			return err
+		}
+		defer pg.Close()
+		if v, err := pg.SchemaVersion(ctx); err != nil || v == 0 {
+			if err == nil {
+				err = fmt.Errorf("no pinned tools in PostgreSQL at %s: the database has no reach schema (no gateway used it as its store:)", pg.Where())
+			}
+			return err
+		}
+		open = func() (*pin.Store, error) { return pin.OpenStore(ctx, pg, "") }
+	} else if _, err := os.Stat(filepath.Join(data, sqlite.DefaultFile)); err == nil {
 		st, err := sqlite.Open(ctx, data, &sqlite.Options{NoCreate: true})
 		if err != nil {
 			return err

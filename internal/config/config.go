@@ -104,7 +104,7 @@ type Config struct {
 	Instance string `yaml:"instance"`
 	// InstanceTTL is how long an instance sharing a PostgreSQL store may
 	// go without a heartbeat before the others take it for dead and
-	// recover its work; if zero, 10s.
+	// recover its work; if zero, 10s; at least MinInstanceTTL.
 	InstanceTTL Duration `yaml:"instance_ttl"`
 	// MaxBodyBytes bounds a request body; if zero, DefaultMaxBodyBytes.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
@@ -1633,6 +1633,10 @@ func (c *Config) expand(lookup func(string) (string, bool)) error {
 	return nil
 }
 
+// MinInstanceTTL is the shortest instance_ttl: heartbeats come every
+// fifth of it, and a life that misses it is taken for dead.
+const MinInstanceTTL = time.Second
+
 // upstreamNameRE and instanceRE match the characters of an upstream's
 // name and of an instance's; their length, at most 64, is checked apart
 // (a counted repetition compiles into a copy of the class per count,
@@ -1726,6 +1730,9 @@ func (c *Config) check() error {
 	}
 	if c.Instance != "" && (len(c.Instance) > 64 || !instanceRE.MatchString(c.Instance)) {
 		return c.Errorf([]any{"instance"}, "instance %q: use 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit", c.Instance)
+	}
+	if t := time.Duration(c.InstanceTTL); t != 0 && t < MinInstanceTTL {
+		return c.Errorf([]any{"instance_ttl"}, "instance_ttl %v: use at least %v (an instance heartbeats every fifth of it, and one that misses it is taken for dead and its work recovered: a shorter one takes live instances for dead at any pause of the store), or leave it out for 10s", t, MinInstanceTTL)
 	}
 	for i, v := range c.MCPProtocols {
 		if !slices.Contains(mcp.SupportedProtocolVersions(), v) {

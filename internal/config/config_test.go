@@ -477,3 +477,18 @@ agents:
 		}
 	}
 }
+
+// TestInstanceTTLBound: an instance_ttl under a second (a typo of 10ms for
+// 10s) is refused at load, saying the bound; it was taken, and instances
+// would take each other for dead at any pause of the store.
+func TestInstanceTTLBound(t *testing.T) {
+	for _, tc := range []struct {
+		ttl string
+		ok  bool
+	}{{"10ms", false}, {"999ms", false}, {"1s", true}, {"10s", true}} {
+		_, err := Parse([]byte("store: postgres://reach@127.0.0.1:5432/reach?sslmode=disable\ninstance_ttl: "+tc.ttl+"\n"), nil)
+		if tc.ok != (err == nil) || (err != nil && !strings.Contains(err.Error(), "line 2: instance_ttl "+tc.ttl+": use at least 1s")) {
+			t.Errorf("instance_ttl %s: %v, want ok %v", tc.ttl, err, tc.ok)
+		}
+	}
+}

@@ -38,3 +38,17 @@ func TestDeadLetterBusySaysWhen(t *testing.T) {
 		t.Errorf("busy refusal %+v: want a suggestion that says a crashed retry's dead letter is given back within ten minutes, and how to watch it", out.Error)
 	}
 }
+
+// TestDeadLettersListState: GET /v1/deadletters?state= takes the states
+// there are (and all); another is refused 400 saying which to use. It
+// answered an empty list, as if there were none in that state.
+func TestDeadLettersListState(t *testing.T) {
+	a := &API{rt: reach.New(nil)}
+	for state, want := range map[string]int{"": 200, "open": 200, "all": 200, "resolved": 200, "opne": 400} {
+		w := httptest.NewRecorder()
+		a.listDeadLetters(w, httptest.NewRequest("GET", "/v1/deadletters?state="+state, nil))
+		if w.Code != want || (want == 400 && !strings.Contains(w.Body.String(), "Use open, retried, resolved, taken or all")) {
+			t.Errorf("state %q: %d %s, want %d", state, w.Code, w.Body, want)
+		}
+	}
+}

@@ -32,6 +32,11 @@ func (a *API) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 		state = reach.DeadLetterOpen
 	case "all":
 		state = ""
+	case reach.DeadLetterOpen, reach.DeadLetterTaken, reach.DeadLetterRetried, reach.DeadLetterResolved:
+	default:
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_state", fmt.Sprintf("There is no dead letter state %q.", state),
+			"Use open, retried, resolved, taken or all.")
+		return
 	}
 	ds, err := a.rt.DeadLetters(r.Context(), state)
 	if err != nil {

@@ -622,10 +622,12 @@ func (u *UI) requests(w http.ResponseWriter, r *http.Request) {
 	var vs []requestView
 	total := 0
 	var shown []*reach.Request
+	anySeen := false
 	for _, q := range u.all() {
 		if !u.visible(r, q) {
 			continue
 		}
+		anySeen = true
 		if f.Principal != "" && q.Principal() != f.Principal {
 			continue
 		}
@@ -679,7 +681,7 @@ func (u *UI) requests(w http.ResponseWriter, r *http.Request) {
 		FilterStates   []string
 		AnyRequestSeen bool
 	}{page: u.page(r, "Requests", "requests", ""), Requests: vs[from:to], F: f, States: states,
-		From: from + 1, To: to, Of: matched, FilterStates: stateFilters, AnyRequestSeen: total > 0}
+		From: from + 1, To: to, Of: matched, FilterStates: stateFilters, AnyRequestSeen: anySeen}
 	if f.Page > 1 {
 		data.Newer = f.query(f.Page - 1)
 	}

@@ -392,3 +392,19 @@ func TestLiveStreamSeesRunningElsewhere(t *testing.T) {
 		t.Errorf("the requests page does not show r1 running on b")
 	}
 }
+
+// TestRequestsFilterMatchesNone: a principal or search that matches no
+// request says so, not "No requests yet" (which tells the user to point an
+// agent at a gateway that already has requests).
+func TestRequestsFilterMatchesNone(t *testing.T) {
+	srv, _, _, _ := setup(t)
+	for _, q := range []string{"?q=nothing-like-it", "?principal=nobody"} {
+		page := get(t, srv.URL+"/ui/"+q)
+		if strings.Contains(page, "No requests yet") || !strings.Contains(page, `id="no-match"`) {
+			t.Errorf("/ui/%s with request r1 served: want the no-match line, not \"No requests yet\"", q)
+		}
+	}
+	if page := get(t, srv.URL+"/ui/?q=r1"); !strings.Contains(page, `data-request="r1"`) {
+		t.Error("/ui/?q=r1 does not list r1")
+	}
+}

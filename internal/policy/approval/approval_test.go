@@ -261,6 +261,19 @@ func TestExpiry(t *testing.T) {
 		if _, err := f.q.Approve(a.ID, alice, ""); !errors.Is(err, ErrDecided) {
 			t.Errorf("approved an expired approval: %v", err)
 		}
+		// Through the API, the refusal says what to do next: the agent's
+		// next call asks again, and that approval is the one to decide.
+		r := httptest.NewRequest("POST", "/v1/approvals/"+a.ID+"/approve", nil)
+		r = r.WithContext(auth.WithIdentity(r.Context(), &auth.Identity{Principal: "alice"}))
+		w := httptest.NewRecorder()
+		f.q.Handler(nil).ServeHTTP(w, r)
+		var m struct {
+			Error struct{ Code, Message, Suggestion string }
+		}
+		json.Unmarshal(w.Body.Bytes(), &m)
+		if w.Code != 409 || m.Error.Code != "already_decided" || !strings.Contains(m.Error.Message, "expired") || !strings.Contains(m.Error.Suggestion, "a new approval is asked for") {
+			t.Errorf("approving an expired approval through the API: %d %s; want 409 already_decided saying what to do next", w.Code, w.Body)
+		}
 		// An approval whose call does not come back in time expires too.
 		f.call(ctx, "refund", `{"order_id":"A1"}`)
 		b := f.q.List(Pending)[0]

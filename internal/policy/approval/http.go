@@ -160,11 +160,21 @@ func (h *handler) decide(approve bool) http.HandlerFunc {
 		case errors.Is(err, ErrAlreadyVoted):
 			httpjson.WriteError(w, http.StatusConflict, "already_approved", upper(err.Error())+".", "")
 		case errors.Is(err, ErrDecided):
-			httpjson.WriteError(w, http.StatusConflict, "already_decided", upper(err.Error())+".", "")
+			httpjson.WriteError(w, http.StatusConflict, "already_decided", upper(err.Error())+".", decidedSuggestion(a.Status))
 		default:
 			httpjson.WriteError(w, http.StatusInternalServerError, "internal", upper(err.Error())+".", "")
 		}
 	}
+}
+
+// decidedSuggestion says what to do about an approval decided already:
+// one that expired is replaced by the agent's next call of it, which asks
+// again; another stays as decided.
+func decidedSuggestion(status Status) string {
+	if status == Expired {
+		return "It expired (nobody decided it, or the approved call did not come, in time) and cannot be decided now: when the agent calls it again in its request, a new approval is asked for; decide that one (reach approvals list)."
+	}
+	return "A decided approval is not decided again: see it with reach approvals list --all."
 }
 
 func upper(s string) string {
