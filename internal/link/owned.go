@@ -378,7 +378,8 @@ func (q *Owned) beginAs(id string, t Target, who *auth.Identity, loose bool) (*o
 
 // named returns the request t names for one call (release it when the
 // call is done): a running or stopped request of that id, or a new one
-// with t's budget spec when there is none or it has completed.
+// with t's budget spec when there is none or it has completed (a
+// completed sub-request is refused: 409 request_ended).
 func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, *callHold, error) {
 	id := t.Request
 	q.mu.Lock()
@@ -390,6 +391,15 @@ func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, *callHold, 
 		if r.State() != reach.RequestCompleted {
 			defer q.mu.Unlock()
 			return r, q.holdLocked(r), nil
+		}
+		if p := r.Parent(); p != nil {
+			// A hand-off's sub-request, completed: begun again by its id it
+			// would be a root of its own, outside its parent's budget and
+			// stops (with a budget its caller names, or the default).
+			q.mu.Unlock()
+			return nil, nil, &Error{Status: http.StatusConflict, Code: "request_ended",
+				Message:    fmt.Sprintf("Request %s was a hand-off of request %s and has ended; nothing ran.", id, p.ID()),
+				Suggestion: fmt.Sprintf("Work in request %s (reach/request, Reach-Request), or leave the request id out to begin a new request.", p.ID())}
 		}
 	}
 	return q.beginLoose(id, t, who)
