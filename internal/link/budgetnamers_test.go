@@ -117,4 +117,11 @@ func TestNamedBudgetTenants(t *testing.T) {
 	if _, err := q.budget(&BudgetSpec{Name: "team"}, &auth.Identity{Principal: "erin", Tenant: "globex"}); err == nil {
 		t.Error("erin of globex, neither listed: allowed")
 	}
+	// A principal is compared as exactly: a case or a look-alike letter is
+	// another principal, of another tenant here.
+	for _, p := range []string{"Dave", "d\u0430ve", "dave\u200b", "ｄａｖｅ"} {
+		if _, err := q.budget(&BudgetSpec{Name: "team"}, &auth.Identity{Principal: p, Tenant: "globex"}); err == nil {
+			t.Errorf("%q of globex, not dave: allowed", p)
+		}
+	}
 }
