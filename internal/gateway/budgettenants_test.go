@@ -129,20 +129,30 @@ func TestNamedBudgetTenantsRealClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, proto := range []string{"mcp", "a2a", "openai"} {
+		// One node process a protocol, calling as each caller in turn.
+		type call struct {
+			Key     string `json:"key"`
+			Request string `json:"request"`
+		}
+		var calls []call
 		for _, c := range tenantCallers {
-			id := "tb-" + proto + "-" + c.principal
-			cmd := exec.CommandContext(t.Context(), "node", script)
-			cmd.Env = append(env, "PROTO="+proto, "REACH="+url, "KEY="+keys[c.principal], "BUDGET=team", "REQUEST="+id)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("%s as %s: %v\n%s", proto, c.principal, err, stderr.String())
-			}
-			var res clientResult
-			if err := json.Unmarshal(out, &res); err != nil {
-				t.Fatalf("%s as %s: %q: %v", proto, c.principal, out, err)
-			}
+			calls = append(calls, call{keys[c.principal], "tb-" + proto + "-" + c.principal})
+		}
+		cj, _ := json.Marshal(calls)
+		cmd := exec.CommandContext(t.Context(), "node", script)
+		cmd.Env = append(env, "PROTO="+proto, "REACH="+url, "BUDGET=team", "CALLS="+string(cj))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", proto, err, stderr.String())
+		}
+		var results []clientResult
+		if err := json.Unmarshal(out, &results); err != nil || len(results) != len(calls) {
+			t.Fatalf("%s: %q: %v, want %d results", proto, out, err, len(calls))
+		}
+		for i, c := range tenantCallers {
+			id, res := calls[i].Request, results[i]
 			r, _ := g.rt.Lookup(id)
 			if c.may {
 				if !res.OK || r == nil {

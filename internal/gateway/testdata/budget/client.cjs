@@ -1,16 +1,19 @@
-// client.cjs names a budget for a new request through a real client of one
-// protocol, authenticated with an API key, and prints what came back as one
-// JSON line: {ok, code, state, status, text}. PROTO picks the client:
+// client.cjs names a budget for new requests through a real client of one
+// protocol, once for each of CALLS (a JSON list of {key, request}: an API
+// key to authenticate with, the request to begin), and prints what came
+// back as one JSON line, a list of {ok, code, state, status, text}. PROTO
+// picks the client:
 //   mcp     the MCP TypeScript SDK: tools/call search_kb, _meta reach/budget
 //   a2a     the A2A JS SDK: SendMessage to /a2a/executor/, metadata reach/budget
 //   openai  the OpenAI SDK: chat.completions.create, the Reach-Budget header
 // Each names the request it begins (REQUEST) so that the Go test can read
 // the budget it got. Run by TestNamedBudgetTenantsRealClients.
-const { PROTO, REACH, KEY, BUDGET, REQUEST } = process.env;
+const { PROTO, REACH, BUDGET } = process.env;
+const CALLS = JSON.parse(process.env.CALLS);
 
 const text = (content) => (content || []).map((c) => c.text || '').join('');
 
-async function mcp() {
+async function mcp(KEY, REQUEST) {
   const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
   const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
   const c = new Client({ name: 'budget-client', version: '1.0.0' });
@@ -21,7 +24,7 @@ async function mcp() {
   return { ok: !r.isError, code: err.code || '', text: text(r.content) };
 }
 
-async function a2a() {
+async function a2a(KEY, REQUEST) {
   const { Role, TaskState } = require('@a2a-js/sdk');
   const { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, DefaultAgentCardResolver } = require('@a2a-js/sdk/client');
   const authFetch = (url, init) => {
@@ -44,7 +47,7 @@ async function a2a() {
   return { ok: state === 'TASK_STATE_COMPLETED', state, text: said };
 }
 
-async function openai() {
+async function openai(KEY, REQUEST) {
   const OpenAI = require('openai');
   const client = new (OpenAI.default || OpenAI)({ apiKey: KEY, baseURL: REACH + '/v1', maxRetries: 0,
     defaultHeaders: { 'Reach-Budget': BUDGET, 'Reach-Request': REQUEST } });
@@ -56,6 +59,10 @@ async function openai() {
   }
 }
 
-({ mcp, a2a, openai })[PROTO]()
+(async () => {
+  const out = [];
+  for (const c of CALLS) out.push(await ({ mcp, a2a, openai })[PROTO](c.key, c.request));
+  return out;
+})()
   .then((r) => process.stdout.write(JSON.stringify(r) + '\n'))
   .catch((e) => { process.stderr.write(String((e && e.stack) || e) + '\n'); process.exit(1); });
