@@ -71,6 +71,12 @@ const (
 	// MetaParent is the frame the work nests under: on a message the
 	// gateway forwards, the hand-off's delegate frame.
 	MetaParent = "reach/parent"
+	// MetaBudget, in a message's metadata (or its request's), names the
+	// budget of the request reach begins for a message that names no
+	// request: a configured budget's name, or amounts ({"tool_calls": 20}),
+	// as MCP's _meta "reach/budget". It beats a Reach-Budget header and a
+	// baggage reach.budget; reach does not forward it.
+	MetaBudget = "reach/budget"
 	// MetaFrame, on a task returned to a caller that activated the
 	// extension, is the hand-off's delegate frame.
 	MetaFrame = "reach/frame"
@@ -116,13 +122,14 @@ type Identity interface {
 type Link struct {
 	Request string      // a request id: metadata reach/request (or the task named below)
 	Parent  string      // a frame id (16 hex digits): metadata reach/parent
-	Header  http.Header // the caller's headers: traceparent, baggage, Reach-Request, Reach-Parent
+	Header  http.Header // the caller's headers: traceparent, baggage, Reach-Request, Reach-Parent, Reach-Budget
+	Budget  any         // metadata reach/budget as sent (a name or amounts), for a new request; nil if none
 	Agent   string      // the calling agent, for a request begun for the message
 }
 
 // Linker places a message in its caller's request: under the frame the
 // link names, at the top of the request it names, or at the top of a new
-// request (with the caller's identity and the default budget) when it
+// request (with the caller's identity and the budget it names, or the default) when it
 // names none. It checks that the caller may work in that request. It
 // returns the context a hand-off from there starts with, and release,
 // called when the hand-off is over.

@@ -257,7 +257,12 @@ func (e *endpoint) forward(req *a2a.SendMessageRequest, t *task) *a2a.SendMessag
 	}
 	m.Metadata[MetaRequest] = t.req.ID()
 	m.Metadata[MetaParent] = t.frame.ID.String()
+	delete(m.Metadata, MetaBudget) // spent here: the hand-off's budget is reach's to keep
 	out.Message = &m
+	if _, ok := req.Metadata[MetaBudget]; ok {
+		out.Metadata = maps.Clone(req.Metadata)
+		delete(out.Metadata, MetaBudget)
+	}
 	if req.Config != nil {
 		c := *req.Config
 		c.PushConfig = nil
@@ -281,6 +286,9 @@ func (e *endpoint) link(ctx context.Context, req *a2a.SendMessageRequest, owner 
 		}
 		if s, ok := md[MetaParent].(string); ok && s != "" {
 			l.Parent = s
+		}
+		if v, ok := md[MetaBudget]; ok && v != nil {
+			l.Budget = v
 		}
 	}
 	if l.Request != "" || l.Parent != "" || linked(l.Header) {
@@ -318,7 +326,7 @@ func headerOf(sp *a2asrv.ServiceParams) map[string][]string {
 	if sp == nil {
 		return h
 	}
-	for _, k := range []string{"Traceparent", "Baggage", "Reach-Request", "Reach-Parent", "Reach-Scene"} {
+	for _, k := range []string{"Traceparent", "Baggage", "Reach-Request", "Reach-Parent", "Reach-Scene", "Reach-Budget"} {
 		if v, ok := sp.Get(k); ok {
 			h[k] = slices.Clone(v)
 		}

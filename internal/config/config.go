@@ -545,12 +545,18 @@ type Budget struct {
 	// and lists none, by none (agents[].budget may still use it: a
 	// delegation's budget is carved from its caller's).
 	Principals []string
+	// Tenants may name it too: every principal whose identity carries one
+	// of these tenants (auth's tenant: a key's, or the JWT's tenant claim).
+	// A tenant is compared as identities are, exactly: no case folded, no
+	// Unicode normalized; a caller with no tenant is in none.
+	Tenants []string
 }
 
 // UnmarshalYAML decodes a budget's keys straight into its fields.
 func (b *Budget) UnmarshalYAML(n *yaml.Node) error {
 	fs := b.fields()
 	fs["principals"] = &b.Principals
+	fs["tenants"] = &b.Tenants
 	return decodeFields(n, fs)
 }
 
@@ -1852,6 +1858,14 @@ func (c *Config) check() error {
 				return c.Errorf([]any{"budgets", name, "principals", i}, "budget %s: principal %d is empty; write a principal's name, or \"*\" for every one", name, i+1)
 			}
 		}
+		for i, tn := range b.Tenants {
+			switch {
+			case strings.TrimSpace(tn) == "":
+				return c.Errorf([]any{"budgets", name, "tenants", i}, "budget %s: tenant %d is empty; write a tenant's name as identities carry it", name, i+1)
+			case tn == "*":
+				return c.Errorf([]any{"budgets", name, "tenants", i}, "budget %s: tenant \"*\" is no tenant; for every principal write principals: [\"*\"]", name)
+			}
+		}
 	}
 	agents := map[string]bool{}
 	for i, ac := range c.Agents {
@@ -2186,6 +2200,19 @@ func (c *Config) BudgetPrincipals() map[string][]string {
 	return out
 }
 
+// BudgetTenants returns the tenants each budget lists (tenants:): every
+// principal of one may name it for a request it begins if it lifts a limit
+// of the default's (link.Owned checks).
+func (c *Config) BudgetTenants() map[string][]string {
+	out := map[string][]string{}
+	for name, b := range c.Budgets {
+		if len(b.Tenants) > 0 {
+			out[name] = slices.Clone(b.Tenants)
+		}
+	}
+	return out
+}
+
 // BudgetWarnings explains each budget that lifts a limit of the default's
 // and lists no principals: no client may name it for a request it begins
 // (an agent's budget, agents[].budget, still works).
@@ -2202,10 +2229,10 @@ func (c *Config) BudgetWarnings() []string {
 	var out []string
 	for _, name := range c.inFileOrder(slices.Sorted(maps.Keys(c.Budgets)), "budgets") {
 		lifts := budget.Lifts(named[name], *def)
-		if len(lifts) == 0 || len(c.Budgets[name].Principals) > 0 {
+		if len(lifts) == 0 || len(c.Budgets[name].Principals) > 0 || len(c.Budgets[name].Tenants) > 0 {
 			continue
 		}
-		w := fmt.Sprintf("budget %s lifts the default budget's %s and lists no principals: no client may name it for a request it begins (Reach-Budget, \"reach/budget\"); list who may in budgets.%s.principals (\"*\" for every one), or keep it for agents[].budget", name, strings.Join(lifts, ", "), name)
+		w := fmt.Sprintf("budget %s lifts the default budget's %s and lists no principals and no tenants: no client may name it for a request it begins (Reach-Budget, \"reach/budget\"); list who may in budgets.%s.principals (\"*\" for every one) or budgets.%s.tenants, or keep it for agents[].budget", name, strings.Join(lifts, ", "), name, name)
 		if used[name] {
 			w += " (an agent's delegations use it, carved from their caller's budget)"
 		}

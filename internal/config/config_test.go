@@ -492,3 +492,34 @@ func TestInstanceTTLBound(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetTenants: a budget's tenants are read (BudgetTenants), and a
+// lifting budget that lists tenants and no principals is not warned of;
+// an empty tenant, or "*" (which is no tenant), is an error.
+func TestBudgetTenants(t *testing.T) {
+	c, err := Parse([]byte(`budgets:
+  default: {tool_calls: 20}
+  team: {tool_calls: 100, tenants: [acme, "Acme"]}
+  research: {tool_calls: 0}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.BudgetTenants(); len(got) != 1 || !slices.Equal(got["team"], []string{"acme", "Acme"}) {
+		t.Errorf("BudgetTenants = %v, want team's, as written", got)
+	}
+	if ws := c.BudgetWarnings(); len(ws) != 1 || !strings.Contains(ws[0], "budget research") || !strings.Contains(ws[0], "budgets.research.tenants") {
+		t.Errorf("warnings = %q, want research only (team lists a tenant), saying where tenants are listed", ws)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{"budgets:\n  team: {tool_calls: 1, tenants: [\"\"]}\n", `budget team: tenant 1 is empty`},
+		{"budgets:\n  team: {tool_calls: 1, tenants: [acme, \" \"]}\n", `budget team: tenant 2 is empty`},
+		{"budgets:\n  team: {tool_calls: 1, tenants: [\"*\"]}\n", `principals: ["*"]`},
+		{"budgets:\n  team: {tool_calls: 1, tenants: acme}\n", "cannot unmarshal"},
+		{"budgets:\n  team: {tool_calls: 1, tenant: [acme]}\n", "did you mean tenants?"},
+	} {
+		if _, err := Parse([]byte(tc.doc), env(nil)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error containing %q", tc.doc, err, tc.want)
+		}
+	}
+}

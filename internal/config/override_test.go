@@ -80,7 +80,7 @@ func TestWrongShapeSaysWhatTheKeyWants(t *testing.T) {
 		{"agents: executor\n", "agents wants a list, each item a mapping of name, url,"},
 		{"auth: true\n", "auth wants a mapping of keys, jwt"},
 		{"tools: [get_order]\n", "tools wants a mapping of names, each to a mapping of access,"},
-		{"budgets: {default: 3}\n", "line 1: cannot unmarshal the number here; budgets.default wants a mapping of cost, depth, principals, tokens, tool_calls, turns, wall"},
+		{"budgets: {default: 3}\n", "line 1: cannot unmarshal the number here; budgets.default wants a mapping of cost, depth, principals, tenants, tokens, tool_calls, turns, wall"},
 	} {
 		_, err := Parse([]byte(tc.yaml), nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -96,6 +96,14 @@ func (k a2aLinker) Place(ctx context.Context, in *a2a.Link) (context.Context, fu
 		}
 		t.Parent = id
 	}
+	if in.Budget != nil { // metadata reach/budget beats Reach-Budget and baggage
+		b, err := link.ParseBudgetSpec(in.Budget)
+		if err != nil {
+			return nil, nil, &link.Error{Status: http.StatusBadRequest, Code: "bad_budget", Message: err.Error() + ".",
+				Suggestion: "Send a budget's name (\"reach/budget\": \"small\") or amounts ({\"tool_calls\": 20}), or leave it out for the default."}
+		}
+		t.Budget = b
+	}
 	t.Agent = in.Agent
 	ctx, _, done, err := k.owned.CallContext(ctx, t, nil)
 	return ctx, done, err

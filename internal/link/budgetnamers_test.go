@@ -2,6 +2,7 @@ package link
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -54,5 +55,73 @@ func TestNamedBudgetLiftNeedsPrincipal(t *testing.T) {
 				t.Errorf("the refusal %q does not name small, which the caller may name", le.Suggestion)
 			}
 		})
+	}
+}
+
+// TestNamedBudgetTenants: a budget that lifts a limit of the default's may
+// be named by every principal of a tenant it lists (budgets.NAME.tenants),
+// compared exactly as identities are: a tenant that differs in case, in a
+// look-alike letter, in width, in normalization or by an invisible
+// character is another tenant, refused as one; a caller with no tenant is
+// in none, even when a tenant of "" would match.
+func TestNamedBudgetTenants(t *testing.T) {
+	named := map[string]reach.Budget{"small": {ToolCalls: 2}, "team": {ToolCalls: 50}}
+	q := NewOwned(t.Context(), reach.New(nil), time.Minute, Budgets{Default: &reach.Budget{ToolCalls: 5}, Named: named,
+		Tenants: map[string][]string{"team": {"acme", "café"}}})
+	for _, tc := range []struct {
+		who *auth.Identity
+		ok  bool
+	}{
+		{&auth.Identity{Principal: "alice", Tenant: "acme"}, true},
+		{&auth.Identity{Principal: "bob", Tenant: "acme"}, true},
+		{&auth.Identity{Principal: "carol", Tenant: "café"}, true},         // é precomposed, as listed
+		{&auth.Identity{Principal: "acme"}, false},                         // a principal named as the tenant, with none
+		{&auth.Identity{Principal: "alice", Tenant: "globex"}, false},      // another tenant
+		{&auth.Identity{Principal: "alice", Tenant: "Acme"}, false},        // case
+		{&auth.Identity{Principal: "alice", Tenant: "ACME"}, false},        // case
+		{&auth.Identity{Principal: "alice", Tenant: "\u0430cme"}, false},   // Cyrillic а
+		{&auth.Identity{Principal: "alice", Tenant: "ａｃｍｅ"}, false},        // fullwidth
+		{&auth.Identity{Principal: "alice", Tenant: "acme\u200b"}, false},  // a zero-width space
+		{&auth.Identity{Principal: "alice", Tenant: "acme "}, false},       // a trailing space
+		{&auth.Identity{Principal: "alice", Tenant: "cafe\u0301"}, false},  // é decomposed (NFD)
+		{&auth.Identity{Principal: "alice", Tenant: "acme,globex"}, false}, // not a list
+		{nil, false}, // local: no tenant
+	} {
+		name := "nil"
+		if tc.who != nil {
+			name = fmt.Sprintf("%q of %q", tc.who.Principal, tc.who.Tenant)
+		}
+		b, err := q.budget(&BudgetSpec{Name: "team"}, tc.who)
+		if tc.ok {
+			if err != nil || b.ToolCalls != 50 {
+				t.Errorf("%s naming team: %v %v, want its 50 tool calls", name, b, err)
+			}
+			continue
+		}
+		le, ok := errors.AsType[*Error](err)
+		if !ok || le.Status != 403 || le.Code != "budget_not_permitted" {
+			t.Errorf("%s naming team: %v %v, want a 403 budget_not_permitted", name, b, err)
+			continue
+		}
+		if !strings.Contains(le.Message, "budgets.team.tenants") {
+			t.Errorf("%s: the refusal %q does not say where the tenants are listed", name, le.Message)
+		}
+	}
+	// A budget that lists tenants still lets a listed principal of another
+	// tenant name it, and nobody else.
+	q = NewOwned(t.Context(), reach.New(nil), time.Minute, Budgets{Default: &reach.Budget{ToolCalls: 5}, Named: named,
+		Principals: map[string][]string{"team": {"dave"}}, Tenants: map[string][]string{"team": {"acme"}}})
+	if _, err := q.budget(&BudgetSpec{Name: "team"}, &auth.Identity{Principal: "dave", Tenant: "globex"}); err != nil {
+		t.Errorf("dave, listed, of another tenant: %v", err)
+	}
+	if _, err := q.budget(&BudgetSpec{Name: "team"}, &auth.Identity{Principal: "erin", Tenant: "globex"}); err == nil {
+		t.Error("erin of globex, neither listed: allowed")
+	}
+	// A principal is compared as exactly: a case or a look-alike letter is
+	// another principal, of another tenant here.
+	for _, p := range []string{"Dave", "d\u0430ve", "dave\u200b", "ｄａｖｅ"} {
+		if _, err := q.budget(&BudgetSpec{Name: "team"}, &auth.Identity{Principal: p, Tenant: "globex"}); err == nil {
+			t.Errorf("%q of globex, not dave: allowed", p)
+		}
 	}
 }

@@ -32,7 +32,8 @@ type Owned struct {
 	gap     time.Duration
 	def     *reach.Budget
 	budgets map[string]reach.Budget
-	namers  map[string][]string // who may name each budget, should it lift a limit of def's
+	namers  map[string][]string // the principals that may name each budget, should it lift a limit of def's
+	tenants map[string][]string // the tenants whose principals may name each budget, should it lift one
 	now     func() time.Time
 
 	remote Remote // frames other instances run; nil for one instance
@@ -167,18 +168,22 @@ type owned struct {
 // Budgets are the budgets a client may name: Default for a request that
 // names none (nil: the runtime's), and the configured ones by name.
 // Principals lists, by budget, who may name it ("*": every one) if it lifts
-// a limit of the default's (budget.Lifts); any client may name one that
-// only lowers limits, and no client one that lifts and lists nobody.
+// a limit of the default's (budget.Lifts), and Tenants the tenants every
+// principal of which may; any client may name one that only lowers limits,
+// and no client one that lifts and lists nobody. Names are compared as
+// identities are (Owner): exactly, byte for byte, no case folded and no
+// Unicode normalized.
 type Budgets struct {
 	Default    *reach.Budget
 	Named      map[string]reach.Budget
 	Principals map[string][]string
+	Tenants    map[string][]string
 }
 
 // NewOwned returns the requests the gateway owns in rt: begun in life,
 // ended after gap without calls.
 func NewOwned(life context.Context, rt *reach.Runtime, gap time.Duration, b Budgets) *Owned {
-	q := &Owned{rt: rt, gap: gap, def: b.Default, budgets: b.Named, namers: b.Principals, now: time.Now, owned: map[string]*owned{}, maxLoose: DefaultBound}
+	q := &Owned{rt: rt, gap: gap, def: b.Default, budgets: b.Named, namers: b.Principals, tenants: b.Tenants, now: time.Now, owned: map[string]*owned{}, maxLoose: DefaultBound}
 	q.life = context.WithValue(life, lifeKey{}, q) // marks the requests it begins (see mergeCancel)
 	return q
 }
@@ -242,15 +247,12 @@ func (q *Owned) budget(s *BudgetSpec, who *auth.Identity) (*reach.Budget, error)
 		return q.def, nil
 	}
 	if s.Name != "" {
-		principal := LocalPrincipal
-		if who != nil {
-			principal = who.Principal
-		}
+		caller := ownerOf(who)
 		b, ok := q.budgets[s.Name]
-		if ok && q.mayName(s.Name, principal) {
+		if ok && q.mayName(s.Name, caller) {
 			return &b, nil
 		}
-		names := q.nameable(principal)
+		names := q.nameable(caller)
 		if !ok {
 			if len(names) == 0 {
 				return nil, fmt.Errorf("there is no budget named %q, and none this principal may name; leave the budget out for the default, or send smaller amounts", s.Name)
@@ -262,8 +264,8 @@ func (q *Owned) budget(s *BudgetSpec, who *auth.Identity) (*reach.Budget, error)
 			next = "Name a budget you may (" + strings.Join(names, ", ") + "), send smaller amounts (reach/budget {\"tool_calls\": 20}) or none for the default"
 		}
 		return nil, &Error{Status: http.StatusForbidden, Code: "budget_not_permitted",
-			Message:    fmt.Sprintf("Budget %q lifts a limit of the default budget, and principal %q is not one it lists (budgets.%s.principals); nothing ran.", s.Name, principal, s.Name),
-			Suggestion: next + "; or ask the operator to add you to its principals."}
+			Message:    fmt.Sprintf("Budget %q lifts a limit of the default budget, and principal %q%s is not one it lists (budgets.%s.principals, budgets.%s.tenants); nothing ran.", s.Name, caller.Principal, ofTenant(caller.Tenant), s.Name, s.Name),
+			Suggestion: next + "; or ask the operator to add you (or your tenant) to it."}
 	}
 	b := *s.Budget
 	d := q.def
@@ -282,9 +284,19 @@ func (q *Owned) budget(s *BudgetSpec, who *auth.Identity) (*reach.Budget, error)
 	return &b, nil
 }
 
-// mayName reports whether principal may name the budget name (one it knows):
-// it lowers the default's limits only, or lists principal or "*".
-func (q *Owned) mayName(name, principal string) bool {
+// ofTenant is " of tenant T" for a refusal's text, or nothing when the
+// caller has no tenant.
+func ofTenant(t string) string {
+	if t == "" {
+		return ""
+	}
+	return fmt.Sprintf(" of tenant %q", t)
+}
+
+// mayName reports whether caller may name the budget name (one it knows):
+// it lowers the default's limits only, or lists caller's principal or "*",
+// or caller's tenant (a caller with no tenant is in none).
+func (q *Owned) mayName(name string, caller Owner) bool {
 	d := q.def
 	if d == nil {
 		rd := q.rt.DefaultBudget()
@@ -294,14 +306,17 @@ func (q *Owned) mayName(name, principal string) bool {
 		return true
 	}
 	who := q.namers[name]
-	return slices.Contains(who, principal) || slices.Contains(who, "*")
+	if slices.Contains(who, caller.Principal) || slices.Contains(who, "*") {
+		return true
+	}
+	return caller.Tenant != "" && slices.Contains(q.tenants[name], caller.Tenant)
 }
 
-// nameable returns the budgets principal may name, sorted.
-func (q *Owned) nameable(principal string) []string {
+// nameable returns the budgets caller may name, sorted.
+func (q *Owned) nameable(caller Owner) []string {
 	var out []string
 	for n := range q.budgets {
-		if q.mayName(n, principal) {
+		if q.mayName(n, caller) {
 			out = append(out, n)
 		}
 	}
@@ -363,7 +378,8 @@ func (q *Owned) beginAs(id string, t Target, who *auth.Identity, loose bool) (*o
 
 // named returns the request t names for one call (release it when the
 // call is done): a running or stopped request of that id, or a new one
-// with t's budget spec when there is none or it has completed.
+// with t's budget spec when there is none or it has completed (a
+// completed sub-request is refused: 409 request_ended).
 func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, *callHold, error) {
 	id := t.Request
 	q.mu.Lock()
@@ -375,6 +391,15 @@ func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, *callHold, 
 		if r.State() != reach.RequestCompleted {
 			defer q.mu.Unlock()
 			return r, q.holdLocked(r), nil
+		}
+		if p := r.Parent(); p != nil {
+			// A hand-off's sub-request, completed: begun again by its id it
+			// would be a root of its own, outside its parent's budget and
+			// stops (with a budget its caller names, or the default).
+			q.mu.Unlock()
+			return nil, nil, &Error{Status: http.StatusConflict, Code: "request_ended",
+				Message:    fmt.Sprintf("Request %s was a hand-off of request %s and has ended; nothing ran.", id, p.ID()),
+				Suggestion: fmt.Sprintf("Work in request %s (reach/request, Reach-Request), or leave the request id out to begin a new request.", p.ID())}
 		}
 	}
 	return q.beginLoose(id, t, who)
