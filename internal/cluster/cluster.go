@@ -143,8 +143,11 @@ type Cluster struct {
 	lease   atomic.Int64
 	renewed atomic.Pointer[chan struct{}]
 	fenced  atomic.Bool
-	beaten  bool         // beat went through once (the first inserts the row)
-	caught  atomic.Int64 // unix ns of the newest stop read (catchUp)
+	beaten  bool // beat went through once (the first inserts the row)
+	// lastSent is when (since base) the last heartbeat the store took
+	// was sent.
+	lastSent atomic.Int64
+	caught   atomic.Int64 // unix ns of the newest stop read (catchUp)
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -238,7 +241,24 @@ func (c *Cluster) beat(ctx context.Context) error {
 		c.fence(ctx, inserted)
 		return errFenced
 	}
+	if last := time.Duration(c.lastSent.Load()); c.beaten && sent-last > c.ttl/2 {
+		// A break (a pause, a stall, an outage): the others may have taken
+		// this life for dead. One that marks it first (Judge) fences it
+		// above; an older recoverer does not mark (nor forget a life that
+		// heartbeats again, Forget): the requests that run here, stored
+		// interrupted, say it recovered them.
+		recovered, err := c.recoveredHere(ctx)
+		if err != nil {
+			c.healthy.Store(0)
+			return err
+		}
+		if recovered {
+			c.fence(ctx, true) // and its row, just made alive, goes
+			return errFenced
+		}
+	}
 	c.beaten = true
+	c.lastSent.Store(int64(sent))
 	c.renew(sent)
 	lives, err := c.st.Lives(ctx, c.ttl)
 	if err != nil {
@@ -350,8 +370,10 @@ func (c *Cluster) waitLease(ctx context.Context) error {
 func (c *Cluster) Fenced() bool { return c.fenced.Load() }
 
 // fence is what a life does when it finds itself judged dead or
-// forgotten: it does not re-create itself (a row its heartbeat inserted is
-// deleted again; a judged one is left for its recoverer to forget), and
+// forgotten: it does not re-create itself (a row its heartbeat inserted,
+// or made alive again after an older recoverer recovered its work without
+// judging it, inserted true, is deleted again; a judged one is left for
+// its recoverer to forget), and
 // stops the parts of requests that run here, which the others recover.
 func (c *Cluster) fence(ctx context.Context, inserted bool) {
 	if !c.fenced.CompareAndSwap(false, true) {
@@ -1112,4 +1134,32 @@ func (c *Cluster) leaveStrays(ctx context.Context) {
 			c.log.Info("cluster: a refused join had written its part; it is left", "request", id)
 		}
 	}
+}
+
+// recoveredHere reports whether a request that runs here is stored
+// interrupted: a recovery took every instance that ran it for dead, this
+// one too, and undid its writes. One query, and none when nothing runs
+// here.
+func (c *Cluster) recoveredHere(ctx context.Context) (bool, error) {
+	c.mu.Lock()
+	ids := make([]string, 0, len(c.local))
+	for id := range c.local {
+		ids = append(ids, id)
+	}
+	c.mu.Unlock()
+	if len(ids) == 0 {
+		return false, nil
+	}
+	marks, err := c.st.Marks(ctx, ids)
+	if err != nil {
+		return false, err
+	}
+	for _, m := range marks {
+		if m.State == "interrupted" {
+			c.log.Error("cluster: a request running here was recovered by another instance (it is stored interrupted) while this one's heartbeats had stopped, by a recoverer that did not mark this life dead (an older reach)",
+				"request", m.Request, "life", c.owner)
+			return true, nil
+		}
+	}
+	return false, nil
 }
