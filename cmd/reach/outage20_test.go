@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -94,4 +95,93 @@ func gateKeyed(t *testing.T, f *fleet, g *gates, i int, id, key string) <-chan m
 		t.Fatalf("gate %s did not reach the upstream", key)
 	}
 	return ch
+}
+
+// TestOutage20KilledAtKeptPoints: kill -9 at the durable points of the
+// completions a stop leaves: once their file is written (kept.saved, the
+// stop not finished), and once the next start wrote one of them, before
+// it removed the file (kept.restored). After each, a start (the next one)
+// writes what is left: the completion written already is not written
+// twice (its claim is done: dropped, logged), the file goes, a retry
+// through either instance gets the call's result, the call ran once, and
+// the audit chain verifies.
+func TestOutage20KilledAtKeptPoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	for _, point := range []string{"kept.saved#1", "kept.restored#1"} {
+		t.Run(point, func(t *testing.T) {
+			f, g := newGateFleet(t, "2s")
+			if point == "kept.saved#1" {
+				f.stop(0)
+				var reached <-chan struct{}
+				f.cmd[0], reached = startReachAt(t, f.cfg[0], f.addr[0], f.data[0], point)
+				servesAgain(t, f, 0)
+				done := gateKeyed(t, f, g, 0, "r-kill", "kill")
+				if err := f.pg.Halt("immediate"); err != nil {
+					t.Fatal(err)
+				}
+				close(g.gate("kill"))
+				if r := <-done; r["status"] != "success" {
+					t.Fatalf("the call that ended during the outage: %v; want success", r)
+				}
+				f.cmd[0].Process.Signal(syscall.SIGTERM)
+				select {
+				case <-reached:
+				case <-time.After(time.Minute):
+					t.Fatal("a's stop did not reach kept.saved")
+				}
+				f.kill(0)
+				f.stop(1)
+			} else {
+				done := gateKeyed(t, f, g, 0, "r-kill", "kill")
+				if err := f.pg.Halt("immediate"); err != nil {
+					t.Fatal(err)
+				}
+				close(g.gate("kill"))
+				if r := <-done; r["status"] != "success" {
+					t.Fatalf("the call that ended during the outage: %v; want success", r)
+				}
+				f.stop(0)
+				f.stop(1)
+			}
+			left, err := filepath.Glob(filepath.Join(f.data[0], "idempotency-kept*"))
+			if err != nil || len(left) != 1 {
+				t.Fatalf("a's data folder holds %v (%v); want its kept completion's file", left, err)
+			}
+			if err := f.pg.Resume(); err != nil {
+				t.Fatal(err)
+			}
+			if point == "kept.restored#1" {
+				var reached <-chan struct{}
+				f.cmd[0], reached = startReachAt(t, f.cfg[0], f.addr[0], f.data[0], point)
+				select {
+				case <-reached:
+				case <-time.After(time.Minute):
+					t.Fatal("a's start did not reach kept.restored")
+				}
+				f.kill(0)
+				if _, err := os.Stat(left[0]); err != nil {
+					t.Fatalf("the file after a kill before its removal: %v; want it there", err)
+				}
+			}
+			f.start(0)
+			servesAgain(t, f, 0)
+			f.start(1)
+			servesAgain(t, f, 1)
+			if _, err := os.Stat(left[0]); !os.IsNotExist(err) {
+				t.Errorf("the kept completions' file after a start: %v; want it removed", err)
+			}
+			for _, i := range []int{1, 0} {
+				r := callHTTP(t, f.base(i), "r-retry-"+f.names[i], "g", "gate__gate", `{"key":"kill"}`, "k-kill")
+				if r["status"] != "success" || !strings.Contains(fmt.Sprint(r["data"]), "passed kill") {
+					t.Fatalf("the call's retry through %s: %v; want its result replayed", f.names[i], r)
+				}
+			}
+			if n := g.count("kill"); n != 1 {
+				t.Fatalf("the call ran %d times; want once", n)
+			}
+			verifyAudit(t, f.url)
+		})
+	}
 }

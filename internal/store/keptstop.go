@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/idempotency"
 )
 
@@ -107,7 +108,11 @@ func (s *Idempotency) SaveKept(path string) (int, error) {
 		f.Close()
 		return 0, err
 	}
-	return n, f.Close()
+	if err := f.Close(); err != nil {
+		return 0, err
+	}
+	crashpoint.Reached("kept.saved")
+	return n, nil
 }
 
 // RestoreKept writes the completions a stop left in path (SaveKept) under
@@ -145,6 +150,7 @@ func (s *Idempotency) RestoreKept(ctx context.Context, path string) (int, error)
 		switch {
 		case err == nil:
 			n++
+			crashpoint.Reached("kept.restored") // a kill here writes it again at the next start: a conflict, dropped
 		case errors.Is(err, ErrConflict):
 			s.log.Warn("idempotency: a completion a stop left could not be written: its claim was settled meanwhile; it is dropped", "key", l.Key)
 		default:
