@@ -185,3 +185,63 @@ func TestOutage20KilledAtKeptPoints(t *testing.T) {
 		})
 	}
 }
+
+// TestOutage20KilledAsFenced: kill -9 at the fenced life's stop. b is
+// frozen (SIGSTOP) while a call of its runs upstream; a takes it for
+// dead, recovers its request and forgets it; b, continued, finds itself
+// forgotten and stops its parts (cluster.fenced), and is killed there.
+// Restarted, b serves again under a new life; the call ran once, its
+// retry through a is answered that it may have run (not run again), the
+// request stays interrupted, the old life stays dead, and the audit chain
+// verifies.
+func TestOutage20KilledAsFenced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	f, g := newGateFleet(t, "2s")
+	f.stop(1)
+	var reached <-chan struct{}
+	f.cmd[1], reached = startReachAt(t, f.cfg[1], f.addr[1], f.data[1], "cluster.fenced")
+	servesAgain(t, f, 1)
+	owner := f.lifeOf(t, "b")
+	running := gateKeyed(t, f, g, 1, "r-fz", "fz")
+	if err := f.cmd[1].Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	f.awaitForgotten(t, owner)
+	if r := storedRequest(t, f.url, "r-fz"); r == nil || r.State != "interrupted" {
+		t.Fatalf("r-fz once a recovered b's work: %+v; want interrupted", r)
+	}
+	if err := f.cmd[1].Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		t.Fatal("b did not reach cluster.fenced")
+	}
+	f.kill(1)
+	close(g.gate("fz"))
+	<-running
+	f.start(1)
+	servesAgain(t, f, 1)
+	if r := callHTTP(t, f.base(1), "r-after", "c", "up__count", `{"key":"after"}`, ""); r["status"] != "success" {
+		t.Fatalf("a call on b restarted after it was killed fenced: %v", r)
+	}
+	r := callHTTP(t, f.base(0), "r-fz-retry", "g", "gate__gate", `{"key":"fz"}`, "k-fz")
+	if errCode(r) != "interrupted" {
+		t.Errorf("the retry of the call b ran when it froze: %v; want interrupted (it may have run)", r)
+	}
+	if n := g.count("fz"); n != 1 {
+		t.Fatalf("the call ran %d times; want once", n)
+	}
+	if r := storedRequest(t, f.url, "r-fz"); r == nil || r.State != "interrupted" {
+		t.Fatalf("r-fz after b's restart: %+v; want interrupted", r)
+	}
+	for _, l := range f.lives(t) {
+		if l.Owner == owner && l.Alive {
+			t.Fatalf("b's killed fenced life %s is alive: %+v", owner, l)
+		}
+	}
+	verifyAudit(t, f.url)
+}

@@ -61,6 +61,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/postgres"
@@ -402,6 +403,7 @@ func (c *Cluster) fence(ctx context.Context, inserted bool) {
 			Reason: "this gateway instance was taken for dead (no heartbeat for instance_ttl) and its part of the request was recovered by another instance",
 			At:     time.Now(), Request: r.ID()})
 	}
+	crashpoint.Reached("cluster.fenced")
 }
 
 // Alive reports whether the life owner may still run a call it claimed
