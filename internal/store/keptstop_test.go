@@ -122,3 +122,32 @@ func TestSaveRestoreKept(t *testing.T) {
 		}
 	})
 }
+
+// FuzzRestoreKept: whatever the file a stop left holds (cut, edited by
+// hand, another version's), a start neither panics nor writes a key that
+// no line names; a line it cannot read is an error that says to move the
+// file aside, and the file stays.
+func FuzzRestoreKept(f *testing.F) {
+	f.Add([]byte(`{"owner":"reach/1","key":"k","args":"a","result":{"status":"success"},"expires":"2030-01-01T00:00:00Z"}` + "\n"))
+	f.Add([]byte(`{"owner":"reach/1","key":"k"}` + "\n\n" + `{"key":`))
+	f.Add([]byte("\x00\xff"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), KeptFile)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mem := NewMemory()
+		s := NewIdempotency(mem, nil)
+		n, err := s.RestoreKept(context.Background(), path)
+		if n < 0 {
+			t.Fatalf("RestoreKept wrote %d", n)
+		}
+		_, statErr := os.Stat(path)
+		if err != nil && statErr != nil {
+			t.Fatalf("RestoreKept failed (%v) and removed the file", err)
+		}
+		if err == nil && statErr == nil {
+			t.Fatal("RestoreKept succeeded and left the file")
+		}
+	})
+}
