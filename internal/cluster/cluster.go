@@ -61,6 +61,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/postgres"
@@ -117,6 +118,17 @@ type Cluster struct {
 	// registered asks.
 	heard map[string]time.Time
 	deaf  time.Time
+	// joins counts the joins in flight (JoinRequest written, its part not
+	// registered yet), by request; stray holds the requests whose join was
+	// refused after it may have written a part (its bound fired as it
+	// committed, say), to leave (leaveStrays); leaving, those being left:
+	// a join of one waits for it.
+	joins   map[string]int
+	stray   map[string]bool
+	leaving map[string]chan struct{}
+	// afterJoin, in tests, stands for what the store's answer to a join
+	// became (a bound that fired as its commit landed).
+	afterJoin func(error) error
 
 	view    atomic.Pointer[liveView]
 	healthy atomic.Int64 // unix ns since when heartbeats succeed without a break; 0 after one failed
@@ -132,8 +144,11 @@ type Cluster struct {
 	lease   atomic.Int64
 	renewed atomic.Pointer[chan struct{}]
 	fenced  atomic.Bool
-	beaten  bool         // beat went through once (the first inserts the row)
-	caught  atomic.Int64 // unix ns of the newest stop read (catchUp)
+	beaten  bool // beat went through once (the first inserts the row)
+	// lastSent is when (since base) the last heartbeat the store took
+	// was sent.
+	lastSent atomic.Int64
+	caught   atomic.Int64 // unix ns of the newest stop read (catchUp)
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -160,7 +175,8 @@ func New(ctx context.Context, o *Options) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster.New: the instance name %q has a '/'", o.Instance)
 	}
 	c := &Cluster{st: o.Store, name: o.Instance, ttl: o.TTL, every: o.Backstop, log: o.Logger, started: time.Now(),
-		local: map[string]*reach.Request{}, heard: map[string]time.Time{}, stop: make(chan struct{}), base: time.Now()}
+		local: map[string]*reach.Request{}, heard: map[string]time.Time{}, stop: make(chan struct{}), base: time.Now(),
+		joins: map[string]int{}, stray: map[string]bool{}, leaving: map[string]chan struct{}{}}
 	ch := make(chan struct{})
 	c.renewed.Store(&ch)
 	if c.ttl == 0 {
@@ -226,7 +242,24 @@ func (c *Cluster) beat(ctx context.Context) error {
 		c.fence(ctx, inserted)
 		return errFenced
 	}
+	if last := time.Duration(c.lastSent.Load()); c.beaten && sent-last > c.ttl/2 {
+		// A break (a pause, a stall, an outage): the others may have taken
+		// this life for dead. One that marks it first (Judge) fences it
+		// above; an older recoverer does not mark (nor forget a life that
+		// heartbeats again, Forget): the requests that run here, stored
+		// interrupted, say it recovered them.
+		recovered, err := c.recoveredHere(ctx)
+		if err != nil {
+			c.healthy.Store(0)
+			return err
+		}
+		if recovered {
+			c.fence(ctx, true) // and its row, just made alive, goes
+			return errFenced
+		}
+	}
 	c.beaten = true
+	c.lastSent.Store(int64(sent))
 	c.renew(sent)
 	lives, err := c.st.Lives(ctx, c.ttl)
 	if err != nil {
@@ -338,8 +371,10 @@ func (c *Cluster) waitLease(ctx context.Context) error {
 func (c *Cluster) Fenced() bool { return c.fenced.Load() }
 
 // fence is what a life does when it finds itself judged dead or
-// forgotten: it does not re-create itself (a row its heartbeat inserted is
-// deleted again; a judged one is left for its recoverer to forget), and
+// forgotten: it does not re-create itself (a row its heartbeat inserted,
+// or made alive again after an older recoverer recovered its work without
+// judging it, inserted true, is deleted again; a judged one is left for
+// its recoverer to forget), and
 // stops the parts of requests that run here, which the others recover.
 func (c *Cluster) fence(ctx context.Context, inserted bool) {
 	if !c.fenced.CompareAndSwap(false, true) {
@@ -368,6 +403,7 @@ func (c *Cluster) fence(ctx context.Context, inserted bool) {
 			Reason: "this gateway instance was taken for dead (no heartbeat for instance_ttl) and its part of the request was recovered by another instance",
 			At:     time.Now(), Request: r.ID()})
 	}
+	crashpoint.Reached("cluster.fenced")
 }
 
 // Alive reports whether the life owner may still run a call it claimed
@@ -499,6 +535,9 @@ func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover f
 			}
 			bctx, bcancel := context.WithTimeout(ctx, c.ttl)
 			err := c.beat(bctx)
+			if err == nil {
+				c.leaveStrays(bctx)
+			}
 			bcancel()
 			if errors.Is(err, errFenced) {
 				return
@@ -1011,3 +1050,118 @@ func decodeBudget(b []byte) *reach.Budget {
 // NotYours reports whether err is Stop's refusal of a request of another
 // principal.
 func (c *Cluster) NotYours(err error) bool { return ErrNotYours(err) }
+
+// enterJoin counts a join of request id in flight, once a leave of its
+// stray part (leaveStrays) is over.
+func (c *Cluster) enterJoin(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		ch, ok := c.leaving[id]
+		if !ok {
+			break
+		}
+		c.mu.Unlock()
+		<-ch
+		c.mu.Lock()
+	}
+	c.joins[id]++
+}
+
+// joinDone ends the count of a join of request id: its part is
+// registered (register), or it wrote nothing.
+func (c *Cluster) joinDone(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.doneJoin(id)
+}
+
+func (c *Cluster) doneJoin(id string) {
+	if n := c.joins[id]; n > 1 {
+		c.joins[id] = n - 1
+	} else {
+		delete(c.joins, id)
+	}
+}
+
+// joinFailed ends the count of a join of request id that was refused
+// after it may have written a part of this life (its bound fired as the
+// store committed it, or what it read refused the call): the part is
+// left after the next heartbeat the store takes (leaveStrays), so that it
+// is not held until this life ends (the request would not end when its
+// other parts leave). Not here: the refusal does not wait for a store
+// that just failed to answer. A part that another join of id in flight,
+// or a part of id running here, holds too is not left.
+func (c *Cluster) joinFailed(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.doneJoin(id)
+	c.stray[id] = true
+}
+
+// leaveStrays leaves the parts refused joins may have written (joinFailed)
+// whose request no join in flight and no part running here holds; those
+// the store does not take are tried again after the next heartbeat.
+func (c *Cluster) leaveStrays(ctx context.Context) {
+	c.mu.Lock()
+	if len(c.stray) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	var ids []string
+	for id := range c.stray {
+		switch {
+		case c.local[id] != nil:
+			delete(c.stray, id) // its part runs here, and is left when it ends
+		case c.joins[id] == 0 && c.leaving[id] == nil:
+			c.leaving[id] = make(chan struct{})
+			ids = append(ids, id)
+		}
+	}
+	c.mu.Unlock()
+	for _, id := range ids {
+		held, err := c.st.LeavePart(ctx, id, c.owner, c.ttl)
+		c.mu.Lock()
+		close(c.leaving[id])
+		delete(c.leaving, id)
+		if err == nil {
+			delete(c.stray, id)
+		}
+		c.mu.Unlock()
+		if err != nil {
+			c.log.Warn("cluster: leaving the part a refused join may have written failed; tried again after the next heartbeat", "request", id, "err", err)
+			continue
+		}
+		if held {
+			c.log.Info("cluster: a refused join had written its part; it is left", "request", id)
+		}
+	}
+}
+
+// recoveredHere reports whether a request that runs here is stored
+// interrupted: a recovery took every instance that ran it for dead, this
+// one too, and undid its writes. One query, and none when nothing runs
+// here.
+func (c *Cluster) recoveredHere(ctx context.Context) (bool, error) {
+	c.mu.Lock()
+	ids := make([]string, 0, len(c.local))
+	for id := range c.local {
+		ids = append(ids, id)
+	}
+	c.mu.Unlock()
+	if len(ids) == 0 {
+		return false, nil
+	}
+	marks, err := c.st.Marks(ctx, ids)
+	if err != nil {
+		return false, err
+	}
+	for _, m := range marks {
+		if m.State == "interrupted" {
+			c.log.Error("cluster: a request running here was recovered by another instance (it is stored interrupted) while this one's heartbeats had stopped, by a recoverer that did not mark this life dead (an older reach)",
+				"request", m.Request, "life", c.owner)
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -93,14 +93,23 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.ttl)
 	defer cancel()
 	rec := requestOf(o, "")
+	r.c.enterJoin(o.ID)
 	got, outcome, err := r.c.st.JoinRequest(ctx, rec, r.c.owner, r.c.ttl)
+	if h := r.c.afterJoin; h != nil {
+		err = h(err)
+	}
 	if err != nil {
+		// The join may have committed all the same (the bound fired as it
+		// landed): its part is left.
+		r.c.joinFailed(o.ID)
 		return time.Time{}, storeError("Request "+o.ID+" could not be begun", err)
 	}
 	switch outcome {
 	case postgres.JoinForeign:
+		r.c.joinDone(o.ID) // nothing written
 		return time.Time{}, notYours(o.ID)
 	case postgres.JoinFinal:
+		r.c.joinDone(o.ID)
 		if got.State == "interrupted" && !r.c.judges(time.Now()) {
 			// Every instance that runs it looks dead to the store: so do
 			// live ones, for a while after the store came back.
@@ -108,12 +117,15 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 		}
 		return time.Time{}, finalError(o.ID, got)
 	case postgres.JoinEnded:
+		r.c.joinDone(o.ID)
 		return time.Time{}, endedError(o.ID)
 	case postgres.JoinJoined:
 		if got.Principal != o.Principal || got.Tenant != o.Tenant { // a store of schema 2 or 3, before reach_join said so
+			r.c.joinFailed(o.ID)
 			return time.Time{}, notYours(o.ID)
 		}
 		if got.Unreadable != "" { // a call with roles it cannot know would act as nobody knows whom
+			r.c.joinFailed(o.ID)
 			return time.Time{}, &reach.Error{Guard: "admit", Type: reach.TypePermission, Code: "request_unreadable",
 				Message:    fmt.Sprintf("Request %s could not be joined: its stored record could not be read (%s). Nothing ran.", o.ID, got.Unreadable),
 				Suggestion: "Start a new request (omit the request id); an operator can inspect the request's row in the store."}
@@ -127,6 +139,7 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 		// the ledgers above it too (ledgerChain).
 		up, err := r.c.storedAbove(ctx, o.ID)
 		if err != nil {
+			r.c.joinFailed(o.ID)
 			return time.Time{}, storeError("Request "+o.ID+" could not be joined: the requests above it could not be read", err)
 		}
 		if up = up[1:]; len(up) > 0 {
@@ -195,15 +208,22 @@ func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 	rec := requestOf(o, q.Parent().ID())
 	rec.Started = q.Started()
 	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.ttl) // as JoinRequest
+	r.c.enterJoin(q.ID())
 	got, outcome, err := r.c.st.JoinRequest(jctx, rec, r.c.owner, r.c.ttl)
 	cancel()
+	if h := r.c.afterJoin; h != nil {
+		err = h(err)
+	}
 	if err != nil {
+		r.c.joinFailed(q.ID()) // as JoinRequest
 		return storeError("Request "+q.ID()+" could not be begun", err)
 	}
 	switch outcome {
 	case postgres.JoinForeign:
+		r.c.joinDone(q.ID())
 		return notYours(q.ID())
 	case postgres.JoinFinal:
+		r.c.joinDone(q.ID())
 		return finalError(q.ID(), got)
 	}
 	return r.register(ctx, q)
@@ -223,6 +243,7 @@ func (r *Recorder) register(ctx context.Context, q *reach.Request) error {
 	c := r.c
 	c.mu.Lock()
 	c.local[q.ID()] = q
+	c.doneJoin(q.ID()) // the join that wrote this part, counted until now
 	ask := c.heardLately(q.ID())
 	c.mu.Unlock()
 	if !ask {

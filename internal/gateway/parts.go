@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -297,6 +299,13 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	// recover settles the claims a crashed run left (see durable.Recover).
 	g.idem = store.NewIdempotency(st, io)
 	ro.Idempotency = g.idem
+	// The completions the last stop could not write (the store was down)
+	// are written before recovery settles their claims "interrupted".
+	if path := g.keptPath(); path != "" {
+		if _, err := g.idem.RestoreKept(ctx, path); err != nil {
+			g.log.Error("idempotency: "+err.Error()+"; their keys' retries may be answered that the calls may have run", "component", "idempotency")
+		}
+	}
 	// The requests of earlier runs come back from the store: listed,
 	// looked up, their graphs rebuilt from their audit events.
 	g.history = durable.NewHistory(st, g.repeats.Logger(g.log.With("component", "history")))
@@ -426,6 +435,23 @@ const pastRequests = 1000
 
 func (g *Gateway) closeStore() error {
 	var errs []error
+	if g.idem != nil {
+		// The completions kept while the store refused them are written
+		// while this life still holds its claims: for up to the grace,
+		// then left in the data folder for the next start.
+		ctx, cancel := context.WithTimeout(context.Background(), store.KeptGrace)
+		left := g.idem.Drain(ctx)
+		cancel()
+		if path := g.keptPath(); left > 0 && path != "" {
+			if n, err := g.idem.SaveKept(path); err != nil {
+				g.log.Error("idempotency: the completions the store did not take could not be left for the next start: they are lost, and their keys' retries will be answered that the calls may have run", "kept", left, "err", err)
+			} else {
+				g.log.Warn("idempotency: the completions the store did not take are left in the data folder; the next start writes them", "kept", n, "file", filepath.Base(path))
+			}
+		} else if left > 0 {
+			g.log.Error("idempotency: the completions the store did not take are lost (no data folder to leave them in): their keys' retries will be answered that the calls may have run", "kept", left)
+		}
+	}
 	g.closeCluster()
 	if g.audit != nil {
 		errs = append(errs, g.audit.Close())
@@ -435,6 +461,23 @@ func (g *Gateway) closeStore() error {
 	}
 	g.releaseData()
 	return errors.Join(errs...)
+}
+
+// keptPath is the file where a stop leaves the completions the store did
+// not take (store.SaveKept), or "" without a data folder. On PostgreSQL,
+// whose instances may share a data folder, it names the instance.
+func (g *Gateway) keptPath() string {
+	if g.opts.Ephemeral || !g.cfg.HasDataDir() {
+		return ""
+	}
+	dir, err := g.cfg.EnsureDataDir()
+	if err != nil {
+		return ""
+	}
+	if g.cfg.Postgres() {
+		return filepath.Join(dir, strings.TrimSuffix(store.KeptFile, ".jsonl")+"-"+url.PathEscape(g.cfg.InstanceName())+".jsonl")
+	}
+	return filepath.Join(dir, store.KeptFile)
 }
 
 // dataLockFile is the file in the data folder whose lock a gateway holds.

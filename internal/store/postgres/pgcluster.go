@@ -824,3 +824,36 @@ func (p *Store) lockName(ctx context.Context, name string, wait time.Duration) (
 		}
 	}
 }
+
+// LeavePart ends owner's part in request id if it holds one, as
+// LeaveRequest does (the request is stored "ended" when no live part is
+// left), and reports whether it held one. It takes the request's ledger
+// lock first, as reach_join does: a join of owner still committing is
+// waited for, and then left. For a join whose caller gave up (its bound
+// fired) as its commit landed: the part it may have written is not left
+// held until the life ends.
+func (p *Store) LeavePart(ctx context.Context, id, owner string, ttl time.Duration) (bool, error) {
+	if p.Closed() {
+		return false, store.ErrClosed
+	}
+	held := false
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT reach_lock_ledgers(ARRAY[$1]::TEXT[])`, id); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM replicas WHERE request = $1 AND owner = $2)`, id, owner).Scan(&held); err != nil {
+			return err
+		}
+		if held {
+			_, err := tx.Exec(ctx, `SELECT reach_leave($1, $2, $3, 'ended', NULL, NULL, $4)`, id, owner, int64(ttl), time.Now().UnixNano())
+			return err
+		}
+		// The ledger row the lock made for a request no join wrote.
+		_, err := tx.Exec(ctx, `DELETE FROM ledger WHERE request = $1 AND NOT EXISTS (SELECT 1 FROM requests WHERE id = $1)`, id)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("leaving request %s: %w", id, err)
+	}
+	return held, nil
+}

@@ -1,0 +1,167 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentreach/reach/internal/crashpoint"
+	"github.com/agentreach/reach/internal/idempotency"
+)
+
+// KeptGrace is how long a stopping gateway waits for the store to take
+// the completions it keeps (Drain): the HTTP lanes' shutdown grace.
+const KeptGrace = 5 * time.Second
+
+// KeptFile is the file in the data folder where a gateway that stopped
+// with kept completions left them (SaveKept), for its next start
+// (RestoreKept).
+const KeptFile = "idempotency-kept.jsonl"
+
+// keptLine is one completion in KeptFile: the claim's owner (the life that
+// stopped), its key, and what Complete was given.
+type keptLine struct {
+	Owner   string          `json:"owner"`
+	Key     string          `json:"key"`
+	Args    string          `json:"args,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"` // absent: a release of the key
+	Expires time.Time       `json:"expires"`
+}
+
+// Drain writes the completions this Idempotency keeps (the store refused
+// them) until none is left or ctx ends, and returns how many are left. A
+// gateway calls it as it stops, before its life ends on the store: a
+// completion written then answers a retry with its result, where one
+// dropped would leave the claim, which recovery settles "interrupted".
+func (s *Idempotency) Drain(ctx context.Context) int {
+	if s.kept.Len() == 0 {
+		return 0
+	}
+	s.log.Warn("idempotency: stopping with completions the store has not taken: writing them for up to the shutdown grace",
+		"kept", s.kept.Len())
+	wait := keptRetry
+	for {
+		var err error
+		for _, key := range s.kept.Keys() {
+			if err = s.writeKept(ctx, key); err != nil {
+				break
+			}
+		}
+		n := s.kept.Len()
+		if n == 0 {
+			s.log.Info("idempotency: the kept completions are written")
+			return 0
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return n
+		case <-t.C:
+		}
+		if err != nil {
+			wait = min(2*wait, keptBackoff)
+		}
+	}
+}
+
+// SaveKept writes the completions still kept to path (0600), for the next
+// start of this instance to write (RestoreKept), and returns how many; it
+// writes no file when none is kept. Call it after Drain, once ctx ended.
+func (s *Idempotency) SaveKept(path string) (int, error) {
+	keys := s.kept.Keys()
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	var b bytes.Buffer
+	n := 0
+	for _, key := range keys {
+		e, ok := s.kept.Get(key)
+		if !ok {
+			continue
+		}
+		line, err := json.Marshal(keptLine{Owner: s.owner, Key: key, Args: e.Args, Result: e.Result, Expires: e.Expires})
+		if err != nil {
+			return 0, err
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+		n++
+	}
+	// Appended: a file an earlier stop left and the last start could not
+	// write (the store was down) is kept too.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := f.Write(b.Bytes()); err != nil {
+		f.Close()
+		return 0, err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return 0, err
+	}
+	if err := f.Close(); err != nil {
+		return 0, err
+	}
+	crashpoint.Reached("kept.saved")
+	return n, nil
+}
+
+// RestoreKept writes the completions a stop left in path (SaveKept) under
+// the claims of the lives that stopped, then removes the file, and returns
+// how many it wrote. Call it at start, before Recover (which would settle
+// those claims "interrupted"). A completion whose claim is gone (another
+// instance settled it meanwhile) is dropped, as Drain drops it. The file
+// stays when the store refuses a write: the error says so, and the next
+// start tries again.
+func (s *Idempotency) RestoreKept(ctx context.Context, path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, len(b)+1)
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var l keptLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return n, fmt.Errorf("reading the completions a stop left in %s: %w: %w (move the file aside to start without them; their keys' retries are then answered that they may have run)",
+				filepath.Base(path), idempotency.ErrBadRecord, err)
+		}
+		if l.Result == nil {
+			err = s.recs.ReleaseKey(ctx, l.Key, l.Owner)
+		} else {
+			err = s.recs.CompleteKey(ctx, l.Key, l.Owner, l.Result, l.Expires)
+		}
+		switch {
+		case err == nil:
+			n++
+			crashpoint.Reached("kept.restored") // a kill here writes it again at the next start: a conflict, dropped
+		case errors.Is(err, ErrConflict):
+			s.log.Warn("idempotency: a completion a stop left could not be written: its claim was settled meanwhile; it is dropped", "key", l.Key)
+		default:
+			return n, fmt.Errorf("writing the completions a stop left in %s: %w", filepath.Base(path), err)
+		}
+	}
+	if err := os.Remove(path); err != nil {
+		return n, err
+	}
+	if n > 0 {
+		s.log.Info("idempotency: the completions the last stop left are written", "written", n)
+	}
+	return n, nil
+}

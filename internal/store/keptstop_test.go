@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/idempotency"
+)
+
+// downRecs is a Memory whose completions are refused while refuse says so
+// (the store is down), counting the refusals.
+type downRecs struct {
+	*Memory
+	refuse  func(n int) bool
+	refused atomic.Int32
+}
+
+func (d *downRecs) CompleteKey(ctx context.Context, key, owner string, result []byte, expires time.Time) error {
+	if d.refuse(int(d.refused.Load())) {
+		d.refused.Add(1)
+		return errors.New("connection refused")
+	}
+	return d.Memory.CompleteKey(ctx, key, owner, result, expires)
+}
+
+// keptCall claims key on s and keeps its completion (res), as the store's
+// writer does when it refuses it.
+func keptCall(t *testing.T, s *Idempotency, key string, res *reach.Result) {
+	t.Helper()
+	if _, claimed, err := s.Claim(t.Context(), &reach.IdemClaim{Key: key, Args: "a"}); err != nil || !claimed {
+		t.Fatalf("claim %s: %v %v", key, claimed, err)
+	}
+	b, err := encodeResult(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.keep(key, idempotency.KeptEntry{Args: "a", Result: b, Expires: time.Now().Add(time.Hour)})
+	s.hold(key, -1, "")
+}
+
+// A stop while the store refuses completions writes them once it answers
+// again, within the grace: Drain returns with none left, and the key
+// answers the call's result.
+func TestDrainWritesKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		recs := &downRecs{Memory: NewMemory()}
+		recs.refuse = func(n int) bool { return n < 3 } // three refusals, then the store is back
+		s := NewIdempotency(recs, nil)
+		keptCall(t, s, "k", &reach.Result{Status: reach.StatusSuccess, Data: []byte(`"done"`)})
+		ctx, cancel := context.WithTimeout(t.Context(), KeptGrace)
+		defer cancel()
+		if left := s.Drain(ctx); left != 0 {
+			t.Fatalf("Drain left %d completions; want none once the store answers", left)
+		}
+		rec, claimed, err := NewIdempotency(recs.Memory, nil).Claim(t.Context(), &reach.IdemClaim{Key: "k", Args: "a"})
+		if err != nil || claimed || rec == nil || string(rec.Data) != `"done"` {
+			t.Fatalf("the key after Drain: %v claimed %v err %v; want its result", rec, claimed, err)
+		}
+	})
+}
+
+// A stop whose grace ends with the store still down leaves the kept
+// completions in a file; the next life writes them under the stopped
+// life's claims before anything settles those (RestoreKept), and removes
+// the file. Without the file the claim would be settled "interrupted".
+func TestSaveRestoreKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := NewMemory()
+		var down atomic.Bool
+		down.Store(true)
+		recs := &downRecs{Memory: mem, refuse: func(int) bool { return down.Load() }}
+		s := NewIdempotency(recs, nil)
+		keptCall(t, s, "k", &reach.Result{Status: reach.StatusSuccess, Data: []byte(`"done"`)})
+		keptCall(t, s, "gone", &reach.Result{Status: reach.StatusSuccess, Data: []byte(`"x"`)})
+		ctx, cancel := context.WithTimeout(t.Context(), KeptGrace)
+		defer cancel()
+		if left := s.Drain(ctx); left != 2 {
+			t.Fatalf("Drain left %d completions with the store down; want 2", left)
+		}
+		path := filepath.Join(t.TempDir(), KeptFile)
+		if n, err := s.SaveKept(path); n != 2 || err != nil {
+			t.Fatalf("SaveKept: %d, %v; want 2 saved", n, err)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("the file: %v %v; want mode 0600", fi, err)
+		}
+		// Meanwhile another instance settled one of the claims.
+		if err := mem.SettleKey(t.Context(), "gone", []byte(`{"status":"error"}`), time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		next := NewIdempotency(mem, nil)
+		if n, err := next.RestoreKept(t.Context(), path); n != 1 || err != nil {
+			t.Fatalf("RestoreKept: %d, %v; want 1 written (the other's claim was settled)", n, err)
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Fatalf("the file after RestoreKept: %v; want it removed", err)
+		}
+		if settled, err := next.Recover(t.Context()); err != nil || len(settled) != 0 {
+			t.Fatalf("Recover after RestoreKept settled %v (%v); want nothing left to settle", settled, err)
+		}
+		rec, claimed, err := next.Claim(t.Context(), &reach.IdemClaim{Key: "k", Args: "a"})
+		if err != nil || claimed || rec == nil || string(rec.Data) != `"done"` {
+			t.Fatalf("the key after the restart: %v claimed %v err %v; want its result", rec, claimed, err)
+		}
+		if n, err := next.RestoreKept(t.Context(), path); n != 0 || err != nil {
+			t.Fatalf("RestoreKept without a file: %d, %v; want nothing", n, err)
+		}
+		// The stopped life's keeper, once the store answers, finds its
+		// claims gone and drops what it kept.
+		down.Store(false)
+		time.Sleep(2 * keptBackoff)
+		synctest.Wait()
+		if n := s.kept.Len(); n != 0 {
+			t.Fatalf("the stopped life still keeps %d completions", n)
+		}
+	})
+}
+
+// FuzzRestoreKept: whatever the file a stop left holds (cut, edited by
+// hand, another version's), a start neither panics nor writes a key that
+// no line names; a line it cannot read is an error that says to move the
+// file aside, and the file stays.
+func FuzzRestoreKept(f *testing.F) {
+	f.Add([]byte(`{"owner":"reach/1","key":"k","args":"a","result":{"status":"success"},"expires":"2030-01-01T00:00:00Z"}` + "\n"))
+	f.Add([]byte(`{"owner":"reach/1","key":"k"}` + "\n\n" + `{"key":`))
+	f.Add([]byte("\x00\xff"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), KeptFile)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mem := NewMemory()
+		s := NewIdempotency(mem, nil)
+		n, err := s.RestoreKept(context.Background(), path)
+		if n < 0 {
+			t.Fatalf("RestoreKept wrote %d", n)
+		}
+		_, statErr := os.Stat(path)
+		if err != nil && statErr != nil {
+			t.Fatalf("RestoreKept failed (%v) and removed the file", err)
+		}
+		if err == nil && statErr == nil {
+			t.Fatal("RestoreKept succeeded and left the file")
+		}
+	})
+}
