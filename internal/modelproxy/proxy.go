@@ -411,7 +411,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ep.fallback {
 		w.Header().Set(HeaderFallback, ep.name)
 	}
-	if resp.StatusCode != http.StatusOK {
+	// Every 2xx is read as the answer it is to a client (the OpenAI SDKs
+	// read any 2xx, and openai-go any status below 400, as a success), and
+	// charged: an endpoint answering 201 or 203 was passed on as it was,
+	// charged nothing. A 1xx or 3xx (a redirect the transport did not
+	// follow) is no answer reach reads: it is refused, its body not passed on.
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		mf.FailModel(fmt.Errorf("the model endpoint answered %s", resp.Status))
+		proxyError(w, http.StatusBadGateway, "server_error", "model_bad_status",
+			fmt.Sprintf("The model endpoint answered %s, which is neither an answer nor an error; reach passes on no redirect. Check the model's base_url.", resp.Status))
+		return
+	}
+	if resp.StatusCode >= 300 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		mf.FailModel(fmt.Errorf("the model endpoint answered %s", resp.Status))
 		copyHeader(w.Header(), resp.Header)
