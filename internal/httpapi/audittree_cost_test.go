@@ -214,3 +214,42 @@ func TestAuditTreePageFilteredReadsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditOfAnotherNotRead: one who is not an operator, asking for the
+// events of another principal's request (?request=ID, no tree), gets none,
+// and the request's events are not read: any principal could make reach
+// read and decode every event of any request whose id it had (185 MB and
+// seconds for 100,000), and time it to learn their number. Its own request,
+// and one the registry does not hold (just begun, or removed), are read.
+func TestAuditOfAnotherNotRead(t *testing.T) {
+	ctx := context.Background()
+	st := &counting{Memory: store.NewMemory()}
+	if err := st.PutRequest(ctx, &store.Request{ID: "bobs", Principal: "bob", Tenant: "t", State: "running", Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*store.AuditRecord
+	for i := range 1000 {
+		recs = append(recs, &store.AuditRecord{Seq: int64(i + 1), Time: time.Now(), Request: "bobs",
+			Data: []byte(`{"kind":"call","request":"bobs","principal":"bob","tenant":"t"}`)})
+	}
+	recs = append(recs, &store.AuditRecord{Seq: 1001, Time: time.Now(), Request: "gone",
+		Data: []byte(`{"kind":"call","request":"gone","principal":"alice","tenant":"t"}`)})
+	if err := st.AppendAudit(ctx, recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	v := auditView{st: st}
+	for _, c := range []struct {
+		who, request string
+		events       int
+	}{{"alice", "bobs", 0}, {"bob", "bobs", 100}, {"alice", "gone", 1}, {"bob", "gone", 0}} {
+		st.records.Store(0)
+		who := &ui.Actor{Principal: c.who, Tenant: "t"}
+		evs, err := v.events(ctx, ui.AuditQuery{Request: c.request, Principal: c.who, Owner: who}, 100)
+		if err != nil || len(evs) != c.events {
+			t.Fatalf("%s asking for %s: %d events, %v; want %d", c.who, c.request, len(evs), err, c.events)
+		}
+		if n := st.records.Load(); c.who == "alice" && c.request == "bobs" && n != 0 {
+			t.Fatalf("alice asking for bob's request: %d of its events read, want none", n)
+		}
+	}
+}
