@@ -604,6 +604,9 @@ func (a *answer) note(c *openai.Completion) {
 			}
 			a.say(m.Content)
 			a.say(m.Refusal)
+			if au := m.Audio; au != nil {
+				a.say(au.Transcript)
+			}
 			if fc := m.FunctionCall; fc != nil {
 				a.argue(fc.Arguments)
 			}
@@ -612,6 +615,9 @@ func (a *answer) note(c *openai.Completion) {
 					a.id(tc.ID)
 				}
 				a.argue(tc.Function.Arguments)
+				if cc := tc.Custom; cc != nil {
+					a.argue(cc.Input)
+				}
 			}
 		}
 	}

@@ -240,10 +240,20 @@ func counted(u *Usage, body []byte, m *Message) Usage {
 			out.Add(fc.Arguments)
 			said += len(fc.Arguments)
 		}
+		if au := m.Audio; au != nil {
+			out.Run = 0
+			out.Add(au.Transcript)
+			said += len(au.Transcript)
+		}
 		for _, tc := range m.ToolCalls {
 			out.Run = 0
 			out.Add(tc.Function.Arguments)
 			said += len(tc.Function.Arguments)
+			if cc := tc.Custom; cc != nil {
+				out.Run = 0
+				out.Add(cc.Input)
+				said += len(cc.Input)
+			}
 		}
 	}
 	if u == nil || u.PromptTokens < 0 || u.CompletionTokens < 0 {

@@ -140,3 +140,18 @@ func TestCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestCountedCustomAndAudio: a custom tool call's input and an answer's
+// audio transcript are words of the floor (and bytes of the estimate), as
+// a function call's arguments and the content are: an endpoint reporting 0
+// tokens that answered in them was charged nothing for them.
+func TestCountedCustomAndAudio(t *testing.T) {
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"one"}]}`)
+	m := &Message{Audio: &Audio{Transcript: "a b c"}, ToolCalls: []ToolCall{{Type: "custom", Custom: &CustomCall{Name: "run", Input: "d e f g"}}}}
+	if got, want := counted(&Usage{}, body, m), (Usage{1, 7}); got != want {
+		t.Errorf("reported 0: counted %+v, want %+v", got, want)
+	}
+	if got, want := counted(nil, body, m), (Usage{int64((len(body) + 3) / 4), 3}); got != want {
+		t.Errorf("no usage: counted %+v, want %+v", got, want)
+	}
+}
