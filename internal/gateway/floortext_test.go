@@ -18,8 +18,9 @@ import (
 // charged nothing when it put them in a Responses stream's final event (or
 // its items' done events) without deltas, in a refusal, in a reasoning
 // summary, or in a chat answer's refusal, reasoning, legacy
-// function_call, custom tool call's input or audio transcript: a token
-// budget never stopped it.
+// function_call, custom tool call's input or audio transcript, or in a
+// stream's chunks or events that reach's decoder rejected and the SDKs
+// read: a token budget never stopped it.
 func TestModelProxyFloorCountsEveryText(t *testing.T) {
 	const said = 500 // words of each answer
 	text := strings.Repeat("word ", said)
@@ -82,6 +83,24 @@ func TestModelProxyFloorCountsEveryText(t *testing.T) {
 			chatDeltas(w, text, `{"tool_calls":[{"index":0,"type":"custom","custom":{"input":%q}}]}`)
 		},
 		"streamaudio": func(w http.ResponseWriter) { chatDeltas(w, text, `{"audio":{"transcript":%q}}`) },
+		// A chat stream whose text chunks reach's decoder rejects (a member
+		// of another type than the API's, which the SDKs pass over), ended
+		// by a usage chunk it reads.
+		"streamunread": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for range said {
+				fmt.Fprint(w, "data: {\"model\":5,\"choices\":[{\"index\":0,\"delta\":{\"content\":\"word \"}}]}\n\n")
+			}
+			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0}}\n\ndata: [DONE]\n\n")
+		},
+		// The same of a Responses stream's text deltas.
+		"unreadevents": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for range said {
+				fmt.Fprint(w, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":\"x\",\"item_id\":\"msg_u\",\"output_index\":0,\"content_index\":0,\"delta\":\"word \"}\n\n")
+			}
+			fmt.Fprint(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_u\",\"output\":[],\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}\n\n")
+		},
 		// A chat stream of a legacy function call.
 		"streamfunction": func(w http.ResponseWriter) {
 			var args string

@@ -553,10 +553,13 @@ type answer struct {
 	// stream gave whole (done, by their id): the endpoint may give its
 	// text there and in no delta, so the floor is the most of the three.
 	written, doneWords int64
-	done               map[string]int64
-	promptWords        int64
-	counted            bool
-	floored            bool
+	// unread is the words of the chunks and events reach could not read
+	// (openai.AnswerWords), which the client's SDK may: a floor too.
+	unread      int64
+	done        map[string]int64
+	promptWords int64
+	counted     bool
+	floored     bool
 	// responded is told a Responses API answer's id; called holds the ids
 	// of the function calls it chose, each recorded once.
 	responded func(id string)
@@ -718,7 +721,7 @@ func (a *answer) usage(prompt []byte) reach.TokenUsage {
 	if u.Input < a.promptWords {
 		u.Input, a.floored = a.promptWords, true
 	}
-	if n := max(a.spoke.N+a.argued.N+a.reasoned.N, a.written, a.doneWords); u.Output < n {
+	if n := max(a.spoke.N+a.argued.N+a.reasoned.N+a.unread, a.written, a.doneWords); u.Output < n {
 		u.Output, a.floored = n, true
 	}
 	return u
@@ -835,6 +838,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 				drop = dropUsage && c.Usage != nil && len(c.Choices) == 0 // the usage chunk reach asked for
 			} else {
 				a.raw += len(d)
+				a.unread += openai.AnswerWords(d)
 			}
 			r := d
 			if mask != nil {

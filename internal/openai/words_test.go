@@ -58,7 +58,7 @@ func TestPromptWords(t *testing.T) {
 
 // decodedWords counts the words of the text members of v (decoded JSON)
 // as promptWords defines them: its reference.
-func decodedWords(w *Words, v any, text bool) {
+func decodedWords(w *Words, v any, text bool, keys map[string]bool) {
 	switch v := v.(type) {
 	case string:
 		if text {
@@ -68,12 +68,12 @@ func decodedWords(w *Words, v any, text bool) {
 		}
 	case []any:
 		for _, e := range v {
-			decodedWords(w, e, text)
+			decodedWords(w, e, text, keys)
 		}
 	case map[string]any:
 		for k, e := range v {
 			if !notRendered[k] {
-				decodedWords(w, e, promptTextKeys[k])
+				decodedWords(w, e, keys[k], keys)
 			}
 		}
 	}
@@ -93,10 +93,15 @@ func FuzzPromptWords(f *testing.F) {
 			return
 		}
 		var ref Words
-		decodedWords(&ref, v, false)
+		decodedWords(&ref, v, false, promptTextKeys)
 		got := PromptWords([]byte(body))
 		if got > ref.N {
 			t.Fatalf("%s: promptWords counted %d, the decoded text has %d", body, got, ref.N)
+		}
+		var aref Words // and so for an answer's unread chunk
+		decodedWords(&aref, v, false, answerTextKeys)
+		if got := AnswerWords([]byte(body)); got > aref.N {
+			t.Fatalf("%s: AnswerWords counted %d, the decoded text has %d", body, got, aref.N)
 		}
 		// Written with no escape, and no word as long as MaxTokenBytes, the
 		// counts agree.
