@@ -17,8 +17,10 @@ import (
 // first. A hostile endpoint that reports 0 tokens had its answer's words
 // charged nothing when it put them in a Responses stream's final event (or
 // its items' done events) without deltas, in a refusal, in a reasoning
-// summary, or in a chat answer's refusal, reasoning or legacy
-// function_call: a token budget never stopped it.
+// summary, or in a chat answer's refusal, reasoning, legacy
+// function_call, custom tool call's input or audio transcript, or in a
+// stream's chunks or events that reach's decoder rejected and the SDKs
+// read: a token budget never stopped it.
 func TestModelProxyFloorCountsEveryText(t *testing.T) {
 	const said = 500 // words of each answer
 	text := strings.Repeat("word ", said)
@@ -68,6 +70,37 @@ func TestModelProxyFloorCountsEveryText(t *testing.T) {
 		"streamreasoning": func(w http.ResponseWriter) { chatDeltas(w, text, `{"reasoning":%q}`) },
 		// A chat stream that refuses.
 		"streamrefusal": func(w http.ResponseWriter) { chatDeltas(w, text, `{"refusal":%q}`) },
+		// A whole chat answer of a custom tool's call (free-form input).
+		"chatcustom": func(w http.ResponseWriter) {
+			fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_c","type":"custom","custom":{"name":"run","input":%s}}]}}],"usage":{"prompt_tokens":0,"completion_tokens":0}}`, q)
+		},
+		// A whole chat answer spoken (an audio model's), its transcript the text.
+		"chataudio": func(w http.ResponseWriter) {
+			fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"audio":{"id":"audio_1","data":"UklGRg==","transcript":%s}}}],"usage":{"prompt_tokens":0,"completion_tokens":0}}`, q)
+		},
+		// The same two streamed.
+		"streamcustom": func(w http.ResponseWriter) {
+			chatDeltas(w, text, `{"tool_calls":[{"index":0,"type":"custom","custom":{"input":%q}}]}`)
+		},
+		"streamaudio": func(w http.ResponseWriter) { chatDeltas(w, text, `{"audio":{"transcript":%q}}`) },
+		// A chat stream whose text chunks reach's decoder rejects (a member
+		// of another type than the API's, which the SDKs pass over), ended
+		// by a usage chunk it reads.
+		"streamunread": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for range said {
+				fmt.Fprint(w, "data: {\"model\":5,\"choices\":[{\"index\":0,\"delta\":{\"content\":\"word \"}}]}\n\n")
+			}
+			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0}}\n\ndata: [DONE]\n\n")
+		},
+		// The same of a Responses stream's text deltas.
+		"unreadevents": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for range said {
+				fmt.Fprint(w, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":\"x\",\"item_id\":\"msg_u\",\"output_index\":0,\"content_index\":0,\"delta\":\"word \"}\n\n")
+			}
+			fmt.Fprint(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_u\",\"output\":[],\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}\n\n")
+		},
 		// A chat stream of a legacy function call.
 		"streamfunction": func(w http.ResponseWriter) {
 			var args string

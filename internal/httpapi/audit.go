@@ -78,10 +78,10 @@ func (c *verifyCache) get(ctx context.Context) (bool, string) {
 	return c.ok, c.msg
 }
 
-func (a auditView) Search(ctx context.Context, q ui.AuditQuery, limit int) ([]ui.AuditRow, error) {
-	evs, err := a.events(ctx, q, limit)
+func (a auditView) Search(ctx context.Context, q ui.AuditQuery, limit int) ([]ui.AuditRow, int64, error) {
+	evs, stop, err := a.page(ctx, q, limit)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	rows := make([]ui.AuditRow, 0, len(evs))
 	for _, e := range evs {
@@ -96,12 +96,20 @@ func (a auditView) Search(ctx context.Context, q ui.AuditQuery, limit int) ([]ui
 			Frame: e.Frame, Name: e.Name, Decision: e.Decision, Reason: reason})
 	}
 	a.markRemoved(ctx, rows)
-	return rows, nil
+	return rows, stop, nil
 }
 
-// events returns the newest limit events that q selects: a request's, or
-// the most recent ones, filtered by tool, principal and owner.
+// events is page without its stop.
 func (a auditView) events(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, error) {
+	evs, _, err := a.page(ctx, q, limit)
+	return evs, err
+}
+
+// page returns the newest limit events that q selects: a request's, or
+// the most recent ones, filtered by tool, principal and owner; or a page
+// of a tree (treePage), with stop, the cursor of the next page when this
+// one ended short of limit having read maxTreeScan events (0 otherwise).
+func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, int64, error) {
 	if a.flush != nil {
 		a.flush(ctx) // a log that is closing or failing has said so in its own log; read what is committed
 	}
@@ -111,6 +119,9 @@ func (a auditView) events(ctx context.Context, q ui.AuditQuery, limit int) ([]*a
 	var evs []*audit.Event
 	var err error
 	if q.Request != "" {
+		if q.Owner != nil && !a.mayRead(ctx, q.Request, q.Owner) {
+			return nil, 0, nil // none of its events are the viewer's
+		}
 		evs, err = audit.Show(ctx, a.st, q.Request)
 	} else {
 		fetch := limit
@@ -120,13 +131,25 @@ func (a auditView) events(ctx context.Context, q ui.AuditQuery, limit int) ([]*a
 		evs, err = audit.Recent(ctx, a.st, fetch)
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	evs = slices.DeleteFunc(evs, func(e *audit.Event) bool { return drops(q, e) })
 	if len(evs) > limit {
 		evs = evs[len(evs)-limit:]
 	}
-	return evs, nil
+	return evs, 0, nil
+}
+
+// mayRead reports whether one who is not an operator (owner) may have the
+// events of request id read for them: the registry holds no other
+// principal's request of that id (a request just begun, or one the
+// retention removed, is read and its events filtered one by one). Another's
+// request is not read: reading it cost as much as its events (185 MB and
+// seconds for 100,000 of them, any principal asking any request's id), and
+// the cost told how many it had. A registry it cannot read is read past.
+func (a auditView) mayRead(ctx context.Context, id string, owner *ui.Actor) bool {
+	r, err := a.st.GetRequest(ctx, id)
+	return err != nil || r.Principal == owner.Principal && r.Tenant == owner.Tenant
 }
 
 // maxTreeRequests bounds the requests of a tree whose events one page of
@@ -156,49 +179,67 @@ func drops(q ui.AuditQuery, e *audit.Event) bool {
 // that ends past it, and the next page's cursor would skip it for good. A
 // batch commits with the head it moves (its seqs taken in order under the
 // head's lock), so every event up to the head read first is there to read;
-// those after it are the next page's.
+// those after it are the next page's. A page that has read maxTreeScan
+// events without filling ends short: stop is then the seq of the last
+// event it read, the next page's cursor (0 otherwise).
 //
 // One who is not an operator (q.Owner) sees nothing of another's tree: the
 // root's owner is checked before the tree is walked, so that neither the
 // walk's cost nor errTreeTooLarge tells of it. A root the registry does
 // not hold yet (a request just begun) is its own tree, its events shown
 // as the single request's page shows them.
-func (a auditView) treePage(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, error) {
+func (a auditView) treePage(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, int64, error) {
 	head, _, err := a.st.AuditHead(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	ids := []string{q.Request}
 	root, err := a.st.GetRequest(ctx, q.Request)
 	switch {
 	case errors.Is(err, store.ErrNotFound) && q.Owner != nil:
 	case err != nil && !errors.Is(err, store.ErrNotFound):
-		return nil, err
+		return nil, 0, err
 	case q.Owner != nil && (root.Principal != q.Owner.Principal || root.Tenant != q.Owner.Tenant):
-		return nil, nil // as the single request's page: none of its events are the viewer's
+		return nil, 0, nil // as the single request's page: none of its events are the viewer's
 	default:
 		if ids, err = a.treeRequests(ctx, q.Request); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	var out []*audit.Event
-	for after := q.After; len(out) < limit; { // the filters may leave some out: read on
-		evs, err := audit.ShowRequests(ctx, a.st, ids, after, head, limit)
-		if err != nil {
-			return nil, err
+	scanned := 0
+	for after, chunk := q.After, limit; len(out) < limit; chunk = max(limit, treeScanChunk) { // the filters may leave some out: read on
+		if scanned >= maxTreeScan { // the page stops short; the next one reads on from here
+			return out, after, nil
 		}
+		evs, err := audit.ShowRequests(ctx, a.st, ids, after, head, chunk)
+		if err != nil {
+			return nil, 0, err
+		}
+		scanned += len(evs)
 		for _, e := range evs {
 			if !drops(q, e) {
 				out = append(out, e)
 			}
 		}
-		if len(evs) < limit {
+		if len(evs) < chunk {
 			break
 		}
 		after = evs[len(evs)-1].Seq
 	}
-	return out[:min(len(out), limit)], nil
+	return out[:min(len(out), limit)], 0, nil
 }
+
+// maxTreeScan bounds the events one page of a tree reads when its filters
+// (a tool, a principal, the viewer's own events) leave most out: past it
+// the page ends short, with the cursor of the last event read, so that one
+// GET does a bounded amount of work however many events the tree holds
+// (before, a page of 1 that no event matched read the whole tree, 2 at a
+// time). treeScanChunk is what each read after the first asks for.
+const (
+	maxTreeScan   = 10000
+	treeScanChunk = 1000
+)
 
 // treeRequests returns root and its sub-requests (in one read of a
 // store.RequestTreer, else breadth first, a list a request), or
@@ -284,7 +325,7 @@ func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 	if q.Tree {
 		fetch++ // one more says there is a next page
 	}
-	evs, err := a.auditV.events(r.Context(), q, fetch)
+	evs, stop, err := a.auditV.page(r.Context(), q, fetch)
 	if errors.Is(err, errTreeTooLarge) {
 		httpjson.WriteError(w, http.StatusUnprocessableEntity, "tree_too_large", fmt.Sprintf("Request %s: %s.", q.Request, err),
 			"Ask for the events of its sub-requests one by one (?request=ID, or with tree=1 on a sub-request); GET /v1/requests/{id} lists a request's children.")
@@ -294,7 +335,7 @@ func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 		httpjson.WriteError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
 		return
 	}
-	var next int64
+	next := stop // a page that read its bound of events before it filled
 	if q.Tree && len(evs) > limit {
 		evs = evs[:limit]
 		next = evs[limit-1].Seq

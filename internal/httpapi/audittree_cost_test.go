@@ -137,3 +137,119 @@ func TestAuditTreeOfAnother(t *testing.T) {
 		t.Fatalf("alice's tree=1 on bob's request not yet in the registry: %d events, %v; want none", len(evs), err)
 	}
 }
+
+// TestAuditTreePageFilteredReadsBounded: a page of a tree whose filter
+// keeps few of its events (a tool no call named, or another principal's
+// events for one who is not an operator) reads at most maxTreeScan events
+// and a chunk, then ends short with the cursor of the last event it read;
+// the pages, followed to the end, show every event the filter keeps, each
+// once, in seq order. Before, a page of 1 read the whole tree 2 at a time.
+func TestAuditTreePageFilteredReadsBounded(t *testing.T) {
+	ctx := context.Background()
+	st := &counting{Memory: store.NewMemory()}
+	for _, id := range []string{"root", "sub"} {
+		parent := ""
+		if id == "sub" {
+			parent = "root"
+		}
+		if err := st.PutRequest(ctx, &store.Request{ID: id, Parent: parent, Principal: "bob", Tenant: "t", State: "running", Started: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const total = 3*maxTreeScan + 500
+	var recs []*store.AuditRecord
+	var want []int64
+	for i := range total {
+		seq := int64(i + 1)
+		request, name := "root", "search"
+		if i%2 == 1 {
+			request = "sub"
+		}
+		if i%7919 == 0 {
+			name = "refund"
+			want = append(want, seq)
+		}
+		recs = append(recs, &store.AuditRecord{Seq: seq, Time: time.Now(), Request: request,
+			Data: []byte(`{"kind":"call","name":"` + name + `","request":"` + request + `","principal":"bob","tenant":"t"}`)})
+	}
+	if err := st.AppendAudit(ctx, recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	v := auditView{st: st}
+	bob := &ui.Actor{Principal: "bob", Tenant: "t"}
+	for _, limit := range []int{1, 2, 50} {
+		var got []int64
+		after := int64(0)
+		for page := 0; ; page++ {
+			if page > total {
+				t.Fatalf("limit %d: the pages never end", limit)
+			}
+			st.records.Store(0)
+			// the handler's fetch: one more than the page says there is a next one
+			evs, stop, err := v.page(ctx, ui.AuditQuery{Request: "root", Tree: true, Tool: "refund", Principal: "bob", Owner: bob, After: after}, limit+1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := st.records.Load(); n > maxTreeScan+treeScanChunk {
+				t.Fatalf("limit %d, page %d: %d events read for one page, want at most %d", limit, page, n, maxTreeScan+treeScanChunk)
+			}
+			next := stop
+			if len(evs) > limit {
+				evs = evs[:limit]
+				next = evs[limit-1].Seq
+			}
+			for _, e := range evs {
+				got = append(got, e.Seq)
+			}
+			if next == 0 {
+				break
+			}
+			if next <= after {
+				t.Fatalf("limit %d, page %d: cursor %d after %d", limit, page, next, after)
+			}
+			after = next
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("limit %d: the pages showed %v, want %v", limit, got, want)
+		}
+	}
+}
+
+// TestAuditOfAnotherNotRead: one who is not an operator, asking for the
+// events of another principal's request (?request=ID, no tree), gets none,
+// and the request's events are not read: any principal could make reach
+// read and decode every event of any request whose id it had (185 MB and
+// seconds for 100,000), and time it to learn their number. Its own request,
+// and one the registry does not hold (just begun, or removed), are read.
+func TestAuditOfAnotherNotRead(t *testing.T) {
+	ctx := context.Background()
+	st := &counting{Memory: store.NewMemory()}
+	if err := st.PutRequest(ctx, &store.Request{ID: "bobs", Principal: "bob", Tenant: "t", State: "running", Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*store.AuditRecord
+	for i := range 1000 {
+		recs = append(recs, &store.AuditRecord{Seq: int64(i + 1), Time: time.Now(), Request: "bobs",
+			Data: []byte(`{"kind":"call","request":"bobs","principal":"bob","tenant":"t"}`)})
+	}
+	recs = append(recs, &store.AuditRecord{Seq: 1001, Time: time.Now(), Request: "gone",
+		Data: []byte(`{"kind":"call","request":"gone","principal":"alice","tenant":"t"}`)})
+	if err := st.AppendAudit(ctx, recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	v := auditView{st: st}
+	for _, c := range []struct {
+		who, request string
+		events       int
+	}{{"alice", "bobs", 0}, {"bob", "bobs", 100}, {"alice", "gone", 1}, {"bob", "gone", 0}} {
+		st.records.Store(0)
+		who := &ui.Actor{Principal: c.who, Tenant: "t"}
+		evs, err := v.events(ctx, ui.AuditQuery{Request: c.request, Principal: c.who, Owner: who}, 100)
+		if err != nil || len(evs) != c.events {
+			t.Fatalf("%s asking for %s: %d events, %v; want %d", c.who, c.request, len(evs), err, c.events)
+		}
+		if n := st.records.Load(); c.who == "alice" && c.request == "bobs" && n != 0 {
+			t.Fatalf("alice asking for bob's request: %d of its events read, want none", n)
+		}
+	}
+}

@@ -411,7 +411,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ep.fallback {
 		w.Header().Set(HeaderFallback, ep.name)
 	}
-	if resp.StatusCode != http.StatusOK {
+	// Every 2xx is read as the answer it is to a client (the OpenAI SDKs
+	// read any 2xx, and openai-go any status below 400, as a success), and
+	// charged: an endpoint answering 201 or 203 was passed on as it was,
+	// charged nothing. A 1xx or 3xx (a redirect the transport did not
+	// follow) is no answer reach reads: it is refused, its body not passed on.
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		mf.FailModel(fmt.Errorf("the model endpoint answered %s", resp.Status))
+		proxyError(w, http.StatusBadGateway, "server_error", "model_bad_status",
+			fmt.Sprintf("The model endpoint answered %s, which is neither an answer nor an error; reach passes on no redirect. Check the model's base_url.", resp.Status))
+		return
+	}
+	if resp.StatusCode >= 300 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		mf.FailModel(fmt.Errorf("the model endpoint answered %s", resp.Status))
 		copyHeader(w.Header(), resp.Header)
@@ -542,10 +553,13 @@ type answer struct {
 	// stream gave whole (done, by their id): the endpoint may give its
 	// text there and in no delta, so the floor is the most of the three.
 	written, doneWords int64
-	done               map[string]int64
-	promptWords        int64
-	counted            bool
-	floored            bool
+	// unread is the words of the chunks and events reach could not read
+	// (openai.AnswerWords), which the client's SDK may: a floor too.
+	unread      int64
+	done        map[string]int64
+	promptWords int64
+	counted     bool
+	floored     bool
 	// responded is told a Responses API answer's id; called holds the ids
 	// of the function calls it chose, each recorded once.
 	responded func(id string)
@@ -593,6 +607,9 @@ func (a *answer) note(c *openai.Completion) {
 			}
 			a.say(m.Content)
 			a.say(m.Refusal)
+			if au := m.Audio; au != nil {
+				a.say(au.Transcript)
+			}
 			if fc := m.FunctionCall; fc != nil {
 				a.argue(fc.Arguments)
 			}
@@ -601,6 +618,9 @@ func (a *answer) note(c *openai.Completion) {
 					a.id(tc.ID)
 				}
 				a.argue(tc.Function.Arguments)
+				if cc := tc.Custom; cc != nil {
+					a.argue(cc.Input)
+				}
 			}
 		}
 	}
@@ -701,7 +721,7 @@ func (a *answer) usage(prompt []byte) reach.TokenUsage {
 	if u.Input < a.promptWords {
 		u.Input, a.floored = a.promptWords, true
 	}
-	if n := max(a.spoke.N+a.argued.N+a.reasoned.N, a.written, a.doneWords); u.Output < n {
+	if n := max(a.spoke.N+a.argued.N+a.reasoned.N+a.unread, a.written, a.doneWords); u.Output < n {
 		u.Output, a.floored = n, true
 	}
 	return u
@@ -818,6 +838,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 				drop = dropUsage && c.Usage != nil && len(c.Choices) == 0 // the usage chunk reach asked for
 			} else {
 				a.raw += len(d)
+				a.unread += openai.AnswerWords(d)
 			}
 			r := d
 			if mask != nil {

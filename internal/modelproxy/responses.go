@@ -295,6 +295,7 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 			ended = ended || final(e.Type) || e.Type == "error"
 		} else {
 			a.raw += len(data)
+			a.unread += openai.AnswerWords(data)
 		}
 		masked := data
 		if mask != nil {

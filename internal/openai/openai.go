@@ -33,13 +33,30 @@ type Message struct {
 	// floor of a reported usage counts them.
 	Refusal      string        `json:"refusal,omitempty"`
 	FunctionCall *FunctionCall `json:"function_call,omitempty"`
+	// Audio is an answer's spoken part (an audio model's): its
+	// transcript is text the client reads, which the floor counts too.
+	Audio *Audio `json:"audio,omitempty"`
 }
 
-// ToolCall is a function call the model chose.
+// Audio is the audio of an answer: Transcript is what it says.
+type Audio struct {
+	ID         string `json:"id,omitempty"`
+	Transcript string `json:"transcript,omitempty"`
+}
+
+// ToolCall is a function call the model chose, or a call of a custom
+// tool (Type "custom": its free-form input in Custom).
 type ToolCall struct {
 	ID       string       `json:"id"`
 	Type     string       `json:"type"` // "function"
 	Function FunctionCall `json:"function"`
+	Custom   *CustomCall  `json:"custom,omitempty"`
+}
+
+// CustomCall names the custom tool of a call and its input (free text).
+type CustomCall struct {
+	Name  string `json:"name"`
+	Input string `json:"input"`
 }
 
 // FunctionCall names the function of a tool call and its arguments.

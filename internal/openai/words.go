@@ -103,14 +103,35 @@ var notRendered = map[string]bool{"prediction": true, "metadata": true}
 // not JSON counts nothing.
 func PromptWords(body []byte) int64 {
 	var w Words
-	countValue(&w, body, false)
+	countValue(&w, body, false, promptTextKeys)
+	return w.N
+}
+
+// answerTextKeys are promptTextKeys and the members where an answer's
+// chunk or event puts its text: a Responses event's delta, a chat delta
+// (an object: its text members), a transcript, reasoning.
+var answerTextKeys = map[string]bool{
+	"content": true, "text": true, "refusal": true, "arguments": true, "description": true,
+	"instructions": true, "input": true, "output": true,
+	"delta": true, "transcript": true, "reasoning": true, "reasoning_content": true,
+}
+
+// AnswerWords counts the words of the text in a chunk or event of an
+// answer (JSON) that reach could not read as its API's: the strings of the
+// members answerTextKeys names, at any depth. Its client's SDK may read
+// it (they pass over a member of another type than the API's), so the
+// floor of a reported usage counts them. A body that is not JSON counts
+// nothing.
+func AnswerWords(body []byte) int64 {
+	var w Words
+	countValue(&w, body, false, answerTextKeys)
 	return w.N
 }
 
 // countValue counts the words of the JSON value v: of its strings if text
 // (the value, or the array holding it, is a text member's), and of the text
 // members of the objects it holds.
-func countValue(w *Words, v []byte, text bool) {
+func countValue(w *Words, v []byte, text bool, keys map[string]bool) {
 	i := jsonscan.SkipSpace(v, 0)
 	if i >= len(v) {
 		return
@@ -142,7 +163,7 @@ func countValue(w *Words, v []byte, text bool) {
 			if notRendered[m.key] || last != nil && last[m.key] != j || last == nil && givenAgain(ms[j+1:], m.key) {
 				continue
 			}
-			countValue(w, m.value, promptTextKeys[m.key])
+			countValue(w, m.value, keys[m.key], keys)
 		}
 	case '[':
 		for i = jsonscan.SkipSpace(v, i+1); i < len(v) && v[i] != ']'; {
@@ -150,7 +171,7 @@ func countValue(w *Words, v []byte, text bool) {
 			if e <= i {
 				return
 			}
-			countValue(w, v[i:e], text)
+			countValue(w, v[i:e], text, keys)
 			i = jsonscan.SkipSpace(v, e)
 			if i < len(v) && v[i] == ',' {
 				i = jsonscan.SkipSpace(v, i+1)
@@ -240,10 +261,20 @@ func counted(u *Usage, body []byte, m *Message) Usage {
 			out.Add(fc.Arguments)
 			said += len(fc.Arguments)
 		}
+		if au := m.Audio; au != nil {
+			out.Run = 0
+			out.Add(au.Transcript)
+			said += len(au.Transcript)
+		}
 		for _, tc := range m.ToolCalls {
 			out.Run = 0
 			out.Add(tc.Function.Arguments)
 			said += len(tc.Function.Arguments)
+			if cc := tc.Custom; cc != nil {
+				out.Run = 0
+				out.Add(cc.Input)
+				said += len(cc.Input)
+			}
 		}
 	}
 	if u == nil || u.PromptTokens < 0 || u.CompletionTokens < 0 {

@@ -58,7 +58,7 @@ func TestPromptWords(t *testing.T) {
 
 // decodedWords counts the words of the text members of v (decoded JSON)
 // as promptWords defines them: its reference.
-func decodedWords(w *Words, v any, text bool) {
+func decodedWords(w *Words, v any, text bool, keys map[string]bool) {
 	switch v := v.(type) {
 	case string:
 		if text {
@@ -68,12 +68,12 @@ func decodedWords(w *Words, v any, text bool) {
 		}
 	case []any:
 		for _, e := range v {
-			decodedWords(w, e, text)
+			decodedWords(w, e, text, keys)
 		}
 	case map[string]any:
 		for k, e := range v {
 			if !notRendered[k] {
-				decodedWords(w, e, promptTextKeys[k])
+				decodedWords(w, e, keys[k], keys)
 			}
 		}
 	}
@@ -93,10 +93,15 @@ func FuzzPromptWords(f *testing.F) {
 			return
 		}
 		var ref Words
-		decodedWords(&ref, v, false)
+		decodedWords(&ref, v, false, promptTextKeys)
 		got := PromptWords([]byte(body))
 		if got > ref.N {
 			t.Fatalf("%s: promptWords counted %d, the decoded text has %d", body, got, ref.N)
+		}
+		var aref Words // and so for an answer's unread chunk
+		decodedWords(&aref, v, false, answerTextKeys)
+		if got := AnswerWords([]byte(body)); got > aref.N {
+			t.Fatalf("%s: AnswerWords counted %d, the decoded text has %d", body, got, aref.N)
 		}
 		// Written with no escape, and no word as long as MaxTokenBytes, the
 		// counts agree.
@@ -138,5 +143,20 @@ func TestCounted(t *testing.T) {
 		if got := counted(tc.u, body, m); got != tc.want {
 			t.Errorf("%s: counted %+v, want %+v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestCountedCustomAndAudio: a custom tool call's input and an answer's
+// audio transcript are words of the floor (and bytes of the estimate), as
+// a function call's arguments and the content are: an endpoint reporting 0
+// tokens that answered in them was charged nothing for them.
+func TestCountedCustomAndAudio(t *testing.T) {
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"one"}]}`)
+	m := &Message{Audio: &Audio{Transcript: "a b c"}, ToolCalls: []ToolCall{{Type: "custom", Custom: &CustomCall{Name: "run", Input: "d e f g"}}}}
+	if got, want := counted(&Usage{}, body, m), (Usage{1, 7}); got != want {
+		t.Errorf("reported 0: counted %+v, want %+v", got, want)
+	}
+	if got, want := counted(nil, body, m), (Usage{int64((len(body) + 3) / 4), 3}); got != want {
+		t.Errorf("no usage: counted %+v, want %+v", got, want)
 	}
 }

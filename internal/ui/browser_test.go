@@ -75,14 +75,14 @@ func (a approver) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *
 // fakeAudit is an audit log of long rows (to see that the table wraps).
 type fakeAudit struct{}
 
-func (fakeAudit) Search(context.Context, AuditQuery, int) ([]AuditRow, error) {
+func (fakeAudit) Search(context.Context, AuditQuery, int) ([]AuditRow, int64, error) {
 	var rows []AuditRow
 	for i := range 30 {
 		rows = append(rows, AuditRow{Seq: int64(i + 1), Time: time.Now().Add(-time.Duration(30-i) * time.Minute), Request: "busy",
 			Principal: "alice@example.com", Frame: fmt.Sprintf("%016x", 0xabcdef0123456789+uint64(i)), Name: "crawl_the_whole_site_for_every_page",
 			Decision: "refused", Reason: strings.Repeat("This would create a cycle: crawl {\"site\":\"example\"} is already on your call stack. ", 3)})
 	}
-	return rows, nil
+	return rows, 0, nil
 }
 
 func (fakeAudit) Verify(context.Context) (bool, string) { return true, "30 events, chain intact" }

@@ -90,7 +90,10 @@ type AuditRow struct {
 
 // Audit is the audit log the audit view searches and verifies.
 type Audit interface {
-	Search(ctx context.Context, q AuditQuery, limit int) ([]AuditRow, error)
+	// Search returns the rows q selects, at most limit; for a tree's page
+	// that ended short of limit having read as much as one page may, stop
+	// is the seq the next page starts after (0 otherwise).
+	Search(ctx context.Context, q AuditQuery, limit int) (rows []AuditRow, stop int64, err error)
 	Verify(ctx context.Context) (ok bool, message string)
 }
 
@@ -969,13 +972,16 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 		if q.Tree {
 			fetch++ // one more says there is a next page
 		}
-		rows, err := u.o.Audit.Search(r.Context(), q, fetch)
+		rows, stop, err := u.o.Audit.Search(r.Context(), q, fetch)
 		if err != nil {
 			data.VerifyMsg += "; search failed: " + err.Error()
 		}
 		if q.Tree && len(rows) > pageRows {
 			rows = rows[:pageRows]
-			next := url.Values{"request": {q.Request}, "tree": {"1"}, "after": {strconv.FormatInt(rows[pageRows-1].Seq, 10)}}
+			stop = rows[pageRows-1].Seq
+		}
+		if q.Tree && stop > 0 {
+			next := url.Values{"request": {q.Request}, "tree": {"1"}, "after": {strconv.FormatInt(stop, 10)}}
 			if r.FormValue("tool") != "" {
 				next.Set("tool", r.FormValue("tool"))
 			}

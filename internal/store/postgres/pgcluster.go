@@ -59,7 +59,7 @@ func (p *Store) Beat(ctx context.Context, owner, name string, started time.Time)
 	if p.Closed() {
 		return false, false, store.ErrClosed
 	}
-	err = p.pool.QueryRow(ctx, `INSERT INTO instances (owner, name, started, seen) VALUES ($1, $2, $3, reach_now())
+	err = p.beats.QueryRow(ctx, `INSERT INTO instances (owner, name, started, seen) VALUES ($1, $2, $3, reach_now())
 	ON CONFLICT (owner) DO UPDATE SET seen = excluded.seen WHERE instances.seen >= 0 RETURNING (xmax = 0)`,
 		owner, name, store.UnixNano(started)).Scan(&inserted)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -102,7 +102,7 @@ func (p *Store) Lives(ctx context.Context, ttl time.Duration) ([]Life, error) {
 	if p.Closed() {
 		return nil, store.ErrClosed
 	}
-	rows, err := p.pool.Query(ctx, `SELECT owner, name, started, seen, seen >= reach_now() - $1 FROM instances ORDER BY owner`,
+	rows, err := p.beats.Query(ctx, `SELECT owner, name, started, seen, seen >= reach_now() - $1 FROM instances ORDER BY owner`,
 		int64(ttl))
 	if err != nil {
 		return nil, fmt.Errorf("listing instances: %w", err)

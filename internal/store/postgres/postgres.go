@@ -57,7 +57,13 @@ type Options struct {
 type Store struct {
 	*sqlcore.Core // the operations, and the writer
 
-	pool  *pgxpool.Pool
+	pool *pgxpool.Pool
+	// beats is the heartbeat's own connection (Beat, Lives): on the pool,
+	// a heartbeat waited behind every read and write queued for its
+	// connections, and clients that kept the pool busy (a principal's
+	// 2,000 requests in flight, each reading the audit log) made the others
+	// take a live instance for dead after instance_ttl.
+	beats *pgxpool.Pool
 	cfg   *pgxpool.Config
 	where string // host:port/database, for messages (no credentials)
 	log   *slog.Logger
@@ -122,6 +128,12 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		p.pool.Close()
 		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w; check the store: URL and that the server runs", where, err)
 	}
+	bcfg := cfg.Copy()
+	bcfg.MaxConns, bcfg.MinConns = 1, 0 // made at the first heartbeat: a command that only reads opens none
+	if p.beats, err = pgxpool.NewWithConfig(ctx, bcfg); err != nil {
+		p.pool.Close()
+		return nil, fmt.Errorf("opening the PostgreSQL store at %s: %w", where, err)
+	}
 	if o.NoMigrate {
 		err = p.checkSchema(ctx)
 	} else {
@@ -129,6 +141,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	}
 	if err != nil {
 		p.pool.Close()
+		p.beats.Close()
 		return nil, fmt.Errorf("opening the PostgreSQL store at %s: %w", where, err)
 	}
 	p.R = reader{p.pool}
@@ -157,6 +170,7 @@ func (p *Store) Close() error {
 		close(p.stop)
 		p.bg.Wait()
 		p.pool.Close()
+		p.beats.Close()
 	})
 	return nil
 }
