@@ -89,7 +89,7 @@ func (t *cutOffs) take(key string) (cutOffWrite, bool) {
 
 // refusal is what the retry of w is answered.
 func (w *cutOffWrite) refusal() *Result {
-	how := "its caller went away (the connection was closed) while it ran"
+	how := "it was cancelled while it ran (its caller hung up, or cancelled it)"
 	if w.restart {
 		how = "the gateway stopped while it ran"
 	}

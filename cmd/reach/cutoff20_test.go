@@ -126,7 +126,7 @@ func TestCutOff20RetriedWrite(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond) // until the gateway saw the hang-up and ended the call
 	}
-	retried("slow pear", "its caller went away")
+	retried("slow pear", "its caller hung up")
 
 	// reach serve is killed while the write runs, and started again.
 	done := make(chan struct{})
