@@ -61,8 +61,10 @@ func frameworksCache(t *testing.T) (dir, node string) {
 			missing("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", pkg, dir)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "voltagent", "node_modules", "@voltagent/core", "package.json")); err != nil {
-		missing("@voltagent/core is not installed in %s: run scripts/frameworks-deps.sh (make test does)", filepath.Join(dir, "voltagent"))
+	for fw, pkg := range ownFolder {
+		if _, err := os.Stat(filepath.Join(dir, fw, "node_modules", pkg, "package.json")); err != nil {
+			missing("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", pkg, filepath.Join(dir, fw))
+		}
 	}
 	node = filepath.Join(dir, "node_modules", "node", "bin", "node")
 	if _, err := os.Stat(node); err != nil {
@@ -72,13 +74,22 @@ func frameworksCache(t *testing.T) (dir, node string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []string{dir, filepath.Join(dir, "voltagent")} {
+	dirs := []string{dir}
+	for fw := range ownFolder {
+		dirs = append(dirs, filepath.Join(dir, fw))
+	}
+	for _, d := range dirs {
 		if err := os.WriteFile(filepath.Join(d, "reach-agent.mjs"), src, 0o644); err != nil { // beside node_modules, so that its imports resolve
 			t.Fatal(err)
 		}
 	}
 	return dir, node
 }
+
+// ownFolder are the frameworks installed in a folder of their own beside
+// the others (scripts/frameworks-deps.sh), each by the package it needs:
+// VoltAgent wants the AI SDK 6, which the AI SDK's own 7 conflicts with.
+var ownFolder = map[string]string{"voltagent": "@voltagent/core"}
 
 // shopUpstream is the MCP server the frameworks' tools come from.
 type shopUpstream struct {
@@ -536,8 +547,8 @@ func runAgent(t *testing.T, dir, node, fw, mcpClient, modelAPI, mcpURL, modelURL
 	defer cancel()
 	h, _ := json.Marshal(headers)
 	script := filepath.Join(dir, "reach-agent.mjs")
-	if fw == "voltagent" { // in a folder of its own (scripts/frameworks-deps.sh)
-		script = filepath.Join(dir, "voltagent", "reach-agent.mjs")
+	if _, ok := ownFolder[fw]; ok {
+		script = filepath.Join(dir, fw, "reach-agent.mjs")
 	}
 	cmd := exec.CommandContext(ctx, node, script)
 	cmd.Env = append(os.Environ(), "FRAMEWORK="+fw, "MCP_URL="+mcpURL, "MODEL_URL="+modelURL, "TASK="+task, "HEADERS="+string(h),
