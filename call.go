@@ -433,6 +433,12 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			claim = new(IdemClaim)
 		}
 		claim.Key, claim.Args, claim.Lease = skey, argsDigest(c.args), c.tool.Lease()
+		derived := c.IdempotencyKey == "" && !c.sysKey // a retry of a cut-off write has a new one (cutoff.go)
+		if derived && rt.cutOffs.n.Load() > 0 {
+			if w, ok := rt.cutOffs.take(cutOffKey(skey[:len(skey)-len(c.key)], c.Tool, claim.Args)); ok {
+				return w.refusal(), nil
+			}
+		}
 		rec, claimed, err := rt.idem.Claim(ctx, claim)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -451,6 +457,12 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			c.executing = claim.Checkpoint
 		}
 		res, err := next(ctx, c)
+		if derived && err != nil && c.ran && ctx.Err() != nil {
+			// Its caller went away while its tool ran: it may have taken
+			// effect, and no one will read this answer.
+			rt.cutOffs.note(cutOffKey(skey[:len(skey)-len(c.key)], c.Tool, claim.Args),
+				cutOffWrite{tool: c.Tool, request: c.req.id, call: c.ID, at: time.Now()})
+		}
 		// An approved call's record keeps a failure too: the approval was
 		// for one run, and a retry must not run it again. So does a run cut
 		// off while its tool ran (cancelled, isolated): the tool may have

@@ -317,6 +317,8 @@ type Runtime struct {
 	requests *records.Kept[*Request]
 
 	breakers *breaker.Registry[*Request]
+
+	cutOffs cutOffs // writes cut off before their answer was delivered (cutoff.go)
 }
 
 // New returns a Runtime with the options (nil for defaults). It panics on

@@ -4,8 +4,8 @@
 # default settings against reach: OpenAI Agents (@openai/agents), LangGraph
 # (@langchain/langgraph with @langchain/mcp-adapters and @langchain/openai)
 # the AI SDK (ai with @ai-sdk/mcp and @ai-sdk/openai), Mastra (@mastra/core
-# with @mastra/mcp) and Genkit (genkit with @genkit-ai/mcp and
-# @genkit-ai/compat-oai), with the MCP
+# with @mastra/mcp), Genkit (genkit with @genkit-ai/mcp and
+# @genkit-ai/compat-oai) and VoltAgent (@voltagent/core, in voltagent/), with the MCP
 # TypeScript SDK client of the sessionless protocol (@modelcontextprotocol/
 # client) and the 1.x SDK (@modelcontextprotocol/sdk), whose SSEClientTransport
 # OpenAI Agents' MCPServerSSE and LlamaIndex use on /sse, into a repo-local, gitignored folder (.cache/frameworks by
@@ -42,13 +42,23 @@ pkgs=(
 	node@22.23.3
 )
 
+# VoltAgent wants the AI SDK 6 (its peer ai ^6), which the AI SDK 7 above
+# would conflict with: it has a folder of its own, voltagent/, beside.
+voltagent=(
+	@voltagent/core@2.10.0
+	ai@6.0.333
+	@ai-sdk/openai@3.0.141
+	@modelcontextprotocol/sdk@1.32.2
+	zod@4.6.7
+)
+
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	echo "frameworks-deps: node or npm not found; the agent framework tests will be skipped"
 	exit 0
 fi
 
 stamp="$prefix/.installed"
-want="${pkgs[*]}"
+want="${pkgs[*]} voltagent: ${voltagent[*]}"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
 	echo "frameworks-deps: up to date in $prefix"
 	exit 0
@@ -57,4 +67,7 @@ fi
 mkdir -p "$prefix"
 echo "frameworks-deps: installing into $prefix: ${pkgs[*]}"
 npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error --save-exact "${pkgs[@]}"
+mkdir -p "$prefix/voltagent"
+echo "frameworks-deps: installing into $prefix/voltagent: ${voltagent[*]}"
+npm install --prefix "$prefix/voltagent" --no-audit --no-fund --loglevel=error --save-exact "${voltagent[@]}"
 echo "$want" >"$stamp"

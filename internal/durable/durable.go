@@ -705,6 +705,20 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 		}
 		rep.MayHaveRun = append(rep.MayHaveRun, f)
 	}
+	if rt != nil && len(rep.Claims) > 0 {
+		// A client that retries after a transport error sends a write the
+		// kill cut off again, with a new call id: its first identical
+		// retry is told so instead of running it twice (reach/cutoff.go).
+		cut := make(map[[2]string]*store.Frame, len(open))
+		for _, f := range open {
+			cut[[2]string{f.Request, f.Frame}] = f
+		}
+		for _, s := range rep.Claims {
+			if f := cut[[2]string{s.Claim.Request, s.Claim.Frame}]; f != nil && s.Outcome == store.SettledInterrupted {
+				rt.NoteCutOff(s.Claim.Key, f.Name, f.Request, f.CallID, s.Claim.Args)
+			}
+		}
+	}
 	ds, err := st.ListDeadLetters(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("listing dead letters: %w", err)

@@ -132,17 +132,20 @@ when { context.arguments has order && context.arguments.order == "1001" };
 // the text block in JSON, and Mastra's MCP client (a tool without an
 // outputSchema) the whole CallToolResult in JSON, reach's ids included; the
 // hooks docs/frameworks/langgraph.md and mastra.md give get the model the
-// text alone, and the run is the same. Genkit passes the text alone on its
+// text alone, and the run is the same; so does VoltAgent's client, and
+// docs/frameworks/voltagent.md's hook. Genkit passes the text alone on its
 // defaults.
 func TestFrameworksResultText(t *testing.T) {
 	dir, node := frameworksCache(t)
 	const want = "page 4: orders 31-40"
 	for _, c := range []struct {
 		fw, wrapped string // wrapped: how the result begins without the hook ("": the text alone)
+		modelAPI    string // "chat" for a framework whose default is the Responses API: the model's raw is of chat completions
 	}{
-		{"langgraph", `{"type":"text"`},
-		{"mastra", `{"_meta":`},
-		{"genkit", ""},
+		{"langgraph", `{"type":"text"`, ""},
+		{"mastra", `{"_meta":`, ""},
+		{"genkit", "", ""},
+		{"voltagent", `{"_meta":`, "chat"},
 	} {
 		for _, hook := range []bool{false, true} {
 			if hook && c.wrapped == "" {
@@ -154,7 +157,7 @@ func TestFrameworksResultText(t *testing.T) {
 				env = "1"
 			}
 			t.Setenv("TEXT_HOOK", env) // runAgent's node inherits it
-			r := runAgent(t, dir, node, c.fw, "", "", s.url+"/mcp", s.url+"/v1", "legit", nil)
+			r := runAgent(t, dir, node, c.fw, "", c.modelAPI, s.url+"/mcp", s.url+"/v1", "legit", nil)
 			if !r.OK || r.Text != "all done" {
 				t.Fatalf("%s TEXT_HOOK=%s: the run: %+v", c.fw, env, r)
 			}

@@ -27,8 +27,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Five agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
-// Mastra and Genkit — on their default settings, their MCP tools and their model pointed at
+// Six agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
+// Mastra, Genkit and VoltAgent — on their default settings, their MCP tools and their model pointed at
 // reach (testdata/frameworks/agent.mjs), with a scripted model behind
 // reach's model proxy and a shop upstream behind its MCP server.
 
@@ -61,6 +61,11 @@ func frameworksCache(t *testing.T) (dir, node string) {
 			missing("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", pkg, dir)
 		}
 	}
+	for fw, pkg := range ownFolder {
+		if _, err := os.Stat(filepath.Join(dir, fw, "node_modules", pkg, "package.json")); err != nil {
+			missing("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", pkg, filepath.Join(dir, fw))
+		}
+	}
 	node = filepath.Join(dir, "node_modules", "node", "bin", "node")
 	if _, err := os.Stat(node); err != nil {
 		missing("Node 22 is not installed in %s (the frameworks need it): run scripts/frameworks-deps.sh (make test does)", dir)
@@ -69,11 +74,22 @@ func frameworksCache(t *testing.T) (dir, node string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "reach-agent.mjs"), src, 0o644); err != nil { // beside node_modules, so that its imports resolve
-		t.Fatal(err)
+	dirs := []string{dir}
+	for fw := range ownFolder {
+		dirs = append(dirs, filepath.Join(dir, fw))
+	}
+	for _, d := range dirs {
+		if err := os.WriteFile(filepath.Join(d, "reach-agent.mjs"), src, 0o644); err != nil { // beside node_modules, so that its imports resolve
+			t.Fatal(err)
+		}
 	}
 	return dir, node
 }
+
+// ownFolder are the frameworks installed in a folder of their own beside
+// the others (scripts/frameworks-deps.sh), each by the package it needs:
+// VoltAgent wants the AI SDK 6, which the AI SDK's own 7 conflicts with.
+var ownFolder = map[string]string{"voltagent": "@voltagent/core"}
 
 // shopUpstream is the MCP server the frameworks' tools come from.
 type shopUpstream struct {
@@ -530,7 +546,11 @@ func runAgent(t *testing.T, dir, node, fw, mcpClient, modelAPI, mcpURL, modelURL
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	h, _ := json.Marshal(headers)
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "reach-agent.mjs"))
+	script := filepath.Join(dir, "reach-agent.mjs")
+	if _, ok := ownFolder[fw]; ok {
+		script = filepath.Join(dir, fw, "reach-agent.mjs")
+	}
+	cmd := exec.CommandContext(ctx, node, script)
 	cmd.Env = append(os.Environ(), "FRAMEWORK="+fw, "MCP_URL="+mcpURL, "MODEL_URL="+modelURL, "TASK="+task, "HEADERS="+string(h),
 		"MCP_CLIENT="+mcpClient, "MODEL_API="+modelAPI, "MAX_STEPS=50",
 		"OPENAI_AGENTS_DISABLE_TRACING=1", // no network here: the traces would go to OpenAI's servers
@@ -576,6 +596,7 @@ var frameworkCases = []struct {
 	{"langgraph", "2026-07-28", "", "v2", "", true},
 	{"mastra", "2026-07-28", "", "", "", false},
 	{"genkit", "2025-11-25", "", "", "", false},
+	{"voltagent", "2025-11-25", "", "", "", false},
 }
 
 // modelPath is the model API a case's framework calls.

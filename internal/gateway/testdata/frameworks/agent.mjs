@@ -5,7 +5,7 @@
 // (.cache/frameworks, scripts/frameworks-deps.sh) and read the JSON line it
 // prints last: {ok, text, error, status}.
 //
-//   FRAMEWORK   openai-agents | langgraph | ai-sdk | mastra | genkit
+//   FRAMEWORK   openai-agents | langgraph | ai-sdk | mastra | genkit | voltagent
 //   MCP_URL     the MCP endpoint (reach's /mcp)
 //   MODEL_URL   the OpenAI-compatible base URL (reach's /v1)
 //   MODEL_API   the model API, for OpenAI Agents and the AI SDK: their
@@ -19,10 +19,10 @@
 //               TypeScript client of the sessionless protocol
 //               (@modelcontextprotocol/client) instead of its default
 //               MultiServerMCPClient, which speaks 2025-11-25 only.
-//   TEXT_HOOK   langgraph and mastra: "1" adds the hook of
-//               docs/frameworks/langgraph.md (afterToolCall) or
-//               docs/frameworks/mastra.md (toModelOutput), which gives the
-//               model a result's text.
+//   TEXT_HOOK   langgraph, mastra and voltagent: "1" adds the hook of
+//               docs/frameworks/langgraph.md (afterToolCall),
+//               docs/frameworks/mastra.md or voltagent.md (toModelOutput),
+//               which gives the model a result's text.
 
 const { FRAMEWORK, MCP_URL, MODEL_URL, TASK } = process.env;
 const HEADERS = JSON.parse(process.env.HEADERS || '{}');
@@ -166,7 +166,34 @@ async function genkitRun() {
   }
 }
 
-const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun };
+async function voltagent() {
+  const { Agent, MCPConfiguration } = await import('@voltagent/core');
+  const { createOpenAI } = await import('@ai-sdk/openai');
+  // The lines that point it at reach: an MCP server by URL, and an AI SDK
+  // OpenAI model given reach's base URL (VoltAgent's own models are the
+  // AI SDK's).
+  const mcp = new MCPConfiguration({ servers: { reach: { type: 'http', url: MCP_URL } } });
+  try {
+    const openai = createOpenAI({ baseURL: MODEL_URL, apiKey: 'sk-test', headers: HEADERS });
+    const tools = await mcp.getTools();
+    if (process.env.TEXT_HOOK === '1') {
+      // docs/frameworks/voltagent.md's hook: the model reads a result's
+      // text, not the whole result in JSON.
+      for (const tool of tools) {
+        tool.toModelOutput = ({ output }) => Array.isArray(output?.content)
+          ? { type: 'text', value: output.content.map((b) => b.text ?? '').join('') }
+          : { type: 'json', value: output };
+      }
+    }
+    const agent = new Agent({ name: 'assistant', instructions: 'Use the tools.', model: CHAT ? openai.chat('scripted') : openai('scripted'), tools });
+    const result = await agent.generateText(TASK, { maxSteps: MAX_STEPS });
+    return { ok: true, text: String(result.text ?? '') };
+  } finally {
+    await mcp.disconnect();
+  }
+}
+
+const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent };
 try {
   out(await runners[FRAMEWORK]());
 } catch (e) {
