@@ -1,7 +1,9 @@
 package loops
 
 import (
+	"bytes"
 	"fmt"
+	"strconv"
 	"testing"
 )
 
@@ -150,4 +152,24 @@ func TestWriteReworded(t *testing.T) {
 	if at, v := thPlay(t, calls, w); at >= 0 {
 		t.Errorf("a message to several people: refused at %d (%v)", at, v)
 	}
+}
+
+// FuzzNotation: folding a value's notation and an answer's words never
+// panics, and a value's slashes written as dashes fold alike.
+func FuzzNotation(f *testing.F) {
+	for _, s := range []string{"exports/2026/12/05/", "12%3A41", "%", "a%2", "12:41", "/", "é/ü", "ENG-1841"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, okA := notationFold([]byte(s))
+		b, okB := notationFold(bytes.ReplaceAll([]byte(s), []byte("/"), []byte("-")))
+		if okA != okB || a != b {
+			t.Errorf("%q: slashes as dashes fold apart", s)
+		}
+		answerWords([]byte(s), []byte(s))
+		var e argEchoes
+		e.d = New(nil)
+		e.args, e.small = []byte(`{"v":`+strconv.Quote(s)+`}`), true
+		e.load()
+	})
 }

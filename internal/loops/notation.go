@@ -105,8 +105,15 @@ const (
 )
 
 // argEchoes are the words of the values of a call that its answer may
-// echo.
+// echo, read from its arguments only when a piece of the answer may be
+// one (a string of two words or more, or a new piece while the agent has
+// a streak of rewordings to judge): a poll's answer of one-word strings
+// and numbers costs nothing more.
 type argEchoes struct {
+	d     *Detector
+	args  []byte
+	small bool // the answer is small enough to look at
+	read  bool // the arguments were read
 	folds [echoVals]uint64
 	n     int
 	raws  [echoVals][]byte // the call's string values, word for word
@@ -116,11 +123,17 @@ type argEchoes struct {
 // argEchoesOf returns the values of args an answer of out's pieces may
 // echo: none when the answer is larger than echoSmall pieces.
 func (d *Detector) argEchoesOf(args []byte, out []leaf) argEchoes {
-	var e argEchoes
-	if len(out) > echoSmall || len(args) > maxChainArgs {
-		return e
+	return argEchoes{d: d, args: args, small: len(out) <= echoSmall && len(args) <= maxChainArgs}
+}
+
+// load reads e's arguments, once.
+func (e *argEchoes) load() {
+	if e.read {
+		return
 	}
-	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
+	e.read = true
+	d := e.d
+	as := scanLeaves(e.args, d.args[:0], maxArgLeaves, false)
 	d.args = as.out[:0]
 	for i := range as.out {
 		l := &as.out[i]
@@ -139,13 +152,13 @@ func (d *Detector) argEchoesOf(args []byte, out []leaf) argEchoes {
 			e.n++
 		}
 	}
-	return e
 }
 
 // unit returns piece l's identity, its value read as its words when it
 // names one of e's values.
 func (e *argEchoes) unit(l *leaf) uint64 {
-	if e.n > 0 && l.kind == leafString && !codeOfWords(l.raw) {
+	if e.small && l.kind == leafString && !codeOfWords(l.raw) && namesInWords(l.raw) {
+		e.load()
 		if f, ok := notationFold(l.raw); ok {
 			for _, g := range e.folds[:e.n] {
 				if f == g {
@@ -172,12 +185,32 @@ func notationFold(v []byte) (uint64, bool) {
 // values word for word: it names what the agent asked about, and teaches
 // it nothing of its own (an SMS's id, read back with its status).
 func (e *argEchoes) own(l *leaf) bool {
-	if l.kind != leafString {
-		return false
+	if !e.small || l.kind != leafString || e.d.rewrite == nil || e.d.rewrite.n < 2 {
+		return false // no streak whose learning it could end
 	}
+	e.load()
 	for _, v := range e.raws[:e.nraw] {
 		if string(v) == string(l.raw) {
 			return true
+		}
+	}
+	return false
+}
+
+// namesInWords reports whether v holds two words or more joined by
+// punctuation, as notation reads them.
+func namesInWords(v []byte) bool {
+	words, in := 0, false
+	for i := 0; i < len(v); i++ {
+		if notationLetter(v[i]) {
+			if !in {
+				if words++; words == 2 {
+					return true
+				}
+			}
+			in = true
+		} else {
+			in = false
 		}
 	}
 	return false
