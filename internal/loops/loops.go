@@ -409,6 +409,7 @@ type Detector struct {
 	volatile  keyCache                        // result keys known to name metadata
 	verdicts  uint64                          // delegation verdicts received
 	conflicts []conflict                      // "stale_write": write preconditions that conflicted
+	rewrite   *rewriteStreak                  // "rephrase": one write said again in other words (rewrite.go)
 
 	obs     []byte   // scratch for one tool result as an observation (DoneTool)
 	units   []leaf   // scratch for one result

@@ -835,6 +835,9 @@ func (f *folder) str(v []byte) {
 	case !f.number(v):
 		f.byte('"')
 		v = unquoteName(webAddress(v))
+		if f.notation(v) {
+			break // one name in other punctuation (notation.go)
+		}
 		if len(v) > 2 && bytes.IndexByte(v, '/') > 0 {
 			v = bytes.TrimSuffix(bytes.TrimPrefix(v, []byte("./")), []byte("/"))
 		}
@@ -948,12 +951,13 @@ func (f *folder) num(v []byte) {
 }
 
 // codeOfWords reports whether string value v holds a space or one of
-// =<>!' (code of several words, foldArgsBound): one pass, where
-// bytes.ContainsAny builds its set of bytes anew at each call.
+// =<>!'| (code of several words, foldArgsBound; a filter's alternatives
+// written without spaces, today|overdue, as today | overdue): one pass,
+// where bytes.ContainsAny builds its set of bytes anew at each call.
 func codeOfWords(v []byte) bool {
 	for _, c := range v {
 		switch c {
-		case ' ', '=', '<', '>', '!', '\'':
+		case ' ', '=', '<', '>', '!', '\'', '|':
 			return true
 		}
 	}
@@ -1205,6 +1209,13 @@ func wordsFoldInto(v []byte, dst *[]uint64) uint64 {
 		case c == '=' || c == '<' || c == '>' || c == '!':
 			flush()
 			h, n, named = (h^uint64(c))*prime, 1, true
+			flush()
+		case c == '|' && n > 0:
+			// A pipe or an alternative joined to the word before it
+			// (today|overdue) is the word of its own it is when
+			// spaced (today | overdue).
+			flush()
+			h, n = (h^uint64(c))*prime, 1
 			flush()
 		default:
 			if n == 0 && c == '-' && option(v[i+1:]) {

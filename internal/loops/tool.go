@@ -301,6 +301,9 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	if v := d.checkAlike(a, t, s); v != nil {
 		return v
 	}
+	if v := d.checkRewrite(a, s); v != nil {
+		return v
+	}
 
 	// no_progress
 	if n, of, ok := a.noProgress(c.staleSteps, d.epoch); ok && !isWrite(s.Access) {
@@ -426,6 +429,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		}
 		d.epoch++
 		a.writes++
+		d.doneRewrite(a, s, o.Result)
 	}
 	t, cs := s.tool, s.call
 
@@ -517,17 +521,24 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 
 	// no_progress and rephrase: did the result bring anything new?
 	if (c.staleSteps > 0 || s.question != 0) && !write {
-		fresh := 0
-		var answer uint64 // the pieces as a set, in any order
+		fresh, own := 0, 0                  // own: fresh pieces that only name a value of the call
+		var answer uint64                   // the pieces as a set, in any order
+		ae := d.argEchoesOf(s.Args, sc.out) // notation.go
 		for i := range sc.out {
 			if sc.out[i].kind == leafString && ec.isText(sc.out[i].val) {
 				continue // the agent's own words
 			}
-			u := sc.out[i].unit()
+			u := ae.unit(&sc.out[i])
 			answer += mix(u, 0x616e73)
 			if d.seen.add(mix(a.id, u)) {
 				fresh++
+				if ae.own(&sc.out[i]) {
+					own++
+				}
 			}
+		}
+		if fresh > own {
+			d.learn(a) // rewrite.go
 		}
 		judged := !(sc.cut || sc.text < c.staleMinBytes)
 		// A question the agent had not asked before (other arguments than

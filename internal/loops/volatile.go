@@ -17,11 +17,13 @@ import (
 // time ("elapsed", "queued_duration") grows while nothing else moves: a
 // job polled whose answer says only how long it has waited is the same
 // answer each time. So does a simulation's or a game server's tick (its
-// logical clock): a world polled whose tick alone moves has not changed.
+// logical clock): a world polled whose tick alone moves has not changed;
+// and a worker's heartbeat, a liveness clock as uptime is (TestHeartbeatPolled).
 var volatileWords = map[string]bool{
 	"latency": true, "took": true, "elapsed": true, "duration": true, "nonce": true, "timestamp": true, "ts": true,
 	"cache": true, "cached": true, "score": true, "scores": true, "relevance": true, "similarity": true,
 	"uptime": true, "expires": true, "expiry": true, "signature": true, "tick": true,
+	"heartbeat": true, "heartbeats": true,
 }
 
 // volatileIDWords are the words that, before "id" (request_id, traceId,
