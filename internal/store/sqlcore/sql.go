@@ -88,7 +88,10 @@ const (
 	// that marked it meanwhile is not overwritten.
 	StEndExecuting
 	// StEndExecutingOwned is StEndExecuting of the life $7 only (an
-	// engine whose frames keep their owner, PostgreSQL).
+	// engine whose frames keep their owner, PostgreSQL). SQLite needs
+	// none: one life at a time holds its data folder (its lock), and the
+	// only other writer of an executing checkpoint is its own recovery at
+	// start, which runs after the kept file is written.
 	StEndExecutingOwned
 	NumStmts
 )
