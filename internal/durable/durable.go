@@ -66,7 +66,22 @@ type Checkpoints struct {
 	log    *slog.Logger
 	owner  string // with Share: the life that writes, and each call's stack
 	onStop func(context.Context, *reach.Request)
+	keeper EndKeeper
 }
+
+// EndKeeper keeps the end of a call's checkpoint that the store refused
+// (it was down) and writes it once the store answers, only where the
+// checkpoint is still "executing" (store.Idempotency's KeepEnded). It
+// reports whether it kept it.
+type EndKeeper interface {
+	KeepEnded(f *store.Frame) bool
+}
+
+// KeepEnds has the ends of calls with an undo that the store refuses
+// kept by k, so that a request interrupted after the store came back (or
+// after a restart that wrote them) runs their undos. Call it before the
+// runtime runs.
+func (c *Checkpoints) KeepEnds(k EndKeeper) { c.keeper = k }
 
 // OnStop has f told of each request stop once it is durable (see
 // Stopped), as a stop's other consequences follow it: the approvals its
@@ -194,6 +209,10 @@ func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
 		return
 	}
 	if err := c.st.PutFrame(ctx, f); err != nil {
+		if c.keeper != nil && c.keeper.KeepEnded(f) {
+			c.log.Warn("checkpoint not recorded: kept, and written once the store answers", "request", cp.Request, "frame", f.Frame, "err", err)
+			return
+		}
 		c.log.Error("checkpoint not recorded", "request", cp.Request, "frame", f.Frame, "err", err)
 		return
 	}

@@ -304,8 +304,11 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	if path := g.keptPath(); path != "" {
 		if _, err := g.idem.RestoreKept(ctx, path); err != nil {
 			g.log.Error("idempotency: "+err.Error()+"; their keys' retries may be answered that the calls may have run", "component", "idempotency")
+		} else {
+			g.idem.KeepFile(path) // what is kept from now on is in the file as it is kept: a kill loses none of it
 		}
 	}
+	cp.KeepEnds(g.idem)
 	// The requests of earlier runs come back from the store: listed,
 	// looked up, their graphs rebuilt from their audit events.
 	g.history = durable.NewHistory(st, g.repeats.Logger(g.log.With("component", "history")))

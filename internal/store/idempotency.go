@@ -87,6 +87,17 @@ type Idempotency struct {
 	// again by keeper until the store takes them (see Complete).
 	kept    *idempotency.Kept
 	keeping bool // a keeper runs
+	// ends holds the ended checkpoints the store refused (KeepEnded), by
+	// request and frame: written by keeper before the completions.
+	ends map[string]*Frame
+
+	// With KeepFile: the file each kept completion and ended checkpoint
+	// is appended to as it is kept, the lines it holds, and whether one
+	// could not be written (SaveKept writes them all then).
+	fmu        sync.Mutex
+	file       string
+	fileLines  int
+	fileBroken bool
 
 	completes atomic.Int64
 }
@@ -634,6 +645,7 @@ func (s *Idempotency) keep(key string, e idempotency.KeptEntry) {
 			"key", key, "kept", s.kept.Len())
 		return
 	}
+	s.journal(keptLine{Owner: s.owner, Key: key, Args: e.Args, Result: e.Result, Expires: e.Expires})
 	if start {
 		s.log.Warn("idempotency: the store did not take a call's completion; the completions it refuses are kept in memory (a retry through this instance gets them) and written once it answers again",
 			"key", key)
@@ -647,20 +659,25 @@ func (s *Idempotency) keeper() {
 	wait, written := keptRetry, 0
 	for {
 		time.Sleep(wait)
-		var err error
+		ctx, cancel := context.WithTimeout(context.Background(), keptBackoff)
+		err := s.writeEnds(ctx) // an undo is recorded before its call's key is settled
+		cancel()
 		for _, key := range s.kept.Keys() {
-			ctx, cancel := context.WithTimeout(context.Background(), keptBackoff)
-			err = s.writeKept(ctx, key)
-			cancel()
 			if err != nil {
 				break
 			}
-			written++
+			ctx, cancel := context.WithTimeout(context.Background(), keptBackoff)
+			err = s.writeKept(ctx, key)
+			cancel()
+			if err == nil {
+				written++
+			}
 		}
 		s.mu.Lock()
-		if s.kept.Len() == 0 {
+		if s.kept.Len() == 0 && len(s.ends) == 0 {
 			s.keeping = false
 			s.mu.Unlock()
+			s.journalDone()
 			s.log.Info("idempotency: the completions kept while the store refused them are written", "written", written)
 			return
 		}

@@ -32,6 +32,10 @@ type keptLine struct {
 	Args    string          `json:"args,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"` // absent: a release of the key
 	Expires time.Time       `json:"expires"`
+	// End, on a line of its own (no key), is a call's ended checkpoint
+	// with its undo (KeepEnded), written only where the checkpoint is
+	// still "executing".
+	End *Frame `json:"end,omitempty"`
 }
 
 // Drain writes the completions this Idempotency keeps (the store refused
@@ -40,21 +44,23 @@ type keptLine struct {
 // completion written then answers a retry with its result, where one
 // dropped would leave the claim, which recovery settles "interrupted".
 func (s *Idempotency) Drain(ctx context.Context) int {
-	if s.kept.Len() == 0 {
+	if s.keptLen() == 0 {
 		return 0
 	}
 	s.log.Warn("idempotency: stopping with completions the store has not taken: writing them for up to the shutdown grace",
-		"kept", s.kept.Len())
+		"kept", s.keptLen())
 	wait := keptRetry
 	for {
-		var err error
+		err := s.writeEnds(ctx) // an undo is recorded before its call's key is settled
 		for _, key := range s.kept.Keys() {
-			if err = s.writeKept(ctx, key); err != nil {
+			if err != nil {
 				break
 			}
+			err = s.writeKept(ctx, key)
 		}
-		n := s.kept.Len()
+		n := s.keptLen()
 		if n == 0 {
+			s.journalDone()
 			s.log.Info("idempotency: the kept completions are written")
 			return 0
 		}
@@ -75,12 +81,29 @@ func (s *Idempotency) Drain(ctx context.Context) int {
 // start of this instance to write (RestoreKept), and returns how many; it
 // writes no file when none is kept. Call it after Drain, once ctx ended.
 func (s *Idempotency) SaveKept(path string) (int, error) {
-	keys := s.kept.Keys()
-	if len(keys) == 0 {
+	keys, ends := s.kept.Keys(), s.endsKept()
+	if len(keys)+len(ends) == 0 {
 		return 0, nil
+	}
+	s.fmu.Lock()
+	journaled := s.file == path && !s.fileBroken
+	s.fmu.Unlock()
+	if journaled {
+		// Every line is in path already, written as it was kept.
+		crashpoint.Reached("kept.saved")
+		return len(keys) + len(ends), nil
 	}
 	var b bytes.Buffer
 	n := 0
+	for _, f := range ends { // before the completions: an undo is recorded before its call's key is settled
+		line, err := json.Marshal(keptLine{Owner: s.owner, End: f})
+		if err != nil {
+			return 0, err
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+		n++
+	}
 	for _, key := range keys {
 		e, ok := s.kept.Get(key)
 		if !ok {
@@ -141,6 +164,16 @@ func (s *Idempotency) RestoreKept(ctx context.Context, path string) (int, error)
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			return n, fmt.Errorf("reading the completions a stop left in %s: %w: %w (move the file aside to start without them; their keys' retries are then answered that they may have run)",
 				filepath.Base(path), idempotency.ErrBadRecord, err)
+		}
+		if l.End != nil {
+			var landed bool
+			if landed, err = s.endExecuting(ctx, l.End); err == nil {
+				if landed {
+					n++
+				}
+				continue
+			}
+			return n, fmt.Errorf("writing the ended checkpoints a stop left in %s: %w", filepath.Base(path), err)
 		}
 		if l.Result == nil {
 			err = s.recs.ReleaseKey(ctx, l.Key, l.Owner)

@@ -131,6 +131,7 @@ func FuzzRestoreKept(f *testing.F) {
 	f.Add([]byte(`{"owner":"reach/1","key":"k","args":"a","result":{"status":"success"},"expires":"2030-01-01T00:00:00Z"}` + "\n"))
 	f.Add([]byte(`{"owner":"reach/1","key":"k"}` + "\n\n" + `{"key":`))
 	f.Add([]byte("\x00\xff"))
+	f.Add([]byte(`{"owner":"reach/1","end":{"Request":"r","Frame":"f","State":"completed","Undo":"e30="}}` + "\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		path := filepath.Join(t.TempDir(), KeptFile)
 		if err := os.WriteFile(path, b, 0o600); err != nil {

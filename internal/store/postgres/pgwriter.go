@@ -250,6 +250,8 @@ func statements() []string {
 		started = excluded.started, updated = excluded.updated, owner = excluded.owner,
 		stack = coalesce(excluded.stack, frames.stack)`
 	q[sqlcore.StUpdateFrame] = ""
+	q[sqlcore.StEndExecutingOwned] = `UPDATE frames SET state = $1, undo = $2, error = $3, updated = $4
+	WHERE request = $5 AND frame = $6 AND state = 'executing' AND owner = $7`
 	q[sqlcore.StIdemClaim] = `SELECT o_claimed, o_owner, o_state, o_args, o_request, o_frame, o_result, o_at, o_expires
 	FROM reach_claim($1, $2, $3, $4, $5, $6, $7)`
 	q[sqlcore.StIdemGet] = "" // reach_claim returns the record that holds the key

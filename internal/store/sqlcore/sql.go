@@ -82,6 +82,17 @@ const (
 	StRetainRequests
 	StRetainTasks
 	StRetainApprovals
+	// StEndExecuting writes the end of a checkpoint only where it is still
+	// "executing": $1 state, $2 undo, $3 error, $4 updated, of the frame
+	// $5 request, $6 frame; rows changed (store.FrameEnder). A recovery
+	// that marked it meanwhile is not overwritten.
+	StEndExecuting
+	// StEndExecutingOwned is StEndExecuting of the life $7 only (an
+	// engine whose frames keep their owner, PostgreSQL). SQLite needs
+	// none: one life at a time holds its data folder (its lock), and the
+	// only other writer of an executing checkpoint is its own recovery at
+	// start, which runs after the kept file is written.
+	StEndExecutingOwned
 	NumStmts
 )
 
@@ -97,6 +108,8 @@ func Shared() []string {
 		cause = excluded.cause, started = excluded.started, ended = excluded.ended, updated = excluded.updated
 	WHERE requests.state <> 'interrupted' AND (requests.state <> 'stopped' OR excluded.state = 'stopped')`
 	q[StIdemGet] = `SELECT false, ` + idemColumns + ` FROM idempotency WHERE key = $1`
+	q[StEndExecuting] = `UPDATE frames SET state = $1, undo = $2, error = $3, updated = $4
+	WHERE request = $5 AND frame = $6 AND state = 'executing'`
 	q[StIdemComplete] = `UPDATE idempotency SET state = 'done', result = $1, expires = $2 WHERE key = $3 AND owner = $4 AND state = 'claimed'`
 	q[StIdemRelease] = `DELETE FROM idempotency WHERE key = $1 AND owner = $2 AND state = 'claimed'`
 	q[StIdemSettleDelete] = `DELETE FROM idempotency WHERE key = $1 AND owner = $2 AND claimed = $3 AND state = 'claimed'`

@@ -28,6 +28,7 @@ func Run(t *testing.T, open Opener) {
 		{"Frames", testFrames},
 		{"FrameOrder", testFrameOrder},
 		{"FrameEndOnly", testFrameEndOnly},
+		{"EndExecutingFrame", testEndExecutingFrame},
 		{"IdemRecords", testIdemRecords},
 		{"IdemClaims", testIdemClaims},
 		{"IdemSettle", testIdemSettle},

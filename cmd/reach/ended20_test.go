@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/pgtest"
+	"github.com/agentreach/reach/internal/store/postgres"
+)
+
+// TestEnded20UndoThroughOutage: a request's chain of two writes that
+// declare an undo (book k1, then gate g2, whose undo is unbook g2); the
+// store (PostgreSQL) goes down while the second runs, which ends then:
+// its client is answered success, and the store refuses its ended
+// checkpoint (the one that holds its undo) as it refuses its key's
+// result. Then
+//
+//   - back: the store comes back, the instance writes the ended checkpoint
+//     it kept, and is killed (kill -9);
+//   - sigterm: the instance is stopped gracefully while the store is
+//     still down (the checkpoint left in the data folder);
+//   - kill: the instance is killed (kill -9) while the store is still
+//     down (the checkpoint is in the data folder as it was kept);
+//   - kept.ended#1: killed at the crash point, once the checkpoint is
+//     kept, before the call's client is answered.
+//
+// After each, restarted, the instance's recovery interrupts the request
+// and runs both undos, once each: before, the second write's checkpoint
+// was marked cancelled (may have run) and its undo never ran, while its
+// key answered success. Each write ran once, the audit chain verifies.
+func TestEnded20UndoThroughOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	for _, how := range []string{"back", "sigterm", "kill", "kept.ended#1"} {
+		t.Run(how, func(t *testing.T) {
+			f, g := newUndoGateFleet(t)
+			var reached <-chan struct{}
+			if how == "kept.ended#1" {
+				f.stop(0)
+				f.cmd[0], reached = startReachAt(t, f.cfg[0], f.addr[0], f.data[0], how)
+				servesAgain(t, f, 0)
+			}
+			if r := callHTTP(t, f.base(0), "r-chain", "b1", "up__book", `{"key":"k1"}`, ""); r["status"] != "success" {
+				t.Fatalf("the chain's first write: %v", r)
+			}
+			done := gateInRequest(t, f, g, 0, "r-chain", "g2")
+			if err := f.pg.Halt("immediate"); err != nil {
+				t.Fatal(err)
+			}
+			close(g.gate("g2"))
+			if reached != nil {
+				// Killed once the end is kept, before its client is
+				// answered.
+				select {
+				case <-reached:
+				case <-time.After(time.Minute):
+					t.Fatal("a did not reach kept.ended")
+				}
+				f.kill(0)
+			} else if r := <-done; r["status"] != "success" {
+				t.Fatalf("the write that ended during the outage: %v; want success", r)
+			}
+			// The other instance cannot recover a's life before a's
+			// start: it is stopped before the store comes back.
+			f.stop(1)
+			switch how {
+			case "back":
+				if err := f.pg.Resume(); err != nil {
+					t.Fatal(err)
+				}
+				awaitFrameEnded(t, f.url, "r-chain", "gate__gate")
+				f.kill(0)
+			case "sigterm":
+				f.stop(0)
+				if err := f.pg.Resume(); err != nil {
+					t.Fatal(err)
+				}
+			case "kill", "kept.ended#1":
+				if f.cmd[0] != nil {
+					f.kill(0)
+				}
+				if err := f.pg.Resume(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.start(0)
+			servesAgain(t, f, 0)
+			for deadline := time.Now().Add(time.Minute); f.up.count("unbook g2") == 0 || f.up.count("unbook k1") == 0; time.Sleep(100 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					break
+				}
+			}
+			if n := f.up.count("unbook g2"); n != 1 {
+				t.Errorf("the undo of the write that ended during the outage ran %d times; want once (the request interrupted)", n)
+			}
+			if n := f.up.count("unbook k1"); n != 1 {
+				t.Errorf("the undo of the write before the outage ran %d times; want once", n)
+			}
+			if n, m := g.count("g2"), f.up.count("book k1"); n != 1 || m != 1 {
+				t.Errorf("the writes ran %d and %d times; want once each", m, n)
+			}
+			if r := storedRequest(t, f.url, "r-chain"); r.State != "interrupted" {
+				t.Errorf("r-chain is stored %s; want interrupted", r.State)
+			}
+			verifyAudit(t, f.url)
+		})
+	}
+}
+
+// newUndoGateFleet is newGateFleet with an undo declared for gate__gate
+// (up__unbook of its key) and for up__book (up__unbook), instance_ttl 2s.
+func newUndoGateFleet(t *testing.T) (*fleet, *gates) {
+	t.Helper()
+	f := &fleet{t: t, pg: pgtest.Own(t), names: [2]string{"a", "b"}}
+	var err error
+	if f.url, err = f.pg.CreateDatabase(context.Background(), "reach"); err != nil {
+		t.Fatal(err)
+	}
+	var upURL, gateURL string
+	f.up, upURL = sharedUpstream(t)
+	g, gateURL := gateUpstream(t)
+	for i := range 2 {
+		f.addr[i], f.data[i] = freeAddr(t), t.TempDir()
+		f.cfg[i] = writeConfig(t, fmt.Sprintf(`store: %s
+instance: %s
+instance_ttl: 2s
+upstreams:
+  - {name: up, url: '%s'}
+  - {name: gate, url: '%s'}
+tools:
+  up__book: {undo: {tool: up__unbook, args: '{"key": "{args.key}"}'}}
+  gate__gate: {undo: {tool: up__unbook, args: '{"key": "{args.key}"}'}}
+budgets:
+  default: {tool_calls: 100000, wall: 1h}
+`, f.url, f.names[i], upURL, gateURL))
+		f.start(i)
+	}
+	t.Cleanup(func() {
+		for i := range 2 {
+			f.stop(i)
+		}
+	})
+	return f, g
+}
+
+// gateInRequest calls gate__gate with key in request id (call id "g-"+key)
+// on instance i and returns once the upstream runs it; the call's result
+// comes on the channel.
+func gateInRequest(t *testing.T, f *fleet, g *gates, i int, id, key string) <-chan map[string]any {
+	t.Helper()
+	ch := make(chan map[string]any, 1)
+	go func() {
+		body := fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":%q,"tool":"gate__gate","arguments":{"key":%q}}]}`, id, "g-"+key, key)
+		client := &http.Client{Timeout: 3 * time.Minute}
+		var out map[string]any
+		if resp, err := client.Post(f.base(i)+"/v1/calls", "application/json", strings.NewReader(body)); err == nil {
+			json.NewDecoder(resp.Body).Decode(&out)
+			resp.Body.Close()
+		}
+		if r, _ := out["results"].([]any); len(r) > 0 {
+			ch <- r[0].(map[string]any)
+			return
+		}
+		ch <- out
+	}()
+	select {
+	case k := <-g.started:
+		if k != key {
+			t.Fatalf("the upstream began %s, want %s", k, key)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("gate %s did not reach the upstream", key)
+	}
+	return ch
+}
+
+// awaitFrameEnded waits until request's frame of tool is stored
+// completed with its undo (a minute at most).
+func awaitFrameEnded(t *testing.T, url, request, tool string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		st, err := postgres.Open(t.Context(), url, nil)
+		if err == nil {
+			fs, err := st.RequestFrames(t.Context(), request)
+			st.Close()
+			if err == nil {
+				for _, fr := range fs {
+					if fr.Name == tool && fr.State == "completed" && len(fr.Undo) > 0 {
+						return
+					}
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ended checkpoint of %s in %s was not written once the store came back", tool, request)
+		}
+	}
+}
