@@ -547,8 +547,39 @@ func (t *task) settle(s a2a.TaskStatus, after *[]func()) (st a2a.TaskState, fres
 		} else {
 			t.note("")
 		}
+		if s.State == a2a.TaskStateInputRequired || s.State == a2a.TaskStateAuthRequired {
+			t.awaitCaller()
+		}
 	}
 	return t.state, true
+}
+
+// awaitCaller bounds the wait of a task that has just begun waiting for
+// its caller (t.mu held): if no message to it has come (no round begun)
+// and it still waits after Options.InputWait, its hand-off is stopped,
+// which cancels the task at reach and at the agent, saying why.
+func (t *task) awaitCaller() {
+	d := t.g.opts.InputWait
+	if d <= 0 || t.req == nil {
+		return
+	}
+	round, state, sub := t.rounds, t.state, t.req
+	time.AfterFunc(d, func() {
+		t.mu.Lock()
+		waiting := t.rounds == round && t.state == state && !t.ended
+		id := t.id
+		t.mu.Unlock()
+		if !waiting {
+			return
+		}
+		what := "input"
+		if state == a2a.TaskStateAuthRequired {
+			what = "authorization"
+		}
+		sub.Stop(reach.Cancel, "reach", fmt.Sprintf("task %s of agent %s waited %v for %s and no message came "+
+			"(a task waiting for its caller holds its request and a slot of the caller's running tasks); "+
+			"start a new task, and answer within %v", id, t.a.cfg.Name, d, what, d))
+	})
 }
 
 // note shows the task and its state on the hand-off's delegate frame, for
