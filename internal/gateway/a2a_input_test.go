@@ -21,7 +21,6 @@ func (c *cast) inputClient(t *testing.T, role string) *a2aclient.Client {
 	return cl
 }
 
-
 // A task that waits for input, answered in the same task through reach:
 // by the A2A Go SDK's client, and by a JS SDK agent (the planner) that
 // answers the executor's question. The answer runs in the same hand-off
