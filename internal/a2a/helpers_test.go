@@ -210,6 +210,13 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 			return yield(a2a.NewStatusUpdateEvent(info, st, msg), nil)
 		}
 		if m.TaskID != "" { // the input it asked for: the task as it stands, then work
+			f.mu.Lock()
+			again := f.words[id] == "reask"
+			f.mu.Unlock()
+			if again { // asks again at once, no working in between
+				status(a2a.TaskStateInputRequired, "which shade?")
+				return
+			}
 			if !yield(&a2a.Task{ID: id, ContextID: ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired}}, nil) ||
 				!status(a2a.TaskStateWorking, "") {
 				return
@@ -219,6 +226,11 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 			f.mu.Unlock()
 			if first == "ask" {
 				status(a2a.TaskStateInputRequired, "which colour?")
+				return
+			}
+			if first == "slowask" { // works a while (past the test's wait), then asks again
+				time.Sleep(600 * time.Millisecond)
+				status(a2a.TaskStateInputRequired, "which shade?")
 				return
 			}
 			status(a2a.TaskStateCompleted, "thanks for "+textOf(m.Parts))
@@ -258,7 +270,7 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 				status(a2a.TaskStateCompleted, "finished late")
 			case <-ctx.Done():
 			}
-		case "input", "ask":
+		case "input", "ask", "reask", "slowask":
 			status(a2a.TaskStateInputRequired, "which colour?")
 		case "fail":
 			yield(nil, errors.New("boom"))
