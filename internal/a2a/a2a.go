@@ -228,6 +228,10 @@ type Options struct {
 	// is refused (rejected at reach, its message saying why). If zero,
 	// 256 MiB.
 	MaxTotalBytes int64
+	// CardTTL is how long reach uses an agent's card before it fetches
+	// it again (in the background, the request that finds it older served
+	// with the one it has; a failed fetch keeps it); if zero, a minute.
+	CardTTL time.Duration
 	// InputWait is how long a task waiting for its caller
 	// (TASK_STATE_INPUT_REQUIRED or TASK_STATE_AUTH_REQUIRED) waits for a
 	// message before reach stops its hand-off: the task is canceled at
@@ -294,6 +298,7 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 	op.MaxBodyBytes = cmp.Or(op.MaxBodyBytes, 4<<20)
 	op.CancelTimeout = cmp.Or(op.CancelTimeout, 3*time.Second)
 	op.InputWait = cmp.Or(op.InputWait, 5*time.Minute)
+	op.CardTTL = cmp.Or(op.CardTTL, time.Minute)
 	op.Late = cmp.Or(op.Late, 30*time.Second)
 	op.MaxTaskBytes = cmp.Or(op.MaxTaskBytes, 8<<20)
 	op.MaxTasks = cmp.Or(op.MaxTasks, 10000)

@@ -47,6 +47,7 @@ type fakeAgent struct {
 	words   map[a2a.TaskID]string
 	tasks   map[a2a.TaskID]*a2a.Task
 	working chan a2a.TaskID // each task that reached WORKING
+	card    *a2a.AgentCard  // served as it stands (setCard changes it)
 	flooded chan int        // a flood's chunks, once its stream ended
 }
 
@@ -71,7 +72,12 @@ func newFakeAgent(t testing.TB, name string, streaming bool) *fakeAgent {
 		DefaultInputModes:   []string{"text"}, DefaultOutputModes: []string{"text"},
 		Skills:          []a2a.AgentSkill{{ID: "s", Name: "skill-" + name, Description: "d", Tags: []string{"t"}}},
 		SecuritySchemes: a2a.NamedSecuritySchemes{"key": a2a.APIKeySecurityScheme{Name: "X-Key", Location: a2a.APIKeySecuritySchemeLocationHeader}}}
-	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	f.card = card
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.card, nil
+	})))
 	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(f))
 	t.Cleanup(func() {
 		f.mu.Lock()
@@ -87,6 +93,15 @@ func newFakeAgent(t testing.TB, name string, streaming bool) *fakeAgent {
 }
 
 var _ a2asrv.RequestHandler = (*fakeAgent)(nil)
+
+// setCard changes the card the agent serves (a copy of it, changed by f).
+func (f *fakeAgent) setCard(change func(*a2a.AgentCard)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := *f.card
+	change(&c)
+	f.card = &c
+}
 
 func (f *fakeAgent) record(ctx context.Context, m *a2a.Message) {
 	s := seen{text: textOf(m.Parts), meta: m.Metadata, task: m.TaskID}
