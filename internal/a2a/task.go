@@ -832,7 +832,8 @@ func (t *task) markCanceled(reason string) bool {
 		return false
 	}
 	if !t.state.Terminal() {
-		msg := agentText(t.id, t.ctxID, "reach canceled this task: "+reason+".")
+		msg := agentText(t.id, t.ctxID, "reach canceled this task: "+reason+". It takes no more messages, and the work it was "+
+			"part of is stopped: report what was done so far and that it was stopped, rather than handing it over again.")
 		st, _ := t.settle(a2a.TaskStatus{State: a2a.TaskStateCanceled, Message: msg}, &after)
 		if t.snap != nil {
 			t.snap.Status = a2a.TaskStatus{State: st, Message: msg, Timestamp: now()}

@@ -95,8 +95,8 @@ func TestA2AAgentsInputRequired(t *testing.T) {
 	})
 	g, _ := cl.GetTask(t.Context(), &a2a.GetTaskRequest{ID: q3.ID})
 	t.Logf("canceled: %q", textOf(g))
-	if txt := textOf(g); !strings.Contains(txt, "the user changed their mind") {
-		t.Errorf("the canceled task's message does not say why: %q", txt)
+	if txt := textOf(g); !strings.Contains(txt, "the user changed their mind") || !strings.Contains(txt, "report what was done so far") {
+		t.Errorf("the canceled task's message does not say why and what to do: %q", txt)
 	}
 	awaitAgents(t, "the executor to get CancelTask", func() bool {
 		for _, e := range c.agents["executor"].all("cancel") {
