@@ -228,6 +228,20 @@ type Options struct {
 	// is refused (rejected at reach, its message saying why). If zero,
 	// 256 MiB.
 	MaxTotalBytes int64
+	// CardTTL is how long reach uses an agent's card before it fetches
+	// it again (in the background, the request that finds it older served
+	// with the one it has; a failed fetch keeps it); if zero, a minute.
+	CardTTL time.Duration
+	// InputWait is how long a task waiting for its caller
+	// (TASK_STATE_INPUT_REQUIRED or TASK_STATE_AUTH_REQUIRED) waits for a
+	// message before reach stops its hand-off: the task is canceled at
+	// reach and at the agent, its message saying it waited this long with
+	// no answer and to start a new task. A task waiting for its caller
+	// holds its request, a slot of MaxLiveTasks and what reach keeps of it
+	// as a running one does, and an abandoned one would hold them for
+	// ever. If zero, 5 minutes (the gateway gives its idle_gap); below
+	// zero, no bound.
+	InputWait time.Duration
 	// Offline fetches no card until a request needs one (for checking a
 	// configuration).
 	Offline bool
@@ -283,6 +297,8 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 	op := &g.opts
 	op.MaxBodyBytes = cmp.Or(op.MaxBodyBytes, 4<<20)
 	op.CancelTimeout = cmp.Or(op.CancelTimeout, 3*time.Second)
+	op.InputWait = cmp.Or(op.InputWait, 5*time.Minute)
+	op.CardTTL = cmp.Or(op.CardTTL, time.Minute)
 	op.Late = cmp.Or(op.Late, 30*time.Second)
 	op.MaxTaskBytes = cmp.Or(op.MaxTaskBytes, 8<<20)
 	op.MaxTasks = cmp.Or(op.MaxTasks, 10000)

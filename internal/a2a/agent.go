@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -40,6 +41,8 @@ type agent struct {
 	proto  a2a.ProtocolVersion // what the client speaks to it
 	err    error               // the last failure to fetch or use the card
 	tried  time.Time           // when the card was last asked for
+	// refreshing is set while the card is fetched again (Options.CardTTL).
+	refreshing atomic.Bool
 }
 
 func newAgent(g *Gateway, cfg Agent) *agent {
@@ -63,6 +66,15 @@ func (a *agent) ready(ctx context.Context) (*a2aclient.Client, *a2a.AgentCard, e
 	c, card, err, tried := a.client, a.card, a.err, a.tried
 	a.mu.Unlock()
 	if c != nil {
+		if time.Since(tried) > a.g.opts.CardTTL && a.refreshing.CompareAndSwap(false, true) {
+			// The agent may have changed its card (its skills, whether it
+			// streams, its interface): fetched again in the background,
+			// this request served with the one reach has.
+			a.g.background(func() {
+				defer a.refreshing.Store(false)
+				a.resolve(a.g.base)
+			})
+		}
 		return c, card, nil
 	}
 	if err != nil && time.Since(tried) < time.Second {
@@ -104,14 +116,18 @@ func (a *agent) resolve(ctx context.Context) error {
 	defer a.mu.Unlock()
 	a.tried = time.Now()
 	if err != nil {
+		if a.client != nil {
+			// A refresh that failed: the agent may be restarting; the card
+			// reach has stands until a fetch succeeds.
+			a.g.log.Warn("a2a: agent card not refreshed", "agent", a.cfg.Name, "err", err)
+			return nil
+		}
 		a.err = err
 		a.g.log.Warn("a2a: agent card not available", "agent", a.cfg.Name, "err", err)
 		return err
 	}
-	if a.client != nil {
-		c.Destroy()
-		return nil
-	}
+	// The client replaced, not destroyed: tasks in flight hold the old one
+	// (their streams and cancels go on through it).
 	a.card, a.client, a.proto, a.err = card, c, proto, nil
 	return nil
 }

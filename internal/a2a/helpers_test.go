@@ -47,6 +47,7 @@ type fakeAgent struct {
 	words   map[a2a.TaskID]string
 	tasks   map[a2a.TaskID]*a2a.Task
 	working chan a2a.TaskID // each task that reached WORKING
+	card    *a2a.AgentCard  // served as it stands (setCard changes it)
 	flooded chan int        // a flood's chunks, once its stream ended
 }
 
@@ -71,7 +72,12 @@ func newFakeAgent(t testing.TB, name string, streaming bool) *fakeAgent {
 		DefaultInputModes:   []string{"text"}, DefaultOutputModes: []string{"text"},
 		Skills:          []a2a.AgentSkill{{ID: "s", Name: "skill-" + name, Description: "d", Tags: []string{"t"}}},
 		SecuritySchemes: a2a.NamedSecuritySchemes{"key": a2a.APIKeySecurityScheme{Name: "X-Key", Location: a2a.APIKeySecuritySchemeLocationHeader}}}
-	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	f.card = card
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.card, nil
+	})))
 	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(f))
 	t.Cleanup(func() {
 		f.mu.Lock()
@@ -87,6 +93,15 @@ func newFakeAgent(t testing.TB, name string, streaming bool) *fakeAgent {
 }
 
 var _ a2asrv.RequestHandler = (*fakeAgent)(nil)
+
+// setCard changes the card the agent serves (a copy of it, changed by f).
+func (f *fakeAgent) setCard(change func(*a2a.AgentCard)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := *f.card
+	change(&c)
+	f.card = &c
+}
 
 func (f *fakeAgent) record(ctx context.Context, m *a2a.Message) {
 	s := seen{text: textOf(m.Parts), meta: m.Metadata, task: m.TaskID}
@@ -210,6 +225,13 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 			return yield(a2a.NewStatusUpdateEvent(info, st, msg), nil)
 		}
 		if m.TaskID != "" { // the input it asked for: the task as it stands, then work
+			f.mu.Lock()
+			again := f.words[id] == "reask"
+			f.mu.Unlock()
+			if again { // asks again at once, no working in between
+				status(a2a.TaskStateInputRequired, "which shade?")
+				return
+			}
 			if !yield(&a2a.Task{ID: id, ContextID: ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired}}, nil) ||
 				!status(a2a.TaskStateWorking, "") {
 				return
@@ -219,6 +241,11 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 			f.mu.Unlock()
 			if first == "ask" {
 				status(a2a.TaskStateInputRequired, "which colour?")
+				return
+			}
+			if first == "slowask" { // works a while (past the test's wait), then asks again
+				time.Sleep(600 * time.Millisecond)
+				status(a2a.TaskStateInputRequired, "which shade?")
 				return
 			}
 			status(a2a.TaskStateCompleted, "thanks for "+textOf(m.Parts))
@@ -258,7 +285,7 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 				status(a2a.TaskStateCompleted, "finished late")
 			case <-ctx.Done():
 			}
-		case "input", "ask":
+		case "input", "ask", "reask", "slowask":
 			status(a2a.TaskStateInputRequired, "which colour?")
 		case "fail":
 			yield(nil, errors.New("boom"))

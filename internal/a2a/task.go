@@ -76,6 +76,10 @@ type task struct {
 	// an earlier round that ends after a later round began has not lost
 	// the task (pump).
 	rounds int
+	// waits is rounds+1 once the round's wait for the caller is bounded
+	// (awaitCaller), so that it is bounded once a round.
+	waits int
+	asked time.Time // when the agent last said the task waits for its caller
 	// counted is held+fed as the registry's total has it (account); -1
 	// before the task is registered, -2 once it is forgotten: not counted.
 	counted atomic.Int64
@@ -548,7 +552,56 @@ func (t *task) settle(s a2a.TaskStatus, after *[]func()) (st a2a.TaskState, fres
 			t.note("")
 		}
 	}
+	if t.state == a2a.TaskStateInputRequired || t.state == a2a.TaskStateAuthRequired {
+		// The wait counts from the agent's last word that it waits, and
+		// is bounded once a round whether or not the state changed: an
+		// agent may answer a message by asking again with no working in
+		// between (and an agent continuing a task may first show it as it
+		// stood, still waiting, then work, then ask again).
+		t.asked = time.Now()
+		if t.waits != t.rounds+1 {
+			t.waits = t.rounds + 1
+			t.awaitCaller()
+		}
+	} else {
+		t.waits = 0 // working again: its next wait is bounded anew
+	}
 	return t.state, true
+}
+
+// awaitCaller bounds the wait of a task that has just begun waiting for
+// its caller (t.mu held): if no message to it has come (no round begun)
+// and it still waits after Options.InputWait, its hand-off is stopped,
+// which cancels the task at reach and at the agent, saying why.
+func (t *task) awaitCaller() {
+	d := t.g.opts.InputWait
+	if d <= 0 || t.req == nil {
+		return
+	}
+	round, sub := t.rounds, t.req
+	var check func()
+	check = func() {
+		t.mu.Lock()
+		waiting := t.rounds == round && (t.state == a2a.TaskStateInputRequired || t.state == a2a.TaskStateAuthRequired) && !t.ended
+		left := d - time.Since(t.asked)
+		id, state := t.id, t.state
+		t.mu.Unlock()
+		switch {
+		case !waiting:
+			return
+		case left > 0: // it worked and asked again since
+			time.AfterFunc(left, check)
+			return
+		}
+		what := "input"
+		if state == a2a.TaskStateAuthRequired {
+			what = "authorization"
+		}
+		sub.Stop(reach.Cancel, "reach", fmt.Sprintf("task %s of agent %s waited %v for %s and no message came "+
+			"(a task waiting for its caller holds its request and a slot of the caller's running tasks); "+
+			"start a new task, and answer within %v", id, t.a.cfg.Name, d, what, d))
+	}
+	time.AfterFunc(d, check)
 }
 
 // note shows the task and its state on the hand-off's delegate frame, for
@@ -779,7 +832,8 @@ func (t *task) markCanceled(reason string) bool {
 		return false
 	}
 	if !t.state.Terminal() {
-		msg := agentText(t.id, t.ctxID, "reach canceled this task: "+reason+".")
+		msg := agentText(t.id, t.ctxID, "reach canceled this task: "+reason+". It takes no more messages, and the work it was "+
+			"part of is stopped: report what was done so far and that it was stopped, rather than handing it over again.")
 		st, _ := t.settle(a2a.TaskStatus{State: a2a.TaskStateCanceled, Message: msg}, &after)
 		if t.snap != nil {
 			t.snap.Status = a2a.TaskStatus{State: st, Message: msg, Timestamp: now()}

@@ -522,6 +522,18 @@ func TestA2AAgentsCancel(t *testing.T) {
 			}
 		}
 	}
+	// What each agent's A2A client (the JS SDK's) read of the hand-off it
+	// made: canceled, saying who stopped it, why and what to do.
+	for _, name := range []string{"planner", "executor"} {
+		a := c.agents[name]
+		awaitAgents(t, name+"'s client to read its hand-offs' ends", func() bool { return len(a.all("delegate")) >= tries })
+		for _, e := range a.all("delegate") {
+			txt, _ := e["text"].(string)
+			if e["state"] != "TASK_STATE_CANCELED" || !strings.Contains(txt, "by api: the user changed their mind") || !strings.Contains(txt, "report what was done so far") {
+				t.Errorf("%s's client read its hand-off to %v as %v %q", name, e["to"], e["state"], txt)
+			}
+		}
+	}
 	t.Logf("cancel cascade over %d tries: p50 %v, p99 %v (from the API's cancel to the last of three agents getting CancelTask)",
 		tries, percentile(lat, 0.5).Round(10*time.Microsecond), percentile(lat, 0.99).Round(10*time.Microsecond))
 }

@@ -25,6 +25,10 @@
 //                     the planner
 //   budget            planner hands "spend" to the executor, then finishes
 //                     itself; spend: ask the model until reach says no
+//   ask colour        wait for input ("which colour?"); the answer to it,
+//                     in the same task, completes it ("colour: ANSWER")
+//   ask through       planner hands "ask colour" to the executor and
+//                     answers its question ("blue") in the same task
 const express = require('express');
 const { AGENT_CARD_PATH, A2A_PROTOCOL_VERSION, Role, TaskState } = require('@a2a-js/sdk');
 const { InMemoryTaskStore, DefaultRequestHandler, AgentEvent } = require('@a2a-js/sdk/server');
@@ -155,7 +159,8 @@ class Executor {
     bus.publish(status(taskId, contextId, TaskState.TASK_STATE_WORKING));
     let answer;
     try {
-      answer = await this.run(text, link, abort.signal);
+      const waited = rc.task && rc.task.status && rc.task.status.state === TaskState.TASK_STATE_INPUT_REQUIRED;
+      answer = waited ? { text: 'colour: ' + text } : await this.run(text, link, abort.signal);
     } catch (e) {
       answer = { state: TaskState.TASK_STATE_FAILED, text: String(e) };
     }
@@ -176,6 +181,19 @@ class Executor {
     }
     if (text === 'verify order 1001') return { text: (await model(link, text)).text };
     if (text === 'work') return this.work(link, signal);
+    if (text === 'ask colour') return { state: TaskState.TASK_STATE_INPUT_REQUIRED, text: 'which colour?' };
+    if (text === 'ask through') {
+      const client = await peer('executor');
+      const ask = { messageId: crypto.randomUUID(), role: Role.ROLE_USER, parts: [textPart('ask colour')], contextId: '', taskId: '',
+        referenceTaskIds: [], extensions: [], metadata: link.meta };
+      const q = await client.sendMessage({ message: ask }, { serviceParameters: link.headers });
+      emit({ event: 'delegate', to: 'executor', state: TaskState[q.status.state], text: textOf(q.status.message && q.status.message.parts), task: q.id });
+      const reply = { ...ask, messageId: crypto.randomUUID(), parts: [textPart('blue')], taskId: q.id, contextId: q.contextId };
+      const r = await client.sendMessage({ message: reply }, { serviceParameters: link.headers });
+      const out = textOf(r.status.message && r.status.message.parts);
+      emit({ event: 'delegate', to: 'executor', state: TaskState[r.status.state], text: out, task: r.id });
+      return { text: `${TaskState[r.status.state]}: ${out}` };
+    }
     if (text.startsWith('cycle:')) {
       const r = await handOff(link, ROLE === 'planner' ? 'executor' : 'planner', text);
       return { text: `${r.state}: ${r.text}` };

@@ -1,0 +1,56 @@
+package a2a
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// TestInputWaitBounded: a task waiting for its caller that no message
+// answers within Options.InputWait is canceled at reach and at the agent,
+// its message saying it waited and to start a new task; the bound holds
+// again after each answer, also for an agent that asks again at once (no
+// working in between), where the wait of the first question had already
+// been answered and nothing bounded the second.
+func TestInputWaitBounded(t *testing.T) {
+	h := newHarnessWith(t, func(o *Options) { o.InputWait = 300 * time.Millisecond }, nil, "executor")
+	tk := h.send("executor", "alice", "reask the fence", nil)
+	if tk.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("ask: %s", tk.Status.State)
+	}
+	if got := h.continueTask("executor", "alice", tk, "blue"); got.Status.State != a2a.TaskStateInputRequired || statusText(got) != "which shade?" {
+		t.Fatalf("answer: %s %q", got.Status.State, statusText(got))
+	}
+	eventually(t, "the second wait to end", func() bool { return h.state("executor", "alice", tk.ID) == a2a.TaskStateCanceled })
+	got, err := h.client("executor", "alice", false).GetTask(t.Context(), &a2a.GetTaskRequest{ID: tk.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txt := statusText(got); !strings.Contains(txt, "waited 300ms for input and no message came") || !strings.Contains(txt, "start a new task") {
+		t.Errorf("the canceled task's message: %q", txt)
+	}
+	eventually(t, "the agent to be told", func() bool {
+		for _, id := range h.agents["executor"].canceled() {
+			if id == tk.ID {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestInputWaitCountsFromTheLastAsk: an agent that, answered, shows the
+// task as it stood (still waiting), works longer than the wait, then asks
+// again, is given the whole wait from its new question: its next answer
+// is taken, and an unanswered question still ends the task.
+func TestInputWaitCountsFromTheLastAsk(t *testing.T) {
+	h := newHarnessWith(t, func(o *Options) { o.InputWait = 300 * time.Millisecond }, nil, "executor")
+	tk := h.send("executor", "alice", "slowask the fence", nil)
+	got := h.continueTask("executor", "alice", tk, "blue")
+	if got.Status.State != a2a.TaskStateInputRequired || statusText(got) != "which shade?" {
+		t.Fatalf("answer: %s %q", got.Status.State, statusText(got))
+	}
+	eventually(t, "the second wait to end", func() bool { return h.state("executor", "alice", tk.ID) == a2a.TaskStateCanceled })
+}
