@@ -22,7 +22,6 @@ import (
 	"github.com/agentreach/reach/internal/loopbench"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/store"
-	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/spf13/cobra"
 )
@@ -450,10 +449,7 @@ func (s *auditStore) Close() error { return s.close() }
 // database of --store, or the SQLite database in dir, which must exist.
 func openAuditStore(cmd *cobra.Command, dir string) (*auditStore, error) {
 	if url, _ := cmd.Flags().GetString("store"); url != "" {
-		if !postgres.IsURL(url) {
-			return nil, errors.New("--store: want postgres://USER@HOST:PORT/DB?sslmode=..., or --data DIR for SQLite")
-		}
-		pg, err := postgres.Open(cmd.Context(), url, &postgres.Options{NoMigrate: true})
+		pg, err := openStoreFlag(cmd.Context(), url)
 		if err != nil {
 			return nil, err
 		}

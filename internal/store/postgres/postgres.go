@@ -120,7 +120,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	cancel()
 	if err != nil {
 		p.pool.Close()
-		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w; check the store: URL and that the server runs", where, err)
+		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w; check its URL and that the server runs", where, err)
 	}
 	if o.NoMigrate {
 		err = p.checkSchema(ctx)
