@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/loopbench"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/store"
@@ -26,20 +27,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// defaultAuditData is the data folder the audit commands read when --data
-// is not given: the gateway's default.
-const defaultAuditData = ".reach"
-
 func newAudit() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Inspect and verify the audit log",
 		Long: `The audit log is the tamper-evident record of every decision: it lives in
-the SQLite database ` + sqlite.DefaultFile + ` in the data folder (--data, default ./` + defaultAuditData + `), or in
+the SQLite database ` + sqlite.DefaultFile + ` in the data folder (--data, default ` + config.DefaultData + `), or in
 the PostgreSQL database that several instances share (--store postgres://...).`,
 	}
 	var data string
-	cmd.PersistentFlags().StringVar(&data, "data", defaultAuditData, "the data folder that holds "+sqlite.DefaultFile)
+	cmd.PersistentFlags().StringVar(&data, "data", config.DefaultData, "the data folder that holds "+sqlite.DefaultFile)
 	cmd.PersistentFlags().String("store", "", "the PostgreSQL database that holds the log (postgres://USER@HOST:PORT/DB?sslmode=...), instead of --data")
 
 	var verifyJSON bool
