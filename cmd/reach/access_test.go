@@ -50,7 +50,9 @@ func TestKeysCommand(t *testing.T) {
 		t.Fatalf("the key does not authenticate alice: %+v", id)
 	}
 	out, _, _ = runCmd(t, newKeys, "list", "--data", data)
-	if !strings.Contains(out, id.KeyID) || !strings.Contains(out, "support,reviewer") || !strings.Contains(out, "active") || strings.Contains(out, secret) {
+	// Its attributes too (only --json showed them).
+	if !strings.Contains(out, id.KeyID) || !strings.Contains(out, "support,reviewer") || !strings.Contains(out, "active") || strings.Contains(out, secret) ||
+		!strings.Contains(out, "ATTRIBUTES") || !strings.Contains(out, "department=sales") {
 		t.Errorf("list:\n%s", out)
 	}
 	if _, _, err := runCmd(t, newKeys, "revoke", "--data", data, id.KeyID); err != nil {

@@ -19,28 +19,24 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/loopbench"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/store"
-	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/spf13/cobra"
 )
-
-// defaultAuditData is the data folder the audit commands read when --data
-// is not given: the gateway's default.
-const defaultAuditData = ".reach"
 
 func newAudit() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Inspect and verify the audit log",
 		Long: `The audit log is the tamper-evident record of every decision: it lives in
-the SQLite database ` + sqlite.DefaultFile + ` in the data folder (--data, default ./` + defaultAuditData + `), or in
+the SQLite database ` + sqlite.DefaultFile + ` in the data folder (--data, default ` + config.DefaultData + `), or in
 the PostgreSQL database that several instances share (--store postgres://...).`,
 	}
 	var data string
-	cmd.PersistentFlags().StringVar(&data, "data", defaultAuditData, "the data folder that holds "+sqlite.DefaultFile)
+	cmd.PersistentFlags().StringVar(&data, "data", config.DefaultData, "the data folder that holds "+sqlite.DefaultFile)
 	cmd.PersistentFlags().String("store", "", "the PostgreSQL database that holds the log (postgres://USER@HOST:PORT/DB?sslmode=...), instead of --data")
 
 	var verifyJSON bool
@@ -450,10 +446,7 @@ func (s *auditStore) Close() error { return s.close() }
 // database of --store, or the SQLite database in dir, which must exist.
 func openAuditStore(cmd *cobra.Command, dir string) (*auditStore, error) {
 	if url, _ := cmd.Flags().GetString("store"); url != "" {
-		if !postgres.IsURL(url) {
-			return nil, errors.New("--store: want postgres://USER@HOST:PORT/DB?sslmode=..., or --data DIR for SQLite")
-		}
-		pg, err := postgres.Open(cmd.Context(), url, &postgres.Options{NoMigrate: true})
+		pg, err := openStoreFlag(cmd.Context(), url)
 		if err != nil {
 			return nil, err
 		}

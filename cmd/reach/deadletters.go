@@ -19,7 +19,6 @@ import (
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
-	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/spf13/cobra"
 )
@@ -167,10 +166,7 @@ func listDeadLetters(cmd *cobra.Command, data, storeURL, state string, asJSON bo
 	}
 	var st deadLetterLister
 	if storeURL != "" {
-		if !postgres.IsURL(storeURL) {
-			return errors.New("--store: want postgres://USER@HOST:PORT/DB?sslmode=..., or --data DIR for SQLite")
-		}
-		pg, err := postgres.Open(cmd.Context(), storeURL, &postgres.Options{NoMigrate: true})
+		pg, err := openStoreFlag(cmd.Context(), storeURL)
 		if err != nil {
 			return err
 		}

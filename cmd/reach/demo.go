@@ -82,7 +82,7 @@ tokens_without, tokens_with, tokens_saved, ok, request, graph}]}.`,
 				return err
 			}
 			if data == "" {
-				data = config.DefaultData // as serve without a configuration: the state is kept in ./.reach
+				data = config.DefaultData // as serve without a configuration: the state is kept in .reach
 			}
 			if err := setData(cfg, data); err != nil {
 				return err

@@ -22,8 +22,8 @@ func newHealth() *cobra.Command {
 		Long: `Asks the running gateway's /livez (or /readyz with --ready) and prints its
 answer. Exits 0 when it answers 200, non-zero when it answers otherwise or
 not at all: the container image's HEALTHCHECK runs it. Neither probe needs
-credentials. /readyz answers 503 while the gateway shuts down or an upstream
-marked required is not connected.`,
+credentials. /readyz answers 503 while the gateway shuts down, its PostgreSQL
+store does not answer, or an upstream marked required is not connected.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path := "/livez"

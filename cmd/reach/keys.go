@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/agentreach/reach/internal/auth"
@@ -95,7 +97,10 @@ to that configuration's data folder and the configuration is checked for it.`,
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the keys (never the keys themselves)",
-		Args:  cobra.NoArgs,
+		Long: `Lists the keys: id, principal, roles, tenant, when created, whether revoked,
+and the attributes for policies (NAME=VALUE, by name). Never the keys
+themselves. --json prints the same, one object a key.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			keys, err := open()
 			if err != nil {
@@ -113,7 +118,7 @@ to that configuration's data folder and the configuration is checked for it.`,
 				return writeJSON(out, ks)
 			}
 			tw := table(out, len(ks), fmt.Sprintf("no keys in %s; create one with `reach keys create --principal NAME`", auth.KeysPath(data)),
-				"ID\tPRINCIPAL\tROLES\tTENANT\tCREATED\tSTATUS")
+				"ID\tPRINCIPAL\tROLES\tTENANT\tCREATED\tSTATUS\tATTRIBUTES")
 			if tw == nil {
 				return nil
 			}
@@ -122,8 +127,12 @@ to that configuration's data folder and the configuration is checked for it.`,
 				if k.Revoked != nil {
 					status = "revoked " + k.Revoked.Format("2006-01-02")
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Principal, dash(strings.Join(k.Roles, ",")), dash(k.Tenant),
-					k.Created.Format("2006-01-02 15:04"), status)
+				attrs := make([]string, 0, len(k.Attributes))
+				for _, name := range slices.Sorted(maps.Keys(k.Attributes)) {
+					attrs = append(attrs, name+"="+k.Attributes[name])
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Principal, dash(strings.Join(k.Roles, ",")), dash(k.Tenant),
+					k.Created.Format("2006-01-02 15:04"), status, dash(strings.Join(attrs, ",")))
 			}
 			return tw.Flush()
 		},

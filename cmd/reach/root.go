@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentreach/reach/internal/buildinfo"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/spf13/cobra"
 )
 
@@ -118,13 +119,11 @@ the same.`,
 	return cmd
 }
 
-// defaultData is the data folder when --data is not given.
-const defaultData = "./.reach"
-
 // dataGroup is cmd, a command whose subcommands work on the gateway's data
-// folder, with the --data flag they share (default ./.reach) bound to data.
+// folder, with the --data flag they share (default .reach, serve's:
+// config.DefaultData) bound to data.
 func dataGroup(data *string, cmd *cobra.Command) *cobra.Command {
-	cmd.PersistentFlags().StringVar(data, "data", defaultData, "the gateway's data folder")
+	cmd.PersistentFlags().StringVar(data, "data", config.DefaultData, "the gateway's data folder")
 	return cmd
 }
 

@@ -68,7 +68,7 @@ Ctrl-C (or SIGTERM, as from a supervisor) shuts it down gracefully.`,
 				cfg.Listen = listen
 			}
 			if data == "" && cfg.Data == "" && configPath == "" {
-				data = config.DefaultData // zero configuration keeps its state in ./.reach
+				data = config.DefaultData // zero configuration keeps its state in .reach
 			}
 			if err := setData(cfg, data); err != nil {
 				return err

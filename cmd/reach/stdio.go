@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/names"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -231,7 +232,7 @@ func (s *stdioLines) check(line []byte) []byte {
 // checkBatch says what is wrong with a batch the SDK would stop on, or "".
 func (s *stdioLines) checkBatch(line []byte) string {
 	if !s.batches {
-		return fmt.Sprintf("batches are part of MCP %v only; send one message per line", batchProtocols)
+		return "batches are part of MCP " + names.List(batchProtocols, "and") + " only; send one message per line"
 	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(line, &raws); err != nil || len(raws) == 0 {

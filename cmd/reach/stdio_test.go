@@ -99,6 +99,12 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 	expectError(`42`, -32600, "null")
 	expectError(`{"jsonrpc":"2.0","id":7,"method":"ping"} {"jsonrpc":"2.0","id":8,"method":"ping"}`, -32700, "null")
 	expectError(`[{"jsonrpc":"2.0","id":9,"method":"ping"}]`, -32600, "null")
+	// The versions with batches, as a reader reads them (it printed a Go
+	// list: "part of MCP [2024-11-05 2025-03-26] only").
+	s.send(`[{"jsonrpc":"2.0","id":9,"method":"ping"}]`)
+	if a, raw := s.answer(); a.Error == nil || !strings.Contains(a.Error.Message, "batches are part of MCP 2024-11-05 and 2025-03-26 only") {
+		t.Errorf("a batch on 2025-06-18: %s, want it to name the versions with batches", raw)
+	}
 	// A number id the SDK would answer under another (1.5 as 1,
 	// 1234567890123456789 as 1234567890123456768): refused under it, the
 	// call not run.

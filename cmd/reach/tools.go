@@ -150,10 +150,7 @@ Gateways that share a PostgreSQL store keep their pins there: name it with
 func withPins(ctx context.Context, data, storeURL string, fn func(*pin.Store) error) error {
 	open := func() (*pin.Store, error) { return pin.Open(pin.Path(data)) }
 	if storeURL != "" {
-		if !postgres.IsURL(storeURL) {
-			return errors.New("--store: want postgres://USER@HOST:PORT/DB?sslmode=..., or --data DIR for SQLite")
-		}
-		pg, err := postgres.Open(ctx, storeURL, &postgres.Options{NoMigrate: true})
+		pg, err := openStoreFlag(ctx, storeURL)
 		if err != nil {
 			return err
 		}
@@ -184,4 +181,18 @@ func withPins(ctx context.Context, data, storeURL string, fn func(*pin.Store) er
 		return err
 	}
 	return fn(s)
+}
+
+// openStoreFlag opens, without migrating it, the PostgreSQL store a
+// command's --store flag names; its errors say --store, what the user
+// typed (the configuration's say store:, with its line).
+func openStoreFlag(ctx context.Context, url string) (*postgres.Store, error) {
+	if !postgres.IsURL(url) {
+		return nil, errors.New("--store: want postgres://USER@HOST:PORT/DB?sslmode=..., or --data DIR for SQLite")
+	}
+	pg, err := postgres.Open(ctx, url, &postgres.Options{NoMigrate: true})
+	if err != nil {
+		return nil, fmt.Errorf("--store: %w", err)
+	}
+	return pg, nil
 }

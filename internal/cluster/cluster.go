@@ -363,6 +363,15 @@ func (c *Cluster) waitLease(ctx context.Context) error {
 	}
 }
 
+// StoreDown reports whether the store failed this life's last heartbeat
+// (it did not answer within a TTL, or refused it), until one succeeds
+// again: every call is then refused store_unavailable, so /readyz sends
+// the traffic elsewhere. It costs an atomic load: the heartbeats, every
+// TTL/5, are what ask the store.
+func (c *Cluster) StoreDown() bool {
+	return c.healthy.Load() == 0 && !c.lost.Load() && !c.fenced.Load()
+}
+
 // Fenced reports whether a heartbeat of this life found its row gone:
 // the others took it for dead (its heartbeats stopped for a TTL: the
 // process was paused, or cut off from the store) and recovered its work.

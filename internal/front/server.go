@@ -35,6 +35,7 @@ import (
 	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/strview"
 	"github.com/agentreach/reach/internal/upstream"
@@ -341,7 +342,7 @@ func (s *Server) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		if method == "logging/setLevel" {
 			if r, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams]); ok && r.Params != nil && !slices.Contains(logLevels, r.Params.Level) {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-					Message: fmt.Sprintf("unknown logging level %q; use one of %v", r.Params.Level, logLevels)}
+					Message: fmt.Sprintf("unknown logging level %q; use %s", r.Params.Level, logLevelList)}
 			}
 		}
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && ss.ID() != "" && method != "initialize" {
@@ -1095,6 +1096,15 @@ func (s *Server) approvalProgress(ctx context.Context, r *reach.Request, id stri
 
 // logLevels orders MCP logging levels from the most verbose.
 var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// logLevelList spells logLevels for a message: "debug, info, ... or emergency".
+var logLevelList = func() string {
+	s := make([]string, len(logLevels))
+	for i, l := range logLevels {
+		s[i] = string(l)
+	}
+	return names.List(s, "or")
+}()
 
 // setLoggingLevel records a client's logging/setLevel and passes it on to
 // the upstream sessions its calls use, so that upstreams send their log

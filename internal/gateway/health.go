@@ -3,9 +3,9 @@ package gateway
 import "fmt"
 
 // notReady says why the gateway should get no traffic now, for /readyz
-// (httpapi): it shuts down, another process took its instance's name, or
-// an upstream marked required: true is not
-// connected.
+// (httpapi): it shuts down, another process took its instance's name, the
+// store (PostgreSQL) failed its last heartbeat, or an upstream marked
+// required: true is not connected.
 func (g *Gateway) notReady() []string {
 	var why []string
 	if g.draining.Load() {
@@ -19,6 +19,8 @@ func (g *Gateway) notReady() []string {
 		}
 		if why1 := g.dead(); why1 != "" {
 			why = append(why, why1)
+		} else if g.cluster.StoreDown() {
+			why = append(why, "the store does not answer: every call is refused store_unavailable until it does")
 		}
 	}
 	required := map[string]bool{}

@@ -304,6 +304,8 @@ func TestLogLevelAfterReconnect(t *testing.T) {
 	c := newRawMCP(t, serveTest(t, g).URL+"/mcp", `{}`)
 	if msgs, _ := c.post(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"bogus"}}`); len(msgs) != 1 || path(msgs[0], "error", "code") != float64(-32602) {
 		t.Errorf("an unknown level answered %v, want invalid params", msgs)
+	} else if m, _ := path(msgs[0], "error", "message").(string); !strings.Contains(m, "use debug, info, notice, warning, error, critical, alert or emergency") {
+		t.Errorf("an unknown level answered %q, want the levels as a reader reads them", m) // it printed a Go list
 	}
 	c.post(`{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}`)
 	call := func(tag string) []string {

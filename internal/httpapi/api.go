@@ -424,8 +424,9 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 //     other instances). A restart would not fix a down upstream, so
 //     nothing else counts here.
 //   - GET /readyz: send this instance traffic. 503 while Options.NotReady
-//     says why not (it shuts down, an upstream marked required: true is not
-//     connected); 200 otherwise, also when an optional upstream is down
+//     says why not (it shuts down, its PostgreSQL store failed its last
+//     heartbeat, an upstream marked required: true is not connected); 200
+//     otherwise, also when an optional upstream is down
 //     (its tools are refused with a structured error; the rest work).
 //   - GET /healthz: the report, for people and monitors: {"status": "ok" |
 //     "degraded" (an upstream is not connected), "ready", "tools",

@@ -55,3 +55,16 @@ func Distance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// List spells items as a reader reads them: "a", "a and b", "a, b and c",
+// with conj ("and", "or") before the last; "" for none. For the lists in
+// messages, where %v would print a Go slice ("[a b c]").
+func List(items []string, conj string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " " + conj + " " + items[len(items)-1]
+}

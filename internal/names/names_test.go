@@ -32,3 +32,20 @@ func TestClosest(t *testing.T) {
 		t.Errorf("Closest(zzz) = %v, want none", got)
 	}
 }
+
+func TestList(t *testing.T) {
+	for _, tc := range []struct {
+		items []string
+		conj  string
+		want  string
+	}{
+		{nil, "and", ""},
+		{[]string{"2024-11-05"}, "and", "2024-11-05"},
+		{[]string{"2024-11-05", "2025-03-26"}, "and", "2024-11-05 and 2025-03-26"},
+		{[]string{"debug", "info", "error"}, "or", "debug, info or error"},
+	} {
+		if got := List(tc.items, tc.conj); got != tc.want {
+			t.Errorf("List(%q, %q) = %q, want %q", tc.items, tc.conj, got, tc.want)
+		}
+	}
+}

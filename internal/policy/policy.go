@@ -475,19 +475,32 @@ func actionMay(n xast.IsActionScopeNode, action types.EntityUID) bool {
 	return true
 }
 
+// actionNames spells actions as policies write them (Action::"call").
+func actionNames() []string {
+	s := make([]string, len(actions))
+	for i, a := range actions {
+		s[i] = a.String()
+	}
+	return s
+}
+
+// actionList spells actions for a message: Action::"call", ... and
+// Action::"complete".
+var actionList = names.List(actionNames(), "and")
+
 func actionNeverMatches(n xast.IsActionScopeNode) string {
 	switch a := n.(type) {
 	case xast.ScopeTypeEq:
 		if !slices.Contains(actions, a.Entity) {
-			return fmt.Sprintf("its action is %s; the actions are %v", a.Entity, actions)
+			return fmt.Sprintf("its action is %s; the actions are %s", a.Entity, actionList)
 		}
 	case xast.ScopeTypeIn:
 		if !slices.Contains(actions, a.Entity) {
-			return fmt.Sprintf("its action is in %s; the actions are %v", a.Entity, actions)
+			return fmt.Sprintf("its action is in %s; the actions are %s", a.Entity, actionList)
 		}
 	case xast.ScopeTypeInSet:
 		if !slices.ContainsFunc(a.Entities, func(u types.EntityUID) bool { return slices.Contains(actions, u) }) {
-			return fmt.Sprintf("its actions include none of %v", actions)
+			return fmt.Sprintf("its actions include none of %s", names.List(actionNames(), "or"))
 		}
 	}
 	return ""

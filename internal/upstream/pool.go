@@ -145,9 +145,9 @@ func Connect(ctx, life context.Context, opts *Options) (*Pool, error) {
 			case err == nil:
 			case c.Required || opts.RequireAll || ctx.Err() != nil:
 				// Say what to do: start it, or go on without it.
-				what, hint := "url:", ""
+				what, hint := "url", ""
 				if len(c.Command) > 0 {
-					what = "command:"
+					what = "command"
 				}
 				switch {
 				case ctx.Err() != nil:

@@ -126,7 +126,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	cancel()
 	if err != nil {
 		p.pool.Close()
-		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w; check the store: URL and that the server runs", where, err)
+		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w; check its URL and that the server runs", where, err)
 	}
 	bcfg := cfg.Copy()
 	bcfg.MaxConns, bcfg.MinConns = 1, 0 // made at the first heartbeat: a command that only reads opens none
