@@ -145,3 +145,40 @@ func TestRefusedJoinKeepsRunningPart(t *testing.T) {
 		t.Fatalf("req-k after a's part ended: %v %v; want ended", got, err)
 	}
 }
+
+// A join the store took whose begin the runtime then refused (a second
+// Begin of an id running here: "already running") is counted done: a
+// later refused join of that id, its part written as its bound fired, is
+// still left after a heartbeat. Before, the first join stayed counted in
+// flight for the life, and every stray part of that id was held until
+// the life ended (the request never ended when its other parts did).
+func TestJoinRefusedByRuntimeIsDone(t *testing.T) {
+	ctx := context.Background()
+	a, _, rtA, rtB := joinPair(t)
+	_, qb, err := rtB.Begin(ctx, &reach.RequestOptions{ID: "req-r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, qa, err := rtA.Begin(ctx, &reach.RequestOptions{ID: "req-r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := rtA.Begin(ctx, &reach.RequestOptions{ID: "req-r"}); err == nil {
+		t.Fatal("a second Begin of a request running here was not refused")
+	}
+	qa.End()
+	landedLate(a)
+	if _, _, err := rtA.Begin(ctx, &reach.RequestOptions{ID: "req-r"}); err == nil {
+		t.Fatal("a's join whose bound fired was not refused")
+	}
+	a.afterJoin = nil
+	a.leaveStrays(ctx)
+	qb.End()
+	got, err := a.st.GetRequest(ctx, "req-r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != "ended" {
+		t.Fatalf("req-r after b's part ended: %s; want ended (a's refused join holds no part)", got.State)
+	}
+}
