@@ -126,8 +126,9 @@ type Cluster struct {
 	joins   map[string]int
 	stray   map[string]bool
 	leaving map[string]chan struct{}
-	// strayLeave is set while leaveStraysApart's goroutine runs.
-	strayLeave atomic.Bool
+	// strayLeave is set while leaveStraysApart's goroutine runs, and
+	// recovering while a recovery of dead lives (Start's recover) does.
+	strayLeave, recovering atomic.Bool
 	// afterJoin, in tests, stands for what the store's answer to a join
 	// became (a bound that fired as its commit landed).
 	afterJoin func(error) error
@@ -559,12 +560,24 @@ func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover f
 			if v := c.view.Load(); (v == nil || len(v.dead) == 0) && time.Since(lastSweep) < 10*c.ttl {
 				continue
 			}
-			lastSweep = time.Now()
-			rctx, rcancel := context.WithTimeout(ctx, 5*time.Minute)
-			if err := c.recover(rctx); err != nil && ctx.Err() == nil {
-				c.log.Error("cluster: recovering the work of dead instances failed", "err", err)
+			// On a goroutine of its own, one at a time: a recovery runs
+			// the undos of the calls it finds cut off, on their upstreams,
+			// for up to minutes, and the heartbeats go on meanwhile (held,
+			// the others took this instance for dead in turn).
+			if !c.recovering.CompareAndSwap(false, true) {
+				continue
 			}
-			rcancel()
+			lastSweep = time.Now()
+			c.wg.Add(1)
+			go func() {
+				defer c.wg.Done()
+				defer c.recovering.Store(false)
+				rctx, rcancel := context.WithTimeout(ctx, 5*time.Minute)
+				defer rcancel()
+				if err := c.recover(rctx); err != nil && ctx.Err() == nil {
+					c.log.Error("cluster: recovering the work of dead instances failed", "err", err)
+				}
+			}()
 		}
 	}()
 	return nil
