@@ -8,9 +8,10 @@ import (
 
 // past is what a restored request keeps of its PastRequest.
 type past struct {
-	once  sync.Once
-	load  func() ([]PastFrame, []*PastRequest)
-	usage Usage
+	once   sync.Once
+	load   func() ([]PastFrame, []*PastRequest)
+	usage  Usage
+	parent string // the id of the request it was a sub-request of, if any
 }
 
 // RestorePast keeps p among the requests (Lookup, Requests): ended, in
@@ -29,7 +30,7 @@ func (rt *Runtime) pastRequest(p *PastRequest, parent *Request) *Request {
 	r := rt.newRequest(context.Background(), o, p.Budget, parent, nil)
 	r.started = p.Started
 	r.ended.Store(true)
-	r.past = &past{load: p.Load, usage: p.Usage}
+	r.past = &past{load: p.Load, usage: p.Usage, parent: p.Parent}
 	r.meter.Restore(p.Usage)
 	switch c, interrupted, stopped := p.End(); {
 	case interrupted:
@@ -43,6 +44,19 @@ func (rt *Runtime) pastRequest(p *PastRequest, parent *Request) *Request {
 		r.cancel(&StopError{Cause: c})
 	}
 	return r
+}
+
+// ParentID returns the id of the request r is a sub-request of, or "" for
+// a root: its parent's, or, restored by its id alone (Lookup), the one its
+// record names.
+func (r *Request) ParentID() string {
+	if r.parent != nil {
+		return r.parent.id
+	}
+	if r.past != nil {
+		return r.past.parent
+	}
+	return ""
 }
 
 // lineage reports whether id is r's or one of its ancestors'.

@@ -149,6 +149,9 @@ type (
 	// run too: Begin joins a request of an id that another runtime runs (see
 	// internal/records).
 	RequestJoiner = records.RequestJoiner
+	// JoinAbandoner is a RequestJoiner told when Begin refuses a request
+	// it joined (see internal/records).
+	JoinAbandoner = records.JoinAbandoner
 	// Ancestor is a frame of a call's stack as another runtime needs it to
 	// check a call placed under it (see internal/callgraph).
 	Ancestor = callgraph.Ancestor

@@ -484,6 +484,9 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 	r.fresh = fresh
 	if err := rt.track(r); err != nil {
 		r.cancel(nil)
+		if a, ok := rt.opts.Requests.(JoinAbandoner); ok {
+			a.JoinAbandoned(opts.ID) // joined above: RequestBegan is not called
+		}
 		return nil, nil, err
 	}
 	if err := rt.began(ctx, r); err != nil {

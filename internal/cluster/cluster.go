@@ -126,6 +126,9 @@ type Cluster struct {
 	joins   map[string]int
 	stray   map[string]bool
 	leaving map[string]chan struct{}
+	// strayLeave is set while leaveStraysApart's goroutine runs, and
+	// recovering while a recovery of dead lives (Start's recover) does.
+	strayLeave, recovering atomic.Bool
 	// afterJoin, in tests, stands for what the store's answer to a join
 	// became (a bound that fired as its commit landed).
 	afterJoin func(error) error
@@ -544,10 +547,10 @@ func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover f
 			}
 			bctx, bcancel := context.WithTimeout(ctx, c.ttl)
 			err := c.beat(bctx)
-			if err == nil {
-				c.leaveStrays(bctx)
-			}
 			bcancel()
+			if err == nil {
+				c.leaveStraysApart(ctx)
+			}
 			if errors.Is(err, errFenced) {
 				return
 			}
@@ -566,12 +569,24 @@ func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover f
 			if v := c.view.Load(); (v == nil || len(v.dead) == 0) && time.Since(lastSweep) < 10*c.ttl {
 				continue
 			}
-			lastSweep = time.Now()
-			rctx, rcancel := context.WithTimeout(ctx, 5*time.Minute)
-			if err := c.recover(rctx); err != nil && ctx.Err() == nil {
-				c.log.Error("cluster: recovering the work of dead instances failed", "err", err)
+			// On a goroutine of its own, one at a time: a recovery runs
+			// the undos of the calls it finds cut off, on their upstreams,
+			// for up to minutes, and the heartbeats go on meanwhile (held,
+			// the others took this instance for dead in turn).
+			if !c.recovering.CompareAndSwap(false, true) {
+				continue
 			}
-			rcancel()
+			lastSweep = time.Now()
+			c.wg.Add(1)
+			go func() {
+				defer c.wg.Done()
+				defer c.recovering.Store(false)
+				rctx, rcancel := context.WithTimeout(ctx, 5*time.Minute)
+				defer rcancel()
+				if err := c.recover(rctx); err != nil && ctx.Err() == nil {
+					c.log.Error("cluster: recovering the work of dead instances failed", "err", err)
+				}
+			}()
 		}
 	}()
 	return nil
@@ -1145,6 +1160,29 @@ func (c *Cluster) leaveStrays(ctx context.Context) {
 			c.log.Info("cluster: a refused join had written its part; it is left", "request", id)
 		}
 	}
+}
+
+// leaveStraysApart runs leaveStrays on a goroutine of its own, one at a
+// time: a leave waits for the request's ledger lock and for a connection
+// of the store's pool, and the heartbeat, on its own connection, must not
+// wait behind them (a busy pool, the very thing that makes a join's bound
+// fire, held the next heartbeat for up to the TTL, and the others took
+// this life for dead).
+func (c *Cluster) leaveStraysApart(ctx context.Context) {
+	c.mu.Lock()
+	n := len(c.stray)
+	c.mu.Unlock()
+	if n == 0 || !c.strayLeave.CompareAndSwap(false, true) {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer c.strayLeave.Store(false)
+		lctx, cancel := context.WithTimeout(ctx, c.ttl)
+		defer cancel()
+		c.leaveStrays(lctx)
+	}()
 }
 
 // recoveredHere reports whether a request that runs here is stored

@@ -31,6 +31,7 @@ type Recorder struct {
 var (
 	_ reach.RequestRecorder = (*Recorder)(nil)
 	_ reach.RequestJoiner   = (*Recorder)(nil)
+	_ reach.JoinAbandoner   = (*Recorder)(nil)
 	_ reach.Checkpointer    = (*Recorder)(nil)
 	_ reach.DeadLetterQueue = (*Recorder)(nil)
 )
@@ -192,6 +193,14 @@ func finalError(id string, got *store.Request) error {
 	}
 	return &reach.StopError{Cause: cause}
 }
+
+// JoinAbandoned implements reach.JoinAbandoner: the runtime refused a
+// request JoinRequest joined (its id runs here already, say), so no part
+// registers and ends that join's count. Its part is left after the next
+// heartbeat unless a part of the id runs here (joinFailed): counted in
+// flight for good, it kept every stray part of that id held until the
+// life ended.
+func (r *Recorder) JoinAbandoned(id string) { r.c.joinFailed(id) }
 
 // RequestBegan implements reach.RequestRecorder: a root request was
 // joined or begun by JoinRequest; a sub-request (a delegation) is begun

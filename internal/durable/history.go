@@ -88,7 +88,7 @@ func (h *History) pastOf(rec *store.Request) *reach.PastRequest {
 
 // past converts the stored request rec, or returns nil for one running.
 func (h *History) past(rec *store.Request) *reach.PastRequest {
-	p := &reach.PastRequest{ID: rec.ID, Principal: rec.Principal, Tenant: rec.Tenant, Roles: rec.Roles, Attributes: rec.Attrs,
+	p := &reach.PastRequest{ID: rec.ID, Parent: rec.Parent, Principal: rec.Principal, Tenant: rec.Tenant, Roles: rec.Roles, Attributes: rec.Attrs,
 		Agent: rec.Agent, Scene: rec.Scene, Started: rec.Started, Ended: rec.Ended}
 	switch rec.State {
 	case "ended":

@@ -334,3 +334,32 @@ func TestA2AMessageNamesBudget(t *testing.T) {
 		t.Error("a rejected reach/budget began its request")
 	}
 }
+
+// Across two instances sharing one PostgreSQL store, a call naming a
+// completed hand-off's sub-request on the instance that never held it is
+// refused as on the one that did: that instance finds the sub-request in
+// the store's history, with its parent. Before, it began a root of that id
+// (the store's join begins any completed id again) and ran calls naming
+// bulk outside the root's budget.
+func TestInstancesEndedHandoffNeverHeldHere(t *testing.T) {
+	url := pgtest.Database(t)
+	ag := &namingAgent{budget: "bulk"}
+	up := executorUpstream(t, "names bulk", ag)
+	var bases []string
+	for _, name := range []string{"a", "b"} {
+		_, base := namingGateway(t, ag, up, &scriptedModel{}, fmt.Sprintf("store: %s\ninstance: %s\ninstance_ttl: 2s\n", url, name))
+		bases = append(bases, base)
+	}
+	ag.reach, ag.tools = bases[0], bases[:1]
+	if tk, err := ag.send(t.Context(), "tools 2", map[string]any{link.MetaRequest: "never-held"}); err != nil || tk.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("hand-off: %v %v", tk, err)
+	}
+	if n := ag.made.Load(); n != 2 {
+		t.Fatalf("the hand-off on a: %d tool calls made, want 2", n)
+	}
+	ag.tools = bases[1:]
+	ag.call(t.Context(), mcp.Meta{link.MetaRequest: ag.last.Load().(string), link.MetaBudget: "bulk"}, 2)
+	if n := ag.made.Load(); n != 2 {
+		t.Fatalf("calls in the ended hand-off %s on b, which never held it, naming bulk: %d tool calls made, want 2", ag.last.Load(), n)
+	}
+}

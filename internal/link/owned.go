@@ -392,14 +392,15 @@ func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, *callHold, 
 			defer q.mu.Unlock()
 			return r, q.holdLocked(r), nil
 		}
-		if p := r.Parent(); p != nil {
-			// A hand-off's sub-request, completed: begun again by its id it
-			// would be a root of its own, outside its parent's budget and
-			// stops (with a budget its caller names, or the default).
+		if p := r.ParentID(); p != "" {
+			// A hand-off's sub-request, completed (held, or restored by
+			// its id after a restart): begun again by its id it would be a
+			// root of its own, outside its parent's budget and stops (with
+			// a budget its caller names, or the default).
 			q.mu.Unlock()
 			return nil, nil, &Error{Status: http.StatusConflict, Code: "request_ended",
-				Message:    fmt.Sprintf("Request %s was a hand-off of request %s and has ended; nothing ran.", id, p.ID()),
-				Suggestion: fmt.Sprintf("Work in request %s (reach/request, Reach-Request), or leave the request id out to begin a new request.", p.ID())}
+				Message:    fmt.Sprintf("Request %s was a hand-off of request %s and has ended; nothing ran.", id, p),
+				Suggestion: fmt.Sprintf("Work in request %s (reach/request, Reach-Request), or leave the request id out to begin a new request.", p)}
 		}
 	}
 	return q.beginLoose(id, t, who)

@@ -90,6 +90,14 @@ type RequestJoiner interface {
 	JoinRequest(ctx context.Context, o *RequestOptions) (began time.Time, err error)
 }
 
+// JoinAbandoner is a RequestJoiner told when Begin refuses a request after
+// JoinRequest took it (a request of that id is running here, or one of an
+// earlier run stays stopped): RequestBegan is then not called, and what
+// the join wrote is its to undo.
+type JoinAbandoner interface {
+	JoinAbandoned(id string)
+}
+
 // RequestOptions describe a new request. Every zero field has a default.
 type RequestOptions struct {
 	ID        string         // if empty, a new random id

@@ -125,7 +125,10 @@ func (s RequestState) Stopped() bool {
 // it is listed and looked up like a request of this run, with its state,
 // usage and call graph, but nothing runs in it any more.
 type PastRequest struct {
-	ID         string
+	ID string
+	// Parent is the id of the request it was a sub-request of (a
+	// hand-off's), "" for a root.
+	Parent     string
 	Principal  string
 	Tenant     string
 	Roles      []string

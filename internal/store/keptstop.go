@@ -119,11 +119,20 @@ func (s *Idempotency) SaveKept(path string) (int, error) {
 	}
 	// Appended: a file an earlier stop left and the last start could not
 	// write (the store was down) is kept too.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	lines := b.Bytes()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return 0, err
 	}
-	if _, err := f.Write(b.Bytes()); err != nil {
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		// A line an earlier write left cut short (a full disk) ends
+		// here: these start on their own line, not glued to it.
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
+			lines = append([]byte{'\n'}, lines...)
+		}
+	}
+	if _, err := f.Write(lines); err != nil {
 		f.Close()
 		return 0, err
 	}
@@ -144,7 +153,9 @@ func (s *Idempotency) SaveKept(path string) (int, error) {
 // those claims "interrupted"). A completion whose claim is gone (another
 // instance settled it meanwhile) is dropped, as Drain drops it. The file
 // stays when the store refuses a write: the error says so, and the next
-// start tries again.
+// start tries again. Lines it cannot read are all that stays of the file
+// once the others are written, and the error (idempotency.ErrBadRecord)
+// says so.
 func (s *Idempotency) RestoreKept(ctx context.Context, path string) (int, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -154,6 +165,11 @@ func (s *Idempotency) RestoreKept(ctx context.Context, path string) (int, error)
 		return 0, err
 	}
 	n := 0
+	// Lines it cannot read (one cut short, one edited by hand) stay in
+	// the file and are said; the others are written all the same: a later
+	// stop appends to the file, and its lines must not wait behind them.
+	var bad bytes.Buffer
+	var badErr error
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, len(b)+1)
 	for sc.Scan() {
@@ -162,8 +178,13 @@ func (s *Idempotency) RestoreKept(ctx context.Context, path string) (int, error)
 		}
 		var l keptLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return n, fmt.Errorf("reading the completions a stop left in %s: %w: %w (move the file aside to start without them; their keys' retries are then answered that they may have run)",
-				filepath.Base(path), idempotency.ErrBadRecord, err)
+			bad.Write(sc.Bytes())
+			bad.WriteByte('\n')
+			if badErr == nil {
+				badErr = fmt.Errorf("reading the completions a stop left in %s: %w: %w (the lines it could not read are left in it; move the file aside to start without them; their keys' retries are then answered that they may have run)",
+					filepath.Base(path), idempotency.ErrBadRecord, err)
+			}
+			continue
 		}
 		if l.End != nil {
 			var landed bool
@@ -189,6 +210,16 @@ func (s *Idempotency) RestoreKept(ctx context.Context, path string) (int, error)
 		default:
 			return n, fmt.Errorf("writing the completions a stop left in %s: %w", filepath.Base(path), err)
 		}
+	}
+	if badErr != nil {
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, bad.Bytes(), 0o600); err != nil {
+			return n, errors.Join(badErr, err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return n, errors.Join(badErr, err)
+		}
+		return n, badErr
 	}
 	if err := os.Remove(path); err != nil {
 		return n, err

@@ -152,3 +152,48 @@ func FuzzRestoreKept(f *testing.F) {
 		}
 	})
 }
+
+// A file an earlier stop left torn (its write cut short: the disk full, the
+// machine down) does not take the completions later stops append to it:
+// they are written at the next start, and only the torn line stays in the
+// file, with an error that names it. Before, the next stop's line was
+// appended to the torn one and every start refused the file from there on.
+func TestRestoreKeptPastTornLine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := NewMemory()
+		var down atomic.Bool
+		down.Store(true)
+		recs := &downRecs{Memory: mem, refuse: func(int) bool { return down.Load() }}
+		s := NewIdempotency(recs, nil)
+		keptCall(t, s, "k", &reach.Result{Status: reach.StatusSuccess, Data: []byte(`"done"`)})
+		ctx, cancel := context.WithTimeout(t.Context(), KeptGrace)
+		defer cancel()
+		if left := s.Drain(ctx); left != 1 {
+			t.Fatalf("Drain left %d; want 1 with the store down", left)
+		}
+		path := filepath.Join(t.TempDir(), KeptFile)
+		torn := `{"owner":"reach/old","key":"old","res`
+		if err := os.WriteFile(path, []byte(torn), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.SaveKept(path); n != 1 || err != nil {
+			t.Fatalf("SaveKept: %d, %v; want 1 saved", n, err)
+		}
+		next := NewIdempotency(mem, nil)
+		n, err := next.RestoreKept(t.Context(), path)
+		if n != 1 || !errors.Is(err, idempotency.ErrBadRecord) {
+			t.Fatalf("RestoreKept: %d, %v; want 1 written and the torn line said", n, err)
+		}
+		rec, claimed, err := next.Claim(t.Context(), &reach.IdemClaim{Key: "k", Args: "a"})
+		if err != nil || claimed || rec == nil || string(rec.Data) != `"done"` {
+			t.Fatalf("the key after the restart: %v claimed %v err %v; want its result", rec, claimed, err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || string(b) != torn+"\n" {
+			t.Fatalf("the file after RestoreKept: %q, %v; want only the torn line", b, err)
+		}
+		down.Store(false) // the stopped life's keeper ends
+		time.Sleep(2 * keptBackoff)
+		synctest.Wait()
+	})
+}
