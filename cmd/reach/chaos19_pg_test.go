@@ -150,18 +150,28 @@ func servesAgain(t *testing.T, f *fleet, i int) {
 	}
 }
 
-// lives returns the lives the store holds, by instance name.
-func lives(t *testing.T, url string, ttl time.Duration) map[string][]postgres.Life {
+// withStore opens the shared store at url, hands it to f, and closes it
+// when f returns (or fails t).
+func withStore(t *testing.T, url string, f func(st *postgres.Store)) {
 	t.Helper()
 	st, err := postgres.Open(t.Context(), url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	ls, err := st.Lives(t.Context(), ttl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f(st)
+}
+
+// lives returns the lives the store holds, by instance name.
+func lives(t *testing.T, url string, ttl time.Duration) map[string][]postgres.Life {
+	t.Helper()
+	var ls []postgres.Life
+	withStore(t, url, func(st *postgres.Store) {
+		var err error
+		if ls, err = st.Lives(t.Context(), ttl); err != nil {
+			t.Fatal(err)
+		}
+	})
 	out := map[string][]postgres.Life{}
 	for _, l := range ls {
 		out[l.Name] = append(out[l.Name], l)
@@ -239,15 +249,11 @@ func storedStates(t *testing.T, url string) map[string]int {
 // `reach audit verify --store`.
 func verifyAudit(t *testing.T, url string) {
 	t.Helper()
-	pg, err := postgres.Open(t.Context(), url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pg.Close()
-	rep, err := audit.Verify(t.Context(), pg)
-	if err != nil || rep.Events == 0 {
-		t.Fatalf("audit.Verify after the outage = %+v, %v", rep, err)
-	}
+	withStore(t, url, func(pg *postgres.Store) {
+		if rep, err := audit.Verify(t.Context(), pg); err != nil || rep.Events == 0 {
+			t.Fatalf("audit.Verify after the outage = %+v, %v", rep, err)
+		}
+	})
 	cmd := exec.Command(exe(t), "audit", "verify", "--store", url)
 	cmd.Env = append(os.Environ(), "REACH_AS_CLI=1")
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "chain ok: ") {
@@ -463,15 +469,13 @@ func retryOn(t *testing.T, f *fleet, i int, id, key string) <-chan map[string]an
 // storedRequest reads request id from the shared store.
 func storedRequest(t *testing.T, url, id string) *store.Request {
 	t.Helper()
-	st, err := postgres.Open(t.Context(), url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	r, err := st.GetRequest(t.Context(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var r *store.Request
+	withStore(t, url, func(st *postgres.Store) {
+		var err error
+		if r, err = st.GetRequest(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
+	})
 	return r
 }
 
