@@ -418,39 +418,17 @@ budgets:
 // result comes on the channel.
 func gateOn(t *testing.T, f *fleet, g *gates, i int, id, key string) <-chan map[string]any {
 	t.Helper()
-	ch := make(chan map[string]any, 1)
-	go func() {
-		body := fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q}}]}`, id, key)
-		client := &http.Client{Timeout: 3 * time.Minute}
-		var out map[string]any
-		if resp, err := client.Post(f.base(i)+"/v1/calls", "application/json", strings.NewReader(body)); err == nil {
-			json.NewDecoder(resp.Body).Decode(&out)
-			resp.Body.Close()
-		}
-		r, _ := out["results"].([]any)
-		if len(r) == 0 {
-			ch <- out
-			return
-		}
-		ch <- r[0].(map[string]any)
-	}()
-	select {
-	case k := <-g.started:
-		if k != key {
-			t.Fatalf("the upstream began %s, want %s", k, key)
-		}
-	case <-time.After(time.Minute):
-		t.Fatalf("gate %s did not reach the upstream", key)
-	}
+	ch := postCalls(f, i, fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q}}]}`, id, key))
+	awaitGate(t, g, key)
 	return ch
 }
 
-// retryOn calls gate__gate with key again in request id (call id "g",
-// the call's idempotency key) through instance i, in the background.
-func retryOn(t *testing.T, f *fleet, i int, id, key string) <-chan map[string]any {
+// postCalls posts body to instance i's /v1/calls in the background; the
+// answer's first result (the whole answer if it has none, nil if there
+// is no answer) comes on the channel.
+func postCalls(f *fleet, i int, body string) <-chan map[string]any {
 	ch := make(chan map[string]any, 1)
 	go func() {
-		body := fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q}}]}`, id, key)
 		client := &http.Client{Timeout: 3 * time.Minute}
 		var out map[string]any
 		if resp, err := client.Post(f.base(i)+"/v1/calls", "application/json", strings.NewReader(body)); err == nil {
@@ -464,6 +442,25 @@ func retryOn(t *testing.T, f *fleet, i int, id, key string) <-chan map[string]an
 		ch <- out
 	}()
 	return ch
+}
+
+// awaitGate waits until the gate upstream begins the call of key.
+func awaitGate(t *testing.T, g *gates, key string) {
+	t.Helper()
+	select {
+	case k := <-g.started:
+		if k != key {
+			t.Fatalf("the upstream began %s, want %s", k, key)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("gate %s did not reach the upstream", key)
+	}
+}
+
+// retryOn calls gate__gate with key again in request id (call id "g",
+// the call's idempotency key) through instance i, in the background.
+func retryOn(t *testing.T, f *fleet, i int, id, key string) <-chan map[string]any {
+	return postCalls(f, i, fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q}}]}`, id, key))
 }
 
 // storedRequest reads request id from the shared store.

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,29 +86,8 @@ func startsAndReplays(t *testing.T, f *fleet, g *gates, file, key string) {
 // client's retry may come in another request.
 func gateKeyed(t *testing.T, f *fleet, g *gates, i int, id, key string) <-chan map[string]any {
 	t.Helper()
-	ch := make(chan map[string]any, 1)
-	go func() {
-		body := fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q},"idempotency_key":%q}]}`, id, key, "k-"+key)
-		client := &http.Client{Timeout: 3 * time.Minute}
-		var out map[string]any
-		if resp, err := client.Post(f.base(i)+"/v1/calls", "application/json", strings.NewReader(body)); err == nil {
-			json.NewDecoder(resp.Body).Decode(&out)
-			resp.Body.Close()
-		}
-		if r, _ := out["results"].([]any); len(r) > 0 {
-			ch <- r[0].(map[string]any)
-			return
-		}
-		ch <- out
-	}()
-	select {
-	case k := <-g.started:
-		if k != key {
-			t.Fatalf("the upstream began %s, want %s", k, key)
-		}
-	case <-time.After(time.Minute):
-		t.Fatalf("gate %s did not reach the upstream", key)
-	}
+	ch := postCalls(f, i, fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q},"idempotency_key":%q}]}`, id, key, "k-"+key))
+	awaitGate(t, g, key)
 	return ch
 }
 
