@@ -1,11 +1,9 @@
 package main
 
 import (
-	"net/http"
 	"os"
 	"os/exec"
 	"testing"
-	"time"
 )
 
 // oldBinary is the reach binary of an older version that
@@ -24,35 +22,7 @@ func oldBinary(t *testing.T) string {
 // this test binary's, and waits until it answers.
 func startBinary(t *testing.T, bin, cfg, addr, data string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--listen", addr, "--data", data, "--config", cfg)
-	logf, err := os.CreateTemp(t.TempDir(), "old-*.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			b, _ := os.ReadFile(logf.Name())
-			if len(b) > 6000 {
-				b = b[len(b)-6000:]
-			}
-			t.Logf("the log of the older reach serve on %s:\n%s", addr, b)
-		}
-	})
-	for range 600 {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			return cmd
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("the older reach on %s did not answer", addr)
-	return nil
+	return startServeCmd(t, exec.Command(bin, "serve", "--listen", addr, "--data", data, "--config", cfg), addr)
 }
 
 // TestOutage20OlderRecoverer: mixed versions on one PostgreSQL. a runs
