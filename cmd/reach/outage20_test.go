@@ -27,7 +27,7 @@ func TestOutage20StopKeepsCompletion(t *testing.T) {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
 	f, g := newGateFleet(t, "2s")
-	endsInOutage(t, f, g, "r-stop", "stop")
+	endsInOutage(t, f, g, gateKeyed(t, f, g, 0, "r-stop", "stop"), "stop")
 	f.stop(0)
 	f.stop(1)
 	left, err := filepath.Glob(filepath.Join(f.data[0], "idempotency-kept*"))
@@ -40,12 +40,11 @@ func TestOutage20StopKeepsCompletion(t *testing.T) {
 	startsAndReplays(t, f, g, left[0], "stop")
 }
 
-// endsInOutage makes a call on a with the idempotency key "k-"+key, in
-// request id, held at the gate until PostgreSQL is down (immediate
-// shutdown): it must end in success.
-func endsInOutage(t *testing.T, f *fleet, g *gates, id, key string) {
+// endsInOutage stops PostgreSQL (immediate shutdown) while the call of
+// key, whose result done gets, is held at the gate, then lets it end: it
+// must end in success.
+func endsInOutage(t *testing.T, f *fleet, g *gates, done <-chan map[string]any, key string) {
 	t.Helper()
-	done := gateKeyed(t, f, g, 0, id, key)
 	if err := f.pg.Halt("immediate"); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +110,7 @@ func TestOutage20KilledAtKeptPoints(t *testing.T) {
 				var reached <-chan struct{}
 				f.cmd[0], reached = startReachAt(t, f.cfg[0], f.addr[0], f.data[0], point)
 				servesAgain(t, f, 0)
-				endsInOutage(t, f, g, "r-kill", "kill")
+				endsInOutage(t, f, g, gateKeyed(t, f, g, 0, "r-kill", "kill"), "kill")
 				f.cmd[0].Process.Signal(syscall.SIGTERM)
 				select {
 				case <-reached:
@@ -121,7 +120,7 @@ func TestOutage20KilledAtKeptPoints(t *testing.T) {
 				f.kill(0)
 				f.stop(1)
 			} else {
-				endsInOutage(t, f, g, "r-kill", "kill")
+				endsInOutage(t, f, g, gateKeyed(t, f, g, 0, "r-kill", "kill"), "kill")
 				f.stop(0)
 				f.stop(1)
 			}
