@@ -150,18 +150,28 @@ func servesAgain(t *testing.T, f *fleet, i int) {
 	}
 }
 
-// lives returns the lives the store holds, by instance name.
-func lives(t *testing.T, url string, ttl time.Duration) map[string][]postgres.Life {
+// withStore opens the shared store at url, hands it to f, and closes it
+// when f returns (or fails t).
+func withStore(t *testing.T, url string, f func(st *postgres.Store)) {
 	t.Helper()
 	st, err := postgres.Open(t.Context(), url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	ls, err := st.Lives(t.Context(), ttl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f(st)
+}
+
+// lives returns the lives the store holds, by instance name.
+func lives(t *testing.T, url string, ttl time.Duration) map[string][]postgres.Life {
+	t.Helper()
+	var ls []postgres.Life
+	withStore(t, url, func(st *postgres.Store) {
+		var err error
+		if ls, err = st.Lives(t.Context(), ttl); err != nil {
+			t.Fatal(err)
+		}
+	})
 	out := map[string][]postgres.Life{}
 	for _, l := range ls {
 		out[l.Name] = append(out[l.Name], l)
@@ -239,15 +249,11 @@ func storedStates(t *testing.T, url string) map[string]int {
 // `reach audit verify --store`.
 func verifyAudit(t *testing.T, url string) {
 	t.Helper()
-	pg, err := postgres.Open(t.Context(), url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pg.Close()
-	rep, err := audit.Verify(t.Context(), pg)
-	if err != nil || rep.Events == 0 {
-		t.Fatalf("audit.Verify after the outage = %+v, %v", rep, err)
-	}
+	withStore(t, url, func(pg *postgres.Store) {
+		if rep, err := audit.Verify(t.Context(), pg); err != nil || rep.Events == 0 {
+			t.Fatalf("audit.Verify after the outage = %+v, %v", rep, err)
+		}
+	})
 	cmd := exec.Command(exe(t), "audit", "verify", "--store", url)
 	cmd.Env = append(os.Environ(), "REACH_AS_CLI=1")
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "chain ok: ") {
@@ -412,39 +418,17 @@ budgets:
 // result comes on the channel.
 func gateOn(t *testing.T, f *fleet, g *gates, i int, id, key string) <-chan map[string]any {
 	t.Helper()
-	ch := make(chan map[string]any, 1)
-	go func() {
-		body := fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q}}]}`, id, key)
-		client := &http.Client{Timeout: 3 * time.Minute}
-		var out map[string]any
-		if resp, err := client.Post(f.base(i)+"/v1/calls", "application/json", strings.NewReader(body)); err == nil {
-			json.NewDecoder(resp.Body).Decode(&out)
-			resp.Body.Close()
-		}
-		r, _ := out["results"].([]any)
-		if len(r) == 0 {
-			ch <- out
-			return
-		}
-		ch <- r[0].(map[string]any)
-	}()
-	select {
-	case k := <-g.started:
-		if k != key {
-			t.Fatalf("the upstream began %s, want %s", k, key)
-		}
-	case <-time.After(time.Minute):
-		t.Fatalf("gate %s did not reach the upstream", key)
-	}
+	ch := postCalls(f, i, fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q}}]}`, id, key))
+	awaitGate(t, g, key)
 	return ch
 }
 
-// retryOn calls gate__gate with key again in request id (call id "g",
-// the call's idempotency key) through instance i, in the background.
-func retryOn(t *testing.T, f *fleet, i int, id, key string) <-chan map[string]any {
+// postCalls posts body to instance i's /v1/calls in the background; the
+// answer's first result (the whole answer if it has none, nil if there
+// is no answer) comes on the channel.
+func postCalls(f *fleet, i int, body string) <-chan map[string]any {
 	ch := make(chan map[string]any, 1)
 	go func() {
-		body := fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q}}]}`, id, key)
 		client := &http.Client{Timeout: 3 * time.Minute}
 		var out map[string]any
 		if resp, err := client.Post(f.base(i)+"/v1/calls", "application/json", strings.NewReader(body)); err == nil {
@@ -460,18 +444,35 @@ func retryOn(t *testing.T, f *fleet, i int, id, key string) <-chan map[string]an
 	return ch
 }
 
+// awaitGate waits until the gate upstream begins the call of key.
+func awaitGate(t *testing.T, g *gates, key string) {
+	t.Helper()
+	select {
+	case k := <-g.started:
+		if k != key {
+			t.Fatalf("the upstream began %s, want %s", k, key)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("gate %s did not reach the upstream", key)
+	}
+}
+
+// retryOn calls gate__gate with key again in request id (call id "g",
+// the call's idempotency key) through instance i, in the background.
+func retryOn(t *testing.T, f *fleet, i int, id, key string) <-chan map[string]any {
+	return postCalls(f, i, fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q}}]}`, id, key))
+}
+
 // storedRequest reads request id from the shared store.
 func storedRequest(t *testing.T, url, id string) *store.Request {
 	t.Helper()
-	st, err := postgres.Open(t.Context(), url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	r, err := st.GetRequest(t.Context(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var r *store.Request
+	withStore(t, url, func(st *postgres.Store) {
+		var err error
+		if r, err = st.GetRequest(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
+	})
 	return r
 }
 

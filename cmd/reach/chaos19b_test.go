@@ -19,14 +19,7 @@ func TestChaos19bCompletionKeptThroughOutage(t *testing.T) {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
 	f, g := newGateFleet(t, "2s")
-	done := gateOn(t, f, g, 0, "r-kept", "kept")
-	if err := f.pg.Halt("immediate"); err != nil {
-		t.Fatal(err)
-	}
-	close(g.gate("kept"))
-	if r := <-done; r["status"] != "success" {
-		t.Fatalf("the call that ended during the outage: %v; want success", r)
-	}
+	endsInOutage(t, f, g, gateOn(t, f, g, 0, "r-kept", "kept"), "kept")
 	// Calls during the outage, each refused (the store does not answer):
 	// each error the store's users log comes once, not once a call.
 	for n := range 8 {

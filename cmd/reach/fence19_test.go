@@ -27,87 +27,7 @@ func TestFence19FrozenInstance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
-	f := &fleet{t: t, pg: pgtest.Own(t), names: [2]string{"a", "b"}}
-	var err error
-	if f.url, err = f.pg.CreateDatabase(context.Background(), "reach"); err != nil {
-		t.Fatal(err)
-	}
-	var upURL string
-	f.up, upURL = sharedUpstream(t)
-	g, gateURL := gateUpstream(t)
-	for i := range 2 {
-		f.addr[i], f.data[i] = freeAddr(t), t.TempDir()
-		f.cfg[i] = writeConfig(t, fmt.Sprintf(`store: %s
-instance: %s
-instance_ttl: 2s
-upstreams:
-  - {name: up, url: '%s'}
-  - {name: gate, url: '%s'}
-budgets:
-  default: {tool_calls: 100000, wall: 1h}
-`, f.url, f.names[i], upURL, gateURL))
-	}
-	f.start(0)
-	// b stops itself (SIGSTOP) at the second call it admits, r-held's, and
-	// goes on from there when continued.
-	var reached <-chan struct{}
-	f.cmd[1], reached = startReachAt(t, f.cfg[1], f.addr[1], f.data[1], "budget.admitted#2+go")
-	stopped := false
-	t.Cleanup(func() {
-		if stopped {
-			f.cmd[1].Process.Signal(syscall.SIGCONT)
-		}
-		for i := range 2 {
-			f.stop(i)
-		}
-	})
-	owner := f.lifeOf(t, "b")
-	running := gateOn(t, f, g, 1, "r-run", "run")
-	held := retryOn(t, f, 1, "r-held", "held")
-	select {
-	case <-reached:
-		stopped = true
-	case r := <-held:
-		t.Fatalf("r-held's call on b answered before b stopped at its admission: %v", r)
-	case <-time.After(time.Minute):
-		t.Fatal("b did not reach the crash point of r-held's call")
-	}
-	// a takes b for dead, recovers its requests, and forgets it.
-	f.awaitForgotten(t, owner)
-	for _, id := range []string{"r-run", "r-held"} {
-		if r := storedRequest(t, f.url, id); r == nil || r.State != "interrupted" {
-			t.Fatalf("request %s once a recovered b's work: %+v; want interrupted", id, r)
-		}
-	}
-	if err := f.cmd[1].Process.Signal(syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
-	stopped = false
-	r := <-held
-	if c := errCode(r); c != "instance_stopping" && c != "store_unavailable" {
-		t.Errorf("r-held's call, admitted before b froze, once b went on: %v; want refused (instance_stopping)", r)
-	}
-	if n := g.count("held"); n != 0 {
-		t.Fatalf("r-held's call was dispatched %d times by b after a recovered its request", n)
-	}
-	// r-run's part on b stops: its call ends without success.
-	if r := <-running; r["status"] == "success" {
-		t.Errorf("r-run's call on b succeeded after a recovered its request: %v", r)
-	}
-	// b, resumed, finds it was taken for dead: it admits no new work
-	// (until restarted), and does not come back to life under its old name.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		r := callHTTP(t, f.base(1), "r-after", "c", "up__count", `{"key":"after"}`, "")
-		if errCode(r) == "instance_stopping" {
-			break
-		}
-		if r["status"] == "success" {
-			t.Fatalf("b ran a new call after it was taken for dead: %v", r)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("b, taken for dead, still does not refuse new work: %v", r)
-		}
-	}
+	f, owner := freezeB(t, func(f *fleet) { f.start(0) }, "a")
 	for _, l := range f.lives(t) {
 		if l.Owner == owner && l.Alive {
 			t.Fatalf("b's life %s is alive again after it was forgotten: %+v", owner, l)
@@ -154,4 +74,96 @@ budgets:
 	if r := callHTTP(t, f.base(0), "r-new", "c", "up__count", `{"key":"new"}`, ""); r["status"] != "success" {
 		t.Errorf("a call on a after b froze: %v", r)
 	}
+}
+
+// freezeB runs the fence tests' outage: a (started by startA) and b on one
+// PostgreSQL (instance_ttl 2s), b frozen just after it admitted a call,
+// before it dispatched it, while a call of another request of its runs
+// upstream; a (named so in the failures) takes b for dead, recovers its
+// requests and forgets it. It checks that b, once it goes on, dispatches
+// neither call, and admits no new work.
+func freezeB(t *testing.T, startA func(f *fleet), a string) (f *fleet, owner string) {
+	t.Helper()
+	f = &fleet{t: t, pg: pgtest.Own(t), names: [2]string{"a", "b"}}
+	var err error
+	if f.url, err = f.pg.CreateDatabase(context.Background(), "reach"); err != nil {
+		t.Fatal(err)
+	}
+	var upURL string
+	f.up, upURL = sharedUpstream(t)
+	g, gateURL := gateUpstream(t)
+	for i := range 2 {
+		f.addr[i], f.data[i] = freeAddr(t), t.TempDir()
+		f.cfg[i] = writeConfig(t, fmt.Sprintf(`store: %s
+instance: %s
+instance_ttl: 2s
+upstreams:
+  - {name: up, url: '%s'}
+  - {name: gate, url: '%s'}
+budgets:
+  default: {tool_calls: 100000, wall: 1h}
+`, f.url, f.names[i], upURL, gateURL))
+	}
+	startA(f)
+	// b stops itself (SIGSTOP) at the second call it admits, r-held's, and
+	// goes on from there when continued.
+	var reached <-chan struct{}
+	f.cmd[1], reached = startReachAt(t, f.cfg[1], f.addr[1], f.data[1], "budget.admitted#2+go")
+	stopped := false
+	t.Cleanup(func() {
+		if stopped {
+			f.cmd[1].Process.Signal(syscall.SIGCONT)
+		}
+		for i := range 2 {
+			f.stop(i)
+		}
+	})
+	owner = f.lifeOf(t, "b")
+	running := gateOn(t, f, g, 1, "r-run", "run")
+	held := retryOn(t, f, 1, "r-held", "held")
+	select {
+	case <-reached:
+		stopped = true
+	case r := <-held:
+		t.Fatalf("r-held's call on b answered before b stopped at its admission: %v", r)
+	case <-time.After(time.Minute):
+		t.Fatal("b did not reach the crash point of r-held's call")
+	}
+	// a takes b for dead, recovers its requests, and forgets it.
+	f.awaitForgotten(t, owner)
+	for _, id := range []string{"r-run", "r-held"} {
+		if r := storedRequest(t, f.url, id); r == nil || r.State != "interrupted" {
+			t.Fatalf("request %s once %s recovered b's work: %+v; want interrupted", id, a, r)
+		}
+	}
+	if err := f.cmd[1].Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	stopped = false
+	r := <-held
+	if c := errCode(r); c != "instance_stopping" && c != "store_unavailable" {
+		t.Errorf("r-held's call, admitted before b froze, once b went on: %v; want refused (instance_stopping or store_unavailable)", r)
+	}
+	if n := g.count("held"); n != 0 {
+		t.Fatalf("r-held's call was dispatched %d times by b after %s recovered its request", n, a)
+	}
+	// r-run's part on b stops: its call ends without success.
+	if r := <-running; r["status"] == "success" {
+		t.Errorf("r-run's call on b succeeded after %s recovered its request: %v", a, r)
+	}
+	// b, resumed, finds it was taken for dead: it admits no new work
+	// (until restarted), and does not come back to life under its old name.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		r := callHTTP(t, f.base(1), "r-after", "c", "up__count", `{"key":"after"}`, "")
+		if errCode(r) == "instance_stopping" {
+			break
+		}
+		if r["status"] == "success" {
+			t.Fatalf("b ran a new call after it was taken for dead: %v", r)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b, taken for dead, still does not refuse new work: %v", r)
+		}
+	}
+	return f, owner
 }

@@ -717,7 +717,13 @@ func serveCmd(t testing.TB, cfg, addr, data string, env ...string) *exec.Cmd {
 // waits until it answers; its log is shown if the test fails.
 func startReach(t testing.TB, cfg, addr, data string) *exec.Cmd {
 	t.Helper()
-	cmd := serveCmd(t, cfg, addr, data)
+	return startServeCmd(t, serveCmd(t, cfg, addr, data), addr)
+}
+
+// startServeCmd starts cmd, a `reach serve` listening on addr, as startReach
+// does, and waits until it answers.
+func startServeCmd(t testing.TB, cmd *exec.Cmd, addr string) *exec.Cmd {
+	t.Helper()
 	logf, err := os.CreateTemp(t.TempDir(), "serve-*.log")
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,14 +27,7 @@ func TestOutage20StopKeepsCompletion(t *testing.T) {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
 	f, g := newGateFleet(t, "2s")
-	done := gateKeyed(t, f, g, 0, "r-stop", "stop")
-	if err := f.pg.Halt("immediate"); err != nil {
-		t.Fatal(err)
-	}
-	close(g.gate("stop"))
-	if r := <-done; r["status"] != "success" {
-		t.Fatalf("the call that ended during the outage: %v; want success", r)
-	}
+	endsInOutage(t, f, g, gateKeyed(t, f, g, 0, "r-stop", "stop"), "stop")
 	f.stop(0)
 	f.stop(1)
 	left, err := filepath.Glob(filepath.Join(f.data[0], "idempotency-kept*"))
@@ -46,22 +37,45 @@ func TestOutage20StopKeepsCompletion(t *testing.T) {
 	if err := f.pg.Resume(); err != nil {
 		t.Fatal(err)
 	}
+	startsAndReplays(t, f, g, left[0], "stop")
+}
+
+// endsInOutage stops PostgreSQL (immediate shutdown) while the call of
+// key, whose result done gets, is held at the gate, then lets it end: it
+// must end in success.
+func endsInOutage(t *testing.T, f *fleet, g *gates, done <-chan map[string]any, key string) {
+	t.Helper()
+	if err := f.pg.Halt("immediate"); err != nil {
+		t.Fatal(err)
+	}
+	close(g.gate(key))
+	if r := <-done; r["status"] != "success" {
+		t.Fatalf("the call that ended during the outage: %v; want success", r)
+	}
+}
+
+// startsAndReplays starts a, then b, once the store is back, and checks
+// that the start wrote a's kept completions (their file is removed), that
+// a retry of the call of key through either instance is answered its
+// result, that the call ran once, and that the audit chain verifies.
+func startsAndReplays(t *testing.T, f *fleet, g *gates, file, key string) {
+	t.Helper()
 	f.start(0)
 	servesAgain(t, f, 0)
 	f.start(1)
 	servesAgain(t, f, 1)
-	if _, err := os.Stat(left[0]); !os.IsNotExist(err) {
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
 		t.Errorf("the kept completions' file after the start wrote them: %v; want it removed", err)
 	}
 	for _, i := range []int{1, 0} {
 		// A new request: the one that ran is interrupted (its end was
 		// not recorded); the call's own key is the client's retry.
-		r := callHTTP(t, f.base(i), "r-retry-"+f.names[i], "g", "gate__gate", `{"key":"stop"}`, "k-stop")
-		if r["status"] != "success" || !strings.Contains(fmt.Sprint(r["data"]), "passed stop") {
+		r := callHTTP(t, f.base(i), "r-retry-"+f.names[i], "g", "gate__gate", fmt.Sprintf(`{"key":%q}`, key), "k-"+key)
+		if r["status"] != "success" || !strings.Contains(fmt.Sprint(r["data"]), "passed "+key) {
 			t.Fatalf("the call's retry through %s, after the stop and the outage: %v; want its result replayed", f.names[i], r)
 		}
 	}
-	if n := g.count("stop"); n != 1 {
+	if n := g.count(key); n != 1 {
 		t.Fatalf("the call ran %d times; want once", n)
 	}
 	verifyAudit(t, f.url)
@@ -71,29 +85,8 @@ func TestOutage20StopKeepsCompletion(t *testing.T) {
 // client's retry may come in another request.
 func gateKeyed(t *testing.T, f *fleet, g *gates, i int, id, key string) <-chan map[string]any {
 	t.Helper()
-	ch := make(chan map[string]any, 1)
-	go func() {
-		body := fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q},"idempotency_key":%q}]}`, id, key, "k-"+key)
-		client := &http.Client{Timeout: 3 * time.Minute}
-		var out map[string]any
-		if resp, err := client.Post(f.base(i)+"/v1/calls", "application/json", strings.NewReader(body)); err == nil {
-			json.NewDecoder(resp.Body).Decode(&out)
-			resp.Body.Close()
-		}
-		if r, _ := out["results"].([]any); len(r) > 0 {
-			ch <- r[0].(map[string]any)
-			return
-		}
-		ch <- out
-	}()
-	select {
-	case k := <-g.started:
-		if k != key {
-			t.Fatalf("the upstream began %s, want %s", k, key)
-		}
-	case <-time.After(time.Minute):
-		t.Fatalf("gate %s did not reach the upstream", key)
-	}
+	ch := postCalls(f, i, fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q},"idempotency_key":%q}]}`, id, key, "k-"+key))
+	awaitGate(t, g, key)
 	return ch
 }
 
@@ -117,14 +110,7 @@ func TestOutage20KilledAtKeptPoints(t *testing.T) {
 				var reached <-chan struct{}
 				f.cmd[0], reached = startReachAt(t, f.cfg[0], f.addr[0], f.data[0], point)
 				servesAgain(t, f, 0)
-				done := gateKeyed(t, f, g, 0, "r-kill", "kill")
-				if err := f.pg.Halt("immediate"); err != nil {
-					t.Fatal(err)
-				}
-				close(g.gate("kill"))
-				if r := <-done; r["status"] != "success" {
-					t.Fatalf("the call that ended during the outage: %v; want success", r)
-				}
+				endsInOutage(t, f, g, gateKeyed(t, f, g, 0, "r-kill", "kill"), "kill")
 				f.cmd[0].Process.Signal(syscall.SIGTERM)
 				select {
 				case <-reached:
@@ -134,14 +120,7 @@ func TestOutage20KilledAtKeptPoints(t *testing.T) {
 				f.kill(0)
 				f.stop(1)
 			} else {
-				done := gateKeyed(t, f, g, 0, "r-kill", "kill")
-				if err := f.pg.Halt("immediate"); err != nil {
-					t.Fatal(err)
-				}
-				close(g.gate("kill"))
-				if r := <-done; r["status"] != "success" {
-					t.Fatalf("the call that ended during the outage: %v; want success", r)
-				}
+				endsInOutage(t, f, g, gateKeyed(t, f, g, 0, "r-kill", "kill"), "kill")
 				f.stop(0)
 				f.stop(1)
 			}
@@ -165,23 +144,7 @@ func TestOutage20KilledAtKeptPoints(t *testing.T) {
 					t.Fatalf("the file after a kill before its removal: %v; want it there", err)
 				}
 			}
-			f.start(0)
-			servesAgain(t, f, 0)
-			f.start(1)
-			servesAgain(t, f, 1)
-			if _, err := os.Stat(left[0]); !os.IsNotExist(err) {
-				t.Errorf("the kept completions' file after a start: %v; want it removed", err)
-			}
-			for _, i := range []int{1, 0} {
-				r := callHTTP(t, f.base(i), "r-retry-"+f.names[i], "g", "gate__gate", `{"key":"kill"}`, "k-kill")
-				if r["status"] != "success" || !strings.Contains(fmt.Sprint(r["data"]), "passed kill") {
-					t.Fatalf("the call's retry through %s: %v; want its result replayed", f.names[i], r)
-				}
-			}
-			if n := g.count("kill"); n != 1 {
-				t.Fatalf("the call ran %d times; want once", n)
-			}
-			verifyAudit(t, f.url)
+			startsAndReplays(t, f, g, left[0], "kill")
 		})
 	}
 }

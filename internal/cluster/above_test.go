@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/durable"
-	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store/postgres"
 )
 
@@ -19,23 +18,12 @@ import (
 // c's carve where p had 2 left, and p's tokens stayed at 0.)
 func TestJoinedSubRequestSpendsFromAbove(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.Database(t)
+	_, a, b := twoInstances(t, time.Minute)
 	var rts [2]*reach.Runtime
-	var cs [2]*Cluster
-	var sts [2]*postgres.Store
-	for i, name := range []string{"a", "b"} {
-		st, err := postgres.Open(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		c, err := New(ctx, &Options{Store: st, Instance: name, TTL: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		rts[i] = reach.New(&reach.Options{Requests: c.Recorder(durable.New(st, nil, nil)), DisableLoopGuard: true})
-		cs[i], sts[i] = c, st
+	cs := [2]*Cluster{a, b}
+	sts := [2]*postgres.Store{a.st, b.st}
+	for i, c := range cs {
+		rts[i] = reach.New(&reach.Options{Requests: c.Recorder(durable.New(c.st, nil, nil)), DisableLoopGuard: true})
 	}
 	pctx, p, err := rts[0].Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice", Budget: &reach.Budget{Turns: 4, Tokens: 1000}})
 	if err != nil {

@@ -8,8 +8,6 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/durable"
-	"github.com/agentreach/reach/internal/pgtest"
-	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -18,20 +16,10 @@ import (
 // so and the row is kept.
 func TestJoinUnreadableRequest(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.Database(t)
+	url, a, b := twoInstances(t, time.Minute)
 	var recs [2]*Recorder
-	for i, name := range []string{"a", "b"} {
-		st, err := postgres.Open(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		c, err := New(ctx, &Options{Store: st, Instance: name, TTL: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		recs[i] = c.Recorder(durable.New(st, nil, nil))
+	for i, c := range []*Cluster{a, b} {
+		recs[i] = c.Recorder(durable.New(c.st, nil, nil))
 	}
 	opts := func() *reach.RequestOptions {
 		return &reach.RequestOptions{ID: "r1", Principal: "alice", Roles: []string{"buyer"}}

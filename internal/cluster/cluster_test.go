@@ -107,22 +107,8 @@ func TestNameLostToASecondProcess(t *testing.T) {
 // started ran on; issue 17, TestInstancesEndAcross.)
 func TestEndMissedBeforeListening(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.Database(t)
-	open := func(name string) (*postgres.Store, *Cluster) {
-		st, err := postgres.Open(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		c, err := New(ctx, &Options{Store: st, Instance: name, TTL: 2 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return st, c
-	}
-	stA, a := open("a")
-	stB, b := open("b")
+	_, a, b := twoInstances(t, 2*time.Second)
+	stA, stB := a.st, b.st
 	rt := reach.New(&reach.Options{Requests: b.Recorder(durable.New(stB, nil, nil))})
 	_, req, err := rt.Begin(ctx, &reach.RequestOptions{ID: "r-far"})
 	if err != nil {
@@ -194,23 +180,10 @@ type endFleet struct {
 func newEndFleet(t *testing.T) *endFleet {
 	t.Helper()
 	ctx := context.Background()
-	url := pgtest.Database(t)
 	f := &endFleet{heardB: make(chan string, 64), endedB: make(chan string, 64)}
-	var cs [2]*Cluster
-	for i, name := range []string{"a", "b"} {
-		st, err := postgres.Open(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		c, err := New(ctx, &Options{Store: st, Instance: name, TTL: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		f.st[i], cs[i] = st, c
-	}
-	f.a, f.b = cs[0], cs[1]
+	var url string
+	url, f.a, f.b = twoInstances(t, time.Minute)
+	f.st = [2]*postgres.Store{f.a.st, f.b.st}
 	f.rtA = reach.New(&reach.Options{Requests: f.a.Recorder(durable.New(f.st[0], nil, nil))})
 	f.recB = &pausedBegin{Recorder: f.b.Recorder(durable.New(f.st[1], nil, nil)), paused: make(chan string, 1), release: make(chan struct{})}
 	f.rtB = reach.New(&reach.Options{Requests: f.recB})
@@ -533,22 +506,12 @@ func TestEndNotHeardBeforeJoining(t *testing.T) {
 // holds what a's calls spent, and each call of c2 is admitted against it.
 func TestCarveAcrossAKill(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.Database(t)
+	_, a, b := twoInstances(t, time.Minute)
 	var rts [2]*reach.Runtime
 	var sts [2]*postgres.Store
-	for i, name := range []string{"a", "b"} {
-		st, err := postgres.Open(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		c, err := New(ctx, &Options{Store: st, Instance: name, TTL: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		rec := c.Recorder(durable.New(st, nil, nil))
-		rts[i], sts[i] = reach.New(&reach.Options{Requests: rec, Middleware: []reach.Middleware{c.Admission()}, DisableLoopGuard: true}), st
+	for i, c := range []*Cluster{a, b} {
+		rec := c.Recorder(durable.New(c.st, nil, nil))
+		rts[i], sts[i] = reach.New(&reach.Options{Requests: rec, Middleware: []reach.Middleware{c.Admission()}, DisableLoopGuard: true}), c.st
 		rts[i].MustRegister(reach.Tool{Name: "kb__search", Access: reach.Read,
 			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }})
 	}

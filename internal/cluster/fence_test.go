@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/durable"
-	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store/postgres"
 )
 
@@ -25,26 +24,9 @@ type fenceFleet struct {
 func newFenceFleet(t *testing.T) *fenceFleet {
 	t.Helper()
 	ctx := context.Background()
-	url := pgtest.Database(t)
 	f := &fenceFleet{}
-	var cs [2]*Cluster
-	for i, name := range []string{"a", "b"} {
-		st, err := postgres.Open(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		c, err := New(ctx, &Options{Store: st, Instance: name, TTL: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		cs[i] = c
-		if i == 0 {
-			f.st = st
-		}
-	}
-	f.a, f.b = cs[0], cs[1]
+	_, f.a, f.b = twoInstances(t, time.Second)
+	f.st = f.a.st
 	rtB := reach.New(&reach.Options{Requests: f.b.Recorder(durable.New(f.b.st, nil, nil))})
 	_, req, err := rtB.Begin(ctx, &reach.RequestOptions{ID: "req-fenced"})
 	if err != nil {

@@ -10,31 +10,13 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/durable"
-	"github.com/agentreach/reach/internal/pgtest"
-	"github.com/agentreach/reach/internal/store/postgres"
 )
 
 // joinPair is two instances on one store, not started: their first
 // heartbeats (New) keep them alive for the TTL, a minute.
 func joinPair(t *testing.T) (a, b *Cluster, rtA, rtB *reach.Runtime) {
 	t.Helper()
-	ctx := context.Background()
-	url := pgtest.Database(t)
-	var cs [2]*Cluster
-	for i, name := range []string{"a", "b"} {
-		st, err := postgres.Open(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		c, err := New(ctx, &Options{Store: st, Instance: name, TTL: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		cs[i] = c
-	}
-	a, b = cs[0], cs[1]
+	_, a, b = twoInstances(t, time.Minute)
 	rtA = reach.New(&reach.Options{Requests: a.Recorder(durable.New(a.st, nil, nil))})
 	rtB = reach.New(&reach.Options{Requests: b.Recorder(durable.New(b.st, nil, nil))})
 	return a, b, rtA, rtB

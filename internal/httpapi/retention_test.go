@@ -16,11 +16,10 @@ import (
 	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
-// A request the store's retention removed is answered 410 request_removed
-// by the API and the UI, which say where its events are; the audit page
-// names it without a link. A request never known is still 404, and so is
-// a removed one when retention is off (nothing was removed by it).
-func TestRemovedByRetention(t *testing.T) {
+// storeWithLog opens a SQLite store in a temporary folder and an audit
+// log on it, both closed when the test ends.
+func storeWithLog(t *testing.T) (*sqlite.Store, *audit.Log) {
+	t.Helper()
 	ctx := t.Context()
 	st, err := sqlite.Open(ctx, t.TempDir(), nil)
 	if err != nil {
@@ -32,6 +31,16 @@ func TestRemovedByRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { log.Close() })
+	return st, log
+}
+
+// A request the store's retention removed is answered 410 request_removed
+// by the API and the UI, which say where its events are; the audit page
+// names it without a link. A request never known is still 404, and so is
+// a removed one when retention is off (nothing was removed by it).
+func TestRemovedByRetention(t *testing.T) {
+	ctx := t.Context()
+	st, log := storeWithLog(t)
 	old := time.Now().Add(-48 * time.Hour)
 	for _, e := range []*audit.Event{
 		{Time: old, Request: "gone", Principal: "alice", Kind: "tool", Name: "search_kb", Decision: "completed"},
@@ -91,16 +100,7 @@ func TestRemovedByRetention(t *testing.T) {
 // unknown, however old its events.
 func TestRemovedByRetentionOnlyWhatItRemoved(t *testing.T) {
 	ctx := t.Context()
-	st, err := sqlite.Open(ctx, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	log, err := audit.New(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
+	st, log := storeWithLog(t)
 	old := time.Now().Add(-48 * time.Hour)
 	for _, e := range []*audit.Event{
 		{Time: old, Request: "ran", Principal: "alice", Kind: "model", Name: "gpt", Decision: "completed"},

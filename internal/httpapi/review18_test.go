@@ -13,7 +13,6 @@ import (
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/policy/approval"
-	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // A request removed by retention is answered 410 only to the principal
@@ -23,16 +22,7 @@ import (
 // existed.
 func TestRemovedByRetentionOnlyToItsPrincipal(t *testing.T) {
 	ctx := t.Context()
-	st, err := sqlite.Open(ctx, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	log, err := audit.New(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
+	st, log := storeWithLog(t)
 	old := time.Now().Add(-48 * time.Hour)
 	if _, err := log.Append(ctx, &audit.Event{Time: old, Request: "gone", Principal: "alice", Tenant: "acme", Kind: "tool",
 		Name: "search_kb", Decision: "completed"}); err != nil {
