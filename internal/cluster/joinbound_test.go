@@ -10,6 +10,8 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/durable"
+	"github.com/agentreach/reach/internal/pgtest"
+	"github.com/agentreach/reach/internal/store/postgres"
 )
 
 // joinPair is two instances on one store, not started: their first
