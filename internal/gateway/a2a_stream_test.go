@@ -1,10 +1,13 @@
 package gateway
 
 import (
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 )
 
 // A stream refused midway, as the JS SDK's client reads it: the planner
@@ -19,6 +22,43 @@ func TestA2AAgentsStreamRefusedMidway(t *testing.T) {
 	if tk.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("planner: %s %q", tk.Status.State, textOf(tk))
 	}
+	checkRefusedStream(t, c, "tokens budget", 2)
+}
+
+// The same, the root request stopped through the API while the executor
+// streams: the planner's stream of its hand-off ends canceled, saying who
+// stopped it and why, and the ended task can still be read.
+func TestA2AAgentsStreamRootStopped(t *testing.T) {
+	c := startCast(t, castOptions{})
+	cl, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(c.reach+"/a2a/planner", a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithJSONRPCTransport(&http.Client{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("stream through"))
+	m.Metadata = map[string]any{"reach/request": "streaming"}
+	if _, err := cl.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m, Config: &a2a.SendMessageConfig{ReturnImmediately: true}}); err != nil {
+		t.Fatal(err)
+	}
+	pl := c.agents["planner"]
+	awaitAgents(t, "the planner's client to read the second artifact", func() bool {
+		n := 0
+		for _, e := range pl.all("stream") {
+			if e["kind"] == "artifactUpdate" {
+				n++
+			}
+		}
+		return n >= 2
+	})
+	c.stopRequest(t, "streaming", "cancel")
+	checkRefusedStream(t, c, "by api: the user changed their mind", 2)
+}
+
+// checkRefusedStream checks what the planner's client read of its
+// streamed hand-off to the executor, refused midway (reason in its text)
+// after at least parts artifacts.
+func checkRefusedStream(t *testing.T, c *cast, why string, parts int) {
+	t.Helper()
 	pl := c.agents["planner"]
 	awaitAgents(t, "the planner's reads", func() bool { return len(pl.all("get")) == 1 })
 	evs := pl.all("stream")
@@ -27,21 +67,24 @@ func TestA2AAgentsStreamRefusedMidway(t *testing.T) {
 	}
 	// What the executor streamed before its third turn reached the caller,
 	// in order.
-	var parts []string
+	var read []string
 	for _, e := range evs {
 		if e["kind"] == "artifactUpdate" {
-			parts = append(parts, e["text"].(string))
+			read = append(read, e["text"].(string))
 		}
 	}
-	if len(parts) < 2 || parts[0] != "part 1" || parts[1] != "part 2" {
-		t.Errorf("the planner read the artifacts %q; want part 1 and part 2 first", parts)
+	for i := range parts {
+		if len(read) <= i || read[i] != fmt.Sprintf("part %d", i+1) {
+			t.Errorf("the planner read the artifacts %q; want parts 1 to %d first", read, parts)
+			break
+		}
 	}
 	// The stream's last event is the task's end, canceled, with reach's
 	// text: nothing after it, no error, no hang.
 	last := evs[len(evs)-1]
 	reason, _ := last["text"].(string)
 	if last["kind"] != "statusUpdate" || last["state"] != "TASK_STATE_CANCELED" ||
-		!strings.Contains(reason, "tokens budget") || !strings.Contains(reason, "report what was done so far") {
+		!strings.Contains(reason, why) || !strings.Contains(reason, "report what was done so far") {
 		t.Fatalf("the stream's last event: %v", last)
 	}
 	for _, e := range evs[:len(evs)-1] {
@@ -65,6 +108,7 @@ func TestA2AAgentsStreamRefusedMidway(t *testing.T) {
 	if g := pl.all("get")[0]; g["state"] != "TASK_STATE_CANCELED" || g["text"] != reason {
 		t.Errorf("GetTask: %v; want the stream's end", g)
 	}
+	t.Logf("streamed %d artifacts; GetTask %v", len(read), pl.all("get")[0]["artifacts"])
 	// The executor was told: CancelTask.
 	ex := c.agents["executor"]
 	awaitAgents(t, "the executor's CancelTask", func() bool { return len(ex.all("cancel")) == 1 })
