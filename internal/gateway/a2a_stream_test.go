@@ -15,14 +15,28 @@ import (
 // the executor asks the model before each of its artifacts, and its third
 // turn spends its budget. The planner's stream ends, not broken and not
 // hanging, with the task canceled and reach's text saying why and what to
-// do; a subscription to the ended task and GetTask give the same end.
+// do; a subscription to the ended task and GetTask give the same end. In
+// A2A 1.0 (SendStreamingMessage, SubscribeToTask, GetTask) and 0.3
+// (message/stream, tasks/resubscribe, tasks/get, the SDK's compatibility
+// transport).
 func TestA2AAgentsStreamRefusedMidway(t *testing.T) {
-	c := startCast(t, castOptions{agent: map[string]string{"executor": "budget: small"}, extra: "budgets:\n  small: {tokens: 140}\n"})
-	tk := c.send(t, false, "planner", "stream through", "")
-	if tk.Status.State != a2a.TaskStateCompleted {
-		t.Fatalf("planner: %s %q", tk.Status.State, textOf(tk))
+	for _, v := range []string{"1.0", "0.3"} {
+		t.Run(v, func(t *testing.T) {
+			text := "stream through"
+			if v == "0.3" {
+				text += " 0.3" // message/stream, tasks/resubscribe, tasks/get
+			}
+			c := startCast(t, castOptions{agent: map[string]string{"executor": "budget: small"}, extra: "budgets:\n  small: {tokens: 140}\n"})
+			tk := c.send(t, false, "planner", text, "")
+			if tk.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("planner: %s %q", tk.Status.State, textOf(tk))
+			}
+			checkRefusedStream(t, c, "tokens budget", 2)
+			if end := c.agents["planner"].all("stream-end"); end[0]["version"] != v {
+				t.Errorf("the planner's client spoke A2A %v, want %s", end[0]["version"], v)
+			}
+		})
 	}
-	checkRefusedStream(t, c, "tokens budget", 2)
 }
 
 // The same, the root request stopped through the API while the executor

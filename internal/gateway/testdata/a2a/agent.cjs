@@ -35,6 +35,8 @@
 //                     (SendStreamingMessage), writing each event it reads
 //                     ("stream"), then subscribes to the ended task
 //                     ("resub") and gets it ("get")
+//   stream through 0.3  the same in A2A 0.3 (message/stream,
+//                     tasks/resubscribe, tasks/get)
 const express = require('express');
 const { AGENT_CARD_PATH, A2A_PROTOCOL_VERSION, Role, TaskState } = require('@a2a-js/sdk');
 const { InMemoryTaskStore, DefaultRequestHandler, AgentEvent } = require('@a2a-js/sdk/server');
@@ -122,6 +124,15 @@ async function peer(name) {
   return clients[name];
 }
 
+// legacy is a client of the peer that speaks A2A 0.3's JSON-RPC
+// (message/stream, tasks/resubscribe, tasks/get), the SDK's compatibility
+// transport.
+async function legacy(name) {
+  const { Client } = require('@a2a-js/sdk/client');
+  const { LegacyJsonRpcTransport } = require('@a2a-js/sdk/compat/v0_3/client');
+  return new Client(new LegacyJsonRpcTransport({ endpoint: PEERS[name] }), (await peer(name)).agentCard);
+}
+
 // handOff sends text to a peer and waits for its answer: {state, text}.
 async function handOff(link, to, text) {
   const client = await peer(to);
@@ -189,8 +200,8 @@ class Executor {
       for (let i = 0; i < 500 && !signal.aborted; i++) await sleep(10);
       return { text: 'streamed' };
     }
-    if (text === 'stream through') {
-      const client = await peer('executor');
+    if (text === 'stream through' || text === 'stream through 0.3') {
+      const client = text.endsWith('0.3') ? await legacy('executor') : await peer('executor');
       const message = { messageId: crypto.randomUUID(), role: Role.ROLE_USER, parts: [textPart('stream')], contextId: '', taskId: '',
         referenceTaskIds: [], extensions: [], metadata: link.meta };
       const read = async (kind, gen) => {
@@ -205,7 +216,7 @@ class Executor {
             emit({ event: kind, kind: p.$case, task: v.id || v.taskId || '', state: st ? TaskState[st.state] : '',
               text: st ? textOf(st.message && st.message.parts) : p.$case === 'artifactUpdate' ? textOf(v.artifact.parts) : '' });
           }
-          emit({ event: kind + '-end', task: id, state: last });
+          emit({ event: kind + '-end', task: id, state: last, version: client.protocolVersion });
         } catch (e) {
           emit({ event: kind + '-end', task: id, state: last, error: String(e).slice(0, 300) });
         }
