@@ -39,10 +39,16 @@ func TestA2AAgentsStreamRefusedMidway(t *testing.T) {
 	}
 }
 
-// The same, the root request stopped through the API while the executor
-// streams: the planner's stream of its hand-off ends canceled, saying who
+// The same, the root request stopped through the API (cancel, and isolate,
+// which lets the agents' streams go at once) while the executor streams: the planner's stream of its hand-off ends canceled, saying who
 // stopped it and why, and the ended task can still be read.
 func TestA2AAgentsStreamRootStopped(t *testing.T) {
+	for _, mode := range []string{"cancel", "isolate"} {
+		t.Run(mode, func(t *testing.T) { streamRootStopped(t, mode) })
+	}
+}
+
+func streamRootStopped(t *testing.T, mode string) {
 	c := startCast(t, castOptions{})
 	cl, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(c.reach+"/a2a/planner", a2a.TransportProtocolJSONRPC)},
 		a2aclient.WithJSONRPCTransport(&http.Client{}))
@@ -64,7 +70,7 @@ func TestA2AAgentsStreamRootStopped(t *testing.T) {
 		}
 		return n >= 2
 	})
-	c.stopRequest(t, "streaming", "cancel")
+	c.stopRequest(t, "streaming", mode)
 	checkRefusedStream(t, c, "by api: the user changed their mind", 2)
 }
 
