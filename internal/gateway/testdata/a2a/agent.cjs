@@ -29,6 +29,14 @@
 //                     in the same task, completes it ("colour: ANSWER")
 //   ask through       planner hands "ask colour" to the executor and
 //                     answers its question ("blue") in the same task
+//   stream            ask the model, then stream an artifact and a status
+//                     update, five times, until reach says no; then wait
+//   stream through    planner streams "stream" to the executor
+//                     (SendStreamingMessage), writing each event it reads
+//                     ("stream"), then subscribes to the ended task
+//                     ("resub") and gets it ("get")
+//   stream through 0.3  the same in A2A 0.3 (message/stream,
+//                     tasks/resubscribe, tasks/get)
 const express = require('express');
 const { AGENT_CARD_PATH, A2A_PROTOCOL_VERSION, Role, TaskState } = require('@a2a-js/sdk');
 const { InMemoryTaskStore, DefaultRequestHandler, AgentEvent } = require('@a2a-js/sdk/server');
@@ -116,6 +124,15 @@ async function peer(name) {
   return clients[name];
 }
 
+// legacy is a client of the peer that speaks A2A 0.3's JSON-RPC
+// (message/stream, tasks/resubscribe, tasks/get), the SDK's compatibility
+// transport.
+async function legacy(name) {
+  const { Client } = require('@a2a-js/sdk/client');
+  const { LegacyJsonRpcTransport } = require('@a2a-js/sdk/compat/v0_3/client');
+  return new Client(new LegacyJsonRpcTransport({ endpoint: PEERS[name] }), (await peer(name)).agentCard);
+}
+
 // handOff sends text to a peer and waits for its answer: {state, text}.
 async function handOff(link, to, text) {
   const client = await peer(to);
@@ -160,7 +177,7 @@ class Executor {
     let answer;
     try {
       const waited = rc.task && rc.task.status && rc.task.status.state === TaskState.TASK_STATE_INPUT_REQUIRED;
-      answer = waited ? { text: 'colour: ' + text } : await this.run(text, link, abort.signal);
+      answer = waited ? { text: 'colour: ' + text } : await this.run(text, link, abort.signal, rc, bus);
     } catch (e) {
       answer = { state: TaskState.TASK_STATE_FAILED, text: String(e) };
     }
@@ -170,7 +187,51 @@ class Executor {
     emit({ event: 'done', task: taskId, text: answer.text });
   }
 
-  async run(text, link, signal) {
+  async run(text, link, signal, rc, bus) {
+    if (text === 'stream') {
+      for (let i = 1; i <= 5 && !signal.aborted; i++) {
+        if (!(await model(link, 'stream ' + i)).ok) break;
+        bus.publish(AgentEvent.artifactUpdate({ taskId: rc.taskId, contextId: rc.contextId, append: false, lastChunk: true, metadata: {},
+          artifact: { artifactId: 'part-' + i, name: 'part ' + i, description: '', parts: [textPart('part ' + i)], metadata: {}, extensions: [] } }));
+        bus.publish(status(rc.taskId, rc.contextId, TaskState.TASK_STATE_WORKING, 'streamed part ' + i));
+        emit({ event: 'streamed', n: i });
+        await sleep(20);
+      }
+      for (let i = 0; i < 500 && !signal.aborted; i++) await sleep(10);
+      return { text: 'streamed' };
+    }
+    if (text === 'stream through' || text === 'stream through 0.3') {
+      const client = text.endsWith('0.3') ? await legacy('executor') : await peer('executor');
+      const message = { messageId: crypto.randomUUID(), role: Role.ROLE_USER, parts: [textPart('stream')], contextId: '', taskId: '',
+        referenceTaskIds: [], extensions: [], metadata: link.meta };
+      const read = async (kind, gen) => {
+        let id = '', last = '';
+        try {
+          for await (const ev of gen) {
+            const p = ev.payload || {};
+            const v = p.value || {};
+            const st = p.$case === 'task' || p.$case === 'statusUpdate' ? v.status : undefined;
+            id = id || v.id || v.taskId || '';
+            if (st) last = TaskState[st.state];
+            emit({ event: kind, kind: p.$case, task: v.id || v.taskId || '', state: st ? TaskState[st.state] : '',
+              text: st ? textOf(st.message && st.message.parts) : p.$case === 'artifactUpdate' ? textOf(v.artifact.parts) : '' });
+          }
+          emit({ event: kind + '-end', task: id, state: last, version: client.protocolVersion });
+        } catch (e) {
+          emit({ event: kind + '-end', task: id, state: last, error: String(e).slice(0, 300) });
+        }
+        return id;
+      };
+      const id = await read('stream', client.sendMessageStream({ message }, { serviceParameters: link.headers }));
+      await read('resub', client.resubscribeTask({ tenant: '', id }, { serviceParameters: link.headers }));
+      try {
+        const t = await client.getTask({ tenant: '', id, historyLength: 0 }, { serviceParameters: link.headers });
+        emit({ event: 'get', state: TaskState[t.status.state], text: textOf(t.status.message && t.status.message.parts), artifacts: (t.artifacts || []).length });
+      } catch (e) {
+        emit({ event: 'get', state: 'ERROR', text: String(e).slice(0, 300) });
+      }
+      return { text: 'read it' };
+    }
     if (text.startsWith('incident')) return this.incident(link);
     if (text === 'ship order 1001') {
       await model(link, text);
