@@ -1,20 +1,23 @@
 package loops
 
 // One name in other punctuation. A value written without spaces is the
-// words it names, in their order, whatever punctuation joins them: a
-// storage prefix with or without its slashes (exports/2026/12/05/,
-// /exports/2026/12/05, ./exports/2026/12/05/), a date with other
-// separators (exports/2026-12-05/), a design tool's node id in its API
-// and its URL notation (12:41, 12-41, 12%3A41). Asked again in another
-// of them and answered alike, it is the same question going round
-// (rephrase, no_progress; TestNotationRespelled). Other words, or the
-// same words in another order, are another name (ENG-1841 and ENG-1842,
-// a/b and b/a), and a value of one word stays as it is.
+// words it names, in their order: a storage prefix with or without its
+// slashes around it (exports/2026/12/05/, /exports/2026/12/05,
+// ./exports/2026/12/05/), a date with other separators
+// (exports/2026-12-05/), a design tool's node id in its API and its URL
+// notation (12:41, 12-41, 12%3A41). Asked again in another of them and
+// answered alike, it is the same question going round (rephrase,
+// no_progress; TestNotationRespelled). Other words, or the same words in
+// another order, are another name (ENG-1841 and ENG-1842, a/b and b/a),
+// a value of one word stays as it is, and the punctuation between two
+// words of which one has a letter is part of the name: web-1 and web.1,
+// com.acme and com/acme are other names (TestNotationJoins).
 
 // notation writes value v (without spaces, its JSON escapes as written)
-// to f as its words, lower-cased, in order, when it holds two words or
-// more joined by punctuation, and reports whether it did. A percent
-// escape of punctuation (%3A, %2F) is punctuation.
+// to f as its words, lower-cased, in order, and the punctuation between
+// two of them unless both are numbers, when it holds two words or more
+// joined by punctuation, and reports whether it did. A percent escape of
+// punctuation (%3A, %2F) is that punctuation.
 func (f *folder) notation(v []byte) bool {
 	if len(v) == 10 && isoDate(v) {
 		return false // a day, written as a day's midnight is (instant)
@@ -38,25 +41,50 @@ func (f *folder) notation(v []byte) bool {
 	if words < 2 {
 		return false
 	}
-	inWord, first := false, true
-	for i := 0; i < len(v); i++ {
+	// The words, lower-cased; between two of them the punctuation that
+	// joins them, as written (a percent escape decoded), unless both are
+	// numbers: the parts of a date, a time or an id of numbers (12:41,
+	// 12-41) are joined alike by any punctuation, while web-1 and web.1,
+	// com.acme and com/acme, are other names.
+	prevEnd, prevDigits := -1, false
+	for i := 0; i < len(v); {
 		c := v[i]
-		switch {
-		case notationLetter(c):
-			if !inWord && !first {
-				f.byte(0x1f) // between words; not before the first
+		if c == '%' && i+2 < len(v) && escapedPunct(v[i+1], v[i+2]) {
+			i += 3
+			continue
+		}
+		if !notationLetter(c) {
+			i++
+			continue
+		}
+		j, digits := i, true
+		for j < len(v) && notationLetter(v[j]) {
+			digits = digits && isDigit(v[j])
+			j++
+		}
+		if prevEnd >= 0 {
+			if prevDigits && digits {
+				f.byte(0x1f)
+			} else {
+				f.byte(0x1e)
+				for k := prevEnd; k < i; k++ {
+					if v[k] == '%' && k+2 < len(v) && escapedPunct(v[k+1], v[k+2]) {
+						f.byte(hexByte(v[k+1])<<4 | hexByte(v[k+2]))
+						k += 2
+						continue
+					}
+					f.byte(v[k])
+				}
 			}
+		}
+		for ; i < j; i++ {
+			c := v[i]
 			if 'A' <= c && c <= 'Z' {
 				c += 'a' - 'A'
 			}
 			f.byte(c)
-			inWord, first = true, false
-		case c == '%' && i+2 < len(v) && escapedPunct(v[i+1], v[i+2]):
-			inWord = false
-			i += 2
-		default:
-			inWord = false
 		}
+		prevEnd, prevDigits = j, digits
 	}
 	return true
 }
@@ -71,24 +99,28 @@ func notationLetter(c byte) bool {
 // encode ASCII punctuation or a space (%3A is ':', %2F is '/'; %41 is
 // 'A', a letter, and not).
 func escapedPunct(a, b byte) bool {
-	h := func(c byte) (byte, bool) {
-		switch {
-		case '0' <= c && c <= '9':
-			return c - '0', true
-		case 'a' <= c && c <= 'f':
-			return c - 'a' + 10, true
-		case 'A' <= c && c <= 'F':
-			return c - 'A' + 10, true
-		}
-		return 0, false
-	}
-	x, ok1 := h(a)
-	y, ok2 := h(b)
-	if !ok1 || !ok2 {
+	if !isHex(a) || !isHex(b) {
 		return false
 	}
-	c := x<<4 | y
+	c := hexByte(a)<<4 | hexByte(b)
 	return c >= 0x20 && c < 0x7f && !notationLetter(c)
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// hexByte is hex digit c's value.
+func hexByte(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10
+	}
+	return 0
 }
 
 // An answer that names again a value the call was given (a storage

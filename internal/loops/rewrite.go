@@ -42,7 +42,8 @@ type rewriteStreak struct {
 	learned     bool   // a read brought the agent something new since
 	words       []uint64
 	nums        []uint64
-	last        string // an answer, quoted by a refusal
+	prev        []uint64 // the last text's words, in order
+	last        string   // an answer, quoted by a refusal
 }
 
 // rewordedSlot reports whether write arguments args are st's first
@@ -94,6 +95,33 @@ func (st *rewriteStreak) rewords(ws, ns []uint64) bool {
 	return true
 }
 
+// series reports whether text, of words ws (in order), is the streak's
+// last text with one run of its words put in place of another, each of
+// them a word no text of the streak said: the next item of a list
+// written from one template (a task of one project, an alert for another
+// host, a changelog line for another feature), not the last said again.
+// A rewording moves, drops or swaps the words it keeps.
+func (st *rewriteStreak) series(text []byte) bool {
+	var buf [rewriteWords]uint64
+	ws := cutWordsSeq(text, buf[:0], linkPrefix)
+	p, q := st.prev, ws
+	for len(p) > 0 && len(q) > 0 && p[0] == q[0] {
+		p, q = p[1:], q[1:]
+	}
+	for len(p) > 0 && len(q) > 0 && p[len(p)-1] == q[len(q)-1] {
+		p, q = p[:len(p)-1], q[:len(q)-1]
+	}
+	if len(p) == 0 || len(q) == 0 || len(q) == len(ws) {
+		return false
+	}
+	for _, w := range q {
+		if _, found := slices.BinarySearch(st.words, w); found {
+			return false
+		}
+	}
+	return true
+}
+
 // checkRewrite refuses write s when it rewords the agent's last writes
 // of its tool, three of them answered alike with nothing learned since.
 func (d *Detector) checkRewrite(a *agentState, s *Step) *Verdict {
@@ -109,7 +137,7 @@ func (d *Detector) checkRewrite(a *agentState, s *Step) *Verdict {
 	}
 	ws := cutWords(text, d.words[:0], linkPrefix)
 	d.words = ws[:0]
-	if !st.rewords(ws, numbers(string(text), nil)) {
+	if !st.rewords(ws, numbers(string(text), nil)) || st.series(text) {
 		return nil
 	}
 	return &Verdict{
@@ -145,17 +173,20 @@ func (d *Detector) doneRewrite(a *agentState, s *Step, res []byte) {
 				st.slot = slot
 				st.words = append(st.words[:0], cutWords(first, nil, linkPrefix)...)
 				st.nums = numbers(string(first), st.nums[:0])
+				st.prev = cutWordsSeq(first, st.prev[:0], linkPrefix)
 			}
 			st.epoch = d.epoch
+			series := st.series(text)
+			st.prev = cutWordsSeq(text, st.prev[:0], linkPrefix)
+			if series {
+				// The next item of a list: not counted, and its words
+				// are said.
+				st.words = addWords(st.words, ws)
+				return
+			}
 			if st.rewords(ws, ns) {
 				st.n, st.learned = st.n+1, false
-				for _, w := range ws {
-					if len(st.words) < rewriteWords {
-						st.words = append(st.words, w)
-					}
-				}
-				slices.Sort(st.words)
-				st.words = slices.Compact(st.words)
+				st.words = addWords(st.words, ws)
 				if st.n > d.cfg.rephraseMax && st.last == "" {
 					st.last = preview(res)
 				}
@@ -171,7 +202,18 @@ func (d *Detector) doneRewrite(a *agentState, s *Step, res []byte) {
 	}
 	st.agent, st.tool, st.epoch, st.slot, st.n, st.tmpl, st.learned, st.last = a.id, tool, d.epoch, 0, 1, tmpl, false, ""
 	st.args = append(st.args[:0], s.Args...)
-	st.words, st.nums = st.words[:0], st.nums[:0]
+	st.words, st.nums, st.prev = st.words[:0], st.nums[:0], st.prev[:0]
+}
+
+// addWords adds words ws to sorted set words, up to rewriteWords.
+func addWords(words, ws []uint64) []uint64 {
+	for _, w := range ws {
+		if len(words) < rewriteWords {
+			words = append(words, w)
+		}
+	}
+	slices.Sort(words)
+	return slices.Compact(words)
 }
 
 // learn records that a read of agent a brought it something new.

@@ -250,6 +250,14 @@ const linkPrefix = 5
 // cutWords is words, each word cut to its first cut letters when cut > 0
 // (and not stemmed then).
 func cutWords[T ~string | ~[]byte](s T, dst []uint64, cut int) []uint64 {
+	dst = cutWordsSeq(s, dst, cut)
+	slices.Sort(dst)
+	return slices.Compact(dst)
+}
+
+// cutWordsSeq is cutWords in the text's order, each word as often as it
+// is written.
+func cutWordsSeq[T ~string | ~[]byte](s T, dst []uint64, cut int) []uint64 {
 	dst = dst[:0]
 	var buf [64]byte
 	w := buf[:0]
@@ -313,8 +321,7 @@ func cutWords[T ~string | ~[]byte](s T, dst []uint64, cut int) []uint64 {
 	if prevCJK != 0 {
 		dst = append(dst, hashString(string(prevCJK)))
 	}
-	slices.Sort(dst)
-	return slices.Compact(dst)
+	return dst
 }
 
 // shared returns how many of two sorted word lists' words they share.
