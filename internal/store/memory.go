@@ -102,10 +102,14 @@ func (m *Memory) PutRequest(ctx context.Context, r *Request) error {
 		return err
 	}
 	defer m.mu.Unlock()
-	if old, ok := m.requests[r.ID]; ok && (old.State == "interrupted" || old.State == "stopped" && r.State != "stopped") {
+	if old, ok := m.requests[r.ID]; ok && (old.State == "interrupted" || old.State == "stopped" && r.State != "stopped" ||
+		old.State == "ended" && old.Parent != "" && old.Parent != r.Parent) {
 		state := "interrupted by a restart"
-		if old.State == "stopped" {
+		switch old.State {
+		case "stopped":
 			state = "stopped"
+		case "ended":
+			state = "a hand-off of request " + old.Parent + " that ended"
 		}
 		return fmt.Errorf("storing request %s: it was %s, and stays so: %w", r.ID, state, ErrConflict)
 	}

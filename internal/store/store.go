@@ -117,8 +117,10 @@ type Requests interface {
 	// final for an id, so that no new work runs under it: a request stored
 	// as "interrupted" (a restart cut it off) is never replaced, and one
 	// stored as "stopped" only by a "stopped" one (its own end, or its
-	// recovery, with its cause). PutRequest returns an error matching
-	// ErrConflict for them.
+	// recovery, with its cause). A hand-off's sub-request (Parent set)
+	// stored "ended" is not replaced by one with another Parent (or none):
+	// begun again it would run outside its parent's budget and stops.
+	// PutRequest returns an error matching ErrConflict for them.
 	PutRequest(ctx context.Context, r *Request) error
 	// QueueRequest is PutRequest that returns at once: r is written with a
 	// later batch, in the order of the writes queued or waited for (a

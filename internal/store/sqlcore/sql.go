@@ -95,7 +95,8 @@ func Shared() []string {
 		roles = excluded.roles, attributes = excluded.attributes, trace = excluded.trace, scene = excluded.scene,
 		agent = excluded.agent, state = excluded.state, budget = excluded.budget, usage = excluded.usage,
 		cause = excluded.cause, started = excluded.started, ended = excluded.ended, updated = excluded.updated
-	WHERE requests.state <> 'interrupted' AND (requests.state <> 'stopped' OR excluded.state = 'stopped')`
+	WHERE requests.state <> 'interrupted' AND (requests.state <> 'stopped' OR excluded.state = 'stopped')
+		AND (requests.parent = '' OR requests.parent = excluded.parent OR requests.state <> 'ended')`
 	q[StIdemGet] = `SELECT false, ` + idemColumns + ` FROM idempotency WHERE key = $1`
 	q[StIdemComplete] = `UPDATE idempotency SET state = 'done', result = $1, expires = $2 WHERE key = $3 AND owner = $4 AND state = 'claimed'`
 	q[StIdemRelease] = `DELETE FROM idempotency WHERE key = $1 AND owner = $2 AND state = 'claimed'`
