@@ -509,6 +509,26 @@ func (m *Memory) RequestsAudit(ctx context.Context, requests []string, after, up
 	return out, nil
 }
 
+// RequestAuditBefore implements RequestAuditPager.
+func (m *Memory) RequestAuditBefore(ctx context.Context, request string, before int64, limit int) ([]*AuditRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	last := int64(len(m.audit))
+	if before > 0 {
+		last = min(last, before-1)
+	}
+	var out []*AuditRecord
+	for seq := last; seq >= 1 && len(out) < limit; seq-- {
+		if e := m.audit[seq-1]; e.Request == request {
+			out = append(out, copyAudit(e))
+		}
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
 // AuditCheckpoints implements AuditLog.
 func (m *Memory) AuditCheckpoints(ctx context.Context) ([]AuditCheckpoint, error) {
 	if err := m.lock(ctx); err != nil {

@@ -420,6 +420,15 @@ type RequestsAuditor interface {
 	RequestsAudit(ctx context.Context, requests []string, after, upTo int64, limit int) ([]*AuditRecord, error)
 }
 
+// RequestAuditPager is an AuditLog that reads a request's newest records
+// without the rest of them: a page of one request's events (GET
+// /v1/audit?request=ID) costs the page, not the request's whole log.
+type RequestAuditPager interface {
+	// RequestAuditBefore returns the newest limit records of request with
+	// Seq < before (0: any), in Seq order, read in one snapshot.
+	RequestAuditBefore(ctx context.Context, request string, before int64, limit int) ([]*AuditRecord, error)
+}
+
 // RequestTreer is a request registry that lists a tree of requests in one
 // read: a page of an audit tree walks the tree before its events.
 type RequestTreer interface {
