@@ -56,7 +56,11 @@ func TestAuditRequestPageReadsThePage(t *testing.T) {
 			return st
 		},
 		"postgres": func(t *testing.T) store.Store {
-			st, err := postgres.Open(t.Context(), pgtest.Database(t), nil)
+			url, err := pgtest.Own(t).CreateDatabase(t.Context(), "page") // stopped when t ends: this binary has no pgtest.Main
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := postgres.Open(t.Context(), url, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
