@@ -451,6 +451,22 @@ func Show(ctx context.Context, src store.AuditLog, request string) ([]*Event, er
 	return decodeAll(recs)
 }
 
+// ShowBefore returns the newest limit events of request with Seq < before
+// (0: any), in Seq order, and true, when src is a store.RequestAuditPager
+// (it reads the page alone); false, and nothing read, otherwise.
+func ShowBefore(ctx context.Context, src store.AuditLog, request string, before int64, limit int) ([]*Event, bool, error) {
+	rp, ok := src.(store.RequestAuditPager)
+	if !ok {
+		return nil, false, nil
+	}
+	recs, err := rp.RequestAuditBefore(ctx, request, before, limit)
+	if err != nil {
+		return nil, true, err
+	}
+	evs, err := decodeAll(recs)
+	return evs, true, err
+}
+
 // ShowRequests returns up to limit events of the requests with after < Seq
 // <= upTo, in Seq order: a page of a tree of requests. A store that is a
 // store.RequestsAuditor reads the page alone; another, every event of

@@ -120,6 +120,9 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 	case postgres.JoinEnded:
 		r.c.joinDone(o.ID)
 		return time.Time{}, endedError(o.ID)
+	case postgres.JoinHandoffEnded:
+		r.c.joinDone(o.ID)
+		return time.Time{}, durable.HandoffEnded(o.ID, got.Parent)
 	case postgres.JoinJoined:
 		if got.Principal != o.Principal || got.Tenant != o.Tenant { // a store of schema 2 or 3, before reach_join said so
 			r.c.joinFailed(o.ID)
@@ -234,6 +237,9 @@ func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 	case postgres.JoinFinal:
 		r.c.joinDone(q.ID())
 		return finalError(q.ID(), got)
+	case postgres.JoinHandoffEnded:
+		r.c.joinDone(q.ID())
+		return durable.HandoffEnded(q.ID(), got.Parent)
 	}
 	return r.register(ctx, q)
 }

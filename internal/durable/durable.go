@@ -250,6 +250,9 @@ func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) error 
 			cause = DecodeCause(old.Cause)
 		}
 		cause.Request = r.ID()
+		if gerr == nil && old.State == "ended" && old.Parent != "" { // a hand-off that ended, named again
+			return HandoffEnded(r.ID(), old.Parent)
+		}
 		if gerr == nil && old.State == "stopped" {
 			if cause.Mode == reach.Running {
 				cause.Mode = reach.Cancel
@@ -260,6 +263,15 @@ func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) error 
 	}
 	c.log.Error("request not recorded", "request", r.ID(), "err", err)
 	return nil
+}
+
+// HandoffEnded refuses the id of a hand-off's sub-request that ended,
+// named by a call as its request: begun again it would be a root of its
+// own, outside its parent's budget and stops (409 request_ended).
+func HandoffEnded(id, parent string) *reach.Error {
+	return &reach.Error{Guard: "admit", Type: reach.TypeStopped, Code: "request_ended",
+		Message:    fmt.Sprintf("Request %s was a hand-off of request %s and has ended; nothing ran.", id, parent),
+		Suggestion: fmt.Sprintf("Work in request %s (reach/request, Reach-Request), or leave the request id out to begin a new request.", parent)}
 }
 
 // withIdentity sets on rec who r acts for and r's trace.

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/pgtest"
@@ -361,5 +363,87 @@ func TestInstancesEndedHandoffNeverHeldHere(t *testing.T) {
 	ag.call(t.Context(), mcp.Meta{link.MetaRequest: ag.last.Load().(string), link.MetaBudget: "bulk"}, 2)
 	if n := ag.made.Load(); n != 2 {
 		t.Fatalf("calls in the ended hand-off %s on b, which never held it, naming bulk: %d tool calls made, want 2", ag.last.Load(), n)
+	}
+}
+
+// TestInstancesEndedHandoffNotBegunAgain: on two instances sharing one
+// PostgreSQL store, a hand-off run on the first alone has ended; its
+// sub-agent goes on in it by its id on the second, which never held it,
+// naming bulk: refused (request_ended, naming its root; 409 on the model
+// route), nothing run, as on the first. The store began it again as a
+// root of its own, under bulk.
+func TestInstancesEndedHandoffNotBegunAgain(t *testing.T) {
+	url := pgtest.Database(t)
+	ag := &namingAgent{budget: "bulk"}
+	up := executorUpstream(t, "names bulk", ag)
+	var bases []string
+	for _, name := range []string{"a", "b"} {
+		_, base := namingGateway(t, ag, up, &scriptedModel{}, fmt.Sprintf("store: %s\ninstance: %s\ninstance_ttl: 2s\n", url, name))
+		bases = append(bases, base)
+	}
+	ag.reach, ag.tools = bases[0], []string{bases[0]}
+	if tk, err := ag.send(t.Context(), "tools 1", map[string]any{link.MetaRequest: "handoff-across"}); err != nil || tk.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("hand-off: %v %v", tk, err)
+	}
+	sub := ag.last.Load().(string)
+	ag.tools = []string{bases[1]}
+	ag.call(t.Context(), mcp.Meta{link.MetaRequest: sub, link.MetaBudget: "bulk"}, 2)
+	if n := ag.made.Load(); n != 1 {
+		t.Fatalf("calls in the ended hand-off %s on the other instance naming bulk: %d tool calls made, want 1 (the hand-off's)", sub, n)
+	}
+	cs, err := mcpAs(t, bases[1], "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": "1001"}, Meta: mcp.Meta{link.MetaRequest: sub}})
+	if err == nil || !strings.Contains(err.Error(), "hand-off of request handoff-across") || !strings.Contains(err.Error(), "Work in request handoff-across") {
+		t.Errorf("a call in the ended hand-off on the other instance: %v, want a refusal naming its root and what to do", err)
+	}
+	hr, _ := http.NewRequestWithContext(t.Context(), "POST", bases[1]+"/v1/chat/completions", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
+	hr.Header.Set(link.HeaderRequest, sub)
+	hr.Header.Set(link.HeaderBudget, "bulk")
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "request_ended") || !strings.Contains(string(body), "Work in request handoff-across") {
+		t.Errorf("a model turn in the ended hand-off on the other instance: %d %s; want 409 request_ended naming its root", resp.StatusCode, body)
+	}
+}
+
+// TestRestartedEndedHandoffNotBegunAgain: a hand-off has ended and the
+// gateway restarted (SQLite store): its sub-request is known only from
+// the store. Its sub-agent going on in it by its id, naming bulk, is
+// refused (request_ended, naming its root), nothing run, as before the
+// restart. It was begun again as a root of its own, under bulk.
+func TestRestartedEndedHandoffNotBegunAgain(t *testing.T) {
+	dir := t.TempDir()
+	ag := &namingAgent{budget: "bulk"}
+	up := executorUpstream(t, "names bulk", ag)
+	g, base := namingGateway(t, ag, up, &scriptedModel{}, "data: "+dir+"\n")
+	ag.reach = base
+	if tk, err := ag.send(t.Context(), "tools 1", map[string]any{link.MetaRequest: "handoff-restart"}); err != nil || tk.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("hand-off: %v %v", tk, err)
+	}
+	sub := ag.last.Load().(string)
+	g.Close()
+	g2, base2 := namingGateway(t, ag, up, &scriptedModel{}, "data: "+dir+"\n")
+	ag.reach = base2
+	ag.call(t.Context(), mcp.Meta{link.MetaRequest: sub, link.MetaBudget: "bulk"}, 2)
+	if ag.made.Load() != 1 {
+		t.Fatalf("calls in the ended hand-off %s after a restart naming bulk: %d tool calls made, want 1 (the hand-off's)", sub, ag.made.Load())
+	}
+	if r, ok := g2.rt.Lookup(sub); ok && r.State() != reach.RequestCompleted {
+		t.Errorf("the ended hand-off %s runs again after a restart (parent %v)", sub, r.Parent())
+	}
+	cs, err := mcpAs(t, base2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": "1001"}, Meta: mcp.Meta{link.MetaRequest: sub}})
+	if err == nil || !strings.Contains(err.Error(), "hand-off of request handoff-restart") || !strings.Contains(err.Error(), "Work in request handoff-restart") {
+		t.Errorf("a call in the ended hand-off after a restart: %v, want a refusal naming its root and what to do", err)
 	}
 }

@@ -122,6 +122,9 @@ func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*aud
 		if q.Owner != nil && !a.mayRead(ctx, q.Request, q.Owner) {
 			return nil, 0, nil // none of its events are the viewer's
 		}
+		if evs, ok, err := a.requestPage(ctx, q, limit); ok {
+			return evs, 0, err
+		}
 		evs, err = audit.Show(ctx, a.st, q.Request)
 	} else {
 		fetch := limit
@@ -138,6 +141,43 @@ func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*aud
 		evs = evs[len(evs)-limit:]
 	}
 	return evs, 0, nil
+}
+
+// requestPage returns the newest limit events of request q.Request that
+// q keeps, and true, when the store reads a request's newest events alone
+// (store.RequestAuditPager): read newest first, a page of limit at a time,
+// until limit are kept or none is left, so that what is held is a page,
+// not the request's whole log (108 MB for 100,000 events, to show 100).
+func (a auditView) requestPage(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, bool, error) {
+	if _, ok := a.st.(store.RequestAuditPager); !ok {
+		return nil, false, nil
+	}
+	if limit <= 0 {
+		return nil, true, nil
+	}
+	var out []*audit.Event
+	before := int64(0)
+	for {
+		evs, ok, err := audit.ShowBefore(ctx, a.st, q.Request, before, limit)
+		if !ok || err != nil {
+			return nil, ok, err
+		}
+		if len(evs) > 0 {
+			if before != 0 && evs[0].Seq >= before {
+				return nil, true, fmt.Errorf("the store read request %s's events before %d from %d", q.Request, before, evs[0].Seq)
+			}
+			before = evs[0].Seq
+		}
+		full := len(evs) == limit
+		evs = slices.DeleteFunc(evs, func(e *audit.Event) bool { return drops(q, e) })
+		if n := limit - len(out); len(evs) > n {
+			evs = evs[len(evs)-n:]
+		}
+		out = append(evs, out...)
+		if len(out) >= limit || !full {
+			return out, true, nil
+		}
+	}
 }
 
 // mayRead reports whether one who is not an operator (owner) may have the

@@ -716,14 +716,15 @@ func (s *Idempotency) writeKept(ctx context.Context, key string) error {
 }
 
 // fromKept answers c from the completion kept for its key, if any (ok):
-// its result, or the refusal of other arguments; a kept release is
-// written first (ok false once it is, and the key is claimed as usual).
+// its result, or the refusal of other arguments; a kept release, or a
+// result past its expiry (a stored one answers no retry then), is written
+// first (ok false once it is, and the key is claimed as usual).
 func (s *Idempotency) fromKept(ctx context.Context, c *reach.IdemClaim) (*reach.Result, bool, error) {
 	e, ok := s.kept.Get(c.Key)
 	if !ok {
 		return nil, false, nil
 	}
-	if e.Result == nil {
+	if e.Result == nil || !e.Expires.IsZero() && !time.Now().Before(e.Expires) {
 		if err := s.writeKept(ctx, c.Key); err != nil {
 			return nil, true, err
 		}

@@ -197,3 +197,35 @@ func TestRestoreKeptPastTornLine(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// A completion kept while the store refuses it answers a retry until its
+// result's expiry, as a stored one does, and no longer: past it, a retry
+// through this instance is not given the result (an error while the store
+// is down, then its key claimed anew once it answers).
+func TestKeptExpires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var down atomic.Bool
+		down.Store(true)
+		recs := &downRecs{Memory: NewMemory()}
+		recs.refuse = func(int) bool { return down.Load() }
+		s := NewIdempotency(recs, nil)
+		keptCall(t, s, "k", &reach.Result{Status: reach.StatusSuccess, Data: []byte(`"done"`)}) // expires in an hour
+		if res, claimed, err := s.Claim(t.Context(), &reach.IdemClaim{Key: "k", Args: "a"}); err != nil || claimed || res == nil || string(res.Data) != `"done"` {
+			t.Fatalf("a retry within the hour: %v claimed %v err %v; want the kept result", res, claimed, err)
+		}
+		time.Sleep(2 * time.Hour)
+		if res, claimed, err := s.Claim(t.Context(), &reach.IdemClaim{Key: "k", Args: "a"}); err == nil || claimed || res != nil {
+			t.Fatalf("a retry past the expiry, the store down: %v claimed %v err %v; want an error, no result", res, claimed, err)
+		}
+		down.Store(false)
+		res, claimed, err := s.Claim(t.Context(), &reach.IdemClaim{Key: "k", Args: "a"})
+		if err != nil || !claimed || res != nil {
+			t.Fatalf("a retry past the expiry, the store back: %v claimed %v err %v; want the key claimed anew", res, claimed, err)
+		}
+		s.Complete("k", &reach.Result{Status: reach.StatusSuccess, Data: []byte(`"again"`)})
+		time.Sleep(2 * keptBackoff) // the keeper finds nothing left, and leaves
+		if s.kept.Len() != 0 {
+			t.Errorf("%d completions still kept; want none", s.kept.Len())
+		}
+	})
+}

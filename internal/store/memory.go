@@ -102,10 +102,14 @@ func (m *Memory) PutRequest(ctx context.Context, r *Request) error {
 		return err
 	}
 	defer m.mu.Unlock()
-	if old, ok := m.requests[r.ID]; ok && (old.State == "interrupted" || old.State == "stopped" && r.State != "stopped") {
+	if old, ok := m.requests[r.ID]; ok && (old.State == "interrupted" || old.State == "stopped" && r.State != "stopped" ||
+		old.State == "ended" && old.Parent != "" && old.Parent != r.Parent) {
 		state := "interrupted by a restart"
-		if old.State == "stopped" {
+		switch old.State {
+		case "stopped":
 			state = "stopped"
+		case "ended":
+			state = "a hand-off of request " + old.Parent + " that ended"
 		}
 		return fmt.Errorf("storing request %s: it was %s, and stays so: %w", r.ID, state, ErrConflict)
 	}
@@ -502,6 +506,26 @@ func (m *Memory) RequestsAudit(ctx context.Context, requests []string, after, up
 			out = append(out, copyAudit(e))
 		}
 	}
+	return out, nil
+}
+
+// RequestAuditBefore implements RequestAuditPager.
+func (m *Memory) RequestAuditBefore(ctx context.Context, request string, before int64, limit int) ([]*AuditRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	last := int64(len(m.audit))
+	if before > 0 {
+		last = min(last, before-1)
+	}
+	var out []*AuditRecord
+	for seq := last; seq >= 1 && len(out) < limit; seq-- {
+		if e := m.audit[seq-1]; e.Request == request {
+			out = append(out, copyAudit(e))
+		}
+	}
+	slices.Reverse(out)
 	return out, nil
 }
 

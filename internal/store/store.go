@@ -117,8 +117,10 @@ type Requests interface {
 	// final for an id, so that no new work runs under it: a request stored
 	// as "interrupted" (a restart cut it off) is never replaced, and one
 	// stored as "stopped" only by a "stopped" one (its own end, or its
-	// recovery, with its cause). PutRequest returns an error matching
-	// ErrConflict for them.
+	// recovery, with its cause). A hand-off's sub-request (Parent set)
+	// stored "ended" is not replaced by one with another Parent (or none):
+	// begun again it would run outside its parent's budget and stops.
+	// PutRequest returns an error matching ErrConflict for them.
 	PutRequest(ctx context.Context, r *Request) error
 	// QueueRequest is PutRequest that returns at once: r is written with a
 	// later batch, in the order of the writes queued or waited for (a
@@ -416,6 +418,15 @@ type RequestsAuditor interface {
 	// RequestsAudit returns up to limit records of the requests, with
 	// after < Seq <= upTo, in Seq order, read in one snapshot.
 	RequestsAudit(ctx context.Context, requests []string, after, upTo int64, limit int) ([]*AuditRecord, error)
+}
+
+// RequestAuditPager is an AuditLog that reads a request's newest records
+// without the rest of them: a page of one request's events (GET
+// /v1/audit?request=ID) costs the page, not the request's whole log.
+type RequestAuditPager interface {
+	// RequestAuditBefore returns the newest limit records of request with
+	// Seq < before (0: any), in Seq order, read in one snapshot.
+	RequestAuditBefore(ctx context.Context, request string, before int64, limit int) ([]*AuditRecord, error)
 }
 
 // RequestTreer is a request registry that lists a tree of requests in one

@@ -163,6 +163,10 @@ const (
 	// JoinForeign: the id is a request of another principal or tenant;
 	// nothing is written, and only who it belongs to is returned.
 	JoinForeign JoinOutcome = "foreign"
+	// JoinHandoffEnded: a hand-off's sub-request that ended, named as a
+	// root or under another parent; nothing is written, and the returned
+	// request has its Parent (schema 14).
+	JoinHandoffEnded JoinOutcome = "handoff_ended"
 )
 
 // JoinRequest begins r (state running) for the instance life owner, or
@@ -175,7 +179,9 @@ const (
 // interrupted, as its recovery leaves it; so is one its client
 // ended (SettleRequest) while a part of it still runs, with JoinEnded. A
 // request of that id of another principal or tenant, in any state, is JoinForeign: nothing
-// is written, and only who it belongs to is returned. ttl is how recent a
+// is written, and only who it belongs to is returned. A hand-off's
+// sub-request that ended is not begun again as a root (or under another
+// parent): JoinHandoffEnded, nothing written. ttl is how recent a
 // heartbeat makes an instance alive.
 func (p *Store) JoinRequest(ctx context.Context, r *store.Request, owner string, ttl time.Duration) (*store.Request, JoinOutcome, error) {
 	if p.Closed() {
@@ -211,6 +217,9 @@ func (p *Store) JoinRequest(ctx context.Context, r *store.Request, owner string,
 		out.Roles, out.Attrs = nil, nil
 	}
 	out.Budget, out.Cause, out.Started = sqlcore.EmptyNil(budget), sqlcore.EmptyNil(cause), store.FromUnixNano(started)
+	if JoinOutcome(outcome) == JoinHandoffEnded { // its parent's id comes as o_cause
+		out.Parent, out.Cause = string(cause), nil
+	}
 	return out, JoinOutcome(outcome), nil
 }
 

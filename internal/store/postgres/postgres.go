@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"slices"
 	"strconv"
@@ -357,6 +358,23 @@ func (p *Store) RequestsAudit(ctx context.Context, requests []string, after, upT
 	}
 	return p.QueryAudit(ctx, p.R, `WHERE seq IN (SELECT seq FROM audit WHERE request = ANY($1) AND seq > $2 AND seq <= $3
 	ORDER BY seq LIMIT $4) ORDER BY seq`, requests, after, upTo, limit)
+}
+
+// RequestAuditBefore implements store.RequestAuditPager: the page's seqs
+// from the index audit_request (request, seq) alone, newest first, then
+// their records.
+func (p *Store) RequestAuditBefore(ctx context.Context, request string, before int64, limit int) ([]*store.AuditRecord, error) {
+	if p.Closed() {
+		return nil, store.ErrClosed
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	return p.QueryAudit(ctx, p.R, `WHERE seq IN (SELECT seq FROM audit WHERE request = $1 AND seq < $2
+	ORDER BY seq DESC LIMIT $3) ORDER BY seq`, request, before, limit)
 }
 
 // RequestAudit implements AuditLog.

@@ -117,6 +117,8 @@ func (c *Core) PutRequest(ctx context.Context, r *store.Request) error {
 		state := "interrupted by a restart"
 		if old, gerr := c.GetRequest(context.WithoutCancel(ctx), r.ID); gerr == nil && old.State == "stopped" {
 			state = "stopped"
+		} else if gerr == nil && old.State == "ended" && old.Parent != "" {
+			state = "a hand-off of request " + old.Parent + " that ended"
 		}
 		return fmt.Errorf("storing request %s: it was %s, and stays so: %w", r.ID, state, store.ErrConflict)
 	}

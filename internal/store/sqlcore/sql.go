@@ -106,7 +106,8 @@ func Shared() []string {
 		roles = excluded.roles, attributes = excluded.attributes, trace = excluded.trace, scene = excluded.scene,
 		agent = excluded.agent, state = excluded.state, budget = excluded.budget, usage = excluded.usage,
 		cause = excluded.cause, started = excluded.started, ended = excluded.ended, updated = excluded.updated
-	WHERE requests.state <> 'interrupted' AND (requests.state <> 'stopped' OR excluded.state = 'stopped')`
+	WHERE requests.state <> 'interrupted' AND (requests.state <> 'stopped' OR excluded.state = 'stopped')
+		AND (requests.parent = '' OR requests.parent = excluded.parent OR requests.state <> 'ended')`
 	q[StIdemGet] = `SELECT false, ` + idemColumns + ` FROM idempotency WHERE key = $1`
 	q[StEndExecuting] = `UPDATE frames SET state = $1, undo = $2, error = $3, updated = $4
 	WHERE request = $5 AND frame = $6 AND state = 'executing'`

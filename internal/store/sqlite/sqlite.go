@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -553,6 +554,96 @@ func (s *Store) RequestAudit(ctx context.Context, request string) ([]*store.Audi
 		return nil, err
 	}
 	return append(out, tail...), nil
+}
+
+// RequestAuditBefore implements store.RequestAuditPager, in one read
+// transaction: the request's newest seqs before before among the records
+// no pass of the index covers yet, then from the passes, newest first,
+// until limit are found, then the page's records by seq.
+func (s *Store) RequestAuditBefore(ctx context.Context, request string, before int64, limit int) ([]*store.AuditRecord, error) {
+	if s.Closed() {
+		return nil, store.ErrClosed
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	defer tx.Rollback()
+	var indexed int64
+	if err := tx.QueryRowContext(ctx, `SELECT ifnull(max(value), 0) FROM audit_meta WHERE key = 'indexed'`).Scan(&indexed); err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	var seqs []int64 // newest first
+	rows, err := tx.QueryContext(ctx, `SELECT seq FROM audit WHERE seq > ? AND seq < ? AND request = ? ORDER BY seq DESC LIMIT ?`,
+		indexed, before, request, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("reading the audit log: %w", err)
+		}
+		seqs = append(seqs, seq)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	if len(seqs) < limit {
+		// CROSS JOIN keeps audit_passes outside: one key lookup per pass,
+		// the newest passes first, read until the page is full.
+		rows, err := tx.QueryContext(ctx, `SELECT r.pass, r.seqs FROM audit_passes p CROSS JOIN audit_requests r
+		ON r.pass = p.pass AND r.request = ? WHERE p.last <= ? AND p.pass < ? ORDER BY p.pass DESC`, request, indexed, before)
+		if err != nil {
+			return nil, fmt.Errorf("reading the audit log: %w", err)
+		}
+		var pass []int64
+		for len(seqs) < limit && rows.Next() {
+			var first int64
+			var b []byte
+			if err := rows.Scan(&first, &b); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("reading the audit log: %w", err)
+			}
+			pass = pass[:0]
+			eachPassSeq(first, b, func(seq int64) {
+				if seq < before {
+					pass = append(pass, seq)
+				}
+			})
+			for i := len(pass) - 1; i >= 0 && len(seqs) < limit; i-- {
+				seqs = append(seqs, pass[i])
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("reading the audit log: %w", err)
+		}
+	}
+	slices.Reverse(seqs)
+	var out []*store.AuditRecord
+	for len(seqs) > 0 {
+		n := min(len(seqs), 500)
+		args := make([]any, n)
+		for i, q := range seqs[:n] {
+			args[i] = q
+		}
+		recs, err := s.QueryAudit(ctx, reader{tx}, `WHERE seq IN (?`+strings.Repeat(", ?", n-1)+`) ORDER BY seq`, args...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+		seqs = seqs[n:]
+	}
+	return out, nil
 }
 
 // RequestsAudit implements store.RequestsAuditor, in one read transaction:

@@ -389,6 +389,38 @@ func testRequestInterruptedIsFinal(t *testing.T, open Opener) {
 	})
 }
 
+// A hand-off's sub-request that ended is not begun again under another
+// parent or as a root (a restart forgot it; a call names its id): it would
+// run outside its parent's budget and stops. Under its own parent it is.
+func testRequestEndedHandoffIsFinal(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
+		ctx := t.Context()
+		sub := &store.Request{ID: "h1", Parent: "r1", Principal: "alice", State: "running", Budget: []byte(`{"tool_calls":4}`), Started: t0}
+		if err := s.PutRequest(ctx, sub); err != nil {
+			t.Fatal(err)
+		}
+		ended := *sub
+		ended.State, ended.Ended = "ended", t0.Add(time.Minute)
+		if err := s.PutRequest(ctx, &ended); err != nil {
+			t.Fatalf("ending a hand-off: %v", err)
+		}
+		for _, parent := range []string{"", "r2"} {
+			again := &store.Request{ID: "h1", Parent: parent, Principal: "alice", State: "running", Budget: []byte(`{}`), Started: t0.Add(time.Hour)}
+			if err := s.PutRequest(ctx, again); !errors.Is(err, store.ErrConflict) {
+				t.Fatalf("PutRequest of the ended hand-off h1 under parent %q = %v, want ErrConflict", parent, err)
+			}
+		}
+		got, err := s.GetRequest(ctx, "h1")
+		if err != nil || got.State != "ended" || got.Parent != "r1" || string(got.Budget) != `{"tool_calls":4}` {
+			t.Errorf("the ended hand-off reads as %+v (%v), want it unchanged", got, err)
+		}
+		again := &store.Request{ID: "h1", Parent: "r1", Principal: "alice", State: "running", Started: t0.Add(2 * time.Hour)}
+		if err := s.PutRequest(ctx, again); err != nil {
+			t.Errorf("PutRequest of h1 again under its parent = %v, want it begun", err)
+		}
+	})
+}
+
 func auditRecord(seq int64, request string) *store.AuditRecord {
 	return &store.AuditRecord{Seq: seq, Time: t0.Add(time.Duration(seq) * time.Millisecond), Request: request,
 		Data:     []byte(fmt.Sprintf(`{"kind":"tool","name":"search","n":%d}`, seq)),

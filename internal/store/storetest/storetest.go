@@ -34,6 +34,7 @@ func Run(t *testing.T, open Opener) {
 		{"IdemSettle", testIdemSettle},
 		{"IdemSettleClaim", testIdemSettleClaim},
 		{"RequestInterruptedIsFinal", testRequestInterruptedIsFinal},
+		{"RequestEndedHandoffIsFinal", testRequestEndedHandoffIsFinal},
 		{"AuditLog", testAuditLog},
 		{"DeadLetters", testDeadLetters},
 		{"TakeDeadLetter", testTakeDeadLetter},

@@ -1,0 +1,146 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/pgtest"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
+	"github.com/agentreach/reach/internal/store/sqlite"
+	"github.com/agentreach/reach/internal/ui"
+)
+
+// pageCounting is a store that counts the audit records its reads of a
+// request's events return: the most one read returned, in all, and those
+// of reads of a request's whole log.
+type pageCounting struct {
+	store.Store
+	most, read, whole atomic.Int64
+}
+
+func (c *pageCounting) RequestAuditBefore(ctx context.Context, request string, before int64, limit int) ([]*store.AuditRecord, error) {
+	recs, err := c.Store.(store.RequestAuditPager).RequestAuditBefore(ctx, request, before, limit)
+	c.read.Add(int64(len(recs)))
+	for m := c.most.Load(); int64(len(recs)) > m && !c.most.CompareAndSwap(m, int64(len(recs))); m = c.most.Load() {
+	}
+	return recs, err
+}
+
+func (c *pageCounting) RequestAudit(ctx context.Context, request string) ([]*store.AuditRecord, error) {
+	recs, err := c.Store.RequestAudit(ctx, request)
+	c.whole.Add(int64(len(recs)))
+	return recs, err
+}
+
+// TestAuditRequestPageReadsThePage: the page of one request's events
+// (GET /v1/audit?request=ID) on each store is the page the request's whole
+// log gave (a request of 4,000 events among 12,000, across SQLite's index
+// passes and the records no pass covers yet; filtered by tool, principal
+// and owner; limits 1 to 1,000), and no read of the store returns more
+// than the page: unfiltered, the page is all that is read.
+func TestAuditRequestPageReadsThePage(t *testing.T) {
+	stores := map[string]func(t *testing.T) store.Store{
+		"memory": func(*testing.T) store.Store { return store.NewMemory() },
+		"sqlite": func(t *testing.T) store.Store {
+			st, err := sqlite.Open(t.Context(), t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		},
+		"postgres": func(t *testing.T) store.Store {
+			url, err := pgtest.Own(t).CreateDatabase(t.Context(), "page") // stopped when t ends: this binary has no pgtest.Main
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := postgres.Open(t.Context(), url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		},
+	}
+	for _, name := range []string{"memory", "sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			st := stores[name](t)
+			const total = 12000
+			var seq int64
+			for seq < total {
+				var recs []*store.AuditRecord
+				for range 500 {
+					seq++
+					req, tool, who := "other", "search_kb", "alice"
+					if seq%3 == 0 {
+						req = "big"
+					}
+					if seq%7 == 0 {
+						tool = "refund"
+					}
+					if seq%50 == 0 {
+						tool = "rare"
+					}
+					if seq%5 == 0 {
+						who = "bob"
+					}
+					recs = append(recs, &store.AuditRecord{Seq: seq, Time: time.Now(), Request: req, PrevHash: []byte{0}, Hash: []byte{0},
+						Data: fmt.Appendf(nil, `{"kind":"tool","name":%q,"decision":"completed","request":%q,"principal":%q,"tenant":"acme"}`, tool, req, who)})
+				}
+				if err := st.AppendAudit(ctx, recs, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, ok := st.(store.RequestAuditPager); !ok {
+				t.Fatalf("%T reads no page of a request's events", st)
+			}
+			c := &pageCounting{Store: st}
+			paged, whole := auditView{st: c}, auditView{st: oneByOne{st}}
+			for _, q := range []ui.AuditQuery{
+				{Request: "big"},
+				{Request: "big", Tool: "refund"},
+				{Request: "big", Tool: "rare"},
+				{Request: "big", Principal: "bob"},
+				{Request: "big", Owner: &ui.Actor{Principal: "bob", Tenant: "acme"}},
+				{Request: "big", Owner: &ui.Actor{Principal: "bob", Tenant: "other"}},
+				{Request: "none"},
+			} {
+				for _, limit := range []int{1, 7, 100, 1000} {
+					c.most.Store(0)
+					c.read.Store(0)
+					got, err := paged.events(ctx, q, limit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := whole.events(ctx, q, limit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					seqs := func(evs []*audit.Event) []int64 {
+						out := make([]int64, len(evs))
+						for i, e := range evs {
+							out[i] = e.Seq
+						}
+						return out
+					}
+					if !slices.Equal(seqs(got), seqs(want)) {
+						t.Errorf("%+v limit %d: the page is %d events %v, the whole log's %d %v", q, limit, len(got), seqs(got), len(want), seqs(want))
+					}
+					if c.most.Load() > int64(limit) || c.whole.Load() != 0 {
+						t.Errorf("%+v limit %d: a read returned %d records, the whole log's reads %d; want at most the page's %d, none", q, limit, c.most.Load(), c.whole.Load(), limit)
+					}
+					if q.Tool == "" && q.Principal == "" && q.Owner == nil && c.read.Load() != int64(len(want)) {
+						t.Errorf("%+v limit %d: %d records read for a page of %d", q, limit, c.read.Load(), len(want))
+					}
+				}
+			}
+		})
+	}
+}
