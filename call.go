@@ -464,7 +464,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		if derived {
 			// Its caller went away while its tool ran: it may have taken
 			// effect, and no one will read this answer.
-			rt.cutOffs.end(cutID, c.req.id, c.ID, err != nil && c.ran && ctx.Err() != nil)
+			rt.cutOffs.end(ctx, cutID, c.req.id, c.ID, err != nil && c.ran && ctx.Err() != nil)
 		}
 		// An approved call's record keeps a failure too: the approval was
 		// for one run, and a retry must not run it again. So does a run cut

@@ -72,7 +72,7 @@ func (t *cutOffs) start(id cutOffID, ctx context.Context, request, call string) 
 
 // end records the write of id done; cut says it was cut off while its tool
 // ran, and it is remembered unless its retry was told already.
-func (t *cutOffs) end(id cutOffID, request, call string, cut bool) {
+func (t *cutOffs) end(ctx context.Context, id cutOffID, request, call string, cut bool) {
 	t.mu.Lock()
 	r, ok := t.running[id]
 	mine := ok && r.request == request && r.call == call
@@ -82,7 +82,11 @@ func (t *cutOffs) end(id cutOffID, request, call string, cut bool) {
 	}
 	t.mu.Unlock()
 	if cut && !(mine && r.taken) {
-		t.note(id.key(), cutOffWrite{owner: id.scope, tool: id.tool, request: request, call: call, at: time.Now()})
+		w := cutOffWrite{owner: id.scope, tool: id.tool, request: request, call: call, at: time.Now()}
+		if se, ok := context.Cause(ctx).(*StopError); ok {
+			w.stopped = se.Error() // the gateway's stop, not its caller
+		}
+		t.note(id.key(), w)
 	}
 }
 
@@ -91,7 +95,8 @@ type cutOffWrite struct {
 	owner               string // its owner's scope: the head of its key
 	tool, request, call string
 	at                  time.Time
-	restart             bool // a restart cut it off (else its caller went away)
+	restart             bool   // a restart cut it off (else its caller went away)
+	stopped             string // the stop of its request that cut it off, if one did
 }
 
 // cutOffKey is the key of a write of tool with the arguments' digest args
@@ -180,6 +185,8 @@ func (w *cutOffWrite) refusal() *Result {
 	how := "it was cancelled while it ran (its caller hung up, or cancelled it)"
 	if w.restart {
 		how = "the gateway stopped while it ran"
+	} else if w.stopped != "" {
+		how = "it was cancelled while it ran, as its " + w.stopped
 	}
 	return &Result{Status: StatusError, Error: &Error{Guard: "idempotency", Type: TypeInterrupted, Code: "interrupted",
 		Message: fmt.Sprintf("The same call of %s, with these arguments, was cut off before its answer was delivered (call %s of request %s, %s UTC): %s, and it may have taken effect. Nothing ran now.",

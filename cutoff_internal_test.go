@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,5 +130,41 @@ func TestCutOffEvictsTheFloodersOwn(t *testing.T) {
 	}
 	if _, ok := tab.take(last); !ok {
 		t.Fatal("mallory's newest write was dropped")
+	}
+}
+
+// A write its request's stop cut off while its tool ran is remembered as
+// the others are, and its retry is told that stop, not that its caller hung
+// up or cancelled it: the caller did neither.
+func TestCutOffByStopSaysSo(t *testing.T) {
+	rt := New(nil)
+	started := make(chan struct{}, 1)
+	rt.MustRegister(Tool{Name: "add_item", Access: Write, Reentrancy: Reentrant,
+		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			if string(args) == `{"item":"pear"}` && len(started) == 0 {
+				started <- struct{}{}
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			return json.RawMessage(`"added"`), nil
+		}})
+	ctx, req, err := rt.Begin(t.Context(), &RequestOptions{Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *Result)
+	go func() {
+		done <- rt.Call(ctx, &Call{ID: "c1", Tool: "add_item", Arguments: json.RawMessage(`{"item":"pear"}`)})
+	}()
+	<-started
+	req.Stop(Cancel, "operator", "budget review")
+	<-done
+	req.End()
+	res := cutOffCall(t, rt, nil, "alice", "c2", `{"item":"pear"}`)
+	if res.Error == nil || res.Error.Code != "interrupted" {
+		t.Fatalf("the retry: %s %+v; want interrupted", res.Status, res.Error)
+	}
+	if m := res.Error.Message; strings.Contains(m, "hung up") || !strings.Contains(m, "stopped") || !strings.Contains(m, "budget review") {
+		t.Fatalf("the retry's message: %q; want the stop named, not a hang-up", m)
 	}
 }
