@@ -434,8 +434,9 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		}
 		claim.Key, claim.Args, claim.Lease = skey, argsDigest(c.args), c.tool.Lease()
 		derived := c.IdempotencyKey == "" && !c.sysKey // a retry of a cut-off write has a new one (cutoff.go)
-		if derived && rt.cutOffs.n.Load() > 0 {
-			if w, ok := rt.cutOffs.take(cutOffKey(skey[:len(skey)-len(c.key)], c.Tool, claim.Args)); ok {
+		cutID := cutOffID{skey[:len(skey)-len(c.key)], c.Tool, claim.Args}
+		if derived && (rt.cutOffs.n.Load() > 0 || rt.cutOffs.live.Load() > 0) {
+			if w, ok := rt.cutOffs.take(cutID); ok {
 				return w.refusal(), nil
 			}
 		}
@@ -456,12 +457,14 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		if claim.Checkpointed {
 			c.executing = claim.Checkpoint
 		}
+		if derived {
+			rt.cutOffs.start(cutID, ctx, c.req.id, c.ID)
+		}
 		res, err := next(ctx, c)
-		if derived && err != nil && c.ran && ctx.Err() != nil {
+		if derived {
 			// Its caller went away while its tool ran: it may have taken
 			// effect, and no one will read this answer.
-			rt.cutOffs.note(cutOffKey(skey[:len(skey)-len(c.key)], c.Tool, claim.Args),
-				cutOffWrite{tool: c.Tool, request: c.req.id, call: c.ID, at: time.Now()})
+			rt.cutOffs.end(ctx, cutID, c.req.id, c.ID, err != nil && c.ran && ctx.Err() != nil)
 		}
 		// An approved call's record keeps a failure too: the approval was
 		// for one run, and a retry must not run it again. So does a run cut

@@ -1,6 +1,7 @@
 package reach
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -21,26 +22,81 @@ import (
 // error interrupted, which names the call that was cut off, and nothing
 // runs. It is answered so once: the call after it runs. A write that was
 // answered is never remembered, so two identical writes that were both
-// answered both run.
+// answered both run. A write whose caller went away while its tool still
+// runs (a tool deaf to its context) is cut off already: its retry is
+// answered so, and its late return is not remembered again.
 
 // CutOffWindow is how long a write cut off before its answer reached its
 // caller is remembered for its caller's retry.
 const CutOffWindow = 10 * time.Minute
 
-// cutOffCap bounds the writes remembered: past it, the oldest are dropped.
+// cutOffCap bounds the writes remembered: past it, the oldest of the owner
+// with the most is dropped.
 const cutOffCap = 4096
 
 type cutOffs struct {
-	n  atomic.Int64 // entries: a write looks only when there are some
-	mu sync.Mutex
-	m  map[string]cutOffWrite // cutOffKey -> the write
+	n       atomic.Int64 // entries: a write looks only when there are some
+	live    atomic.Int64 // writes running, in running
+	mu      sync.Mutex
+	m       map[string]cutOffWrite // cutOffKey -> the write
+	running map[cutOffID]runningWrite
+}
+
+// cutOffID is cutOffKey's parts: a running write is looked up by it with
+// no string made for it.
+type cutOffID struct{ scope, tool, args string }
+
+func (id *cutOffID) key() string { return cutOffKey(id.scope, id.tool, id.args) }
+
+// runningWrite is a write with a derived key whose tool may be running:
+// one whose caller went away is cut off already, though its tool is not
+// back (a tool deaf to its context), and its retry is told so.
+type runningWrite struct {
+	ctx           context.Context // its caller's: done when it went away
+	request, call string
+	taken         bool // its retry was told
+}
+
+// start records the write of id running under ctx.
+func (t *cutOffs) start(id cutOffID, ctx context.Context, request, call string) {
+	t.mu.Lock()
+	if t.running == nil {
+		t.running = map[cutOffID]runningWrite{}
+	}
+	if _, ok := t.running[id]; !ok {
+		t.live.Add(1)
+	}
+	t.running[id] = runningWrite{ctx: ctx, request: request, call: call}
+	t.mu.Unlock()
+}
+
+// end records the write of id done; cut says it was cut off while its tool
+// ran, and it is remembered unless its retry was told already.
+func (t *cutOffs) end(ctx context.Context, id cutOffID, request, call string, cut bool) {
+	t.mu.Lock()
+	r, ok := t.running[id]
+	mine := ok && r.request == request && r.call == call
+	if mine {
+		delete(t.running, id)
+		t.live.Add(-1)
+	}
+	t.mu.Unlock()
+	if cut && !(mine && r.taken) {
+		w := cutOffWrite{owner: id.scope, tool: id.tool, request: request, call: call, at: time.Now()}
+		if se, ok := context.Cause(ctx).(*StopError); ok {
+			w.stopped = se.Error() // the gateway's stop, not its caller
+		}
+		t.note(id.key(), w)
+	}
 }
 
 // cutOffWrite is a write that was cut off.
 type cutOffWrite struct {
+	owner               string // its owner's scope: the head of its key
 	tool, request, call string
 	at                  time.Time
-	restart             bool // a restart cut it off (else its caller went away)
+	restart             bool   // a restart cut it off (else its caller went away)
+	stopped             string // the stop of its request that cut it off, if one did
 }
 
 // cutOffKey is the key of a write of tool with the arguments' digest args
@@ -55,17 +111,32 @@ func (t *cutOffs) note(key string, w cutOffWrite) {
 	if t.m == nil {
 		t.m = map[string]cutOffWrite{}
 	}
-	if len(t.m) >= cutOffCap {
+	if _, ok := t.m[key]; !ok && len(t.m) >= cutOffCap {
+		// Past the cap, the oldest write of the owner with the most is
+		// dropped: one principal cutting off writes by the thousand
+		// forgets its own, not another's.
 		now := time.Now()
-		var oldest string
+		per := map[string]int{}
 		for k, e := range t.m {
 			if now.Sub(e.at) > CutOffWindow {
 				delete(t.m, k)
-			} else if oldest == "" || e.at.Before(t.m[oldest].at) {
-				oldest = k
+			} else {
+				per[e.owner]++
 			}
 		}
 		if len(t.m) >= cutOffCap {
+			most := w.owner
+			for o, n := range per {
+				if n > per[most] {
+					most = o
+				}
+			}
+			var oldest string
+			for k, e := range t.m {
+				if e.owner == most && (oldest == "" || e.at.Before(t.m[oldest].at)) {
+					oldest = k
+				}
+			}
 			delete(t.m, oldest)
 		}
 	}
@@ -73,18 +144,40 @@ func (t *cutOffs) note(key string, w cutOffWrite) {
 	t.n.Store(int64(len(t.m)))
 }
 
-// take returns the write remembered under key, and forgets it: a write
-// is answered for once.
-func (t *cutOffs) take(key string) (cutOffWrite, bool) {
+// forget drops the write remembered under key if it is w's (not taken, and
+// not another's noted since).
+func (t *cutOffs) forget(key string, w *cutOffWrite) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	w, ok := t.m[key]
-	if ok {
+	if e, ok := t.m[key]; ok && e.request == w.request && e.call == w.call && e.at.Equal(w.at) {
 		delete(t.m, key)
 		t.n.Store(int64(len(t.m)))
-		ok = time.Since(w.at) <= CutOffWindow
 	}
-	return w, ok
+}
+
+// take returns the write remembered under id, and forgets it: a write
+// is answered for once. A write of id still running whose caller went
+// away is one too.
+func (t *cutOffs) take(id cutOffID) (cutOffWrite, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n.Load() > 0 {
+		key := id.key()
+		w, ok := t.m[key]
+		if ok {
+			delete(t.m, key)
+			t.n.Store(int64(len(t.m)))
+			if time.Since(w.at) <= CutOffWindow {
+				return w, true
+			}
+		}
+	}
+	if r, ok := t.running[id]; ok && !r.taken && r.ctx.Err() != nil {
+		r.taken = true
+		t.running[id] = r
+		return cutOffWrite{owner: id.scope, tool: id.tool, request: r.request, call: r.call, at: time.Now()}, true
+	}
+	return cutOffWrite{}, false
 }
 
 // refusal is what the retry of w is answered.
@@ -92,6 +185,8 @@ func (w *cutOffWrite) refusal() *Result {
 	how := "it was cancelled while it ran (its caller hung up, or cancelled it)"
 	if w.restart {
 		how = "the gateway stopped while it ran"
+	} else if w.stopped != "" {
+		how = "it was cancelled while it ran, as its " + w.stopped
 	}
 	return &Result{Status: StatusError, Error: &Error{Guard: "idempotency", Type: TypeInterrupted, Code: "interrupted",
 		Message: fmt.Sprintf("The same call of %s, with these arguments, was cut off before its answer was delivered (call %s of request %s, %s UTC): %s, and it may have taken effect. Nothing ran now.",
@@ -115,5 +210,5 @@ func (rt *Runtime) NoteCutOff(record, tool, request, call, args string) {
 	if !ok || !strings.HasSuffix(key, "/"+call) {
 		return
 	}
-	rt.cutOffs.note(cutOffKey(scope, tool, args), cutOffWrite{tool: tool, request: request, call: call, at: time.Now(), restart: true})
+	rt.cutOffs.note(cutOffKey(scope, tool, args), cutOffWrite{owner: scope, tool: tool, request: request, call: call, at: time.Now(), restart: true})
 }
