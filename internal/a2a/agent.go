@@ -93,6 +93,20 @@ func (a *agent) resolve(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	card, err := a.fetchCard(ctx)
+	if err == nil {
+		a.mu.Lock()
+		same := a.client != nil && sameCard(a.card, card)
+		if same {
+			a.tried = time.Now()
+		}
+		a.mu.Unlock()
+		if same {
+			// A refresh that found the card as it was: the client stands
+			// (a new one each CardTTL would never be destroyed, since
+			// tasks in flight may hold the one replaced).
+			return nil
+		}
+	}
 	var c *a2aclient.Client
 	var proto a2a.ProtocolVersion
 	if err == nil {
@@ -130,6 +144,19 @@ func (a *agent) resolve(ctx context.Context) error {
 	// (their streams and cancels go on through it).
 	a.card, a.client, a.proto, a.err = card, c, proto, nil
 	return nil
+}
+
+// sameCard reports whether two cards an agent served say the same.
+func sameCard(a, b *a2a.AgentCard) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	ja, err := json.Marshal(a)
+	if err != nil {
+		return false
+	}
+	jb, err := json.Marshal(b)
+	return err == nil && bytes.Equal(ja, jb)
 }
 
 // pickVersion is the protocol version the SDK's client chooses from a card:

@@ -41,3 +41,32 @@ func TestCardRefreshed(t *testing.T) {
 		t.Errorf("a task after the change: %s %q", tk.Status.State, statusText(tk))
 	}
 }
+
+// A refresh that finds the card as it was keeps the client: a new client
+// each CardTTL would pile up, never destroyed (tasks in flight may hold
+// the one a changed card replaces).
+func TestCardRefreshedSameKeepsClient(t *testing.T) {
+	h := newHarnessWith(t, func(o *Options) { o.CardTTL = time.Millisecond }, nil, "executor")
+	if tk := h.send("executor", "alice", "say hi", nil); tk.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("first task: %s", tk.Status.State)
+	}
+	ag := h.g.agents["executor"]
+	ag.mu.Lock()
+	first := ag.client
+	ag.mu.Unlock()
+	for i := range 3 {
+		time.Sleep(5 * time.Millisecond)
+		if err := ag.resolve(t.Context()); err != nil {
+			t.Fatalf("refresh %d: %v", i, err)
+		}
+	}
+	ag.mu.Lock()
+	kept := ag.client == first
+	ag.mu.Unlock()
+	if !kept {
+		t.Error("a refresh of an unchanged card replaced the agent's client; want it kept")
+	}
+	if tk := h.send("executor", "alice", "say again", nil); tk.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("a task after the refreshes: %s %q", tk.Status.State, statusText(tk))
+	}
+}
