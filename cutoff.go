@@ -82,12 +82,18 @@ func (t *cutOffs) end(ctx context.Context, id cutOffID, request, call string, cu
 	}
 	t.mu.Unlock()
 	if cut && !(mine && r.taken) {
-		w := cutOffWrite{owner: id.scope, tool: id.tool, request: request, call: call, at: time.Now()}
-		if se, ok := context.Cause(ctx).(*StopError); ok {
-			w.stopped = se.Error() // the gateway's stop, not its caller
-		}
+		w := cutOffWrite{owner: id.scope, tool: id.tool, request: request, call: call, at: time.Now(), stopped: stoppedBy(ctx)}
 		t.note(id.key(), w)
 	}
+}
+
+// stoppedBy is the stop of its request that cut off a write run under
+// ctx, if one did (the gateway's stop, not its caller): "" otherwise.
+func stoppedBy(ctx context.Context) string {
+	if se, ok := context.Cause(ctx).(*StopError); ok {
+		return se.Error()
+	}
+	return ""
 }
 
 // cutOffWrite is a write that was cut off.
@@ -175,7 +181,7 @@ func (t *cutOffs) take(id cutOffID) (cutOffWrite, bool) {
 	if r, ok := t.running[id]; ok && !r.taken && r.ctx.Err() != nil {
 		r.taken = true
 		t.running[id] = r
-		return cutOffWrite{owner: id.scope, tool: id.tool, request: r.request, call: r.call, at: time.Now()}, true
+		return cutOffWrite{owner: id.scope, tool: id.tool, request: r.request, call: r.call, at: time.Now(), stopped: stoppedBy(r.ctx)}, true
 	}
 	return cutOffWrite{}, false
 }

@@ -168,3 +168,39 @@ func TestCutOffByStopSaysSo(t *testing.T) {
 		t.Fatalf("the retry's message: %q; want the stop named, not a hang-up", m)
 	}
 }
+
+// A write its request's stop cut off while its tool still runs (a tool
+// deaf to its context) is cut off already: its retry is told that stop, as
+// once the tool is back, not that its caller hung up or cancelled it.
+func TestCutOffByStopWhileToolRunsSaysSo(t *testing.T) {
+	rt := New(nil)
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	rt.MustRegister(Tool{Name: "add_item", Access: Write, Reentrancy: Reentrant,
+		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			if len(started) == 0 {
+				started <- struct{}{}
+				<-release // deaf to its context
+			}
+			return json.RawMessage(`"added"`), nil
+		}})
+	ctx, req, err := rt.Begin(t.Context(), &RequestOptions{Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *Result)
+	go func() {
+		done <- rt.Call(ctx, &Call{ID: "c1", Tool: "add_item", Arguments: json.RawMessage(`{"item":"pear"}`)})
+	}()
+	<-started
+	req.Stop(Cancel, "operator", "budget review")
+	res := cutOffCall(t, rt, nil, "alice", "c2", `{"item":"pear"}`)
+	close(release)
+	<-done
+	req.End()
+	if res.Error == nil || res.Error.Code != "interrupted" {
+		t.Fatalf("the retry while the first runs: %s %+v; want interrupted", res.Status, res.Error)
+	}
+	if m := res.Error.Message; strings.Contains(m, "hung up") || !strings.Contains(m, "stopped") || !strings.Contains(m, "budget review") {
+		t.Fatalf("the retry's message: %q; want the stop named, not a hang-up", m)
+	}
+}
