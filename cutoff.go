@@ -39,8 +39,26 @@ type cutOffs struct {
 	live    atomic.Int64 // writes running, in running
 	mu      sync.Mutex
 	m       map[string]cutOffWrite // cutOffKey -> the write
-	running map[cutOffID]runningWrite
+	running map[cutOffID]runningWrites
 }
+
+// runningWrites are the writes of one cutOffID running: one, most often;
+// more when identical writes of one owner run at once (two agents of one
+// principal), each its own, so that a second does not hide the first.
+type runningWrites struct {
+	one  runningWrite
+	more []runningWrite
+}
+
+// at returns the i-th write (0: one).
+func (rs *runningWrites) at(i int) *runningWrite {
+	if i == 0 {
+		return &rs.one
+	}
+	return &rs.more[i-1]
+}
+
+func (rs *runningWrites) len() int { return 1 + len(rs.more) }
 
 // cutOffID is cutOffKey's parts: a running write is looked up by it with
 // no string made for it.
@@ -61,12 +79,16 @@ type runningWrite struct {
 func (t *cutOffs) start(id cutOffID, ctx context.Context, request, call string) {
 	t.mu.Lock()
 	if t.running == nil {
-		t.running = map[cutOffID]runningWrite{}
+		t.running = map[cutOffID]runningWrites{}
 	}
-	if _, ok := t.running[id]; !ok {
-		t.live.Add(1)
+	w := runningWrite{ctx: ctx, request: request, call: call}
+	if rs, ok := t.running[id]; ok {
+		rs.more = append(rs.more, w)
+		t.running[id] = rs
+	} else {
+		t.running[id] = runningWrites{one: w}
 	}
-	t.running[id] = runningWrite{ctx: ctx, request: request, call: call}
+	t.live.Add(1)
 	t.mu.Unlock()
 }
 
@@ -74,20 +96,40 @@ func (t *cutOffs) start(id cutOffID, ctx context.Context, request, call string) 
 // ran, and it is remembered unless its retry was told already.
 func (t *cutOffs) end(ctx context.Context, id cutOffID, request, call string, cut bool) {
 	t.mu.Lock()
-	r, ok := t.running[id]
-	mine := ok && r.request == request && r.call == call
-	if mine {
-		delete(t.running, id)
-		t.live.Add(-1)
+	var r runningWrite
+	mine := false
+	if rs, ok := t.running[id]; ok {
+		for i := range rs.len() {
+			if w := rs.at(i); w.request == request && w.call == call {
+				r, mine = *w, true
+				n := rs.len() - 1
+				*w = *rs.at(n) // the last in its place
+				if n == 0 {
+					delete(t.running, id)
+				} else {
+					rs.more[n-1] = runningWrite{}
+					rs.more = rs.more[:n-1]
+					t.running[id] = rs
+				}
+				t.live.Add(-1)
+				break
+			}
+		}
 	}
 	t.mu.Unlock()
 	if cut && !(mine && r.taken) {
-		w := cutOffWrite{owner: id.scope, tool: id.tool, request: request, call: call, at: time.Now()}
-		if se, ok := context.Cause(ctx).(*StopError); ok {
-			w.stopped = se.Error() // the gateway's stop, not its caller
-		}
+		w := cutOffWrite{owner: id.scope, tool: id.tool, request: request, call: call, at: time.Now(), stopped: stoppedBy(ctx)}
 		t.note(id.key(), w)
 	}
+}
+
+// stoppedBy is the stop of its request that cut off a write run under
+// ctx, if one did (the gateway's stop, not its caller): "" otherwise.
+func stoppedBy(ctx context.Context) string {
+	if se, ok := context.Cause(ctx).(*StopError); ok {
+		return se.Error()
+	}
+	return ""
 }
 
 // cutOffWrite is a write that was cut off.
@@ -172,10 +214,14 @@ func (t *cutOffs) take(id cutOffID) (cutOffWrite, bool) {
 			}
 		}
 	}
-	if r, ok := t.running[id]; ok && !r.taken && r.ctx.Err() != nil {
-		r.taken = true
-		t.running[id] = r
-		return cutOffWrite{owner: id.scope, tool: id.tool, request: r.request, call: r.call, at: time.Now()}, true
+	if rs, ok := t.running[id]; ok {
+		for i := range rs.len() {
+			if r := rs.at(i); !r.taken && r.ctx.Err() != nil {
+				r.taken = true
+				t.running[id] = rs
+				return cutOffWrite{owner: id.scope, tool: id.tool, request: r.request, call: r.call, at: time.Now(), stopped: stoppedBy(r.ctx)}, true
+			}
+		}
 	}
 	return cutOffWrite{}, false
 }

@@ -168,3 +168,90 @@ func TestCutOffByStopSaysSo(t *testing.T) {
 		t.Fatalf("the retry's message: %q; want the stop named, not a hang-up", m)
 	}
 }
+
+// A write its request's stop cut off while its tool still runs (a tool
+// deaf to its context) is cut off already: its retry is told that stop, as
+// once the tool is back, not that its caller hung up or cancelled it.
+func TestCutOffByStopWhileToolRunsSaysSo(t *testing.T) {
+	rt := New(nil)
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	rt.MustRegister(Tool{Name: "add_item", Access: Write, Reentrancy: Reentrant,
+		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			if len(started) == 0 {
+				started <- struct{}{}
+				<-release // deaf to its context
+			}
+			return json.RawMessage(`"added"`), nil
+		}})
+	ctx, req, err := rt.Begin(t.Context(), &RequestOptions{Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *Result)
+	go func() {
+		done <- rt.Call(ctx, &Call{ID: "c1", Tool: "add_item", Arguments: json.RawMessage(`{"item":"pear"}`)})
+	}()
+	<-started
+	req.Stop(Cancel, "operator", "budget review")
+	res := cutOffCall(t, rt, nil, "alice", "c2", `{"item":"pear"}`)
+	close(release)
+	<-done
+	req.End()
+	if res.Error == nil || res.Error.Code != "interrupted" {
+		t.Fatalf("the retry while the first runs: %s %+v; want interrupted", res.Status, res.Error)
+	}
+	if m := res.Error.Message; strings.Contains(m, "hung up") || !strings.Contains(m, "stopped") || !strings.Contains(m, "budget review") {
+		t.Fatalf("the retry's message: %q; want the stop named, not a hang-up", m)
+	}
+}
+
+// Two identical writes run at once (two agents of one principal), and
+// the first one's caller goes away while its tool still runs: its retry is
+// told, though the second began after it, and nothing runs a third time;
+// the write after the retry runs. Before, the second's start replaced the
+// first among the writes running: the retry ran, and the first's late
+// return then refused the next identical write, which was not a retry.
+func TestCutOffRetryWhileTwinRuns(t *testing.T) {
+	rt := New(nil)
+	var runs atomic.Int32
+	var hold atomic.Int32
+	started, release := make(chan struct{}, 2), make(chan struct{})
+	rt.MustRegister(Tool{Name: "add_item", Access: Write, Reentrancy: Reentrant,
+		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			runs.Add(1)
+			if hold.Add(-1) >= 0 {
+				started <- struct{}{}
+				<-release // deaf to its context
+			}
+			return json.RawMessage(`"added"`), nil
+		}})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	hold.Store(2)
+	var leave context.CancelFunc
+	done := make(chan *Result, 2)
+	go func() { done <- cutOffCall(t, rt, &leave, "alice", "c1", `{"item":"pear"}`) }()
+	<-started
+	go func() { done <- cutOffCall(t, rt, nil, "alice", "c2", `{"item":"pear"}`) }()
+	<-started
+	leave()
+
+	res := cutOffCall(t, rt, nil, "alice", "c3", `{"item":"pear"}`)
+	if res.Status != StatusError || res.Error == nil || res.Error.Code != "interrupted" || !strings.Contains(res.Error.Message, "call c1 ") {
+		t.Fatalf("the retry of c1 while c1 and c2 run: %s %+v; want interrupted, naming c1", res.Status, res.Error)
+	}
+	close(release)
+	<-done
+	<-done
+	if res := cutOffCall(t, rt, nil, "alice", "c4", `{"item":"pear"}`); res.Status != StatusSuccess {
+		t.Fatalf("the write after the retry: %s %+v; want it run", res.Status, res.Error)
+	}
+	if n := runs.Load(); n != 3 {
+		t.Fatalf("add_item ran %d times, want 3 (c1, c2, c4)", n)
+	}
+}

@@ -228,8 +228,11 @@ func (d *Detector) learn(a *agentState) {
 // (a, b, c, d, e, f only, four, eight or twelve of them), function words
 // ("to", which a reworded text may hold or not) and those its arguments
 // args hold: what the answer says beside the ids, the numbers
-// and the echo of what it was given.
+// and the echo of what it was given. Only the first maxAnswerWords bytes
+// of res are read: each word is looked for in args (up to maxChainArgs),
+// and a 1 MB answer cost a second of CPU a write.
 func answerWords(res, args []byte) uint64 {
+	res = res[:min(len(res), maxAnswerWords)]
 	var sum uint64
 	word := func(w []byte) {
 		digit, hex := false, true
@@ -269,6 +272,9 @@ func answerWords(res, args []byte) uint64 {
 	}
 	return sum
 }
+
+// maxAnswerWords bounds what answerWords reads of an answer.
+const maxAnswerWords = 8 << 10
 
 // inWords reports whether lower-case word w is a word of b (in any case).
 func inWords(b, w []byte) bool {

@@ -52,7 +52,10 @@ func (s *Idempotency) KeepEnded(f *Frame) bool {
 		return false
 	}
 	c := *f
-	c.Args, c.Undo, c.Error, c.Stack = bytes_(f.Args), bytes_(f.Undo), bytes_(f.Error), nil
+	// Its write needs its ids, state, undo and error (EndExecutingFrame),
+	// not its arguments: the "executing" row has them, and kept here they
+	// would be held unbounded in bytes, and written to the kept file.
+	c.Args, c.Undo, c.Error, c.Stack = nil, bytes_(f.Undo), bytes_(f.Error), nil
 	c.EndOnly = false
 	k := c.Request + "\x00" + c.Frame
 	s.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -169,6 +170,49 @@ func TestKeptEndInTheFileAsKept(t *testing.T) {
 		synctest.Wait()
 		if _, err := os.Stat(path); !os.IsNotExist(err) {
 			t.Errorf("the file once nothing is kept: %v; want it removed", err)
+		}
+	})
+}
+
+// A kept end holds what its write needs (its ids, state, undo and error),
+// not the call's arguments: EndExecutingFrame writes only those, where the
+// "executing" row has the arguments already. Kept with them, 10,000 ends
+// of calls with large arguments were held in memory past the 64 MB the
+// kept completions are bounded by, and each was written to the kept file.
+func TestKeptEndHoldsNoArguments(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := NewMemory()
+		var down atomic.Bool
+		down.Store(true)
+		s := NewIdempotency(&downFrames{Memory: mem, down: &down}, nil)
+		path := filepath.Join(t.TempDir(), KeptFile)
+		s.KeepFile(path)
+		big := []byte(`{"doc":"` + strings.Repeat("x", 1<<20) + `"}`)
+		f := &Frame{Request: "r", Frame: "f1", Kind: "tool", Name: "book", State: "executing", Args: big, Owner: "a/1"}
+		if err := mem.PutFrame(t.Context(), f); err != nil {
+			t.Fatal(err)
+		}
+		end := *f
+		end.State, end.Undo, end.EndOnly = "completed", []byte(`{"tool":"unbook"}`), true
+		if !s.KeepEnded(&end) {
+			t.Fatal("KeepEnded did not keep the end")
+		}
+		for _, k := range s.endsKept() {
+			if len(k.Args) != 0 {
+				t.Errorf("the kept end holds %d bytes of arguments; want none", len(k.Args))
+			}
+		}
+		if fi, err := os.Stat(path); err != nil {
+			t.Errorf("the kept file: %v", err)
+		} else if fi.Size() > 4096 {
+			t.Errorf("the kept file holds %d bytes for one end; want its line without the 1 MB of arguments", fi.Size())
+		}
+		down.Store(false)
+		time.Sleep(2 * keptBackoff)
+		synctest.Wait()
+		if g := frameOf(t, mem, "r", "f1"); g.State != "completed" || string(g.Undo) != `{"tool":"unbook"}` || len(g.Args) != len(big) {
+			t.Errorf("the checkpoint once the store answers: state %s, undo %s, %d bytes of arguments; want it ended with its undo and its arguments",
+				g.State, g.Undo, len(g.Args))
 		}
 	})
 }
