@@ -145,9 +145,12 @@ func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*aud
 
 // requestPage returns the newest limit events of request q.Request that
 // q keeps, and true, when the store reads a request's newest events alone
-// (store.RequestAuditPager): read newest first, a page of limit at a time,
-// until limit are kept or none is left, so that what is held is a page,
-// not the request's whole log (108 MB for 100,000 events, to show 100).
+// (store.RequestAuditPager): read newest first, a page of limit, then (the
+// filters having left some out) a chunk of treeScanChunk or limit at a
+// time, until limit are kept or none is left, so that what is held is a
+// page or a chunk, not the request's whole log (108 MB for 100,000 events,
+// to show 100), and a filter that keeps few events costs a read a chunk,
+// not one an event.
 func (a auditView) requestPage(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, bool, error) {
 	if _, ok := a.st.(store.RequestAuditPager); !ok {
 		return nil, false, nil
@@ -157,8 +160,8 @@ func (a auditView) requestPage(ctx context.Context, q ui.AuditQuery, limit int) 
 	}
 	var out []*audit.Event
 	before := int64(0)
-	for {
-		evs, ok, err := audit.ShowBefore(ctx, a.st, q.Request, before, limit)
+	for chunk := limit; ; chunk = max(limit, treeScanChunk) { // the filters left some out: read on a chunk at a time, not a page of limit (limit=1 was a read an event)
+		evs, ok, err := audit.ShowBefore(ctx, a.st, q.Request, before, chunk)
 		if !ok || err != nil {
 			return nil, ok, err
 		}
@@ -168,7 +171,7 @@ func (a auditView) requestPage(ctx context.Context, q ui.AuditQuery, limit int) 
 			}
 			before = evs[0].Seq
 		}
-		full := len(evs) == limit
+		full := len(evs) == chunk
 		evs = slices.DeleteFunc(evs, func(e *audit.Event) bool { return drops(q, e) })
 		if n := limit - len(out); len(evs) > n {
 			evs = evs[len(evs)-n:]
