@@ -40,6 +40,10 @@ type cutOffs struct {
 	mu      sync.Mutex
 	m       map[string]cutOffWrite // cutOffKey -> the write
 	running map[cutOffID]runningWrite
+	// told holds the writes whose retry was told while they ran and whose
+	// place in running a later identical write took (one that ran after
+	// the retry): their end is not remembered again.
+	told map[[2]string]struct{}
 }
 
 // cutOffID is cutOffKey's parts: a running write is looked up by it with
@@ -63,8 +67,13 @@ func (t *cutOffs) start(id cutOffID, ctx context.Context, request, call string) 
 	if t.running == nil {
 		t.running = map[cutOffID]runningWrite{}
 	}
-	if _, ok := t.running[id]; !ok {
+	if r, ok := t.running[id]; !ok {
 		t.live.Add(1)
+	} else if r.taken {
+		if t.told == nil {
+			t.told = map[[2]string]struct{}{}
+		}
+		t.told[[2]string{r.request, r.call}] = struct{}{}
 	}
 	t.running[id] = runningWrite{ctx: ctx, request: request, call: call}
 	t.mu.Unlock()
@@ -76,12 +85,16 @@ func (t *cutOffs) end(ctx context.Context, id cutOffID, request, call string, cu
 	t.mu.Lock()
 	r, ok := t.running[id]
 	mine := ok && r.request == request && r.call == call
+	taken := mine && r.taken
 	if mine {
 		delete(t.running, id)
 		t.live.Add(-1)
+	} else if _, ok := t.told[[2]string{request, call}]; ok {
+		delete(t.told, [2]string{request, call})
+		taken = true
 	}
 	t.mu.Unlock()
-	if cut && !(mine && r.taken) {
+	if cut && !taken {
 		w := cutOffWrite{owner: id.scope, tool: id.tool, request: request, call: call, at: time.Now()}
 		if se, ok := context.Cause(ctx).(*StopError); ok {
 			w.stopped = se.Error() // the gateway's stop, not its caller
