@@ -255,3 +255,52 @@ func TestCutOffRetryWhileTwinRuns(t *testing.T) {
 		t.Fatalf("add_item ran %d times, want 3 (c1, c2, c4)", n)
 	}
 }
+
+// A write whose retry was told it was cut off while its tool still ran
+// is told once, also when the write after the retry runs before the cut
+// one's tool is back: that write took the cut one's place among the
+// writes running, and the cut one's late return was remembered anew, so
+// the next identical write, which was no retry, was refused a second time.
+func TestCutOffToldOnceWhenTheNextRunsFirst(t *testing.T) {
+	rt := New(nil)
+	var runs atomic.Int32
+	var hold atomic.Bool
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	rt.MustRegister(Tool{Name: "add_item", Access: Write, Reentrancy: Reentrant,
+		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			runs.Add(1)
+			if hold.CompareAndSwap(true, false) {
+				started <- struct{}{}
+				<-release // deaf to its context, until it is back
+				return nil, ctx.Err()
+			}
+			return json.RawMessage(`"added"`), nil
+		}})
+	var leave context.CancelFunc
+	done := make(chan *Result)
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	hold.Store(true)
+	go func() { done <- cutOffCall(t, rt, &leave, "alice", "c1", `{"item":"pear"}`) }()
+	<-started
+	leave()
+	if res := cutOffCall(t, rt, nil, "alice", "c2", `{"item":"pear"}`); res.Error == nil || res.Error.Code != "interrupted" {
+		t.Fatalf("the retry while the first runs: %s %+v; want interrupted", res.Status, res.Error)
+	}
+	if res := cutOffCall(t, rt, nil, "alice", "c3", `{"item":"pear"}`); res.Status != StatusSuccess {
+		t.Fatalf("the write after the retry, the first still running: %s %+v; want it run", res.Status, res.Error)
+	}
+	close(release)
+	<-done
+	if res := cutOffCall(t, rt, nil, "alice", "c4", `{"item":"pear"}`); res.Status != StatusSuccess {
+		t.Fatalf("the next write, once the first is back: %s %+v; want it run (the first was told once)", res.Status, res.Error)
+	}
+	if n := runs.Load(); n != 3 {
+		t.Fatalf("add_item ran %d times, want 3", n)
+	}
+}

@@ -225,6 +225,10 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 			return yield(a2a.NewStatusUpdateEvent(info, st, msg), nil)
 		}
 		if m.TaskID != "" { // the input it asked for: the task as it stands, then work
+			if word == "refuse" { // an answer the agent refuses: an error, no event
+				yield(nil, errors.New("refused"))
+				return
+			}
 			f.mu.Lock()
 			again := f.words[id] == "reask"
 			f.mu.Unlock()

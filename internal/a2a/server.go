@@ -233,6 +233,7 @@ func (e *endpoint) resume(ctx context.Context, req *a2a.SendMessageRequest, owne
 		t.mu.Lock()
 		t.pumps--
 		t.round = nil
+		t.rearm(round)
 		t.mu.Unlock()
 		done("", true)
 		return nil, 0, &a2a.Error{Err: a2a.ErrInternalError, Message: err.Error()}
@@ -240,6 +241,9 @@ func (e *endpoint) resume(ctx context.Context, req *a2a.SendMessageRequest, owne
 	out := e.forward(req, t)
 	e.g.background(func() {
 		t.pump(client, card.Capabilities.Streaming, out, t.out, round)
+		t.mu.Lock()
+		t.rearm(round)
+		t.mu.Unlock()
 		done(t.answer())
 	})
 	return t, from, nil

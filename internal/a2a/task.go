@@ -569,6 +569,22 @@ func (t *task) settle(s a2a.TaskStatus, after *[]func()) (st a2a.TaskState, fres
 	return t.state, true
 }
 
+// rearm bounds the wait of a task that still waits for its caller after
+// round, the round a message to it began, ended with no word of the agent
+// that it waits (t.mu held): the agent refused the message (its send
+// failed, no event) or was not reached. The round let the bound of the
+// question it answered go (awaitCaller's check ends on a new round), and
+// nothing else would bound the task again.
+func (t *task) rearm(round int) {
+	if t.rounds != round || t.ended || t.waits == t.rounds+1 ||
+		(t.state != a2a.TaskStateInputRequired && t.state != a2a.TaskStateAuthRequired) {
+		return
+	}
+	t.asked = time.Now()
+	t.waits = t.rounds + 1
+	t.awaitCaller()
+}
+
 // awaitCaller bounds the wait of a task that has just begun waiting for
 // its caller (t.mu held): if no message to it has come (no round begun)
 // and it still waits after Options.InputWait, its hand-off is stopped,

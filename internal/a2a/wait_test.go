@@ -54,3 +54,21 @@ func TestInputWaitCountsFromTheLastAsk(t *testing.T) {
 	}
 	eventually(t, "the second wait to end", func() bool { return h.state("executor", "alice", tk.ID) == a2a.TaskStateCanceled })
 }
+
+// TestInputWaitBoundedAfterARefusedAnswer: an answer that the agent
+// refuses (its send fails, no event: the task still waits at the agent as
+// it did) leaves the task waiting, and its wait bounded anew: the bound of
+// the question it answered was let go with the round the answer began, and
+// nothing bounded the task, which held its request and a slot of its
+// caller's running tasks for ever, however often a client did it.
+func TestInputWaitBoundedAfterARefusedAnswer(t *testing.T) {
+	h := newHarnessWith(t, func(o *Options) { o.InputWait = 300 * time.Millisecond }, nil, "executor")
+	tk := h.send("executor", "alice", "input the fence", nil)
+	if tk.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("ask: %s", tk.Status.State)
+	}
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("refuse this"))
+	m.TaskID, m.ContextID = tk.ID, tk.ContextID
+	_, _ = h.client("executor", "alice", false).SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m})
+	eventually(t, "the wait after the refused answer to end", func() bool { return h.state("executor", "alice", tk.ID) == a2a.TaskStateCanceled })
+}
