@@ -525,7 +525,7 @@ func (s *Store) RequestAudit(ctx context.Context, request string) ([]*store.Audi
 	if err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
 	}
-	var seqs []any
+	var seqs []int64
 	for rows.Next() {
 		var pass int64
 		var b []byte
@@ -539,15 +539,9 @@ func (s *Store) RequestAudit(ctx context.Context, request string) ([]*store.Audi
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
 	}
-	var out []*store.AuditRecord
-	for len(seqs) > 0 {
-		n := min(len(seqs), 500)
-		recs, err := s.QueryAudit(ctx, reader{tx}, `WHERE seq IN (?`+strings.Repeat(", ?", n-1)+`) ORDER BY seq`, seqs[:n]...)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, recs...)
-		seqs = seqs[n:]
+	out, err := s.auditBySeq(ctx, tx, seqs)
+	if err != nil {
+		return nil, err
 	}
 	tail, err := s.QueryAudit(ctx, reader{tx}, `WHERE seq > ? AND request = ? ORDER BY seq`, indexed, request)
 	if err != nil {
@@ -629,19 +623,9 @@ func (s *Store) RequestAuditBefore(ctx context.Context, request string, before i
 		}
 	}
 	slices.Reverse(seqs)
-	var out []*store.AuditRecord
-	for len(seqs) > 0 {
-		n := min(len(seqs), 500)
-		args := make([]any, n)
-		for i, q := range seqs[:n] {
-			args[i] = q
-		}
-		recs, err := s.QueryAudit(ctx, reader{tx}, `WHERE seq IN (?`+strings.Repeat(", ?", n-1)+`) ORDER BY seq`, args...)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, recs...)
-		seqs = seqs[n:]
+	out, err := s.auditBySeq(ctx, tx, seqs)
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -703,19 +687,9 @@ func (s *Store) RequestsAudit(ctx context.Context, requests []string, after, upT
 	slices.Sort(seqs)
 	seqs = slices.Compact(seqs)
 	seqs = seqs[:min(len(seqs), limit)]
-	var out []*store.AuditRecord
-	for len(seqs) > 0 {
-		n := min(len(seqs), 500)
-		args := make([]any, n)
-		for i, q := range seqs[:n] {
-			args[i] = q
-		}
-		recs, err := s.QueryAudit(ctx, reader{tx}, `WHERE seq IN (?`+strings.Repeat(", ?", n-1)+`) ORDER BY seq`, args...)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, recs...)
-		seqs = seqs[n:]
+	out, err := s.auditBySeq(ctx, tx, seqs)
+	if err != nil {
+		return nil, err
 	}
 	if len(out) >= limit || upTo <= indexed {
 		return out, nil
@@ -730,7 +704,7 @@ func (s *Store) RequestsAudit(ctx context.Context, requests []string, after, upT
 	if err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
 	}
-	var tail []any
+	var tail []int64
 	for rows.Next() && len(out)+len(tail) < limit {
 		var seq int64
 		var req string
@@ -746,14 +720,30 @@ func (s *Store) RequestsAudit(ctx context.Context, requests []string, after, upT
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
 	}
-	for len(tail) > 0 {
-		n := min(len(tail), 500)
-		recs, err := s.QueryAudit(ctx, reader{tx}, `WHERE seq IN (?`+strings.Repeat(", ?", n-1)+`) ORDER BY seq`, tail[:n]...)
+	recs, err := s.auditBySeq(ctx, tx, tail)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, recs...), nil
+}
+
+// auditBySeq reads the records of seqs (in seq order) in tx, 500 at a
+// time.
+func (s *Store) auditBySeq(ctx context.Context, tx *sql.Tx, seqs []int64) ([]*store.AuditRecord, error) {
+	var out []*store.AuditRecord
+	args := make([]any, 0, min(len(seqs), 500))
+	for len(seqs) > 0 {
+		n := min(len(seqs), 500)
+		args = args[:0]
+		for _, q := range seqs[:n] {
+			args = append(args, q)
+		}
+		recs, err := s.QueryAudit(ctx, reader{tx}, `WHERE seq IN (?`+strings.Repeat(", ?", n-1)+`) ORDER BY seq`, args...)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, recs...)
-		tail = tail[n:]
+		seqs = seqs[n:]
 	}
 	return out, nil
 }
