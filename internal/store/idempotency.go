@@ -674,6 +674,13 @@ func (s *Idempotency) keeper() {
 			}
 		}
 		s.mu.Lock()
+		if errors.Is(err, ErrClosed) {
+			// The store closed as the gateway stopped: what is kept stays
+			// kept, and in the data folder's file for the next start.
+			s.keeping = false
+			s.mu.Unlock()
+			return
+		}
 		if s.kept.Len() == 0 && len(s.ends) == 0 {
 			s.keeping = false
 			s.mu.Unlock()
@@ -705,9 +712,12 @@ func (s *Idempotency) writeKept(ctx context.Context, key string) error {
 	}
 	switch {
 	case err == nil:
-	case errors.Is(err, ErrConflict), errors.Is(err, ErrClosed):
+	case errors.Is(err, ErrConflict):
 		s.log.Warn("idempotency: a kept completion could not be written; it is dropped", "key", key, "err", err)
 	default:
+		// ErrClosed too: the gateway is stopping, and what it keeps is
+		// in the data folder's file (SaveKept), which a drop here would
+		// let journalDone remove.
 		return err
 	}
 	s.kept.Drop(key)

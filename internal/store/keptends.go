@@ -124,11 +124,9 @@ func (s *Idempotency) writeEnds(ctx context.Context) error {
 // this life any more.
 func (s *Idempotency) writeEnd(ctx context.Context, f *Frame) error {
 	landed, err := s.endExecuting(ctx, f)
-	switch {
-	case err == nil:
-	case errors.Is(err, ErrClosed):
-		s.log.Warn("idempotency: a kept ended checkpoint could not be written; it is dropped", "request", f.Request, "frame", f.Frame, "err", err)
-	default:
+	if err != nil {
+		// ErrClosed too: the gateway is stopping, and the end is in the
+		// data folder's file for the next start (SaveKept).
 		return err
 	}
 	s.mu.Lock()
