@@ -34,28 +34,15 @@ func callKey(tool string, args []byte) uint64 {
 // must be init'ed. Its map is made at its first put: a request's detector
 // has seven, and a request of one call (a sessionless client's under a
 // crowd) uses some of them only.
-//
-// It also keeps the entry of its last get or put beside the maps (last),
-// while that entry is in the current half: a request's calls mostly come
-// from one agent and often from one tool, and a call one at a time, its
-// data out of the caches, finds them there without hashing the name and
-// reading the map's groups (cold21).
 type bounded[K comparable, V any] struct {
 	cur, old map[K]V
 	half     int
-	lastK    K
-	lastV    V
-	hasLast  bool // lastK is in cur, with the value lastV
 }
 
 func (m *bounded[K, V]) init(n int) { m.half = max(n/2, 1) }
 
 func (m *bounded[K, V]) get(k K) (V, bool) {
-	if m.hasLast && m.lastK == k {
-		return m.lastV, true
-	}
 	if v, ok := m.cur[k]; ok {
-		m.lastK, m.lastV, m.hasLast = k, v, true
 		return v, true
 	}
 	if v, ok := m.old[k]; ok {
@@ -74,13 +61,14 @@ func (m *bounded[K, V]) put(k K, v V) {
 	// The length first: the current half is seldom full, and a new key's
 	// put (checkTool's, after a get that missed) need not look it up again.
 	if len(m.cur) >= m.half {
-		if _, ok := m.cur[k]; !ok {
-			m.old = m.cur
-			m.cur = make(map[K]V, m.half/4)
+		if _, ok := m.cur[k]; ok {
+			m.cur[k] = v
+			return
 		}
+		m.old = m.cur
+		m.cur = make(map[K]V, m.half/4)
 	}
 	m.cur[k] = v
-	m.lastK, m.lastV, m.hasLast = k, v, true
 }
 
 func (m *bounded[K, V]) len() int { return len(m.cur) + len(m.old) }
