@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentreach/reach/internal/pgtest"
 
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/postgres"
@@ -121,3 +126,88 @@ func undoDeadLetters(t *testing.T, url, id string) []store.DeadLetter {
 }
 
 func dlID(n int64) string { return fmt.Sprint("dl-", n) }
+
+// TestFleet21FrozenBeforeSend: b is paused (SIGSTOP) once a call's
+// connection to its upstream is ready, after the lease check at dispatch
+// and before the call's bytes go out (the crash point wire.ready). a takes
+// b for dead, recovers the call's request and forgets b. Continued
+// (SIGCONT), b re-checks its lease just before the send, finds it lapsed,
+// waits for its next heartbeat, which finds it forgotten, and holds the
+// call back: the upstream never sees it, and its client is refused
+// (instance_stopping, or store_unavailable), nothing ran. Before, the call
+// was sent when b went on. The recovered call's checkpoint says it may
+// have run (cancelled, interrupted): recovery cannot know it was held back.
+func TestFleet21FrozenBeforeSend(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	f := &fleet{t: t, pg: pgtest.Own(t), names: [2]string{"a", "b"}}
+	var err error
+	if f.url, err = f.pg.CreateDatabase(context.Background(), "reach"); err != nil {
+		t.Fatal(err)
+	}
+	var upURL string
+	f.up, upURL = sharedUpstream(t)
+	g, gateURL := gateUpstream(t)
+	for i := range 2 {
+		f.addr[i], f.data[i] = freeAddr(t), t.TempDir()
+		f.cfg[i] = writeConfig(t, fmt.Sprintf(`store: %s
+instance: %s
+instance_ttl: 2s
+upstreams:
+  - {name: up, url: '%s'}
+  - {name: gate, url: '%s'}
+budgets:
+  default: {tool_calls: 100000, wall: 1h}
+`, f.url, f.names[i], upURL, gateURL))
+	}
+	f.start(0)
+	var reached <-chan struct{}
+	f.cmd[1], reached = startReachAt(t, f.cfg[1], f.addr[1], f.data[1], "wire.ready#1+go")
+	stopped := false
+	t.Cleanup(func() {
+		if stopped {
+			f.cmd[1].Process.Signal(syscall.SIGCONT)
+		}
+		for i := range 2 {
+			f.stop(i)
+		}
+	})
+	owner := f.lifeOf(t, "b")
+	held := retryOn(t, f, 1, "r-held", "held")
+	select {
+	case <-reached:
+		stopped = true
+	case r := <-held:
+		t.Fatalf("r-held's call on b answered before b paused at its send: %v", r)
+	case <-time.After(time.Minute):
+		t.Fatal("b did not reach wire.ready")
+	}
+	f.awaitForgotten(t, owner)
+	if r := storedRequest(t, f.url, "r-held"); r == nil || r.State != "interrupted" {
+		t.Fatalf("r-held once a recovered b's work: %+v; want interrupted", r)
+	}
+	if err := f.cmd[1].Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	stopped = false
+	r := <-held
+	if c := errCode(r); c != "instance_stopping" && c != "store_unavailable" {
+		t.Errorf("r-held's call, paused before its send, once b went on: %v; want refused (instance_stopping or store_unavailable)", r)
+	}
+	if n := g.count("held"); n != 0 {
+		t.Fatalf("r-held's call reached the upstream %d times after a recovered its request; want never", n)
+	}
+	var fs []*store.Frame
+	withStore(t, f.url, func(st *postgres.Store) {
+		if fs, err = st.RequestFrames(t.Context(), "r-held"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for _, fr := range fs {
+		if fr.Name == "gate__gate" && (fr.State != "cancelled" || !strings.Contains(string(fr.Error), `"interrupted"`)) {
+			t.Errorf("r-held's call's checkpoint after the recovery: %s %s; want cancelled, interrupted (it may have run)", fr.State, fr.Error)
+		}
+	}
+	verifyAudit(t, f.url)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/durable"
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/postgres"
 )
@@ -419,7 +420,19 @@ func (c *Cluster) Admission() reach.Middleware {
 			if err := c.Leased(ctx); err != nil {
 				return nil, err
 			}
-			return next(ctx, call)
+			// And again once the upstream's connection is ready, just
+			// before the call's bytes go out (the wire client): a life
+			// paused between here and there is held back there.
+			var held error
+			res, err := next(mcpwire.WithBeforeSend(ctx, func(ctx context.Context) error {
+				held = c.Leased(ctx)
+				return held
+			}), call)
+			if held != nil {
+				// Not the tool's failure: the call was not sent.
+				return nil, held
+			}
+			return res, err
 		}
 	}
 }
