@@ -1,7 +1,7 @@
 package postgres
 
 func init() {
-	pgMigrations = append(pgMigrations, migration{16, "a join that arrives after its leave writes nothing", `
+	pgMigrations = append(pgMigrations, migration{16, "a join that arrives after its leave writes nothing; a dead life stays dead", `
 -- The leaves of parts that an instance's refused joins may have written
 -- (LeavePartAt): seq is the life's count of joins begun when it left, so
 -- that a join of that life begun before the leave (its caller gave up, its
@@ -36,5 +36,39 @@ BEGIN
 	RETURN QUERY SELECT * FROM reach_join(p_id, p_owner, p_ttl, p_parent, p_principal, p_tenant, p_roles, p_attrs, p_trace,
 		p_scene, p_agent, p_budget, p_started);
 END $$;
+
+-- The lives that were judged dead (their row marked, seen -1) or forgotten
+-- (their row deleted: recovered, or departed), for a week: a heartbeat of
+-- one of them, from a process that was frozen and goes on, no longer makes
+-- it alive. The current binary's heartbeat does not overwrite a mark and
+-- stops a life it finds forgotten; an older one's (before schema 16) did
+-- both, so that an older instance a newer one judged came back alive.
+CREATE TABLE dead_lives (
+	owner TEXT PRIMARY KEY,
+	at    BIGINT NOT NULL
+);
+CREATE FUNCTION reach_instances_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF TG_OP = 'INSERT' THEN
+		IF EXISTS (SELECT 1 FROM dead_lives WHERE owner = NEW.owner) THEN
+			RETURN NULL; -- forgotten: not inserted again
+		END IF;
+		RETURN NEW;
+	END IF;
+	IF TG_OP = 'UPDATE' THEN
+		IF OLD.seen < 0 AND NEW.seen >= 0 THEN
+			RETURN NULL; -- judged: the mark stays
+		END IF;
+		IF NEW.seen < 0 AND OLD.seen >= 0 THEN
+			INSERT INTO dead_lives (owner, at) VALUES (NEW.owner, reach_now()) ON CONFLICT (owner) DO NOTHING;
+		END IF;
+		RETURN NEW;
+	END IF;
+	INSERT INTO dead_lives (owner, at) VALUES (OLD.owner, reach_now()) ON CONFLICT (owner) DO NOTHING;
+	DELETE FROM dead_lives WHERE at < reach_now() - 604800000000000;
+	RETURN OLD;
+END $$;
+CREATE TRIGGER instances_guard BEFORE INSERT OR UPDATE OR DELETE ON instances
+	FOR EACH ROW EXECUTE FUNCTION reach_instances_guard();
 `})
 }
