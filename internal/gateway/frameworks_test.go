@@ -89,7 +89,7 @@ func frameworksCache(t *testing.T) (dir, node string) {
 // ownFolder are the frameworks installed in a folder of their own beside
 // the others (scripts/frameworks-deps.sh), each by the package it needs:
 // VoltAgent wants the AI SDK 6, which the AI SDK's own 7 conflicts with.
-var ownFolder = map[string]string{"voltagent": "@voltagent/core"}
+var ownFolder = map[string]string{"voltagent": "@voltagent/core", "inspector": "@modelcontextprotocol/inspector"}
 
 // shopUpstream is the MCP server the frameworks' tools come from.
 type shopUpstream struct {
