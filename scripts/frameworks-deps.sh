@@ -5,8 +5,9 @@
 # (@langchain/langgraph with @langchain/mcp-adapters and @langchain/openai)
 # the AI SDK (ai with @ai-sdk/mcp and @ai-sdk/openai), Mastra (@mastra/core
 # with @mastra/mcp), Genkit (genkit with @genkit-ai/mcp and
-# @genkit-ai/compat-oai), VoltAgent (@voltagent/core, in voltagent/) and the
-# MCP Inspector's CLI (@modelcontextprotocol/inspector, in inspector/), with the MCP
+# @genkit-ai/compat-oai), VoltAgent (@voltagent/core, in voltagent/), KaibanJS
+# (kaibanjs, in kaibanjs/) and the MCP Inspector's CLI
+# (@modelcontextprotocol/inspector, in inspector/), with the MCP
 # TypeScript SDK client of the sessionless protocol (@modelcontextprotocol/
 # client) and the 1.x SDK (@modelcontextprotocol/sdk), whose SSEClientTransport
 # OpenAI Agents' MCPServerSSE and LlamaIndex use on /sse, into a repo-local, gitignored folder (.cache/frameworks by
@@ -59,13 +60,23 @@ inspector=(
 	@modelcontextprotocol/inspector@2.12.0
 )
 
+# KaibanJS (kaibanjs) is on LangChain 0.3, which the LangChain 1 above would
+# conflict with: it has kaibanjs/, with the MCP adapters it documents (the
+# last for LangChain 0.3) on the last MCP SDK of zod 3 (1.22; the adapters'
+# schemas fail on the zod 4 schemas of later SDKs).
+kaibanjs=(
+	kaibanjs@0.23.1
+	@langchain/mcp-adapters@0.6.0
+	@modelcontextprotocol/sdk@1.22.0
+)
+
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	echo "frameworks-deps: node or npm not found; the agent framework tests will be skipped"
 	exit 0
 fi
 
 stamp="$prefix/.installed"
-want="${pkgs[*]} voltagent: ${voltagent[*]} inspector: ${inspector[*]}"
+want="${pkgs[*]} voltagent: ${voltagent[*]} inspector: ${inspector[*]} kaibanjs: ${kaibanjs[*]}"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
 	echo "frameworks-deps: up to date in $prefix"
 	exit 0
@@ -80,4 +91,7 @@ npm install --prefix "$prefix/voltagent" --no-audit --no-fund --loglevel=error -
 mkdir -p "$prefix/inspector"
 echo "frameworks-deps: installing into $prefix/inspector: ${inspector[*]}"
 npm install --prefix "$prefix/inspector" --no-audit --no-fund --loglevel=error --save-exact "${inspector[@]}"
+mkdir -p "$prefix/kaibanjs"
+echo "frameworks-deps: installing into $prefix/kaibanjs: ${kaibanjs[*]}"
+npm install --prefix "$prefix/kaibanjs" --no-audit --no-fund --loglevel=error --save-exact "${kaibanjs[@]}"
 echo "$want" >"$stamp"
