@@ -6,7 +6,8 @@
 # the AI SDK (ai with @ai-sdk/mcp and @ai-sdk/openai), Mastra (@mastra/core
 # with @mastra/mcp), Genkit (genkit with @genkit-ai/mcp and
 # @genkit-ai/compat-oai), VoltAgent (@voltagent/core, in voltagent/), KaibanJS
-# (kaibanjs, in kaibanjs/) and the MCP Inspector's CLI
+# (kaibanjs, in kaibanjs/), LlamaIndex TS (@llamaindex/workflow, in
+# llamaindex/) and the MCP Inspector's CLI
 # (@modelcontextprotocol/inspector, in inspector/), with the MCP
 # TypeScript SDK client of the sessionless protocol (@modelcontextprotocol/
 # client) and the 1.x SDK (@modelcontextprotocol/sdk), whose SSEClientTransport
@@ -70,13 +71,21 @@ kaibanjs=(
 	@modelcontextprotocol/sdk@1.22.0
 )
 
+# LlamaIndex TS (its agent of @llamaindex/workflow, @llamaindex/openai and
+# the MCP client of @llamaindex/tools), in llamaindex/.
+llamaindex=(
+	@llamaindex/workflow@1.1.25
+	@llamaindex/openai@0.4.23
+	@llamaindex/tools@0.2.1
+)
+
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	echo "frameworks-deps: node or npm not found; the agent framework tests will be skipped"
 	exit 0
 fi
 
 stamp="$prefix/.installed"
-want="${pkgs[*]} voltagent: ${voltagent[*]} inspector: ${inspector[*]} kaibanjs: ${kaibanjs[*]}"
+want="${pkgs[*]} voltagent: ${voltagent[*]} inspector: ${inspector[*]} kaibanjs: ${kaibanjs[*]} llamaindex: ${llamaindex[*]}"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
 	echo "frameworks-deps: up to date in $prefix"
 	exit 0
@@ -92,6 +101,9 @@ mkdir -p "$prefix/inspector"
 echo "frameworks-deps: installing into $prefix/inspector: ${inspector[*]}"
 npm install --prefix "$prefix/inspector" --no-audit --no-fund --loglevel=error --save-exact "${inspector[@]}"
 mkdir -p "$prefix/kaibanjs"
-echo "frameworks-deps: installing into $prefix/kaibanjs: ${kaibanjs[*]}"
+echo "frameworks-deps: installing into $prefix/kaibanjs: ${kaibanjs[*]} llamaindex: ${llamaindex[*]}"
 npm install --prefix "$prefix/kaibanjs" --no-audit --no-fund --loglevel=error --save-exact "${kaibanjs[@]}"
+mkdir -p "$prefix/llamaindex"
+echo "frameworks-deps: installing into $prefix/llamaindex: ${llamaindex[*]}"
+npm install --prefix "$prefix/llamaindex" --no-audit --no-fund --loglevel=error --save-exact "${llamaindex[@]}"
 echo "$want" >"$stamp"

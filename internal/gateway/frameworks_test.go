@@ -27,8 +27,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Six agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
-// Mastra, Genkit and VoltAgent — on their default settings, their MCP tools and their model pointed at
+// Eight agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
+// Mastra, Genkit, VoltAgent, KaibanJS and LlamaIndex — on their default
+// settings (KaibanJS and LlamaIndex with the hooks of their pages in
+// docs/frameworks), their MCP tools and their model pointed at
 // reach (testdata/frameworks/agent.mjs), with a scripted model behind
 // reach's model proxy and a shop upstream behind its MCP server.
 
@@ -89,7 +91,7 @@ func frameworksCache(t *testing.T) (dir, node string) {
 // ownFolder are the frameworks installed in a folder of their own beside
 // the others (scripts/frameworks-deps.sh), each by the package it needs:
 // VoltAgent wants the AI SDK 6, which the AI SDK's own 7 conflicts with.
-var ownFolder = map[string]string{"voltagent": "@voltagent/core", "inspector": "@modelcontextprotocol/inspector", "kaibanjs": "kaibanjs"}
+var ownFolder = map[string]string{"voltagent": "@voltagent/core", "inspector": "@modelcontextprotocol/inspector", "kaibanjs": "kaibanjs", "llamaindex": "@llamaindex/workflow"}
 
 // shopUpstream is the MCP server the frameworks' tools come from.
 type shopUpstream struct {
@@ -638,11 +640,14 @@ var frameworkCases = []struct {
 	// KaibanJS documents LangChain's MCP adapters for its tools; the last
 	// for its LangChain (0.3) on the SDK 1.22 speaks 2025-06-18.
 	{"kaibanjs", "2025-06-18", "", "", "", false},
+	// LlamaIndex's agent has no step limit: without reach, the loop's
+	// baseline would never end.
+	{"llamaindex", "2025-11-25", "", "", "", true},
 }
 
 // modelPath is the model API a case's framework calls.
 func modelPath(fw, modelAPI string) string {
-	if fw == "langgraph" || fw == "kaibanjs" || fw == "mastra" || fw == "genkit" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
+	if fw == "langgraph" || fw == "kaibanjs" || fw == "llamaindex" || fw == "mastra" || fw == "genkit" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
 		return "/v1/chat/completions"
 	}
 	return "/v1/responses"

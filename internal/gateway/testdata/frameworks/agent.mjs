@@ -5,7 +5,8 @@
 // (.cache/frameworks, scripts/frameworks-deps.sh) and read the JSON line it
 // prints last: {ok, text, error, status}.
 //
-//   FRAMEWORK   openai-agents | langgraph | ai-sdk | mastra | genkit | voltagent | kaibanjs
+//   FRAMEWORK   openai-agents | langgraph | ai-sdk | mastra | genkit | voltagent | kaibanjs |
+//               llamaindex
 //   MCP_URL     the MCP endpoint (reach's /mcp)
 //   MODEL_URL   the OpenAI-compatible base URL (reach's /v1)
 //   MODEL_API   the model API, for OpenAI Agents and the AI SDK: their
@@ -243,7 +244,42 @@ async function kaiban() {
   }
 }
 
-const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent, kaibanjs: kaiban };
+async function llamaindex() {
+  const { agent } = await import('@llamaindex/workflow');
+  const { openai } = await import('@llamaindex/openai');
+  const { mcp } = await import('@llamaindex/tools');
+  const server = mcp({ url: MCP_URL });
+  try {
+    // docs/frameworks/llamaindex.md's hooks: the model reads a result's
+    // text (LlamaIndex prints the whole CallToolResult, _meta included),
+    // and a model call's error, which escapes run() as an unhandled
+    // rejection, ends the run instead of the process.
+    const tools = (await server.tools()).map((tool) => {
+      const call = tool.call.bind(tool);
+      tool.call = async (input) => {
+        const r = await call(input);
+        return Array.isArray(r?.content) ? r.content.map((b) => b.text ?? '').join('') : r;
+      };
+      return tool;
+    });
+    // A model name it knows to call tools: it decides by the name whether
+    // a model can (a name it does not know gets no tools).
+    const llm = openai({ model: 'gpt-4o-mini', apiKey: 'sk-test', baseURL: MODEL_URL, additionalSessionOptions: { defaultHeaders: HEADERS } });
+    const a = agent({ llm, tools });
+    let onRejection;
+    const escaped = new Promise((_, reject) => { onRejection = reject; process.once('unhandledRejection', reject); });
+    try {
+      const result = await Promise.race([a.run(TASK), escaped]);
+      return { ok: true, text: String(result.data?.result ?? '') };
+    } finally {
+      process.removeListener('unhandledRejection', onRejection);
+    }
+  } finally {
+    await server.cleanup();
+  }
+}
+
+const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent, kaibanjs: kaiban, llamaindex };
 try {
   out(await runners[FRAMEWORK]());
 } catch (e) {
