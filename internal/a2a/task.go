@@ -301,6 +301,18 @@ func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageReq
 	}
 	for ev, err := range c.SendStreamingMessage(ctx, req) {
 		if err != nil {
+			t.mu.Lock()
+			stale := t.rounds != round
+			t.mu.Unlock()
+			if stale {
+				// A later round's message was sent: its own stream follows
+				// the task, and this one breaking loses nothing. (The A2A
+				// JS SDK keeps a stream open at TASK_STATE_AUTH_REQUIRED,
+				// for credentials given out of band, and breaks it when
+				// the caller's answer, a new message, starts the task
+				// again on the same event bus.)
+				return
+			}
 			t.broken(err)
 			return
 		}
