@@ -828,6 +828,15 @@ func (t *task) stored(id a2a.TaskID) bool {
 // task at reach and at the agent; an ending reach made itself does nothing.
 func (t *task) stopped() {
 	cause := context.Cause(t.req.Context())
+	if se, ok := errors.AsType[*reach.StopError](cause); ok && se.Cause.Request != t.req.ID() && t.req.State() == reach.RequestRunning {
+		// A stop of a request above cancels this one's context before it
+		// marks this one stopped (on another instance, after a write to
+		// the store): the hand-off ending the task ends meanwhile would
+		// end it completed. Marked now, with the stop's cause, as the
+		// stop would (it then finds it stopped already). Not a hand-off
+		// that ended (End cancels its context with a cause of its own).
+		t.req.StopWith(se.Cause)
+	}
 	reason := causeText(cause)
 	t.cancel(reason)
 }
