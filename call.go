@@ -436,7 +436,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		derived := c.IdempotencyKey == "" && !c.sysKey // a retry of a cut-off write has a new one (cutoff.go)
 		cutID := cutOffID{skey[:len(skey)-len(c.key)], c.Tool, claim.Args}
 		if derived && (rt.cutOffs.n.Load() > 0 || rt.cutOffs.live.Load() > 0) {
-			if w, ok := rt.cutOffs.take(cutID); ok {
+			if w, ok := rt.cutOffs.take(cutID, c.req.root.id, c.req.root.started); ok {
 				return w.refusal(), nil
 			}
 		}
@@ -458,7 +458,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			c.executing = claim.Checkpoint
 		}
 		if derived {
-			rt.cutOffs.start(cutID, ctx, c.req.id, c.ID)
+			rt.cutOffs.start(cutID, ctx, c.req.root.id, c.frame.Started, c.req.id, c.ID)
 		}
 		res, err := next(ctx, c)
 		if derived {

@@ -71,17 +71,20 @@ func (id *cutOffID) key() string { return cutOffKey(id.scope, id.tool, id.args) 
 // back (a tool deaf to its context), and its retry is told so.
 type runningWrite struct {
 	ctx           context.Context // its caller's: done when it went away
+	root          string          // its root request's id: its session
+	began         time.Time       // when it began
 	request, call string
 	taken         bool // its retry was told
 }
 
 // start records the write of id running under ctx.
-func (t *cutOffs) start(id cutOffID, ctx context.Context, request, call string) {
+// root is its root request's id, and began when it began.
+func (t *cutOffs) start(id cutOffID, ctx context.Context, root string, began time.Time, request, call string) {
 	t.mu.Lock()
 	if t.running == nil {
 		t.running = map[cutOffID]runningWrites{}
 	}
-	w := runningWrite{ctx: ctx, request: request, call: call}
+	w := runningWrite{ctx: ctx, root: root, began: began, request: request, call: call}
 	if rs, ok := t.running[id]; ok {
 		rs.more = append(rs.more, w)
 		t.running[id] = rs
@@ -118,7 +121,7 @@ func (t *cutOffs) end(ctx context.Context, id cutOffID, request, call string, cu
 	}
 	t.mu.Unlock()
 	if cut && !(mine && r.taken) {
-		w := cutOffWrite{owner: id.scope, tool: id.tool, request: request, call: call, at: time.Now(), stopped: stoppedBy(ctx)}
+		w := cutOffWrite{owner: id.scope, tool: id.tool, root: r.root, began: r.began, request: request, call: call, at: time.Now(), stopped: stoppedBy(ctx)}
 		t.note(id.key(), w)
 	}
 }
@@ -136,6 +139,8 @@ func stoppedBy(ctx context.Context) string {
 type cutOffWrite struct {
 	owner               string // its owner's scope: the head of its key
 	tool, request, call string
+	root                string    // its root request's id (its session's): "" if not known
+	began               time.Time // when it began
 	at                  time.Time
 	restart             bool   // a restart cut it off (else its caller went away)
 	stopped             string // the stop of its request that cut it off, if one did
@@ -197,29 +202,42 @@ func (t *cutOffs) forget(key string, w *cutOffWrite) {
 	}
 }
 
-// take returns the write remembered under id, and forgets it: a write
-// is answered for once. A write of id still running whose caller went
-// away is one too.
-func (t *cutOffs) take(id cutOffID) (cutOffWrite, bool) {
+// retryOf says whether a write of the root request root, which started
+// at started, may be the retry of a write of the root request wroot that
+// began at began: a write of its own session (root request), or of one
+// that began after it (a client that reconnected, a sessionless client's
+// new request). Another session of the same owner that was open already
+// (another agent sharing its principal) is not its retry.
+func retryOf(root string, started time.Time, wroot string, began time.Time) bool {
+	return wroot == "" || root == wroot || !started.Before(began)
+}
+
+// take returns the write remembered under id that a write of the root
+// request root, started at started, may retry (retryOf), and forgets it:
+// a write is answered for once. A write of id still running whose caller
+// went away is one too.
+func (t *cutOffs) take(id cutOffID, root string, started time.Time) (cutOffWrite, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.n.Load() > 0 {
 		key := id.key()
 		w, ok := t.m[key]
-		if ok {
+		switch {
+		case ok && time.Since(w.at) > CutOffWindow:
 			delete(t.m, key)
 			t.n.Store(int64(len(t.m)))
-			if time.Since(w.at) <= CutOffWindow {
-				return w, true
-			}
+		case ok && retryOf(root, started, w.root, w.began):
+			delete(t.m, key)
+			t.n.Store(int64(len(t.m)))
+			return w, true
 		}
 	}
 	if rs, ok := t.running[id]; ok {
 		for i := range rs.len() {
-			if r := rs.at(i); !r.taken && r.ctx.Err() != nil {
+			if r := rs.at(i); !r.taken && r.ctx.Err() != nil && retryOf(root, started, r.root, r.began) {
 				r.taken = true
 				t.running[id] = rs
-				return cutOffWrite{owner: id.scope, tool: id.tool, request: r.request, call: r.call, at: time.Now(), stopped: stoppedBy(r.ctx)}, true
+				return cutOffWrite{owner: id.scope, tool: id.tool, root: r.root, began: r.began, request: r.request, call: r.call, at: time.Now(), stopped: stoppedBy(r.ctx)}, true
 			}
 		}
 	}
@@ -243,18 +261,32 @@ func (w *cutOffWrite) refusal() *Result {
 // NoteCutOff tells the runtime of a write that a restart cut off while its
 // tool ran (recovery's, for each claim it settles as interrupted): record
 // is the key of its idempotency record, args the digest of its arguments
-// (the record's), and request and call name it. A record whose key the
-// caller gave (not one derived from its request and call id) is left out:
-// a retry with that key is answered by its record.
-func (rt *Runtime) NoteCutOff(record, tool, request, call, args string) {
+// (the record's), root the id of its root request ("" if not known),
+// request and call name it, and began is when it began. A record whose key
+// the caller gave (not one derived from its root request and call id) is
+// left out: a retry with that key is answered by its record. The key is
+// derived only if it is exactly "tool:ROOT/CALL": a caller's own key that
+// merely ends in "/CALL" is its own. Without root (its request's record is
+// gone) a key that ends in "/CALL" is taken for a derived one, as before.
+func (rt *Runtime) NoteCutOff(record, tool, root, request, call, args string, began time.Time) {
 	i := strings.LastIndexByte(record, 0)
 	if i < 0 || tool == "" || call == "" {
 		return // a key of the runtime's own: not a caller's write
 	}
 	scope, rest := record[:i+1], record[i+1:]
 	key, ok := strings.CutPrefix(rest, tool+":")
-	if !ok || !strings.HasSuffix(key, "/"+call) {
+	if !ok || !derivedKey(key, root, call) {
 		return
 	}
-	rt.cutOffs.note(cutOffKey(scope, tool, args), cutOffWrite{owner: scope, tool: tool, request: request, call: call, at: time.Now(), restart: true})
+	rt.cutOffs.note(cutOffKey(scope, tool, args), cutOffWrite{owner: scope, tool: tool, root: root, began: began,
+		request: request, call: call, at: time.Now(), restart: true})
+}
+
+// derivedKey says whether key is the one derived for call in the root
+// request root (idemKeys): "ROOT/CALL".
+func derivedKey(key, root, call string) bool {
+	if root == "" {
+		return strings.HasSuffix(key, "/"+call)
+	}
+	return len(key) == len(root)+1+len(call) && strings.HasPrefix(key, root) && key[len(root)] == '/' && strings.HasSuffix(key, call)
 }
