@@ -435,8 +435,8 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		claim.Key, claim.Args, claim.Lease = skey, argsDigest(c.args), c.tool.Lease()
 		derived := c.IdempotencyKey == "" && !c.sysKey // a retry of a cut-off write has a new one (cutoff.go)
 		cutID := cutOffID{skey[:len(skey)-len(c.key)], c.Tool, claim.Args}
-		if derived && (rt.cutOffs.n.Load() > 0 || rt.cutOffs.live.Load() > 0) {
-			if w, ok := rt.cutOffs.take(cutID, c.req.root.id, c.req.root.started); ok {
+		if derived && rt.cutOffs.mayHave() {
+			if w, ok := rt.cutOffs.take(ctx, cutID, c.req.root.id, c.req.root.started); ok {
 				return w.refusal(), nil
 			}
 		}

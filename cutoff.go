@@ -2,6 +2,8 @@ package reach
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"sync"
@@ -34,7 +36,42 @@ const CutOffWindow = 10 * time.Minute
 // with the most is dropped.
 const cutOffCap = 4096
 
+// CutOffStore keeps the writes cut off before their answer was
+// delivered where every instance that shares it, and the next life of
+// this one, reads them (Options.CutOffs): the retry of a write cut off on
+// one instance is caught on another, or after a restart. A store that
+// several instances share (Options.CutOffsShared) is read by each write
+// without a key of its own, once; one that this process alone uses is
+// read once, by New, and kept in memory too.
+type CutOffStore interface {
+	// ListCutOffs returns the writes unexpired at now.
+	ListCutOffs(ctx context.Context, now time.Time) ([]*CutOffRecord, error)
+	// PutCutOff stores r until r.Expires, replacing the write of r.Key.
+	PutCutOff(ctx context.Context, r *CutOffRecord) error
+	// GetCutOff returns the write of key unexpired at now; nil if none.
+	GetCutOff(ctx context.Context, key string, now time.Time) (*CutOffRecord, error)
+	// TakeCutOff deletes the write of key if it is still request's call,
+	// and reports whether it did: of the instances that read it, one
+	// takes it.
+	TakeCutOff(ctx context.Context, key, request, call string) (bool, error)
+}
+
+// CutOffRecord is a write cut off before its answer was delivered, as a
+// CutOffStore keeps it.
+type CutOffRecord struct {
+	Key           string // the digest of its owner, tool and arguments
+	Tool          string
+	Root          string // its root request's id (its session's); "" if not known
+	Request, Call string
+	Began, At     time.Time // when it began; when it was cut off
+	Expires       time.Time
+	Restart       bool   // a restart cut it off (else its caller went away)
+	Stopped       string // the stop of its request that cut it off, if one did
+}
+
 type cutOffs struct {
+	store   CutOffStore  // if not nil, where the cut-off writes are kept
+	shared  bool         // store is shared: read by each take, not kept in m
 	n       atomic.Int64 // entries: a write looks only when there are some
 	live    atomic.Int64 // writes running, in running
 	mu      sync.Mutex
@@ -144,6 +181,7 @@ type cutOffWrite struct {
 	at                  time.Time
 	restart             bool   // a restart cut it off (else its caller went away)
 	stopped             string // the stop of its request that cut it off, if one did
+	running             bool   // its tool is still running (take): not noted yet
 }
 
 // cutOffKey is the key of a write of tool with the arguments' digest args
@@ -153,6 +191,38 @@ func cutOffKey(scope, tool, args string) string {
 }
 
 func (t *cutOffs) note(key string, w cutOffWrite) {
+	if t.store != nil {
+		// Its caller is gone (or it is recovery's): no one waits for this.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r := CutOffRecord{Key: storeKey(key), Tool: w.tool, Root: w.root, Request: w.request, Call: w.call,
+			Began: w.began, At: w.at, Expires: w.at.Add(CutOffWindow), Restart: w.restart, Stopped: w.stopped}
+		if err := t.store.PutCutOff(ctx, &r); err == nil && t.shared {
+			return
+		}
+		// This process's store, or not stored: remembered here too.
+		key = r.Key
+	}
+	t.hold(key, w)
+}
+
+// load remembers the writes of the store, which this process alone
+// uses: no write needs to read it.
+func (t *cutOffs) load() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rs, err := t.store.ListCutOffs(ctx, time.Now())
+	if err != nil {
+		return // their retries run, as after a restart without a store
+	}
+	for _, r := range rs {
+		t.hold(r.Key, cutOffWrite{tool: r.Tool, root: r.Root, began: r.Began, request: r.Request, call: r.Call,
+			at: r.At, restart: r.Restart, stopped: r.Stopped})
+	}
+}
+
+// hold remembers w under key in memory.
+func (t *cutOffs) hold(key string, w cutOffWrite) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.m == nil {
@@ -212,15 +282,59 @@ func retryOf(root string, started time.Time, wroot string, began time.Time) bool
 	return wroot == "" || root == wroot || !started.Before(began)
 }
 
+// storeKey is the key of a cut-off write in a CutOffStore: a digest of
+// cutOffKey, which holds NULs and the owner's names.
+func storeKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// mayHave says whether a write without a key of its own must look for a
+// write it retries (take).
+func (t *cutOffs) mayHave() bool {
+	return t.shared || t.n.Load() > 0 || t.live.Load() > 0
+}
+
+// memKey is the key of a write remembered in memory: with a store, its
+// key there.
+func (t *cutOffs) memKey(id *cutOffID) string {
+	if t.store != nil {
+		return storeKey(id.key())
+	}
+	return id.key()
+}
+
 // take returns the write remembered under id that a write of the root
 // request root, started at started, may retry (retryOf), and forgets it:
 // a write is answered for once. A write of id still running whose caller
-// went away is one too.
-func (t *cutOffs) take(id cutOffID, root string, started time.Time) (cutOffWrite, bool) {
+// went away is one too. With a store, the write is looked for there last.
+func (t *cutOffs) take(ctx context.Context, id cutOffID, root string, started time.Time) (cutOffWrite, bool) {
+	w, ok := t.takeHere(id, root, started)
+	if ok && t.store != nil && !w.running {
+		// Taken from the store too: the next life does not tell it again.
+		t.store.TakeCutOff(context.WithoutCancel(ctx), t.memKey(&id), w.request, w.call)
+	}
+	if ok || !t.shared {
+		return w, ok
+	}
+	key := storeKey(id.key())
+	r, err := t.store.GetCutOff(ctx, key, time.Now())
+	if err != nil || r == nil || !retryOf(root, started, r.Root, r.Began) {
+		return cutOffWrite{}, false // unreadable: the write runs, as with none
+	}
+	if took, err := t.store.TakeCutOff(ctx, key, r.Request, r.Call); err != nil || !took {
+		return cutOffWrite{}, false // another instance's retry took it
+	}
+	return cutOffWrite{owner: id.scope, tool: r.Tool, root: r.Root, began: r.Began, request: r.Request, call: r.Call,
+		at: r.At, restart: r.Restart, stopped: r.Stopped}, true
+}
+
+// takeHere is take of the writes in the runtime's memory.
+func (t *cutOffs) takeHere(id cutOffID, root string, started time.Time) (cutOffWrite, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.n.Load() > 0 {
-		key := id.key()
+		key := t.memKey(&id)
 		w, ok := t.m[key]
 		switch {
 		case ok && time.Since(w.at) > CutOffWindow:
@@ -237,7 +351,7 @@ func (t *cutOffs) take(id cutOffID, root string, started time.Time) (cutOffWrite
 			if r := rs.at(i); !r.taken && r.ctx.Err() != nil && retryOf(root, started, r.root, r.began) {
 				r.taken = true
 				t.running[id] = rs
-				return cutOffWrite{owner: id.scope, tool: id.tool, root: r.root, began: r.began, request: r.request, call: r.call, at: time.Now(), stopped: stoppedBy(r.ctx)}, true
+				return cutOffWrite{owner: id.scope, tool: id.tool, root: r.root, began: r.began, request: r.request, call: r.call, at: time.Now(), stopped: stoppedBy(r.ctx), running: true}, true
 			}
 		}
 	}

@@ -125,10 +125,10 @@ func TestCutOffEvictsTheFloodersOwn(t *testing.T) {
 	if n := len(tab.m); n > cutOffCap {
 		t.Fatalf("%d writes remembered, cap %d", n, cutOffCap)
 	}
-	if _, ok := tab.take(alice, "", time.Now()); !ok {
+	if _, ok := tab.take(t.Context(), alice, "", time.Now()); !ok {
 		t.Fatal("alice's cut-off write was dropped for mallory's")
 	}
-	if _, ok := tab.take(last, "", time.Now()); !ok {
+	if _, ok := tab.take(t.Context(), last, "", time.Now()); !ok {
 		t.Fatal("mallory's newest write was dropped")
 	}
 }
@@ -390,7 +390,7 @@ func TestCutOffOwnKeyEndingInCallID(t *testing.T) {
 	if n := rt.cutOffs.n.Load(); n != 1 {
 		t.Fatalf("the derived key req1/c1: %d writes remembered, want 1", n)
 	}
-	w, ok := rt.cutOffs.take(cutOffID{scope, "add_item", "d1"}, "req3", time.Now())
+	w, ok := rt.cutOffs.take(t.Context(), cutOffID{scope, "add_item", "d1"}, "req3", time.Now())
 	if !ok || w.call != "c1" || w.request != "req2" || !w.restart {
 		t.Fatalf("the retry took %+v %v; want call c1 of request req2, cut off by a restart", w, ok)
 	}
