@@ -307,25 +307,53 @@ func (t *cutOffs) memKey(id *cutOffID) string {
 // take returns the write remembered under id that a write of the root
 // request root, started at started, may retry (retryOf), and forgets it:
 // a write is answered for once. A write of id still running whose caller
-// went away is one too. With a store, the write is looked for there last.
+// went away is one too. A shared store is not read here (look).
 func (t *cutOffs) take(ctx context.Context, id cutOffID, root string, started time.Time) (cutOffWrite, bool) {
 	w, ok := t.takeHere(id, root, started)
 	if ok && t.store != nil && !w.running {
 		// Taken from the store too: the next life does not tell it again.
 		t.store.TakeCutOff(context.WithoutCancel(ctx), t.memKey(&id), w.request, w.call)
 	}
-	if ok || !t.shared {
-		return w, ok
+	return w, ok
+}
+
+// cutOffLook is the read of a shared store for the write a write without
+// a key of its own may retry, which runs while the write claims its key.
+type cutOffLook struct {
+	t     *cutOffs
+	id    cutOffID
+	key   string
+	root  string
+	start time.Time
+	done  chan struct{}
+	r     *CutOffRecord
+}
+
+// look starts the read of the shared store for a write of id in the root
+// request root, started at started.
+func (t *cutOffs) look(ctx context.Context, id cutOffID, root string, started time.Time) *cutOffLook {
+	l := &cutOffLook{t: t, id: id, key: storeKey(id.key()), root: root, start: started, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		if r, err := t.store.GetCutOff(ctx, l.key, time.Now()); err == nil {
+			l.r = r // unreadable: the write runs, as with none
+		}
+	}()
+	return l
+}
+
+// take returns the write the read found, if the write may retry it, and
+// takes it from the store: of the instances that read it, one does.
+func (l *cutOffLook) take(ctx context.Context) (cutOffWrite, bool) {
+	<-l.done
+	r := l.r
+	if r == nil || !retryOf(l.root, l.start, r.Root, r.Began) {
+		return cutOffWrite{}, false
 	}
-	key := storeKey(id.key())
-	r, err := t.store.GetCutOff(ctx, key, time.Now())
-	if err != nil || r == nil || !retryOf(root, started, r.Root, r.Began) {
-		return cutOffWrite{}, false // unreadable: the write runs, as with none
-	}
-	if took, err := t.store.TakeCutOff(ctx, key, r.Request, r.Call); err != nil || !took {
+	if took, err := l.t.store.TakeCutOff(ctx, l.key, r.Request, r.Call); err != nil || !took {
 		return cutOffWrite{}, false // another instance's retry took it
 	}
-	return cutOffWrite{owner: id.scope, tool: r.Tool, root: r.Root, began: r.Began, request: r.Request, call: r.Call,
+	return cutOffWrite{owner: l.id.scope, tool: r.Tool, root: r.Root, began: r.Began, request: r.Request, call: r.Call,
 		at: r.At, restart: r.Restart, stopped: r.Stopped}, true
 }
 
