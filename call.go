@@ -435,12 +435,22 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		claim.Key, claim.Args, claim.Lease = skey, argsDigest(c.args), c.tool.Lease()
 		derived := c.IdempotencyKey == "" && !c.sysKey // a retry of a cut-off write has a new one (cutoff.go)
 		cutID := cutOffID{skey[:len(skey)-len(c.key)], c.Tool, claim.Args}
-		if derived && (rt.cutOffs.n.Load() > 0 || rt.cutOffs.live.Load() > 0) {
-			if w, ok := rt.cutOffs.take(cutID); ok {
+		var look *cutOffLook // a shared store's cut-off writes, read while the key is claimed
+		if derived && rt.cutOffs.mayHave() {
+			if w, ok := rt.cutOffs.take(ctx, cutID, c.req.root.id, c.req.root.started); ok {
 				return w.refusal(), nil
+			}
+			if rt.cutOffs.shared {
+				look = rt.cutOffs.look(ctx, cutID, c.req.root.id, c.req.root.started)
 			}
 		}
 		rec, claimed, err := rt.idem.Claim(ctx, claim)
+		if look != nil && err == nil && claimed {
+			if w, ok := look.take(ctx); ok {
+				rt.idem.Complete(skey, nil) // nothing ran: the key is let go
+				return w.refusal(), nil
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, asError(fault.ContextCause(ctx, "idempotency"))
@@ -458,7 +468,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			c.executing = claim.Checkpoint
 		}
 		if derived {
-			rt.cutOffs.start(cutID, ctx, c.req.id, c.ID)
+			rt.cutOffs.start(cutID, ctx, c.req.root.id, c.frame.Started, c.req.id, c.ID)
 		}
 		res, err := next(ctx, c)
 		if derived {

@@ -2,6 +2,8 @@ package reach
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"sync"
@@ -34,7 +36,42 @@ const CutOffWindow = 10 * time.Minute
 // with the most is dropped.
 const cutOffCap = 4096
 
+// CutOffStore keeps the writes cut off before their answer was
+// delivered where every instance that shares it, and the next life of
+// this one, reads them (Options.CutOffs): the retry of a write cut off on
+// one instance is caught on another, or after a restart. A store that
+// several instances share (Options.CutOffsShared) is read by each write
+// without a key of its own, once; one that this process alone uses is
+// read once, by New, and kept in memory too.
+type CutOffStore interface {
+	// ListCutOffs returns the writes unexpired at now.
+	ListCutOffs(ctx context.Context, now time.Time) ([]*CutOffRecord, error)
+	// PutCutOff stores r until r.Expires, replacing the write of r.Key.
+	PutCutOff(ctx context.Context, r *CutOffRecord) error
+	// GetCutOff returns the write of key unexpired at now; nil if none.
+	GetCutOff(ctx context.Context, key string, now time.Time) (*CutOffRecord, error)
+	// TakeCutOff deletes the write of key if it is still request's call,
+	// and reports whether it did: of the instances that read it, one
+	// takes it.
+	TakeCutOff(ctx context.Context, key, request, call string) (bool, error)
+}
+
+// CutOffRecord is a write cut off before its answer was delivered, as a
+// CutOffStore keeps it.
+type CutOffRecord struct {
+	Key           string // the digest of its owner, tool and arguments
+	Tool          string
+	Root          string // its root request's id (its session's); "" if not known
+	Request, Call string
+	Began, At     time.Time // when it began; when it was cut off
+	Expires       time.Time
+	Restart       bool   // a restart cut it off (else its caller went away)
+	Stopped       string // the stop of its request that cut it off, if one did
+}
+
 type cutOffs struct {
+	store   CutOffStore  // if not nil, where the cut-off writes are kept
+	shared  bool         // store is shared: read by each take, not kept in m
 	n       atomic.Int64 // entries: a write looks only when there are some
 	live    atomic.Int64 // writes running, in running
 	mu      sync.Mutex
@@ -71,17 +108,20 @@ func (id *cutOffID) key() string { return cutOffKey(id.scope, id.tool, id.args) 
 // back (a tool deaf to its context), and its retry is told so.
 type runningWrite struct {
 	ctx           context.Context // its caller's: done when it went away
+	root          string          // its root request's id: its session
+	began         time.Time       // when it began
 	request, call string
 	taken         bool // its retry was told
 }
 
 // start records the write of id running under ctx.
-func (t *cutOffs) start(id cutOffID, ctx context.Context, request, call string) {
+// root is its root request's id, and began when it began.
+func (t *cutOffs) start(id cutOffID, ctx context.Context, root string, began time.Time, request, call string) {
 	t.mu.Lock()
 	if t.running == nil {
 		t.running = map[cutOffID]runningWrites{}
 	}
-	w := runningWrite{ctx: ctx, request: request, call: call}
+	w := runningWrite{ctx: ctx, root: root, began: began, request: request, call: call}
 	if rs, ok := t.running[id]; ok {
 		rs.more = append(rs.more, w)
 		t.running[id] = rs
@@ -118,7 +158,7 @@ func (t *cutOffs) end(ctx context.Context, id cutOffID, request, call string, cu
 	}
 	t.mu.Unlock()
 	if cut && !(mine && r.taken) {
-		w := cutOffWrite{owner: id.scope, tool: id.tool, request: request, call: call, at: time.Now(), stopped: stoppedBy(ctx)}
+		w := cutOffWrite{owner: id.scope, tool: id.tool, root: r.root, began: r.began, request: request, call: call, at: time.Now(), stopped: stoppedBy(ctx)}
 		t.note(id.key(), w)
 	}
 }
@@ -136,9 +176,12 @@ func stoppedBy(ctx context.Context) string {
 type cutOffWrite struct {
 	owner               string // its owner's scope: the head of its key
 	tool, request, call string
+	root                string    // its root request's id (its session's): "" if not known
+	began               time.Time // when it began
 	at                  time.Time
 	restart             bool   // a restart cut it off (else its caller went away)
 	stopped             string // the stop of its request that cut it off, if one did
+	running             bool   // its tool is still running (take): not noted yet
 }
 
 // cutOffKey is the key of a write of tool with the arguments' digest args
@@ -148,6 +191,38 @@ func cutOffKey(scope, tool, args string) string {
 }
 
 func (t *cutOffs) note(key string, w cutOffWrite) {
+	if t.store != nil {
+		// Its caller is gone (or it is recovery's): no one waits for this.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r := CutOffRecord{Key: storeKey(key), Tool: w.tool, Root: w.root, Request: w.request, Call: w.call,
+			Began: w.began, At: w.at, Expires: w.at.Add(CutOffWindow), Restart: w.restart, Stopped: w.stopped}
+		if err := t.store.PutCutOff(ctx, &r); err == nil && t.shared {
+			return
+		}
+		// This process's store, or not stored: remembered here too.
+		key = r.Key
+	}
+	t.hold(key, w)
+}
+
+// load remembers the writes of the store, which this process alone
+// uses: no write needs to read it.
+func (t *cutOffs) load() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rs, err := t.store.ListCutOffs(ctx, time.Now())
+	if err != nil {
+		return // their retries run, as after a restart without a store
+	}
+	for _, r := range rs {
+		t.hold(r.Key, cutOffWrite{tool: r.Tool, root: r.Root, began: r.Began, request: r.Request, call: r.Call,
+			at: r.At, restart: r.Restart, stopped: r.Stopped})
+	}
+}
+
+// hold remembers w under key in memory.
+func (t *cutOffs) hold(key string, w cutOffWrite) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.m == nil {
@@ -197,29 +272,114 @@ func (t *cutOffs) forget(key string, w *cutOffWrite) {
 	}
 }
 
-// take returns the write remembered under id, and forgets it: a write
-// is answered for once. A write of id still running whose caller went
-// away is one too.
-func (t *cutOffs) take(id cutOffID) (cutOffWrite, bool) {
+// retryOf says whether a write of the root request root, which started
+// at started, may be the retry of a write of the root request wroot that
+// began at began: a write of its own session (root request), or of one
+// that began after it (a client that reconnected, a sessionless client's
+// new request). Another session of the same owner that was open already
+// (another agent sharing its principal) is not its retry.
+func retryOf(root string, started time.Time, wroot string, began time.Time) bool {
+	return wroot == "" || root == wroot || !started.Before(began)
+}
+
+// storeKey is the key of a cut-off write in a CutOffStore: a digest of
+// cutOffKey, which holds NULs and the owner's names.
+func storeKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// mayHave says whether a write without a key of its own must look for a
+// write it retries (take).
+func (t *cutOffs) mayHave() bool {
+	return t.shared || t.n.Load() > 0 || t.live.Load() > 0
+}
+
+// memKey is the key of a write remembered in memory: with a store, its
+// key there.
+func (t *cutOffs) memKey(id *cutOffID) string {
+	if t.store != nil {
+		return storeKey(id.key())
+	}
+	return id.key()
+}
+
+// take returns the write remembered under id that a write of the root
+// request root, started at started, may retry (retryOf), and forgets it:
+// a write is answered for once. A write of id still running whose caller
+// went away is one too. A shared store is not read here (look).
+func (t *cutOffs) take(ctx context.Context, id cutOffID, root string, started time.Time) (cutOffWrite, bool) {
+	w, ok := t.takeHere(id, root, started)
+	if ok && t.store != nil && !w.running {
+		// Taken from the store too: the next life does not tell it again.
+		t.store.TakeCutOff(context.WithoutCancel(ctx), t.memKey(&id), w.request, w.call)
+	}
+	return w, ok
+}
+
+// cutOffLook is the read of a shared store for the write a write without
+// a key of its own may retry, which runs while the write claims its key.
+type cutOffLook struct {
+	t     *cutOffs
+	id    cutOffID
+	key   string
+	root  string
+	start time.Time
+	done  chan struct{}
+	r     *CutOffRecord
+}
+
+// look starts the read of the shared store for a write of id in the root
+// request root, started at started.
+func (t *cutOffs) look(ctx context.Context, id cutOffID, root string, started time.Time) *cutOffLook {
+	l := &cutOffLook{t: t, id: id, key: storeKey(id.key()), root: root, start: started, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		if r, err := t.store.GetCutOff(ctx, l.key, time.Now()); err == nil {
+			l.r = r // unreadable: the write runs, as with none
+		}
+	}()
+	return l
+}
+
+// take returns the write the read found, if the write may retry it, and
+// takes it from the store: of the instances that read it, one does.
+func (l *cutOffLook) take(ctx context.Context) (cutOffWrite, bool) {
+	<-l.done
+	r := l.r
+	if r == nil || !retryOf(l.root, l.start, r.Root, r.Began) {
+		return cutOffWrite{}, false
+	}
+	if took, err := l.t.store.TakeCutOff(ctx, l.key, r.Request, r.Call); err != nil || !took {
+		return cutOffWrite{}, false // another instance's retry took it
+	}
+	return cutOffWrite{owner: l.id.scope, tool: r.Tool, root: r.Root, began: r.Began, request: r.Request, call: r.Call,
+		at: r.At, restart: r.Restart, stopped: r.Stopped}, true
+}
+
+// takeHere is take of the writes in the runtime's memory.
+func (t *cutOffs) takeHere(id cutOffID, root string, started time.Time) (cutOffWrite, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.n.Load() > 0 {
-		key := id.key()
+		key := t.memKey(&id)
 		w, ok := t.m[key]
-		if ok {
+		switch {
+		case ok && time.Since(w.at) > CutOffWindow:
 			delete(t.m, key)
 			t.n.Store(int64(len(t.m)))
-			if time.Since(w.at) <= CutOffWindow {
-				return w, true
-			}
+		case ok && retryOf(root, started, w.root, w.began):
+			delete(t.m, key)
+			t.n.Store(int64(len(t.m)))
+			return w, true
 		}
 	}
 	if rs, ok := t.running[id]; ok {
 		for i := range rs.len() {
-			if r := rs.at(i); !r.taken && r.ctx.Err() != nil {
+			if r := rs.at(i); !r.taken && r.ctx.Err() != nil && retryOf(root, started, r.root, r.began) {
 				r.taken = true
 				t.running[id] = rs
-				return cutOffWrite{owner: id.scope, tool: id.tool, request: r.request, call: r.call, at: time.Now(), stopped: stoppedBy(r.ctx)}, true
+				return cutOffWrite{owner: id.scope, tool: id.tool, root: r.root, began: r.began, request: r.request, call: r.call, at: time.Now(), stopped: stoppedBy(r.ctx), running: true}, true
 			}
 		}
 	}
@@ -243,18 +403,32 @@ func (w *cutOffWrite) refusal() *Result {
 // NoteCutOff tells the runtime of a write that a restart cut off while its
 // tool ran (recovery's, for each claim it settles as interrupted): record
 // is the key of its idempotency record, args the digest of its arguments
-// (the record's), and request and call name it. A record whose key the
-// caller gave (not one derived from its request and call id) is left out:
-// a retry with that key is answered by its record.
-func (rt *Runtime) NoteCutOff(record, tool, request, call, args string) {
+// (the record's), root the id of its root request ("" if not known),
+// request and call name it, and began is when it began. A record whose key
+// the caller gave (not one derived from its root request and call id) is
+// left out: a retry with that key is answered by its record. The key is
+// derived only if it is exactly "tool:ROOT/CALL": a caller's own key that
+// merely ends in "/CALL" is its own. Without root (its request's record is
+// gone) a key that ends in "/CALL" is taken for a derived one, as before.
+func (rt *Runtime) NoteCutOff(record, tool, root, request, call, args string, began time.Time) {
 	i := strings.LastIndexByte(record, 0)
 	if i < 0 || tool == "" || call == "" {
 		return // a key of the runtime's own: not a caller's write
 	}
 	scope, rest := record[:i+1], record[i+1:]
 	key, ok := strings.CutPrefix(rest, tool+":")
-	if !ok || !strings.HasSuffix(key, "/"+call) {
+	if !ok || !derivedKey(key, root, call) {
 		return
 	}
-	rt.cutOffs.note(cutOffKey(scope, tool, args), cutOffWrite{owner: scope, tool: tool, request: request, call: call, at: time.Now(), restart: true})
+	rt.cutOffs.note(cutOffKey(scope, tool, args), cutOffWrite{owner: scope, tool: tool, root: root, began: began,
+		request: request, call: call, at: time.Now(), restart: true})
+}
+
+// derivedKey says whether key is the one derived for call in the root
+// request root (idemKeys): "ROOT/CALL".
+func derivedKey(key, root, call string) bool {
+	if root == "" {
+		return strings.HasSuffix(key, "/"+call)
+	}
+	return len(key) == len(root)+1+len(call) && strings.HasPrefix(key, root) && key[len(root)] == '/' && strings.HasSuffix(key, call)
 }

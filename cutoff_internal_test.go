@@ -135,10 +135,10 @@ func TestCutOffEvictsTheFloodersOwn(t *testing.T) {
 	if n := len(tab.m); n > cutOffCap {
 		t.Fatalf("%d writes remembered, cap %d", n, cutOffCap)
 	}
-	if _, ok := tab.take(alice); !ok {
+	if _, ok := tab.take(t.Context(), alice, "", time.Now()); !ok {
 		t.Fatal("alice's cut-off write was dropped for mallory's")
 	}
-	if _, ok := tab.take(last); !ok {
+	if _, ok := tab.take(t.Context(), last, "", time.Now()); !ok {
 		t.Fatal("mallory's newest write was dropped")
 	}
 }
@@ -265,5 +265,96 @@ func TestCutOffToldOnceWhenTheNextRunsFirst(t *testing.T) {
 	}
 	if n := runs.Load(); n != 3 {
 		t.Fatalf("add_item ran %d times, want 3", n)
+	}
+}
+
+// Two agents that share one principal (one API key, or loopback with no
+// auth) each have a session of their own (its root request): one's write
+// cut off is not the other's, whose identical write, in the session it had
+// open already, runs. The cut-off agent's retry is told, in its own
+// session as in a new one (a client that reconnected). Before, the owner
+// was the principal alone: the other agent's write was refused.
+func TestCutOffSessionsOfOnePrincipal(t *testing.T) {
+	rt := New(nil)
+	var runs atomic.Int32
+	var hold atomic.Bool
+	started := make(chan struct{}, 1)
+	rt.MustRegister(Tool{Name: "add_item", Access: Write, Reentrancy: Reentrant,
+		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			runs.Add(1)
+			if hold.CompareAndSwap(true, false) {
+				started <- struct{}{}
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			return json.RawMessage(`"added"`), nil
+		}})
+	session := func() (context.Context, *Request) {
+		ctx, req, err := rt.Begin(t.Context(), &RequestOptions{Principal: "shared"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(req.End)
+		return ctx, req
+	}
+	call := func(ctx context.Context, id string) *Result {
+		return rt.Call(ctx, &Call{ID: id, Tool: "add_item", Arguments: json.RawMessage(`{"item":"pear"}`)})
+	}
+	interrupted := func(r *Result) bool {
+		return r.Status == StatusError && r.Error != nil && r.Error.Code == "interrupted"
+	}
+	for _, retryIn := range []string{"its own session", "a new session"} {
+		runs.Store(0)
+		actx, _ := session() // agent A
+		bctx, _ := session() // agent B, open before A's write
+		time.Sleep(time.Millisecond)
+		cctx, leave := context.WithCancel(actx)
+		hold.Store(true)
+		done := make(chan *Result)
+		go func() { done <- call(cctx, "a1") }()
+		<-started
+		leave()
+		<-done
+		if r := call(bctx, "b1"); interrupted(r) || r.Status != StatusSuccess {
+			t.Fatalf("%s: agent B's identical write: %s %+v; want it run, not taken for A's retry", retryIn, r.Status, r.Error)
+		}
+		rctx := actx
+		if retryIn == "a new session" {
+			rctx, _ = session()
+		}
+		if r := call(rctx, "a2"); !interrupted(r) {
+			t.Fatalf("%s: agent A's retry: %s %+v; want interrupted", retryIn, r.Status, r.Error)
+		}
+		if n := runs.Load(); n != 2 {
+			t.Fatalf("%s: add_item ran %d times, want 2 (A's cut off, B's)", retryIn, n)
+		}
+	}
+}
+
+// After a restart, recovery tells the runtime of the writes it cut off by
+// their record keys. A caller's own key that ends in "/CALLID" (here
+// "batch/c1", of call c1) is the caller's, not one derived from its
+// request: its keyless identical write is not refused. A derived key,
+// exactly "ROOT/CALLID", is remembered. Before, any key ending in
+// "/CALLID" was taken for a derived one.
+func TestCutOffOwnKeyEndingInCallID(t *testing.T) {
+	rt := New(nil)
+	scope := "alice\x00\x00"
+	began := time.Now().Add(-time.Minute)
+	rt.NoteCutOff(scope+"add_item:batch/c1", "add_item", "req1", "req1", "c1", "d1", began)
+	if n := rt.cutOffs.n.Load(); n != 0 {
+		t.Fatalf("a caller's own key ending in /c1: %d writes remembered, want none", n)
+	}
+	rt.NoteCutOff(scope+"add_item:sub/req1/c1", "add_item", "req1", "req1", "c1", "d1", began)
+	if n := rt.cutOffs.n.Load(); n != 0 {
+		t.Fatalf("a caller's own key ending in req1/c1: %d writes remembered, want none", n)
+	}
+	rt.NoteCutOff(scope+"add_item:req1/c1", "add_item", "req1", "req2", "c1", "d1", began)
+	if n := rt.cutOffs.n.Load(); n != 1 {
+		t.Fatalf("the derived key req1/c1: %d writes remembered, want 1", n)
+	}
+	w, ok := rt.cutOffs.take(t.Context(), cutOffID{scope, "add_item", "d1"}, "req3", time.Now())
+	if !ok || w.call != "c1" || w.request != "req2" || !w.restart {
+		t.Fatalf("the retry took %+v %v; want call c1 of request req2, cut off by a restart", w, ok)
 	}
 }

@@ -215,6 +215,14 @@ type Options struct {
 	Idempotency IdempotencyStore
 	// IdempotencyTTL is how long a recorded result answers a repeated key; if zero, 24h.
 	IdempotencyTTL time.Duration
+	// CutOffs, if not nil, keeps the writes cut off before their answer was
+	// delivered, for every instance that shares it and the next life
+	// (cutoff.go); if nil, the process remembers them.
+	CutOffs CutOffStore
+	// CutOffsShared says that CutOffs is shared by several instances:
+	// each write without a key of its own reads it. Otherwise New reads
+	// it once, and the runtime keeps its writes in memory too.
+	CutOffsShared bool
 	// Checkpoints, if not nil, records every write (and, with
 	// CheckpointReads, every call) durably before it runs (C5).
 	Checkpoints     Checkpointer
@@ -347,6 +355,10 @@ func New(opts *Options) *Runtime {
 	o.Authorizer = cmp.Or[Authorizer](o.Authorizer, accessLevels{})
 	rt.requests = records.NewKept(o.MaxRequests, (*Request).ID, func(r *Request) bool { return r.ended.Load() })
 	rt.idem = o.Idempotency
+	rt.cutOffs.store, rt.cutOffs.shared = o.CutOffs, o.CutOffs != nil && o.CutOffsShared
+	if o.CutOffs != nil && !o.CutOffsShared {
+		rt.cutOffs.load()
+	}
 	if rt.idem == nil {
 		rt.idem = NewMemoryIdempotency(o.IdempotencyTTL)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -81,9 +82,25 @@ func TestCutOff20RetriedWrite(t *testing.T) {
 		}
 		return text.String(), res.IsError
 	}
-	retried := func(item, how string) {
+	// callAPI calls add_item in a request of its own (POST /v1/calls with
+	// no request id), as an HTTP client's retry does.
+	callAPI := func(item string) (string, bool) {
 		t.Helper()
-		text, isErr := callMCP(item)
+		body, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"call_id": "c1", "tool": "shop__add_item", "arguments": map[string]any{"item": item}}}})
+		_, out := postJSON(t, base+"/v1/calls", string(body))
+		res, _ := out["results"].([]any)
+		if len(res) != 1 {
+			t.Fatalf("add_item %s: %v", item, out)
+		}
+		r, _ := res[0].(map[string]any)
+		if r["status"] == "success" {
+			return fmt.Sprint("added ", item), false
+		}
+		return fmt.Sprint(r["error"]), true
+	}
+	retried := func(item, how string, call func(string) (string, bool)) {
+		t.Helper()
+		text, isErr := call(item)
 		if !isErr || !strings.Contains(text, "was cut off before its answer was delivered") || !strings.Contains(text, how) ||
 			!strings.Contains(text, "call it again") {
 			t.Fatalf("the retry of %s: isError %v %q; want the refusal that says it was cut off (%s)", item, isErr, text, how)
@@ -91,7 +108,7 @@ func TestCutOff20RetriedWrite(t *testing.T) {
 		if n := ran(item); n != 1 {
 			t.Fatalf("%s ran %d times after its retry, want 1", item, n)
 		}
-		if text, isErr := callMCP(item); isErr || text != "added "+item {
+		if text, isErr := call(item); isErr || text != "added "+item {
 			t.Fatalf("%s called again: isError %v %q; want it run", item, isErr, text)
 		}
 		if n := ran(item); n != 2 {
@@ -126,7 +143,7 @@ func TestCutOff20RetriedWrite(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond) // until the gateway saw the hang-up and ended the call
 	}
-	retried("slow pear", "its caller hung up")
+	retried("slow pear", "its caller hung up", callAPI)
 
 	// reach serve is killed while the write runs, and started again.
 	done := make(chan struct{})
@@ -145,5 +162,5 @@ func TestCutOff20RetriedWrite(t *testing.T) {
 	cmd.Wait()
 	<-done
 	startReach(t, cfg, addr, data)
-	retried("slow plum", "the gateway stopped while it ran")
+	retried("slow plum", "the gateway stopped while it ran", callMCP)
 }

@@ -655,6 +655,23 @@ func retriedDeadLetter(r *store.Request) (int64, bool) {
 	return storedID(n)
 }
 
+// rootOf is the id of the root request of the stored request id (itself,
+// for a request with no parent), "" if a request of its tree cannot be
+// read.
+func rootOf(ctx context.Context, st Store, id string) string {
+	for range 64 {
+		r, err := st.GetRequest(ctx, id)
+		if err != nil {
+			return ""
+		}
+		if r.Parent == "" {
+			return id
+		}
+		id = r.Parent
+	}
+	return ""
+}
+
 // Recover resolves what a stopped gateway left behind. Call it once at
 // start, after the tools are registered and before serving. In order:
 //
@@ -746,7 +763,7 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 		}
 		for _, s := range rep.Claims {
 			if f := cut[[2]string{s.Claim.Request, s.Claim.Frame}]; f != nil && s.Outcome == store.SettledInterrupted {
-				rt.NoteCutOff(s.Claim.Key, f.Name, f.Request, f.CallID, s.Claim.Args)
+				rt.NoteCutOff(s.Claim.Key, f.Name, rootOf(ctx, st, f.Request), f.Request, f.CallID, s.Claim.Args, f.Started)
 			}
 		}
 	}

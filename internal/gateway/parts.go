@@ -299,6 +299,10 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	// recover settles the claims a crashed run left (see durable.Recover).
 	g.idem = store.NewIdempotency(st, io)
 	ro.Idempotency = g.idem
+	if cs, ok := st.(reach.CutOffStore); ok {
+		ro.CutOffs = cs // a retry through another instance, or after a restart, is caught (reach/cutoff.go)
+		ro.CutOffsShared = g.cluster != nil
+	}
 	// The completions the last stop could not write (the store was down)
 	// are written before recovery settles their claims "interrupted".
 	if path := g.keptPath(); path != "" {

@@ -93,6 +93,13 @@ const (
 	// only other writer of an executing checkpoint is its own recovery at
 	// start, which runs after the kept file is written.
 	StEndExecutingOwned
+	// The writes cut off before their answer was delivered (cutoffs.go):
+	// StCutOffSweep deletes those expired at $1; StCutOffPut stores one,
+	// replacing the one of its key; StCutOffTake deletes the one of $1 if
+	// it is still request $2's call $3 (rows changed).
+	StCutOffSweep
+	StCutOffPut
+	StCutOffTake
 	NumStmts
 )
 
@@ -145,6 +152,13 @@ func Shared() []string {
 	WHERE response_owners.principal = excluded.principal AND response_owners.tenant = excluded.tenant
 		OR response_owners.expires <= excluded.created`
 	q[StOwnerSweep] = `DELETE FROM response_owners WHERE expires <= $1`
+	q[StCutOffSweep] = `DELETE FROM cut_offs WHERE expires <= $1`
+	q[StCutOffPut] = `INSERT INTO cut_offs (key, tool, root, request, call_id, began, at, restart, stopped, expires)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+	ON CONFLICT (key) DO UPDATE SET tool = excluded.tool, root = excluded.root, request = excluded.request,
+		call_id = excluded.call_id, began = excluded.began, at = excluded.at, restart = excluded.restart,
+		stopped = excluded.stopped, expires = excluded.expires`
+	q[StCutOffTake] = `DELETE FROM cut_offs WHERE key = $1 AND request = $2 AND call_id = $3`
 	retentionSQL(q)
 	return q
 }

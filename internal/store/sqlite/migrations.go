@@ -364,4 +364,23 @@ CREATE INDEX tasks_request ON tasks (request);
 ALTER TABLE dead_letters ADD COLUMN taker TEXT NOT NULL DEFAULT '';
 ALTER TABLE dead_letters ADD COLUMN taken INTEGER NOT NULL DEFAULT 0;
 `},
+	{15, "writes cut off before their answer was delivered", `
+-- The writes cut off before their answer was delivered (reach.CutOffStore),
+-- by the digest of their owner, tool and arguments, until they expire: a
+-- restart's next life catches their retries. The columns are those of the
+-- PostgreSQL schema, which shares the statements.
+CREATE TABLE cut_offs (
+	key      TEXT PRIMARY KEY,
+	tool     TEXT NOT NULL,
+	root     TEXT NOT NULL DEFAULT '',
+	request  TEXT NOT NULL,
+	call_id  TEXT NOT NULL,
+	began    INTEGER NOT NULL DEFAULT 0,
+	at       INTEGER NOT NULL,
+	restart  INTEGER NOT NULL DEFAULT 0,
+	stopped  TEXT NOT NULL DEFAULT '',
+	expires  INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX cut_offs_expires ON cut_offs (expires);
+`},
 }

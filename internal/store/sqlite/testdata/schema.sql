@@ -55,6 +55,21 @@ CREATE TABLE checkpoints (
 	hash BLOB NOT NULL,
 	time INTEGER NOT NULL
 );
+-- table cut_offs on cut_offs
+CREATE TABLE cut_offs (
+	key      TEXT PRIMARY KEY,
+	tool     TEXT NOT NULL,
+	root     TEXT NOT NULL DEFAULT '',
+	request  TEXT NOT NULL,
+	call_id  TEXT NOT NULL,
+	began    INTEGER NOT NULL DEFAULT 0,
+	at       INTEGER NOT NULL,
+	restart  INTEGER NOT NULL DEFAULT 0,
+	stopped  TEXT NOT NULL DEFAULT '',
+	expires  INTEGER NOT NULL
+) WITHOUT ROWID;
+-- index cut_offs_expires on cut_offs
+CREATE INDEX cut_offs_expires ON cut_offs (expires);
 -- table dead_letters on dead_letters
 CREATE TABLE dead_letters (
 	id       INTEGER PRIMARY KEY AUTOINCREMENT,
