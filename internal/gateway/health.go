@@ -4,8 +4,9 @@ import "fmt"
 
 // notReady says why the gateway should get no traffic now, for /readyz
 // (httpapi): it shuts down, another process took its instance's name, the
-// store (PostgreSQL) failed its last heartbeat, or an upstream marked
-// required: true is not connected.
+// store (PostgreSQL) failed its last heartbeat, the store (SQLite) failed
+// its last write or its file is gone, or an upstream marked required: true
+// is not connected.
 func (g *Gateway) notReady() []string {
 	var why []string
 	if g.draining.Load() {
@@ -21,6 +22,11 @@ func (g *Gateway) notReady() []string {
 			why = append(why, why1)
 		} else if g.cluster.StoreDown() {
 			why = append(why, "the store does not answer: every call is refused store_unavailable until it does")
+		}
+	}
+	if u, ok := g.store.(interface{ Unready() string }); ok {
+		if s := u.Unready(); s != "" {
+			why = append(why, s)
 		}
 	}
 	required := map[string]bool{}
