@@ -180,7 +180,13 @@ func (s *Idempotency) journal(l keptLine) {
 	}
 	if err != nil {
 		s.fileBroken = true
-		s.log.Error("idempotency: a kept completion could not be written to the data folder: a kill before the store takes it loses it", "err", err)
+		what := []any{"err", err}
+		if l.End != nil {
+			what = append(what, "request", l.End.Request, "frame", l.End.Frame)
+		} else {
+			what = append(what, "key", l.Key)
+		}
+		s.log.Error("idempotency: a kept completion could not be written to the data folder: a stop or a kill before the store takes it loses it (a retry of its key is then answered interrupted: it may have run)", what...)
 		return
 	}
 	s.fileLines++
