@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentreach/reach/internal/crashpoint"
@@ -147,8 +148,18 @@ func (s *Idempotency) SaveKept(path string) (int, error) {
 		}
 	}
 	if _, err := f.Write(lines); err != nil {
-		f.Close()
-		return 0, err
+		s.fmu.Lock()
+		freed := errors.Is(err, syscall.ENOSPC) && s.freeReserve()
+		s.fmu.Unlock()
+		if !freed {
+			f.Close()
+			return 0, err
+		}
+		// What the full disk cut short ends on a line of its own.
+		if _, err := f.Write(append([]byte{'\n'}, lines...)); err != nil {
+			f.Close()
+			return 0, err
+		}
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
