@@ -2,6 +2,8 @@ package reach_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/agentreach/reach"
@@ -39,15 +41,26 @@ func evictCaches(evict []byte) {
 // read):
 //
 //	go test -run '^$' -bench 'CallCold' -benchmem -count 5 .
+//
+// cold-noloops is cold with the loop guard off (Options.DisableLoopGuard):
+// the guard's share of a call one at a time.
 func BenchmarkCallCold(b *testing.B) {
-	for _, mode := range []string{"warm", "paused", "cold"} {
+	for _, mode := range []string{"warm", "paused", "cold", "cold-noloops"} {
 		b.Run(mode, func(b *testing.B) {
 			rt := benchRuntime(b, 10)
+			if mode == "cold-noloops" {
+				rt = reach.New(&reach.Options{DefaultBudget: &reach.Budget{}, DisableLoopGuard: true})
+				ts := []reach.Tool{{Name: "get_order", Reentrancy: reach.Reentrant, Func: leaf, InputSchema: json.RawMessage(leafSchema)}}
+				for i := range 9 {
+					ts = append(ts, reach.Tool{Name: fmt.Sprintf("tool_%04d", i), Func: leaf, InputSchema: json.RawMessage(leafSchema)})
+				}
+				rt.MustRegister(ts...)
+			}
 			ctx, req, _ := rt.Begin(context.Background(), &reach.RequestOptions{Budget: &reach.Budget{}})
 			defer req.End()
 			c := &reach.Call{ID: "c", Tool: "get_order", Arguments: leafArgs}
 			var evict []byte
-			if mode == "cold" {
+			if mode != "warm" && mode != "paused" {
 				evict = newEvict()
 			}
 			for range 100 {
@@ -58,7 +71,7 @@ func BenchmarkCallCold(b *testing.B) {
 			for range b.N {
 				if mode != "warm" {
 					b.StopTimer()
-					if mode == "cold" {
+					if evict != nil {
 						evictCaches(evict)
 					}
 					b.StartTimer()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +26,34 @@ func cutOffCall(t *testing.T, rt *Runtime, leave *context.CancelFunc, principal,
 	return rt.Call(rctx, &Call{ID: id, Tool: "add_item", Arguments: json.RawMessage(args)})
 }
 
+// deafAddItem registers add_item, a write whose first n runs each say so on
+// started and then wait, deaf to their context, until release is called
+// (the test's end calls it if the test did not). Once back, such a run
+// returns its context's error if errWhenBack, else "added" as every other
+// run does. runs counts the tool's runs.
+func deafAddItem(t *testing.T, rt *Runtime, n int32, errWhenBack bool) (runs *atomic.Int32, started <-chan struct{}, release func()) {
+	runs = new(atomic.Int32)
+	var hold atomic.Int32
+	hold.Store(n)
+	start, rel := make(chan struct{}, n), make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(rel) }) }
+	t.Cleanup(release)
+	rt.MustRegister(Tool{Name: "add_item", Access: Write, Reentrancy: Reentrant,
+		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			runs.Add(1)
+			if hold.Add(-1) >= 0 {
+				start <- struct{}{}
+				<-rel // deaf to its context
+				if errWhenBack {
+					return nil, ctx.Err()
+				}
+			}
+			return json.RawMessage(`"added"`), nil
+		}})
+	return runs, start, release
+}
+
 // A tool that does not stop when its caller goes away is still running
 // when its caller's retry comes: the retry is told, and nothing runs
 // twice; the write's late return changes nothing, and the write after the
@@ -33,28 +62,9 @@ func cutOffCall(t *testing.T, rt *Runtime, leave *context.CancelFunc, principal,
 // next identical write, which was not a retry.
 func TestCutOffRetryWhileToolRuns(t *testing.T) {
 	rt := New(nil)
-	var runs atomic.Int32
-	var hold atomic.Bool
-	started, release := make(chan struct{}, 1), make(chan struct{})
-	rt.MustRegister(Tool{Name: "add_item", Access: Write, Reentrancy: Reentrant,
-		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-			runs.Add(1)
-			if hold.CompareAndSwap(true, false) {
-				started <- struct{}{}
-				<-release // deaf to its context
-			}
-			return json.RawMessage(`"added"`), nil
-		}})
+	runs, started, release := deafAddItem(t, rt, 1, false)
 	var leave context.CancelFunc
 	done := make(chan *Result)
-	defer func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-	}()
-	hold.Store(true)
 	go func() { done <- cutOffCall(t, rt, &leave, "alice", "c1", `{"item":"pear"}`) }()
 	<-started
 	leave()
@@ -66,7 +76,7 @@ func TestCutOffRetryWhileToolRuns(t *testing.T) {
 	if n := runs.Load(); n != 1 {
 		t.Fatalf("add_item ran %d times by the retry, want 1", n)
 	}
-	close(release)
+	release()
 	<-done
 	if res := cutOffCall(t, rt, nil, "alice", "c3", `{"item":"pear"}`); res.Status != StatusSuccess {
 		t.Fatalf("the write after the retry: %s %+v; want it run", res.Status, res.Error)
@@ -174,15 +184,7 @@ func TestCutOffByStopSaysSo(t *testing.T) {
 // once the tool is back, not that its caller hung up or cancelled it.
 func TestCutOffByStopWhileToolRunsSaysSo(t *testing.T) {
 	rt := New(nil)
-	started, release := make(chan struct{}, 1), make(chan struct{})
-	rt.MustRegister(Tool{Name: "add_item", Access: Write, Reentrancy: Reentrant,
-		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-			if len(started) == 0 {
-				started <- struct{}{}
-				<-release // deaf to its context
-			}
-			return json.RawMessage(`"added"`), nil
-		}})
+	_, started, release := deafAddItem(t, rt, 1, false)
 	ctx, req, err := rt.Begin(t.Context(), &RequestOptions{Principal: "alice"})
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +196,7 @@ func TestCutOffByStopWhileToolRunsSaysSo(t *testing.T) {
 	<-started
 	req.Stop(Cancel, "operator", "budget review")
 	res := cutOffCall(t, rt, nil, "alice", "c2", `{"item":"pear"}`)
-	close(release)
+	release()
 	<-done
 	req.End()
 	if res.Error == nil || res.Error.Code != "interrupted" {
@@ -213,26 +215,7 @@ func TestCutOffByStopWhileToolRunsSaysSo(t *testing.T) {
 // return then refused the next identical write, which was not a retry.
 func TestCutOffRetryWhileTwinRuns(t *testing.T) {
 	rt := New(nil)
-	var runs atomic.Int32
-	var hold atomic.Int32
-	started, release := make(chan struct{}, 2), make(chan struct{})
-	rt.MustRegister(Tool{Name: "add_item", Access: Write, Reentrancy: Reentrant,
-		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-			runs.Add(1)
-			if hold.Add(-1) >= 0 {
-				started <- struct{}{}
-				<-release // deaf to its context
-			}
-			return json.RawMessage(`"added"`), nil
-		}})
-	defer func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-	}()
-	hold.Store(2)
+	runs, started, release := deafAddItem(t, rt, 2, false)
 	var leave context.CancelFunc
 	done := make(chan *Result, 2)
 	go func() { done <- cutOffCall(t, rt, &leave, "alice", "c1", `{"item":"pear"}`) }()
@@ -245,7 +228,7 @@ func TestCutOffRetryWhileTwinRuns(t *testing.T) {
 	if res.Status != StatusError || res.Error == nil || res.Error.Code != "interrupted" || !strings.Contains(res.Error.Message, "call c1 ") {
 		t.Fatalf("the retry of c1 while c1 and c2 run: %s %+v; want interrupted, naming c1", res.Status, res.Error)
 	}
-	close(release)
+	release()
 	<-done
 	<-done
 	if res := cutOffCall(t, rt, nil, "alice", "c4", `{"item":"pear"}`); res.Status != StatusSuccess {
@@ -263,29 +246,9 @@ func TestCutOffRetryWhileTwinRuns(t *testing.T) {
 // the next identical write, which was no retry, was refused a second time.
 func TestCutOffToldOnceWhenTheNextRunsFirst(t *testing.T) {
 	rt := New(nil)
-	var runs atomic.Int32
-	var hold atomic.Bool
-	started, release := make(chan struct{}, 1), make(chan struct{})
-	rt.MustRegister(Tool{Name: "add_item", Access: Write, Reentrancy: Reentrant,
-		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-			runs.Add(1)
-			if hold.CompareAndSwap(true, false) {
-				started <- struct{}{}
-				<-release // deaf to its context, until it is back
-				return nil, ctx.Err()
-			}
-			return json.RawMessage(`"added"`), nil
-		}})
+	runs, started, release := deafAddItem(t, rt, 1, true)
 	var leave context.CancelFunc
 	done := make(chan *Result)
-	defer func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-	}()
-	hold.Store(true)
 	go func() { done <- cutOffCall(t, rt, &leave, "alice", "c1", `{"item":"pear"}`) }()
 	<-started
 	leave()
@@ -295,7 +258,7 @@ func TestCutOffToldOnceWhenTheNextRunsFirst(t *testing.T) {
 	if res := cutOffCall(t, rt, nil, "alice", "c3", `{"item":"pear"}`); res.Status != StatusSuccess {
 		t.Fatalf("the write after the retry, the first still running: %s %+v; want it run", res.Status, res.Error)
 	}
-	close(release)
+	release()
 	<-done
 	if res := cutOffCall(t, rt, nil, "alice", "c4", `{"item":"pear"}`); res.Status != StatusSuccess {
 		t.Fatalf("the next write, once the first is back: %s %+v; want it run (the first was told once)", res.Status, res.Error)

@@ -5,7 +5,10 @@
 # (@langchain/langgraph with @langchain/mcp-adapters and @langchain/openai)
 # the AI SDK (ai with @ai-sdk/mcp and @ai-sdk/openai), Mastra (@mastra/core
 # with @mastra/mcp), Genkit (genkit with @genkit-ai/mcp and
-# @genkit-ai/compat-oai) and VoltAgent (@voltagent/core, in voltagent/), with the MCP
+# @genkit-ai/compat-oai), VoltAgent (@voltagent/core, in voltagent/), KaibanJS
+# (kaibanjs, in kaibanjs/), LlamaIndex TS (@llamaindex/workflow, in
+# llamaindex/) and the MCP Inspector's CLI
+# (@modelcontextprotocol/inspector, in inspector/), with the MCP
 # TypeScript SDK client of the sessionless protocol (@modelcontextprotocol/
 # client) and the 1.x SDK (@modelcontextprotocol/sdk), whose SSEClientTransport
 # OpenAI Agents' MCPServerSSE and LlamaIndex use on /sse, into a repo-local, gitignored folder (.cache/frameworks by
@@ -52,13 +55,37 @@ voltagent=(
 	zod@4.6.7
 )
 
+# The MCP Inspector's CLI (@modelcontextprotocol/inspector --cli), in
+# inspector/: a client a user runs by hand, with its own SDK and zod.
+inspector=(
+	@modelcontextprotocol/inspector@2.12.0
+)
+
+# KaibanJS (kaibanjs) is on LangChain 0.3, which the LangChain 1 above would
+# conflict with: it has kaibanjs/, with the MCP adapters it documents (the
+# last for LangChain 0.3) on the last MCP SDK of zod 3 (1.22; the adapters'
+# schemas fail on the zod 4 schemas of later SDKs).
+kaibanjs=(
+	kaibanjs@0.23.1
+	@langchain/mcp-adapters@0.6.0
+	@modelcontextprotocol/sdk@1.22.0
+)
+
+# LlamaIndex TS (its agent of @llamaindex/workflow, @llamaindex/openai and
+# the MCP client of @llamaindex/tools), in llamaindex/.
+llamaindex=(
+	@llamaindex/workflow@1.1.25
+	@llamaindex/openai@0.4.23
+	@llamaindex/tools@0.2.1
+)
+
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	echo "frameworks-deps: node or npm not found; the agent framework tests will be skipped"
 	exit 0
 fi
 
 stamp="$prefix/.installed"
-want="${pkgs[*]} voltagent: ${voltagent[*]}"
+want="${pkgs[*]} voltagent: ${voltagent[*]} inspector: ${inspector[*]} kaibanjs: ${kaibanjs[*]} llamaindex: ${llamaindex[*]}"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
 	echo "frameworks-deps: up to date in $prefix"
 	exit 0
@@ -70,4 +97,13 @@ npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error --save-exac
 mkdir -p "$prefix/voltagent"
 echo "frameworks-deps: installing into $prefix/voltagent: ${voltagent[*]}"
 npm install --prefix "$prefix/voltagent" --no-audit --no-fund --loglevel=error --save-exact "${voltagent[@]}"
+mkdir -p "$prefix/inspector"
+echo "frameworks-deps: installing into $prefix/inspector: ${inspector[*]}"
+npm install --prefix "$prefix/inspector" --no-audit --no-fund --loglevel=error --save-exact "${inspector[@]}"
+mkdir -p "$prefix/kaibanjs"
+echo "frameworks-deps: installing into $prefix/kaibanjs: ${kaibanjs[*]} llamaindex: ${llamaindex[*]}"
+npm install --prefix "$prefix/kaibanjs" --no-audit --no-fund --loglevel=error --save-exact "${kaibanjs[@]}"
+mkdir -p "$prefix/llamaindex"
+echo "frameworks-deps: installing into $prefix/llamaindex: ${llamaindex[*]}"
+npm install --prefix "$prefix/llamaindex" --no-audit --no-fund --loglevel=error --save-exact "${llamaindex[@]}"
 echo "$want" >"$stamp"

@@ -384,6 +384,13 @@ func gateUpstream(t *testing.T) (*gates, string) {
 // newGateFleet is newFleet with the gates upstream too (tools gate__gate).
 func newGateFleet(t *testing.T, ttl string) (*fleet, *gates) {
 	t.Helper()
+	return gateFleet(t, ttl, "")
+}
+
+// gateFleet is newGateFleet with extra (YAML, such as a tools: section)
+// added to each instance's configuration.
+func gateFleet(t *testing.T, ttl, extra string) (*fleet, *gates) {
+	t.Helper()
 	f := &fleet{t: t, pg: pgtest.Own(t), names: [2]string{"a", "b"}}
 	var err error
 	if f.url, err = f.pg.CreateDatabase(context.Background(), "reach"); err != nil {
@@ -402,7 +409,7 @@ upstreams:
   - {name: gate, url: '%s'}
 budgets:
   default: {tool_calls: 100000, wall: 1h}
-`, f.url, f.names[i], ttl, upURL, gateURL))
+%s`, f.url, f.names[i], ttl, upURL, gateURL, extra))
 		f.start(i)
 	}
 	t.Cleanup(func() {

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store/postgres"
 )
 
@@ -117,36 +112,10 @@ func TestEnded20UndoThroughOutage(t *testing.T) {
 // (up__unbook of its key) and for up__book (up__unbook), instance_ttl 2s.
 func newUndoGateFleet(t *testing.T) (*fleet, *gates) {
 	t.Helper()
-	f := &fleet{t: t, pg: pgtest.Own(t), names: [2]string{"a", "b"}}
-	var err error
-	if f.url, err = f.pg.CreateDatabase(context.Background(), "reach"); err != nil {
-		t.Fatal(err)
-	}
-	var upURL, gateURL string
-	f.up, upURL = sharedUpstream(t)
-	g, gateURL := gateUpstream(t)
-	for i := range 2 {
-		f.addr[i], f.data[i] = freeAddr(t), t.TempDir()
-		f.cfg[i] = writeConfig(t, fmt.Sprintf(`store: %s
-instance: %s
-instance_ttl: 2s
-upstreams:
-  - {name: up, url: '%s'}
-  - {name: gate, url: '%s'}
-tools:
+	return gateFleet(t, "2s", `tools:
   up__book: {undo: {tool: up__unbook, args: '{"key": "{args.key}"}'}}
   gate__gate: {undo: {tool: up__unbook, args: '{"key": "{args.key}"}'}}
-budgets:
-  default: {tool_calls: 100000, wall: 1h}
-`, f.url, f.names[i], upURL, gateURL))
-		f.start(i)
-	}
-	t.Cleanup(func() {
-		for i := range 2 {
-			f.stop(i)
-		}
-	})
-	return f, g
+`)
 }
 
 // gateInRequest calls gate__gate with key in request id (call id "g-"+key)
@@ -154,29 +123,8 @@ budgets:
 // comes on the channel.
 func gateInRequest(t *testing.T, f *fleet, g *gates, i int, id, key string) <-chan map[string]any {
 	t.Helper()
-	ch := make(chan map[string]any, 1)
-	go func() {
-		body := fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":%q,"tool":"gate__gate","arguments":{"key":%q}}]}`, id, "g-"+key, key)
-		client := &http.Client{Timeout: 3 * time.Minute}
-		var out map[string]any
-		if resp, err := client.Post(f.base(i)+"/v1/calls", "application/json", strings.NewReader(body)); err == nil {
-			json.NewDecoder(resp.Body).Decode(&out)
-			resp.Body.Close()
-		}
-		if r, _ := out["results"].([]any); len(r) > 0 {
-			ch <- r[0].(map[string]any)
-			return
-		}
-		ch <- out
-	}()
-	select {
-	case k := <-g.started:
-		if k != key {
-			t.Fatalf("the upstream began %s, want %s", k, key)
-		}
-	case <-time.After(time.Minute):
-		t.Fatalf("gate %s did not reach the upstream", key)
-	}
+	ch := postCalls(f, i, fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":%q,"tool":"gate__gate","arguments":{"key":%q}}]}`, id, "g-"+key, key))
+	awaitGate(t, g, key)
 	return ch
 }
 

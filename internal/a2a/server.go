@@ -419,8 +419,10 @@ func metadataJSON(md map[string]any) json.RawMessage {
 }
 
 // GetTask answers with the agent's view of the task (its history and
-// artifacts) and reach's state; from reach's record when the agent does not
-// answer.
+// artifacts) and reach's state while the task runs; from reach's record
+// once reach's state is final (what the agent sends after, an artifact, a
+// status message, does not change the task as its clients read it), and
+// when the agent does not answer.
 func (e *endpoint) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	t := e.g.tasks.get(e.a.cfg.Name, req.ID, e.owner(ctx))
 	if t == nil {
@@ -432,7 +434,10 @@ func (e *endpoint) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.T
 		return nil, notFound(e.a.cfg.Name, req.ID)
 	}
 	t.mu.Lock()
-	ask := t.req != nil && !t.overgrew // a task failed for its size is not asked for again
+	// A task failed for its size is not asked for again, nor one whose
+	// state at reach is final: its record is what the stream had at the
+	// end, as the stream, a subscription and the store show it.
+	ask := t.req != nil && !t.overgrew && !t.state.Terminal()
 	t.mu.Unlock()
 	if ask {
 		if c, _, err := e.a.ready(ctx); err == nil {
@@ -451,24 +456,30 @@ func (e *endpoint) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.T
 				e.g.mask(up)
 				// The agent's history and artifacts, with reach's state as
 				// stored: the caller sees no state the store does not hold
-				// (the stream the gateway reads brings the agent's states;
-				// a different final state the agent reports here, once
-				// reach's is final, is recorded as late).
+				// (the stream the gateway reads brings the agent's states).
+				// A task whose state became final at reach while the agent
+				// answered is answered from reach's record, as above; a
+				// different final state the agent reports here is
+				// recorded as late.
 				var after []func()
 				t.lockStored() // its state as stored
-				if t.state.Terminal() {
+				ended := t.state.Terminal()
+				if ended {
 					t.upFinal = t.upFinal || up.Status.State.Terminal()
 					t.settle(up.Status, &after)
+				} else {
+					if t.snap != nil {
+						up.Status = t.snap.Status
+					}
+					up.Status.State = t.state
 				}
-				if t.snap != nil {
-					up.Status = t.snap.Status
-				}
-				up.Status.State = t.state
 				t.mu.Unlock()
 				for _, f := range after {
 					f()
 				}
-				return e.tag(ctx, t, up).(*a2a.Task), nil
+				if !ended {
+					return e.tag(ctx, t, up).(*a2a.Task), nil
+				}
 			}
 		}
 	}

@@ -301,6 +301,18 @@ func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageReq
 	}
 	for ev, err := range c.SendStreamingMessage(ctx, req) {
 		if err != nil {
+			t.mu.Lock()
+			stale := t.rounds != round
+			t.mu.Unlock()
+			if stale {
+				// A later round's message was sent: its own stream follows
+				// the task, and this one breaking loses nothing. (The A2A
+				// JS SDK keeps a stream open at TASK_STATE_AUTH_REQUIRED,
+				// for credentials given out of band, and breaks it when
+				// the caller's answer, a new message, starts the task
+				// again on the same event bus.)
+				return
+			}
 			t.broken(err)
 			return
 		}
@@ -816,6 +828,15 @@ func (t *task) stored(id a2a.TaskID) bool {
 // task at reach and at the agent; an ending reach made itself does nothing.
 func (t *task) stopped() {
 	cause := context.Cause(t.req.Context())
+	if se, ok := errors.AsType[*reach.StopError](cause); ok && se.Cause.Request != t.req.ID() && t.req.State() == reach.RequestRunning {
+		// A stop of a request above cancels this one's context before it
+		// marks this one stopped (on another instance, after a write to
+		// the store): the hand-off ending the task ends meanwhile would
+		// end it completed. Marked now, with the stop's cause, as the
+		// stop would (it then finds it stopped already). Not a hand-off
+		// that ended (End cancels its context with a cause of its own).
+		t.req.StopWith(se.Cause)
+	}
 	reason := causeText(cause)
 	t.cancel(reason)
 }

@@ -123,7 +123,12 @@ type Cluster struct {
 	// refused after it may have written a part (its bound fired as it
 	// committed, say), to leave (leaveStrays); leaving, those being left:
 	// a join of one waits for it.
-	joins   map[string]int
+	joins map[string]int
+	// seq counts the joins this life began (enterJoin): a join carries its
+	// number to the store, and a leave of a stray part the count when it
+	// was decided, so that a join begun before the leave and reaching the
+	// server after it writes nothing (postgres.Store.JoinRequestAfter).
+	seq     int64
 	stray   map[string]bool
 	leaving map[string]chan struct{}
 	// strayLeave is set while leaveStraysApart's goroutine runs, and
@@ -132,6 +137,9 @@ type Cluster struct {
 	// afterJoin, in tests, stands for what the store's answer to a join
 	// became (a bound that fired as its commit landed).
 	afterJoin func(error) error
+	// sendJoin, in tests, sends a join to the store instead of joinStore
+	// (one held on its way, say).
+	sendJoin func(ctx context.Context, rec *store.Request, seq int64) (*store.Request, postgres.JoinOutcome, error)
 
 	view    atomic.Pointer[liveView]
 	healthy atomic.Int64 // unix ns since when heartbeats succeed without a break; 0 after one failed
@@ -1076,8 +1084,8 @@ func decodeBudget(b []byte) *reach.Budget {
 func (c *Cluster) NotYours(err error) bool { return ErrNotYours(err) }
 
 // enterJoin counts a join of request id in flight, once a leave of its
-// stray part (leaveStrays) is over.
-func (c *Cluster) enterJoin(id string) {
+// stray part (leaveStrays) is over, and returns its number (seq).
+func (c *Cluster) enterJoin(id string) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for {
@@ -1090,6 +1098,8 @@ func (c *Cluster) enterJoin(id string) {
 		c.mu.Lock()
 	}
 	c.joins[id]++
+	c.seq++
+	return c.seq
 }
 
 // joinDone ends the count of a join of request id: its part is
@@ -1133,6 +1143,7 @@ func (c *Cluster) leaveStrays(ctx context.Context) {
 		return
 	}
 	var ids []string
+	seq := c.seq // every join of these begun so far is over (joins 0)
 	for id := range c.stray {
 		switch {
 		case c.local[id] != nil:
@@ -1144,7 +1155,7 @@ func (c *Cluster) leaveStrays(ctx context.Context) {
 	}
 	c.mu.Unlock()
 	for _, id := range ids {
-		held, err := c.st.LeavePart(ctx, id, c.owner, c.ttl)
+		held, err := c.st.LeavePartAt(ctx, id, c.owner, c.ttl, seq)
 		c.mu.Lock()
 		close(c.leaving[id])
 		delete(c.leaving, id)

@@ -13,6 +13,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/durable"
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/postgres"
 )
@@ -94,8 +95,8 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.ttl)
 	defer cancel()
 	rec := requestOf(o, "")
-	r.c.enterJoin(o.ID)
-	got, outcome, err := r.c.st.JoinRequest(ctx, rec, r.c.owner, r.c.ttl)
+	seq := r.c.enterJoin(o.ID)
+	got, outcome, err := r.c.joinStore(ctx, rec, seq)
 	if h := r.c.afterJoin; h != nil {
 		err = h(err)
 	}
@@ -106,6 +107,9 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 		return time.Time{}, storeError("Request "+o.ID+" could not be begun", err)
 	}
 	switch outcome {
+	case postgres.JoinLeft: // a leave of this life's part came first: nothing written
+		r.c.joinDone(o.ID)
+		return time.Time{}, storeError("Request "+o.ID+" could not be begun", errJoinLeft)
 	case postgres.JoinForeign:
 		r.c.joinDone(o.ID) // nothing written
 		return time.Time{}, notYours(o.ID)
@@ -220,8 +224,8 @@ func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 	rec := requestOf(o, q.Parent().ID())
 	rec.Started = q.Started()
 	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.ttl) // as JoinRequest
-	r.c.enterJoin(q.ID())
-	got, outcome, err := r.c.st.JoinRequest(jctx, rec, r.c.owner, r.c.ttl)
+	seq := r.c.enterJoin(q.ID())
+	got, outcome, err := r.c.joinStore(jctx, rec, seq)
 	cancel()
 	if h := r.c.afterJoin; h != nil {
 		err = h(err)
@@ -231,6 +235,9 @@ func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 		return storeError("Request "+q.ID()+" could not be begun", err)
 	}
 	switch outcome {
+	case postgres.JoinLeft:
+		r.c.joinDone(q.ID())
+		return storeError("Request "+q.ID()+" could not be begun", errJoinLeft)
 	case postgres.JoinForeign:
 		r.c.joinDone(q.ID())
 		return notYours(q.ID())
@@ -413,7 +420,19 @@ func (c *Cluster) Admission() reach.Middleware {
 			if err := c.Leased(ctx); err != nil {
 				return nil, err
 			}
-			return next(ctx, call)
+			// And again once the upstream's connection is ready, just
+			// before the call's bytes go out (the wire client): a life
+			// paused between here and there is held back there.
+			var held error
+			res, err := next(mcpwire.WithBeforeSend(ctx, func(ctx context.Context) error {
+				held = c.Leased(ctx)
+				return held
+			}), call)
+			if held != nil {
+				// Not the tool's failure: the call was not sent.
+				return nil, held
+			}
+			return res, err
 		}
 	}
 }
@@ -523,4 +542,18 @@ func turnRefusal(q ledgerLink, dim, spent string) *reach.Error {
 	return &reach.Error{Guard: "admit", Type: reach.TypeBudget, Code: "budget_" + map[string]string{"turn": "turns", "token": "tokens", "cost": "cost"}[dim],
 		Message:    fmt.Sprintf("The %s budget of %s (%s) is spent: %s, on every instance.", dim, who, q.id, spent),
 		Suggestion: "Finish with what you have and give your final answer, or ask the user for a larger budget."}
+}
+
+// errJoinLeft is the store's refusal of a join that reached it after a
+// leave of this life's part begun later (postgres.JoinLeft): its caller
+// had given up on it.
+var errJoinLeft = errors.New("the join reached the store after this instance had left the request's part")
+
+// joinStore sends the join number seq of this life (enterJoin) to the
+// store, or, in tests, to sendJoin.
+func (c *Cluster) joinStore(ctx context.Context, rec *store.Request, seq int64) (*store.Request, postgres.JoinOutcome, error) {
+	if h := c.sendJoin; h != nil {
+		return h(ctx, rec, seq)
+	}
+	return c.st.JoinRequestAfter(ctx, rec, c.owner, c.ttl, seq)
 }

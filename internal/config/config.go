@@ -2191,23 +2191,23 @@ func (c *Config) NamedBudgets() map[string]reach.Budget {
 // limit of the default's (link.Owned checks; BudgetWarnings explains one
 // that lifts and lists nobody).
 func (c *Config) BudgetPrincipals() map[string][]string {
-	out := map[string][]string{}
-	for name, b := range c.Budgets {
-		if len(b.Principals) > 0 {
-			out[name] = slices.Clone(b.Principals)
-		}
-	}
-	return out
+	return c.budgetLists(func(b Budget) []string { return b.Principals })
 }
 
 // BudgetTenants returns the tenants each budget lists (tenants:): every
 // principal of one may name it for a request it begins if it lifts a limit
 // of the default's (link.Owned checks).
 func (c *Config) BudgetTenants() map[string][]string {
+	return c.budgetLists(func(b Budget) []string { return b.Tenants })
+}
+
+// budgetLists returns, for each budget whose list (of it) is not empty, a
+// copy of that list.
+func (c *Config) budgetLists(list func(Budget) []string) map[string][]string {
 	out := map[string][]string{}
 	for name, b := range c.Budgets {
-		if len(b.Tenants) > 0 {
-			out[name] = slices.Clone(b.Tenants)
+		if l := list(b); len(l) > 0 {
+			out[name] = slices.Clone(l)
 		}
 	}
 	return out

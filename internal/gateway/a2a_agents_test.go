@@ -207,6 +207,8 @@ func (a *jsAgent) all(kind string) []map[string]any {
 type cast struct {
 	g      *Gateway
 	reach  string
+	g2     *Gateway // with castOptions.fleet: the second instance
+	reach2 string
 	model  *scriptedModel
 	agents map[string]*jsAgent
 }
@@ -218,6 +220,12 @@ type castOptions struct {
 	roleEnv map[string]map[string]string // one agent's
 	agent   map[string]string            // YAML fields of an agent's entry: "reentrancy: reentrant"
 	extra   string                       // more YAML
+	// fleet, a PostgreSQL URL, runs two instances of reach on that store
+	// ("one" at reach, "two" at reach2); second names, for a role, the
+	// variables of its environment that point at "two" (REACH, or a
+	// peer's: VERIFIER).
+	fleet  string
+	second map[string][]string
 }
 
 // startCast opens reach's listener, starts the agents (each pointed at its
@@ -234,6 +242,13 @@ func startCast(t *testing.T, o castOptions) *cast {
 		t.Fatal(err)
 	}
 	c.reach = "http://" + ln.Addr().String()
+	var ln2 net.Listener
+	if o.fleet != "" {
+		if ln2, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		c.reach2 = "http://" + ln2.Addr().String()
+	}
 	for _, role := range []string{"verifier", "executor", "planner"} {
 		e := map[string]string{"REACH": c.reach}
 		for k, v := range o.env {
@@ -251,6 +266,13 @@ func startCast(t *testing.T, o castOptions) *cast {
 				e[k] = c.agents[p].url
 			}
 		}
+		for _, k := range o.second[role] {
+			if k == "REACH" {
+				e[k] = c.reach2
+			} else {
+				e[k] = c.reach2 + "/a2a/" + strings.ToLower(k) + "/"
+			}
+		}
 		c.agents[role] = startAgent(t, cache, role, e)
 	}
 	yaml := fmt.Sprintf("examples: true\nmodel: {base_url: %s/v1, name: scripted}\nagents:\n", ms.URL)
@@ -261,14 +283,23 @@ func startCast(t *testing.T, o castOptions) *cast {
 		}
 		yaml += fmt.Sprintf("  - {name: %s, url: %q%s}\n", role, strings.TrimSuffix(c.agents[role].url, "/"), more)
 	}
-	cfg, err := config.Parse([]byte(yaml+o.extra), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
+	serve := func(ln net.Listener, head string) *Gateway {
+		cfg, err := config.Parse([]byte(head+yaml+o.extra), os.LookupEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := newTestGateway(t, cfg)
+		srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: g.Handler()}}
+		srv.Start()
+		t.Cleanup(srv.Close)
+		return g
 	}
-	c.g = newTestGateway(t, cfg)
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: c.g.Handler()}}
-	srv.Start()
-	t.Cleanup(srv.Close)
+	if o.fleet == "" {
+		c.g = serve(ln, "")
+		return c
+	}
+	c.g = serve(ln, fmt.Sprintf("store: %s\ninstance: one\n", o.fleet))
+	c.g2 = serve(ln2, fmt.Sprintf("store: %s\ninstance: two\n", o.fleet))
 	return c
 }
 

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/atomicfile"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/config"
@@ -196,8 +197,9 @@ func TestPolicyFiltersAndReloads(t *testing.T) {
 		t.Errorf("bob joining alice's request = %d, want 403", status)
 	}
 
-	// Hot reload: drop the forbid.
-	if err := os.WriteFile(polFile, policy.DefaultSource(), 0o600); err != nil {
+	// Hot reload: drop the forbid (written whole, as an editor's save that
+	// renames, so the watcher never reads half of it).
+	if err := atomicfile.Write(polFile, policy.DefaultSource(), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	later := time.Now().Add(2 * time.Second) // a different modification time

@@ -154,6 +154,21 @@ func namingGateway(t *testing.T, ag *namingAgent, up *httptest.Server, model *sc
 	return g, serveTest(t, g).URL
 }
 
+// namingInstances serves two naming gateways, a and b, on one PostgreSQL
+// database, in front of one executor run by ag (as twoInstances does for
+// the probe upstream), and returns their URLs.
+func namingInstances(t *testing.T, ag *namingAgent) []string {
+	t.Helper()
+	url := pgtest.Database(t)
+	up := executorUpstream(t, "names bulk", ag)
+	var bases []string
+	for _, name := range []string{"a", "b"} {
+		_, base := namingGateway(t, ag, up, &scriptedModel{}, fmt.Sprintf("store: %s\ninstance: %s\ninstance_ttl: 2s\n", url, name))
+		bases = append(bases, base)
+	}
+	return bases
+}
+
 // TestSubAgentNamingALargerBudgetStaysCarved: a sub-agent that names a
 // budget lifting every limit (one it may name) on the calls of its
 // hand-off, over MCP (_meta, by request or by the delegate frame), on the
@@ -243,14 +258,8 @@ func TestSubAgentNamingALargerBudgetStaysCarved(t *testing.T) {
 // between them and each name bulk spends its carve (4) and no more, and a
 // second hand-off, sent to the other instance, what its root has left (2).
 func TestInstancesSubAgentNamingALargerBudgetStaysCarved(t *testing.T) {
-	url := pgtest.Database(t)
 	ag := &namingAgent{budget: "bulk"}
-	up := executorUpstream(t, "names bulk", ag)
-	var bases []string
-	for _, name := range []string{"a", "b"} {
-		_, base := namingGateway(t, ag, up, &scriptedModel{}, fmt.Sprintf("store: %s\ninstance: %s\ninstance_ttl: 2s\n", url, name))
-		bases = append(bases, base)
-	}
+	bases := namingInstances(t, ag)
 	ag.tools = bases
 	for i, want := range []int64{4, 6} {
 		ag.reach = bases[i]
@@ -344,14 +353,8 @@ func TestA2AMessageNamesBudget(t *testing.T) {
 // (the store's join begins any completed id again) and ran calls naming
 // bulk outside the root's budget.
 func TestInstancesEndedHandoffNeverHeldHere(t *testing.T) {
-	url := pgtest.Database(t)
 	ag := &namingAgent{budget: "bulk"}
-	up := executorUpstream(t, "names bulk", ag)
-	var bases []string
-	for _, name := range []string{"a", "b"} {
-		_, base := namingGateway(t, ag, up, &scriptedModel{}, fmt.Sprintf("store: %s\ninstance: %s\ninstance_ttl: 2s\n", url, name))
-		bases = append(bases, base)
-	}
+	bases := namingInstances(t, ag)
 	ag.reach, ag.tools = bases[0], bases[:1]
 	if tk, err := ag.send(t.Context(), "tools 2", map[string]any{link.MetaRequest: "never-held"}); err != nil || tk.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("hand-off: %v %v", tk, err)
@@ -373,14 +376,8 @@ func TestInstancesEndedHandoffNeverHeldHere(t *testing.T) {
 // route), nothing run, as on the first. The store began it again as a
 // root of its own, under bulk.
 func TestInstancesEndedHandoffNotBegunAgain(t *testing.T) {
-	url := pgtest.Database(t)
 	ag := &namingAgent{budget: "bulk"}
-	up := executorUpstream(t, "names bulk", ag)
-	var bases []string
-	for _, name := range []string{"a", "b"} {
-		_, base := namingGateway(t, ag, up, &scriptedModel{}, fmt.Sprintf("store: %s\ninstance: %s\ninstance_ttl: 2s\n", url, name))
-		bases = append(bases, base)
-	}
+	bases := namingInstances(t, ag)
 	ag.reach, ag.tools = bases[0], []string{bases[0]}
 	if tk, err := ag.send(t.Context(), "tools 1", map[string]any{link.MetaRequest: "handoff-across"}); err != nil || tk.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("hand-off: %v %v", tk, err)

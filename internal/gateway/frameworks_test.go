@@ -27,8 +27,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Six agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
-// Mastra, Genkit and VoltAgent — on their default settings, their MCP tools and their model pointed at
+// Eight agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
+// Mastra, Genkit, VoltAgent, KaibanJS and LlamaIndex — on their default
+// settings (KaibanJS and LlamaIndex with the hooks of their pages in
+// docs/frameworks), their MCP tools and their model pointed at
 // reach (testdata/frameworks/agent.mjs), with a scripted model behind
 // reach's model proxy and a shop upstream behind its MCP server.
 
@@ -89,7 +91,7 @@ func frameworksCache(t *testing.T) (dir, node string) {
 // ownFolder are the frameworks installed in a folder of their own beside
 // the others (scripts/frameworks-deps.sh), each by the package it needs:
 // VoltAgent wants the AI SDK 6, which the AI SDK's own 7 conflicts with.
-var ownFolder = map[string]string{"voltagent": "@voltagent/core"}
+var ownFolder = map[string]string{"voltagent": "@voltagent/core", "inspector": "@modelcontextprotocol/inspector", "kaibanjs": "kaibanjs", "llamaindex": "@llamaindex/workflow"}
 
 // shopUpstream is the MCP server the frameworks' tools come from.
 type shopUpstream struct {
@@ -247,6 +249,31 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			m.raw.Store(text(msg.Content))
 		}
 	}
+	// KaibanJS's agent calls no tools through the API: its system prompt
+	// asks for JSON ({"action", "actionInput"} or {"finalAnswer"}), its
+	// first user message wraps the task ("please complete the following
+	// task: loop. Your expected output …"), and the tools' results come
+	// back as user messages.
+	react := len(body.Messages) > 0 && body.Messages[0].Role == "system" && strings.Contains(text(body.Messages[0].Content), `"finalAnswer"`)
+	if react {
+		task, results = "", nil
+		for _, msg := range body.Messages {
+			if msg.Role != "user" {
+				continue
+			}
+			c := text(msg.Content)
+			if task == "" {
+				if _, rest, ok := strings.Cut(c, "following task: "); ok {
+					task, _, _ = strings.Cut(rest, ".")
+				}
+				continue
+			}
+			if r, ok := strings.CutPrefix(c, "You got this result from the tool: "); ok {
+				c = resultText(r)
+			}
+			results = append(results, c)
+		}
+	}
 	if responses {
 		var items []struct {
 			Type    string          `json:"type"`
@@ -278,6 +305,12 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		last = results[len(results)-1]
 	}
 	toolName := func(want string) string { // up__lookup through reach, lookup from the upstream itself
+		if react { // the tools are in the system prompt, "name: description"
+			if strings.Contains(text(body.Messages[0].Content), want+": ") {
+				return want
+			}
+			return strings.TrimPrefix(want, "up__")
+		}
 		for _, t := range body.Tools {
 			if link.NameMatches(t.Function.Name, want) || link.NameMatches(t.Function.Name, strings.TrimPrefix(want, "up__")) {
 				return t.Function.Name
@@ -335,6 +368,13 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if responses {
 		m.respond(w, len(raw), toolName(call), callArgs, say, call != "")
 		return
+	}
+	if react {
+		b, _ := json.Marshal(map[string]any{"finalAnswer": say, "isFinalAnswerReady": true})
+		if call != "" {
+			b, _ = json.Marshal(map[string]any{"thought": "I call a tool.", "action": toolName(call), "actionInput": json.RawMessage(callArgs)})
+		}
+		say, call = string(b), ""
 	}
 	var rid [6]byte
 	rand.Read(rid[:])
@@ -597,11 +637,17 @@ var frameworkCases = []struct {
 	{"mastra", "2026-07-28", "", "", "", false},
 	{"genkit", "2025-11-25", "", "", "", false},
 	{"voltagent", "2025-11-25", "", "", "", false},
+	// KaibanJS documents LangChain's MCP adapters for its tools; the last
+	// for its LangChain (0.3) on the SDK 1.22 speaks 2025-06-18.
+	{"kaibanjs", "2025-06-18", "", "", "", false},
+	// LlamaIndex's agent has no step limit: without reach, the loop's
+	// baseline would never end.
+	{"llamaindex", "2025-11-25", "", "", "", true},
 }
 
 // modelPath is the model API a case's framework calls.
 func modelPath(fw, modelAPI string) string {
-	if fw == "langgraph" || fw == "mastra" || fw == "genkit" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
+	if fw == "langgraph" || fw == "kaibanjs" || fw == "llamaindex" || fw == "mastra" || fw == "genkit" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
 		return "/v1/chat/completions"
 	}
 	return "/v1/responses"
@@ -681,7 +727,7 @@ func TestFrameworks(t *testing.T) {
 				if s.up.called("job_status") != 5 || s.up.called("list_page") != 4 {
 					t.Errorf("upstream calls: %d polls, %d pages; want 5 and 4", s.up.called("job_status"), s.up.called("list_page"))
 				}
-				checkOneGraph(t, s.g, 10, 9)
+				checkOneGraph(t, s.g, 10, 9, fc.fw != "kaibanjs")
 				checkProtocol(s)
 			})
 
@@ -764,8 +810,10 @@ func TestFrameworks(t *testing.T) {
 }
 
 // checkOneGraph checks that the gateway holds one request with the run's
-// model turns and tool calls, each tool call under a model turn.
-func checkOneGraph(t *testing.T, g *Gateway, turns, calls int) {
+// model turns and tool calls, each tool call under a model turn if nested
+// (KaibanJS's agent writes its tool calls into the model's text, where
+// reach does not look for them: they are the request's, under no turn).
+func checkOneGraph(t *testing.T, g *Gateway, turns, calls int, nested bool) {
 	t.Helper()
 	var roots []*reach.Request
 	for _, r := range g.rt.Requests() {
@@ -787,7 +835,7 @@ func checkOneGraph(t *testing.T, g *Gateway, turns, calls int) {
 			nm++
 		case reach.ToolFrame:
 			nt++
-			if f.Parent == nil || f.Parent.Kind != reach.ModelFrame {
+			if nested && (f.Parent == nil || f.Parent.Kind != reach.ModelFrame) {
 				t.Errorf("tool call %s %s is not under a model turn", f.Name, f.Args)
 			}
 		}

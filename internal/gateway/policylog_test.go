@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/atomicfile"
 	"github.com/agentreach/reach/internal/config"
 )
 
@@ -33,6 +34,15 @@ func TestPolicyReloadLoggedOnce(t *testing.T) {
 	t.Cleanup(func() { g.Close() })
 	// Two typos, one after the other (the second a line further down): once
 	// the second is logged, every line about the first has been written.
+	// Each is written whole (a temporary file renamed over the policy), so
+	// the watcher never reads half of one; its mark is the file's name with
+	// the line and column, which no log time (T12:1x, x2:1x) can spell.
+	save := func(text string) {
+		t.Helper()
+		if err := atomicfile.Write(pol, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	wait := func(mark string) {
 		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(logs.String(), mark); {
 			if time.Now().After(deadline) {
@@ -41,13 +51,13 @@ func TestPolicyReloadLoggedOnce(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	os.WriteFile(pol, []byte("permit (principal\n"), 0o600)
-	wait("2:1")
-	os.WriteFile(pol, []byte("\n\npermit (principal\n"), 0o600)
-	wait("4:1")
+	save("permit (principal\n")
+	wait("p.cedar:2:1")
+	save("\n\npermit (principal\n")
+	wait("p.cedar:4:1")
 	n := 0
 	for _, line := range strings.Split(logs.String(), "\n") {
-		if strings.Contains(line, "2:1") {
+		if strings.Contains(line, "p.cedar:2:1") {
 			n++
 		}
 	}

@@ -46,6 +46,11 @@ type Owned struct {
 	// them: at most maxLoose each (Bound).
 	loose    map[Owner]map[string]*owned
 	maxLoose int
+	// pending counts, by owner, the loose requests being begun without
+	// q.mu (beginLoose): room counts them; beginning holds a channel,
+	// closed once it is tracked, for each named id being begun so.
+	pending   map[Owner]int
+	beginning map[string]chan struct{}
 
 	// handoffEnd, if set, is called as EndStoppedHandoff begins and what
 	// it returns as it returns (SetHandoffEndHook: tests order two ends).
@@ -97,7 +102,7 @@ func (q *Owned) Bound(n int) *Owned {
 func (q *Owned) room(who *auth.Identity) (*reach.Request, error) {
 	k := ownerOf(who)
 	mine := q.loose[k]
-	if len(mine) < q.maxLoose {
+	if len(mine)+q.pending[k] < q.maxLoose {
 		return nil, nil
 	}
 	var idle *owned
@@ -348,18 +353,32 @@ func (q *Owned) begin(id string, t Target, who *auth.Identity) (*reach.Request, 
 // beginAs is begin; a loose request (loose) is counted as one of who's
 // (room). q.mu is held.
 func (q *Owned) beginAs(id string, t Target, who *auth.Identity, loose bool) (*owned, *reach.Request, error) {
-	b, err := q.budget(t.Budget, who)
+	r, err := q.rtBegin(id, t, who)
 	if err != nil {
 		return nil, nil, err
+	}
+	return q.trackLocked(r, who, loose), r, nil
+}
+
+// rtBegin begins request id (made by the runtime if "") in the runtime:
+// on several instances, a round trip to the store (the request joined, or
+// written). It needs no q.mu.
+func (q *Owned) rtBegin(id string, t Target, who *auth.Identity) (*reach.Request, error) {
+	b, err := q.budget(t.Budget, who)
+	if err != nil {
+		return nil, err
 	}
 	o := &reach.RequestOptions{ID: id, Principal: LocalPrincipal, Agent: t.Agent, Scene: t.Scene, Budget: b, Trace: t.TraceID}
 	if who != nil {
 		who.Apply(o)
 	}
 	_, r, err := q.rt.Begin(q.life, o)
-	if err != nil {
-		return nil, nil, err
-	}
+	return r, err
+}
+
+// trackLocked owns r, begun for who, with one call in flight. q.mu is
+// held.
+func (q *Owned) trackLocked(r *reach.Request, who *auth.Identity, loose bool) *owned {
 	ow := &owned{req: r, last: q.now(), inflight: 1, loose: loose}
 	q.owned[r.ID()] = ow
 	if loose {
@@ -373,7 +392,7 @@ func (q *Owned) beginAs(id string, t Target, who *auth.Identity, loose bool) (*o
 		}
 		q.loose[k][r.ID()] = ow
 	}
-	return ow, r, nil
+	return ow
 }
 
 // named returns the request t names for one call (release it when the
@@ -383,6 +402,12 @@ func (q *Owned) beginAs(id string, t Target, who *auth.Identity, loose bool) (*o
 func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, *callHold, error) {
 	id := t.Request
 	q.mu.Lock()
+	for ch := q.beginning[id]; ch != nil; ch = q.beginning[id] {
+		// Being begun by another call (beginLoose): it is that request.
+		q.mu.Unlock()
+		<-ch
+		q.mu.Lock()
+	}
 	if r, ok := q.rt.Lookup(id); ok {
 		if err := CheckOwner(who, r); err != nil {
 			q.mu.Unlock()
@@ -407,17 +432,47 @@ func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, *callHold, 
 }
 
 // beginLoose begins a loose request for one call, making room for it
-// (room); q.mu is held, and let go.
+// (room); q.mu is held, and let go. The runtime's Begin runs without q.mu:
+// on several instances it is the store's join of the request, which may
+// wait up to a TTL (a busy ledger lock, a slow store), and every call of
+// the gateway that finds or begins its request waited behind it. A call
+// naming id meanwhile waits for this begin (named), not for the lock.
 func (q *Owned) beginLoose(id string, t Target, who *auth.Identity) (*reach.Request, *callHold, error) {
 	gone, err := q.room(who)
-	var r *reach.Request
-	if err == nil {
-		_, r, err = q.beginAs(id, t, who, true)
+	if err != nil {
+		q.mu.Unlock()
+		return nil, nil, err
+	}
+	k := ownerOf(who)
+	if q.pending == nil {
+		q.pending = map[Owner]int{}
+	}
+	q.pending[k]++
+	var ch chan struct{}
+	if id != "" {
+		if q.beginning == nil {
+			q.beginning = map[string]chan struct{}{}
+		}
+		ch = make(chan struct{})
+		q.beginning[id] = ch
 	}
 	q.mu.Unlock()
 	if gone != nil {
 		gone.End()
 	}
+	r, err := q.rtBegin(id, t, who)
+	q.mu.Lock()
+	if q.pending[k]--; q.pending[k] == 0 {
+		delete(q.pending, k)
+	}
+	if ch != nil {
+		delete(q.beginning, id)
+		close(ch)
+	}
+	if err == nil {
+		q.trackLocked(r, who, true)
+	}
+	q.mu.Unlock()
 	if err != nil {
 		return nil, nil, err
 	}

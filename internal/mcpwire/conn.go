@@ -27,6 +27,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/agentreach/reach/internal/crashpoint"
 )
 
 // Conns is a pool of keep-alive connections to one plain-HTTP MCP
@@ -331,6 +333,17 @@ func (p *Conns) RoundTrip(ctx context.Context, s Session, body []byte) (*Exchang
 	head.WriteString(strconv.Itoa(len(body)))
 	head.WriteString("\r\n\r\n")
 	head.Write(body)
+	crashpoint.Reached("wire.ready")
+	if f, ok := ctx.Value(beforeSendKey{}).(func(context.Context) error); ok {
+		// The connection is ready and nothing was written on it: the
+		// last moment to hold the call back (WithBeforeSend).
+		if err := f(ctx); err != nil {
+			PutBuffer(head)
+			stop()
+			c.nc.Close()
+			return nil, &HeldBack{Err: err}
+		}
+	}
 	_, err = c.nc.Write(head.Bytes())
 	PutBuffer(head)
 	if err != nil {
@@ -768,3 +781,22 @@ func (b *Body) drainBuffered() int {
 	}
 	return drainDone
 }
+
+type beforeSendKey struct{}
+
+// WithBeforeSend has RoundTrip call f once the exchange's connection is
+// ready, just before the request's bytes are written: an error of f is
+// RoundTrip's (the connection is closed, nothing was sent). Several gateway
+// instances re-check their lease there (internal/cluster): a process paused
+// between the lease check at dispatch and this point, taken for dead
+// meanwhile, does not send the call when it goes on.
+func WithBeforeSend(ctx context.Context, f func(context.Context) error) context.Context {
+	return context.WithValue(ctx, beforeSendKey{}, f)
+}
+
+// HeldBack is RoundTrip's error when WithBeforeSend's function refused the
+// exchange: nothing was sent. Err is that function's error.
+type HeldBack struct{ Err error }
+
+func (h *HeldBack) Error() string { return h.Err.Error() }
+func (h *HeldBack) Unwrap() error { return h.Err }

@@ -76,28 +76,53 @@ func NewWatcher(eng *Engine, path string, opts *WatchOptions) (*Watcher, error) 
 	return w, nil
 }
 
-// Run looks for changes every interval until ctx ends.
+// Run looks for changes every interval until ctx ends. It reads changed
+// files once they have looked the same on two looks in a row, so that a
+// file an editor rewrites in place is read whole: read half written, a
+// prefix of the policies was put in force (a forbid further down dropped
+// until the next look), or, read just truncated, none. A change so applies
+// within two intervals.
 func (w *Watcher) Run(ctx context.Context) {
 	t := time.NewTicker(w.opts.Interval)
 	defer t.Stop()
+	var last string // the files' stamp at the last look
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			w.Check()
+			last = w.look(last)
 		}
 	}
 }
 
+// look is Run's look at the files: a change whose stamp is not last (the
+// previous look's) is left for the next look; it returns the stamp seen.
+func (w *Watcher) look(last string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	stamp, err := statPath(w.path)
+	if err == nil && stamp != w.stamp && stamp != last {
+		return stamp // being written, perhaps: read once it has settled
+	}
+	w.check(stamp, err)
+	return stamp
+}
+
 // Check looks at the files once: it returns nil when nothing changed or the
 // change is in force, and the error when changed files do not load (the
-// previous policies stay). Run calls it every interval; call it yourself on
-// a signal (SIGHUP) or in tests.
+// previous policies stay). Run looks every interval; call it yourself on
+// a signal (SIGHUP) or in tests: it reads a change at once.
 func (w *Watcher) Check() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	stamp, err := statPath(w.path)
+	return w.check(stamp, err)
+}
+
+// check is Check once the files' stamp (or the error statting them) is
+// known; w.mu is held.
+func (w *Watcher) check(stamp string, err error) error {
 	if err == nil && stamp == w.stamp {
 		return nil
 	}

@@ -183,3 +183,49 @@ func TestParseErrorNamesFile(t *testing.T) {
 		}
 	})
 }
+
+// TestWatcherReadsAFileWrittenInPlaceWhole: an editor that saves a policy
+// file in place (truncate, then write) leaves it half written for a moment;
+// a look then puts nothing of it in force: the change applies once the
+// file has looked the same on two looks, whole. Before, the look read the
+// half (its permit, not the forbid further down) and put it in force until
+// the next look, or, the file just truncated, no policy at all.
+func TestWatcherReadsAFileWrittenInPlaceWhole(t *testing.T) {
+	const (
+		permitAll = `@id("all") permit (principal, action, resource);`
+		forbidAll = `@id("none") forbid (principal, action, resource);`
+	)
+	for _, c := range []struct{ name, half string }{
+		{"half written", "// saved\n" + permitAll + "\n"},
+		{"truncated", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				file := filepath.Join(t.TempDir(), "p.cedar")
+				write(t, file, permitAll+"\n"+forbidAll+"\n", 1)
+				eng := New(nil)
+				reloads := 0
+				w, err := NewWatcher(eng, file, &WatchOptions{OnReload: func(*Set) { reloads++ }, Logger: slog.New(slog.DiscardHandler)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				go w.Run(ctx)
+				time.Sleep(500 * time.Millisecond)
+				write(t, file, c.half, 2) // the save under way: a look comes
+				time.Sleep(900 * time.Millisecond)
+				synctest.Wait()
+				if d, n := eng.Evaluate(&Input{Principal: manager, Tool: "search"}).Decision, eng.Policies().Len(); d != reach.Deny || n != 2 {
+					t.Fatalf("a look while the file was %s: decision %v, %d policies in force; want deny, the 2 before", c.name, d, n)
+				}
+				write(t, file, "// saved\n"+permitAll+"\n"+forbidAll+"\n", 3) // the save done
+				time.Sleep(2 * time.Second)
+				synctest.Wait()
+				if d, n := eng.Evaluate(&Input{Principal: manager, Tool: "search"}).Decision, eng.Policies().Len(); d != reach.Deny || n != 2 || reloads != 1 {
+					t.Fatalf("two intervals after the save: decision %v, %d policies, %d reloads; want deny, 2, 1", d, n, reloads)
+				}
+			})
+		})
+	}
+}

@@ -25,6 +25,14 @@ func (d *downFrames) EndExecutingFrame(ctx context.Context, f *Frame) (bool, err
 	return d.Memory.EndExecutingFrame(ctx, f)
 }
 
+// endsDown returns a Memory and an Idempotency over it whose kept ends the
+// store refuses while down says so, down at first.
+func endsDown() (*Memory, *atomic.Bool, *Idempotency) {
+	mem, down := NewMemory(), new(atomic.Bool)
+	down.Store(true)
+	return mem, down, NewIdempotency(&downFrames{Memory: mem, down: down}, nil)
+}
+
 // executing puts request r's frame id "executing", as a call's claim does,
 // and returns its end with an undo, as durable.Checkpoints' Ended makes it.
 func executing(t *testing.T, m *Memory, r, id string) *Frame {
@@ -58,10 +66,7 @@ func frameOf(t *testing.T, m *Memory, r, id string) *Frame {
 // Before, it was logged and lost, and the checkpoint stayed "executing".
 func TestKeptEndWrittenWhenTheStoreAnswers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := NewMemory()
-		var down atomic.Bool
-		down.Store(true)
-		s := NewIdempotency(&downFrames{Memory: mem, down: &down}, nil)
+		mem, down, s := endsDown()
 		end := executing(t, mem, "r", "f1")
 		if !s.KeepEnded(end) {
 			t.Fatal("KeepEnded did not keep the end")
@@ -88,10 +93,7 @@ func TestKeptEndWrittenWhenTheStoreAnswers(t *testing.T) {
 // "executing", and not over one a recovery marked meanwhile.
 func TestKeptEndSavedAndRestored(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := NewMemory()
-		var down atomic.Bool
-		down.Store(true)
-		s := NewIdempotency(&downFrames{Memory: mem, down: &down}, nil)
+		mem, down, s := endsDown()
 		s.KeepEnded(executing(t, mem, "r", "f1"))
 		s.KeepEnded(executing(t, mem, "r", "f2"))
 		ctx, cancel := context.WithTimeout(t.Context(), KeptGrace)
@@ -130,10 +132,7 @@ func TestKeptEndSavedAndRestored(t *testing.T) {
 // and the file goes once everything kept is written.
 func TestKeptEndInTheFileAsKept(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := NewMemory()
-		var down atomic.Bool
-		down.Store(true)
-		s := NewIdempotency(&downFrames{Memory: mem, down: &down}, nil)
+		mem, down, s := endsDown()
 		path := filepath.Join(t.TempDir(), KeptFile)
 		s.KeepFile(path)
 		s.KeepEnded(executing(t, mem, "r", "f1"))
@@ -181,10 +180,7 @@ func TestKeptEndInTheFileAsKept(t *testing.T) {
 // kept completions are bounded by, and each was written to the kept file.
 func TestKeptEndHoldsNoArguments(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := NewMemory()
-		var down atomic.Bool
-		down.Store(true)
-		s := NewIdempotency(&downFrames{Memory: mem, down: &down}, nil)
+		mem, down, s := endsDown()
 		path := filepath.Join(t.TempDir(), KeptFile)
 		s.KeepFile(path)
 		big := []byte(`{"doc":"` + strings.Repeat("x", 1<<20) + `"}`)

@@ -31,6 +31,14 @@ func (d *downRecs) CompleteKey(ctx context.Context, key, owner string, result []
 	return d.Memory.CompleteKey(ctx, key, owner, result, expires)
 }
 
+// recsDown returns a Memory and an Idempotency over it whose completions
+// the store refuses while down says so, down at first.
+func recsDown() (*Memory, *atomic.Bool, *Idempotency) {
+	mem, down := NewMemory(), new(atomic.Bool)
+	down.Store(true)
+	return mem, down, NewIdempotency(&downRecs{Memory: mem, refuse: func(int) bool { return down.Load() }}, nil)
+}
+
 // keptCall claims key on s and keeps its completion (res), as the store's
 // writer does when it refuses it.
 func keptCall(t *testing.T, s *Idempotency, key string, res *reach.Result) {
@@ -73,11 +81,7 @@ func TestDrainWritesKept(t *testing.T) {
 // the file. Without the file the claim would be settled "interrupted".
 func TestSaveRestoreKept(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := NewMemory()
-		var down atomic.Bool
-		down.Store(true)
-		recs := &downRecs{Memory: mem, refuse: func(int) bool { return down.Load() }}
-		s := NewIdempotency(recs, nil)
+		mem, down, s := recsDown()
 		keptCall(t, s, "k", &reach.Result{Status: reach.StatusSuccess, Data: []byte(`"done"`)})
 		keptCall(t, s, "gone", &reach.Result{Status: reach.StatusSuccess, Data: []byte(`"x"`)})
 		ctx, cancel := context.WithTimeout(t.Context(), KeptGrace)
@@ -168,11 +172,7 @@ func FuzzRestoreKept(f *testing.F) {
 // appended to the torn one and every start refused the file from there on.
 func TestRestoreKeptPastTornLine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := NewMemory()
-		var down atomic.Bool
-		down.Store(true)
-		recs := &downRecs{Memory: mem, refuse: func(int) bool { return down.Load() }}
-		s := NewIdempotency(recs, nil)
+		mem, down, s := recsDown()
 		keptCall(t, s, "k", &reach.Result{Status: reach.StatusSuccess, Data: []byte(`"done"`)})
 		ctx, cancel := context.WithTimeout(t.Context(), KeptGrace)
 		defer cancel()
@@ -215,11 +215,7 @@ func TestRestoreKeptPastTornLine(t *testing.T) {
 // is down, then its key claimed anew once it answers).
 func TestKeptExpires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var down atomic.Bool
-		down.Store(true)
-		recs := &downRecs{Memory: NewMemory()}
-		recs.refuse = func(int) bool { return down.Load() }
-		s := NewIdempotency(recs, nil)
+		_, down, s := recsDown()
 		keptCall(t, s, "k", &reach.Result{Status: reach.StatusSuccess, Data: []byte(`"done"`)}) // expires in an hour
 		if res, claimed, err := s.Claim(t.Context(), &reach.IdemClaim{Key: "k", Args: "a"}); err != nil || claimed || res == nil || string(res.Data) != `"done"` {
 			t.Fatalf("a retry within the hour: %v claimed %v err %v; want the kept result", res, claimed, err)

@@ -93,6 +93,9 @@ func (u *upstream) callWire(ctx context.Context, s *wireSession, name string, ar
 	buf.Write(mcpwire.AppendCallLink(buf.AvailableBuffer(), c.appendID(id[:0]), name, args, &meta))
 	if p := u.wire; p != nil && !p.Redirected() {
 		x, err := p.RoundTrip(ctx, s.Session, buf.Bytes())
+		if hb := (*mcpwire.HeldBack)(nil); errors.As(err, &hb) {
+			return nil, hb.Err // held back before it was sent: not the upstream's failure
+		}
 		if err != nil {
 			return nil, u.wireFailed(ctx, &c, "calling", err)
 		}

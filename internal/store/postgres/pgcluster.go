@@ -145,6 +145,10 @@ func (p *Store) Forget(ctx context.Context, owner string, ttl time.Duration) err
 	if _, err := p.pool.Exec(ctx, `DELETE FROM instances WHERE owner = $1 AND seen < reach_now() - $2`, owner, int64(ttl)); err != nil {
 		return fmt.Errorf("forgetting %s: %w", owner, err)
 	}
+	// Its leaves (LeavePartAt): no join of a forgotten life is taken.
+	if _, err := p.pool.Exec(ctx, `DELETE FROM part_leaves WHERE owner = $1 AND NOT EXISTS (SELECT 1 FROM instances WHERE owner = $1)`, owner); err != nil {
+		return fmt.Errorf("forgetting %s: %w", owner, err)
+	}
 	return nil
 }
 
@@ -167,6 +171,9 @@ const (
 	// root or under another parent; nothing is written, and the returned
 	// request has its Parent (schema 14).
 	JoinHandoffEnded JoinOutcome = "handoff_ended"
+	// JoinLeft: a join that reached the server after a leave of its
+	// owner's part that came later (JoinRequestAfter): nothing written.
+	JoinLeft JoinOutcome = "left"
 )
 
 // JoinRequest begins r (state running) for the instance life owner, or
@@ -184,6 +191,16 @@ const (
 // parent): JoinHandoffEnded, nothing written. ttl is how recent a
 // heartbeat makes an instance alive.
 func (p *Store) JoinRequest(ctx context.Context, r *store.Request, owner string, ttl time.Duration) (*store.Request, JoinOutcome, error) {
+	return p.JoinRequestAfter(ctx, r, owner, ttl, 0)
+}
+
+// JoinRequestAfter is JoinRequest for owner's join number seq (counted by
+// its life from 1; 0: not counted): it is refused, JoinLeft and nothing
+// written, if a leave of owner's part of the request (LeavePartAt) came
+// first with a count at least seq. A join whose caller gave up, and whose
+// statement reaches the server only after the leave of the part it might
+// have written, writes nothing.
+func (p *Store) JoinRequestAfter(ctx context.Context, r *store.Request, owner string, ttl time.Duration, seq int64) (*store.Request, JoinOutcome, error) {
 	if p.Closed() {
 		return nil, "", store.ErrClosed
 	}
@@ -198,10 +215,16 @@ func (p *Store) JoinRequest(ctx context.Context, r *store.Request, owner string,
 	var outcome string
 	var oroles, oattrs, budget, cause []byte
 	var started int64
-	err := p.pool.QueryRow(ctx, `SELECT o_outcome, o_principal, o_tenant, o_roles, o_attrs, o_trace, o_scene, o_agent, o_state,
-	o_budget, o_cause, o_started FROM reach_join($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-		r.ID, owner, int64(ttl), r.Parent, r.Principal, r.Tenant, dialect.Text(roles), dialect.Text(attrs), r.Trace, r.Scene, r.Agent,
-		dialect.Text(r.Budget), store.UnixNano(r.Started)).
+	q := `SELECT o_outcome, o_principal, o_tenant, o_roles, o_attrs, o_trace, o_scene, o_agent, o_state,
+	o_budget, o_cause, o_started FROM reach_join($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
+	args := []any{r.ID, owner, int64(ttl), r.Parent, r.Principal, r.Tenant, dialect.Text(roles), dialect.Text(attrs), r.Trace, r.Scene, r.Agent,
+		dialect.Text(r.Budget), store.UnixNano(r.Started)}
+	if seq > 0 {
+		q = `SELECT o_outcome, o_principal, o_tenant, o_roles, o_attrs, o_trace, o_scene, o_agent, o_state,
+	o_budget, o_cause, o_started FROM reach_join_after($14, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
+		args = append(args, seq)
+	}
+	err := p.pool.QueryRow(ctx, q, args...).
 		Scan(&outcome, &out.Principal, &out.Tenant, &oroles, &oattrs, &out.Trace, &out.Scene, &out.Agent, &out.State, &budget,
 			&cause, &started)
 	if err != nil {
@@ -842,6 +865,13 @@ func (p *Store) lockName(ctx context.Context, name string, wait time.Duration) (
 // fired) as its commit landed: the part it may have written is not left
 // held until the life ends.
 func (p *Store) LeavePart(ctx context.Context, id, owner string, ttl time.Duration) (bool, error) {
+	return p.LeavePartAt(ctx, id, owner, ttl, 0)
+}
+
+// LeavePartAt is LeavePart that records, with the leave, seq: how many
+// joins owner's life had begun then (0: none recorded), so that a join of
+// those reaching the server later is refused (JoinRequestAfter).
+func (p *Store) LeavePartAt(ctx context.Context, id, owner string, ttl time.Duration, seq int64) (bool, error) {
 	if p.Closed() {
 		return false, store.ErrClosed
 	}
@@ -849,6 +879,12 @@ func (p *Store) LeavePart(ctx context.Context, id, owner string, ttl time.Durati
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT reach_lock_ledgers(ARRAY[$1]::TEXT[])`, id); err != nil {
 			return err
+		}
+		if seq > 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO part_leaves (request, owner, seq) VALUES ($1, $2, $3)
+				ON CONFLICT (request, owner) DO UPDATE SET seq = greatest(part_leaves.seq, excluded.seq)`, id, owner, seq); err != nil {
+				return err
+			}
 		}
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM replicas WHERE request = $1 AND owner = $2)`, id, owner).Scan(&held); err != nil {
 			return err

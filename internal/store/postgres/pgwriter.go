@@ -230,6 +230,10 @@ var statementSQL = statements()
 
 func statements() []string {
 	q := sqlcore.Shared()
+	// A checkpoint a recovery marked (cancelled, interrupted: it may have
+	// run) is not overwritten by its call's end: the life that ran it, taken
+	// for dead, may go on and end it (failed, held back by its lease), and
+	// the mark is what the others acted on.
 	q[sqlcore.StPutFrame] = `INSERT INTO frames
 	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame, owner, stack)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
@@ -237,7 +241,8 @@ func statements() []string {
 		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
 		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
 		started = excluded.started, updated = excluded.updated, owner = excluded.owner,
-		stack = coalesce(excluded.stack, frames.stack)`
+		stack = coalesce(excluded.stack, frames.stack)
+	WHERE NOT (frames.state = 'cancelled' AND frames.error LIKE '{"code":"interrupted"%' AND excluded.state <> 'cancelled')`
 	q[sqlcore.StPutClaimedFrame] = `INSERT INTO frames
 	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame, owner, stack)
 	SELECT $1::TEXT, $2::TEXT, $3::TEXT, $4::TEXT, $5::BYTEA, $6::TEXT, $7::TEXT, $8::TEXT, $9::TEXT, $10::BIGINT, $11::BIGINT,
@@ -248,7 +253,8 @@ func statements() []string {
 		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
 		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
 		started = excluded.started, updated = excluded.updated, owner = excluded.owner,
-		stack = coalesce(excluded.stack, frames.stack)`
+		stack = coalesce(excluded.stack, frames.stack)
+	WHERE NOT (frames.state = 'cancelled' AND frames.error LIKE '{"code":"interrupted"%' AND excluded.state <> 'cancelled')`
 	q[sqlcore.StUpdateFrame] = ""
 	q[sqlcore.StEndExecutingOwned] = `UPDATE frames SET state = $1, undo = $2, error = $3, updated = $4
 	WHERE request = $5 AND frame = $6 AND state = 'executing' AND owner = $7`

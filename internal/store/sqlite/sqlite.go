@@ -522,6 +522,22 @@ type reqSeq struct {
 	request string
 }
 
+// auditSnapshot begins a read transaction (one snapshot of the audit log
+// and its index) and reads in it the last seq a pass of the index covers;
+// the caller rolls the transaction back.
+func (s *Store) auditSnapshot(ctx context.Context) (*sql.Tx, int64, error) {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading the audit log: %w", err)
+	}
+	var indexed int64
+	if err := tx.QueryRowContext(ctx, `SELECT ifnull(max(value), 0) FROM audit_meta WHERE key = 'indexed'`).Scan(&indexed); err != nil {
+		tx.Rollback()
+		return nil, 0, fmt.Errorf("reading the audit log: %w", err)
+	}
+	return tx, indexed, nil
+}
+
 // RequestAudit implements AuditLog: the request's seqs from each pass of
 // the index, then a scan of the records no pass covers yet, in one read
 // transaction (one snapshot).
@@ -529,15 +545,11 @@ func (s *Store) RequestAudit(ctx context.Context, request string) ([]*store.Audi
 	if s.Closed() {
 		return nil, store.ErrClosed
 	}
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, indexed, err := s.auditSnapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading the audit log: %w", err)
+		return nil, err
 	}
 	defer tx.Rollback()
-	var indexed int64
-	if err := tx.QueryRowContext(ctx, `SELECT ifnull(max(value), 0) FROM audit_meta WHERE key = 'indexed'`).Scan(&indexed); err != nil {
-		return nil, fmt.Errorf("reading the audit log: %w", err)
-	}
 	// CROSS JOIN keeps audit_passes outside: one key lookup per pass.
 	rows, err := tx.QueryContext(ctx, `SELECT r.pass, r.seqs FROM audit_passes p CROSS JOIN audit_requests r
 	ON r.pass = p.pass AND r.request = ? WHERE p.last <= ? ORDER BY p.pass`, request, indexed)
@@ -583,15 +595,11 @@ func (s *Store) RequestAuditBefore(ctx context.Context, request string, before i
 	if before <= 0 {
 		before = math.MaxInt64
 	}
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, indexed, err := s.auditSnapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading the audit log: %w", err)
+		return nil, err
 	}
 	defer tx.Rollback()
-	var indexed int64
-	if err := tx.QueryRowContext(ctx, `SELECT ifnull(max(value), 0) FROM audit_meta WHERE key = 'indexed'`).Scan(&indexed); err != nil {
-		return nil, fmt.Errorf("reading the audit log: %w", err)
-	}
 	var seqs []int64 // newest first
 	rows, err := tx.QueryContext(ctx, `SELECT seq FROM audit WHERE seq > ? AND seq < ? AND request = ? ORDER BY seq DESC LIMIT ?`,
 		indexed, before, request, limit)
@@ -660,15 +668,11 @@ func (s *Store) RequestsAudit(ctx context.Context, requests []string, after, upT
 	if len(requests) == 0 || limit <= 0 || upTo <= after {
 		return nil, nil
 	}
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, indexed, err := s.auditSnapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading the audit log: %w", err)
+		return nil, err
 	}
 	defer tx.Rollback()
-	var indexed int64
-	if err := tx.QueryRowContext(ctx, `SELECT ifnull(max(value), 0) FROM audit_meta WHERE key = 'indexed'`).Scan(&indexed); err != nil {
-		return nil, fmt.Errorf("reading the audit log: %w", err)
-	}
 	var seqs []int64
 	for rest := requests; len(rest) > 0 && after < indexed; {
 		n := min(len(rest), 500)

@@ -92,12 +92,7 @@ func testRequests(t *testing.T, open Opener) {
 func testFrames(t *testing.T, open Opener) {
 	contract(t, open, func(t *testing.T, s store.Store) {
 		ctx := t.Context()
-		put := func(f *store.Frame) {
-			t.Helper()
-			if err := s.PutFrame(ctx, f); err != nil {
-				t.Fatal(err)
-			}
-		}
+		put := func(f *store.Frame) { putFrame(t, s, f) }
 		a := &store.Frame{Request: "r1", Frame: "000000000000000a", Kind: "model", Name: "gpt", State: "executing", Started: t0}
 		b := &store.Frame{Request: "r1", Frame: "000000000000000b", Parent: a.Frame, Kind: "tool", Name: "pay",
 			CallID: "c1", IdemKey: "pay:r1/c1", State: "executing", Args: []byte(`{"amount":3}`),
@@ -141,9 +136,7 @@ func testFrameOrder(t *testing.T, open Opener) {
 		ctx := t.Context()
 		put := func(request, frame, state string, started time.Time) {
 			t.Helper()
-			if err := s.PutFrame(ctx, &store.Frame{Request: request, Frame: frame, Kind: "tool", Name: "pay", State: state, Started: started}); err != nil {
-				t.Fatal(err)
-			}
+			putFrame(t, s, &store.Frame{Request: request, Frame: frame, Kind: "tool", Name: "pay", State: state, Started: started})
 		}
 		for _, f := range []string{"00000000000000f3", "00000000000000a1", "00000000000000c2", "00000000000000b4"} {
 			put("r1", f, "executing", t0)
@@ -179,6 +172,14 @@ func testFrameOrder(t *testing.T, open Opener) {
 			t.Errorf("OpenFrames (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// putFrame puts f in s; the test ends if s refuses it.
+func putFrame(t *testing.T, s store.Store, f *store.Frame) {
+	t.Helper()
+	if err := s.PutFrame(t.Context(), f); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func frameIDs(fs []*store.Frame) []string {

@@ -19,11 +19,8 @@ func testEndExecutingFrame(t *testing.T, open Opener) {
 		ctx := t.Context()
 		put := func(frame, state, owner string) {
 			t.Helper()
-			f := &store.Frame{Request: "req_e", Frame: frame, Kind: "tool", Name: "book", CallID: "c-" + frame,
-				State: state, Args: []byte(`{"a":1}`), Started: t0, Owner: owner}
-			if err := s.PutFrame(ctx, f); err != nil {
-				t.Fatal(err)
-			}
+			putFrame(t, s, &store.Frame{Request: "req_e", Frame: frame, Kind: "tool", Name: "book", CallID: "c-" + frame,
+				State: state, Args: []byte(`{"a":1}`), Started: t0, Owner: owner})
 		}
 		put("00000000000000e1", "executing", "a/1")
 		put("00000000000000e2", "cancelled", "a/1")

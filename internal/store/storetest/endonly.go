@@ -23,14 +23,10 @@ func testFrameEndOnly(t *testing.T, open Opener) {
 		}
 		end := *f
 		end.State, end.Undo, end.Error, end.EndOnly = "failed", []byte(`{"tool":"refund"}`), []byte(`{"code":"x"}`), true
-		if err := s.PutFrame(ctx, &end); err != nil {
-			t.Fatal(err)
-		}
+		putFrame(t, s, &end)
 		lone := &store.Frame{Request: "req_1", Frame: "00000000000000f2", Kind: "tool", Name: "book", CallID: "c2",
 			State: "completed", Args: []byte(`{"b":2}`), Started: t0, EndOnly: true}
-		if err := s.PutFrame(ctx, lone); err != nil {
-			t.Fatal(err)
-		}
+		putFrame(t, s, lone)
 		fs, err := s.RequestFrames(ctx, "req_1")
 		if err != nil || len(fs) != 2 {
 			t.Fatalf("RequestFrames = %v, %v; want 2", fs, err)

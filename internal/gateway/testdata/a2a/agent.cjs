@@ -9,7 +9,10 @@
 // traceparent and baggage headers, reach/request and reach/parent) with its
 // own messages, tool calls and model calls; LINK=protocol passes nothing on
 // but names its task in referenceTaskIds, as the protocol allows.
-// IGNORE_CANCEL=1 makes it ignore CancelTask. CAP bounds the planner's
+// IGNORE_CANCEL=1 makes it ignore CancelTask. LATE=1 makes it answer a
+// CancelTask with late events first (an artifact "late part" and a status
+// update "late status", both after reach has ended the task), then the
+// cancel. (The SDK refuses a message in a task's stream.) CAP bounds the planner's
 // rounds. It writes one JSON object a line to stdout for each thing it does.
 //
 // What a task does depends on its text:
@@ -29,6 +32,12 @@
 //                     in the same task, completes it ("colour: ANSWER")
 //   ask through       planner hands "ask colour" to the executor and
 //                     answers its question ("blue") in the same task
+//   ask auth          wait for authorization (TASK_STATE_AUTH_REQUIRED); the
+//                     answer "signed in", in the same task, completes it
+//                     ("authorized: ..."), another asks again
+//   auth through      planner hands "ask auth" to the executor and answers
+//                     it ("signed in") in the same task; "auth through 0.3"
+//                     the same in A2A 0.3
 //   stream            ask the model, then stream an artifact and a status
 //                     update, five times, until reach says no; then wait
 //   stream through    planner streams "stream" to the executor
@@ -36,7 +45,8 @@
 //                     ("stream"), then subscribes to the ended task
 //                     ("resub") and gets it ("get")
 //   stream through 0.3  the same in A2A 0.3 (message/stream,
-//                     tasks/resubscribe, tasks/get)
+//                     tasks/resubscribe, tasks/get); with LATE_GATE, it
+//                     reads the ended task once that file exists
 const express = require('express');
 const { AGENT_CARD_PATH, A2A_PROTOCOL_VERSION, Role, TaskState } = require('@a2a-js/sdk');
 const { InMemoryTaskStore, DefaultRequestHandler, AgentEvent } = require('@a2a-js/sdk/server');
@@ -52,6 +62,7 @@ const NEXT = { planner: 'executor', executor: 'verifier' };
 const LINK = process.env.LINK || 'forward';
 const CAP = Number(process.env.CAP || 30);
 const IGNORE_CANCEL = process.env.IGNORE_CANCEL === '1';
+const LATE = process.env.LATE === '1';
 
 const emit = (o) => process.stdout.write(JSON.stringify({ role: ROLE, ...o }) + '\n');
 const now = () => performance.timeOrigin + performance.now();
@@ -160,6 +171,12 @@ class Executor {
     const l = this.live.get(taskId);
     if (l) {
       l.abort.abort();
+      if (LATE) {
+        bus.publish(AgentEvent.artifactUpdate({ taskId, contextId: l.contextId, append: false, lastChunk: true, metadata: {},
+          artifact: { artifactId: 'late', name: 'late part', description: '', parts: [textPart('late part')], metadata: {}, extensions: [] } }));
+        bus.publish(status(taskId, l.contextId, TaskState.TASK_STATE_WORKING, 'late status'));
+        emit({ event: 'late', task: taskId });
+      }
       bus.publish(status(taskId, l.contextId, TaskState.TASK_STATE_CANCELED, 'canceled'));
     }
   };
@@ -176,8 +193,11 @@ class Executor {
     bus.publish(status(taskId, contextId, TaskState.TASK_STATE_WORKING));
     let answer;
     try {
-      const waited = rc.task && rc.task.status && rc.task.status.state === TaskState.TASK_STATE_INPUT_REQUIRED;
-      answer = waited ? { text: 'colour: ' + text } : await this.run(text, link, abort.signal, rc, bus);
+      const waited = rc.task && rc.task.status && rc.task.status.state;
+      answer = waited === TaskState.TASK_STATE_INPUT_REQUIRED ? { text: 'colour: ' + text }
+        : waited === TaskState.TASK_STATE_AUTH_REQUIRED ? (text === 'signed in' ? { text: 'authorized: the report is ready' }
+          : { state: TaskState.TASK_STATE_AUTH_REQUIRED, text: 'still not signed in' })
+        : await this.run(text, link, abort.signal, rc, bus);
     } catch (e) {
       answer = { state: TaskState.TASK_STATE_FAILED, text: String(e) };
     }
@@ -214,7 +234,9 @@ class Executor {
             id = id || v.id || v.taskId || '';
             if (st) last = TaskState[st.state];
             emit({ event: kind, kind: p.$case, task: v.id || v.taskId || '', state: st ? TaskState[st.state] : '',
-              text: st ? textOf(st.message && st.message.parts) : p.$case === 'artifactUpdate' ? textOf(v.artifact.parts) : '' });
+              text: st ? textOf(st.message && st.message.parts) : p.$case === 'artifactUpdate' ? textOf(v.artifact.parts) : p.$case === 'message' ? textOf(v.parts) : '',
+              artifacts: p.$case === 'task' ? (v.artifacts || []).map((a) => textOf(a.parts)) : undefined,
+              history: p.$case === 'task' ? (v.history || []).map((m) => textOf(m.parts)) : undefined });
           }
           emit({ event: kind + '-end', task: id, state: last, version: client.protocolVersion });
         } catch (e) {
@@ -223,10 +245,17 @@ class Executor {
         return id;
       };
       const id = await read('stream', client.sendMessageStream({ message }, { serviceParameters: link.headers }));
+      // LATE_GATE: read the ended task only once that file exists (the
+      // test makes it when the executor's late events are in its view).
+      for (let i = 0; process.env.LATE_GATE && i < 3000 && !require('fs').existsSync(process.env.LATE_GATE); i++) await sleep(10);
       await read('resub', client.resubscribeTask({ tenant: '', id }, { serviceParameters: link.headers }));
       try {
         const t = await client.getTask({ tenant: '', id, historyLength: 0 }, { serviceParameters: link.headers });
-        emit({ event: 'get', state: TaskState[t.status.state], text: textOf(t.status.message && t.status.message.parts), artifacts: (t.artifacts || []).length });
+        emit({ event: 'get', state: TaskState[t.status.state], text: textOf(t.status.message && t.status.message.parts), artifacts: (t.artifacts || []).length,
+          parts: (t.artifacts || []).map((a) => textOf(a.parts)) });
+        const h = await client.getTask({ tenant: '', id }, { serviceParameters: link.headers });
+        emit({ event: 'get-history', state: TaskState[h.status.state], history: (h.history || []).map((m) => textOf(m.parts)),
+          parts: (h.artifacts || []).map((a) => textOf(a.parts)) });
       } catch (e) {
         emit({ event: 'get', state: 'ERROR', text: String(e).slice(0, 300) });
       }
@@ -243,13 +272,15 @@ class Executor {
     if (text === 'verify order 1001') return { text: (await model(link, text)).text };
     if (text === 'work') return this.work(link, signal);
     if (text === 'ask colour') return { state: TaskState.TASK_STATE_INPUT_REQUIRED, text: 'which colour?' };
-    if (text === 'ask through') {
-      const client = await peer('executor');
-      const ask = { messageId: crypto.randomUUID(), role: Role.ROLE_USER, parts: [textPart('ask colour')], contextId: '', taskId: '',
+    if (text === 'ask auth') return { state: TaskState.TASK_STATE_AUTH_REQUIRED, text: 'sign in to the report service, then say "signed in"' };
+    if (text === 'ask through' || text === 'auth through' || text === 'auth through 0.3') {
+      const client = text.endsWith('0.3') ? await legacy('executor') : await peer('executor');
+      const auth = text.startsWith('auth');
+      const ask = { messageId: crypto.randomUUID(), role: Role.ROLE_USER, parts: [textPart(auth ? 'ask auth' : 'ask colour')], contextId: '', taskId: '',
         referenceTaskIds: [], extensions: [], metadata: link.meta };
       const q = await client.sendMessage({ message: ask }, { serviceParameters: link.headers });
       emit({ event: 'delegate', to: 'executor', state: TaskState[q.status.state], text: textOf(q.status.message && q.status.message.parts), task: q.id });
-      const reply = { ...ask, messageId: crypto.randomUUID(), parts: [textPart('blue')], taskId: q.id, contextId: q.contextId };
+      const reply = { ...ask, messageId: crypto.randomUUID(), parts: [textPart(auth ? 'signed in' : 'blue')], taskId: q.id, contextId: q.contextId };
       const r = await client.sendMessage({ message: reply }, { serviceParameters: link.headers });
       const out = textOf(r.status.message && r.status.message.parts);
       emit({ event: 'delegate', to: 'executor', state: TaskState[r.status.state], text: out, task: r.id });

@@ -5,7 +5,8 @@
 // (.cache/frameworks, scripts/frameworks-deps.sh) and read the JSON line it
 // prints last: {ok, text, error, status}.
 //
-//   FRAMEWORK   openai-agents | langgraph | ai-sdk | mastra | genkit | voltagent
+//   FRAMEWORK   openai-agents | langgraph | ai-sdk | mastra | genkit | voltagent | kaibanjs |
+//               llamaindex
 //   MCP_URL     the MCP endpoint (reach's /mcp)
 //   MODEL_URL   the OpenAI-compatible base URL (reach's /v1)
 //   MODEL_API   the model API, for OpenAI Agents and the AI SDK: their
@@ -36,6 +37,7 @@ const realFetch = globalThis.fetch;
 globalThis.fetch = (input, init) => {
   const url = typeof input === 'string' ? input : input.url ?? String(input);
   if (url.includes('tiktoken')) return Promise.resolve(new Response('offline', { status: 503 }));
+  if (url.includes('telemetrydeck')) return Promise.resolve(new Response('{}', { status: 200 })); // KaibanJS's telemetry
   return realFetch(input, init);
 };
 
@@ -193,7 +195,91 @@ async function voltagent() {
   }
 }
 
-const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent };
+async function kaiban() {
+  const { Agent, Task, Team } = await import('kaibanjs');
+  const { MultiServerMCPClient } = await import('@langchain/mcp-adapters');
+  // The lines that point it at reach: LangChain's MCP client by URL (the
+  // way KaibanJS documents MCP), and the agent's llmConfig with reach's
+  // base URL in LangChain's `configuration` (its apiBaseUrl sets the same,
+  // but leaves no room for headers).
+  //
+  // Its agent writes a tool call into the model's answer as JSON text, not
+  // as a tool call of the API, so reach cannot tell which model turn chose
+  // which MCP call: docs/frameworks/kaibanjs.md names the run's request on
+  // both clients (Reach-Request), which puts its turns and calls in one
+  // request, with one budget, loop guard and stop.
+  const request = { 'Reach-Request': `req_kaiban_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}` };
+  const mcp = new MultiServerMCPClient({ mcpServers: { reach: { url: MCP_URL, headers: request } } });
+  try {
+    // docs/frameworks/kaibanjs.md's hook: KaibanJS gives the model an
+    // empty result ("") for a tool that throws, and LangChain's MCP tools
+    // throw reach's refusals (results with isError); this returns the
+    // error's text as the result instead.
+    const tools = (await mcp.getTools()).map((tool) => {
+      const invoke = tool.invoke.bind(tool);
+      tool.invoke = (input, config) => invoke(input, config).catch((e) => String(e?.message ?? e));
+      return tool;
+    });
+    const agent = new Agent({
+      name: 'assistant', role: 'Assistant', goal: 'Use the tools.', background: 'A shop assistant.', tools,
+      maxIterations: MAX_STEPS,
+      llmConfig: { provider: 'openai', model: 'scripted', apiKey: 'sk-test', configuration: { baseURL: MODEL_URL, defaultHeaders: { ...HEADERS, ...request } } },
+    });
+    const task = new Task({ description: TASK, expectedOutput: 'The answer.', agent });
+    const team = new Team({ name: 'shop', agents: [agent], tasks: [task], logLevel: 'error' });
+    const result = await team.start();
+    if (result.status !== 'FINISHED') {
+      // The run's error is in its log: an agent's log entry with
+      // metadata.error, whose originalError is the model client's (its
+      // status, and reach's text).
+      const failed = team.getStore().getState().workflowLogs.filter((l) => l.logType === 'AgentStatusUpdate' && l.metadata?.error).pop();
+      const e = failed?.metadata?.error;
+      const err = new Error(`${result.status}: ${e?.originalError?.message ?? e?.message ?? failed?.logDescription ?? 'no error logged'}`);
+      err.status = e?.originalError?.status;
+      throw err;
+    }
+    return { ok: true, text: String(result.result ?? '') };
+  } finally {
+    await mcp.close();
+  }
+}
+
+async function llamaindex() {
+  const { agent } = await import('@llamaindex/workflow');
+  const { openai } = await import('@llamaindex/openai');
+  const { mcp } = await import('@llamaindex/tools');
+  const server = mcp({ url: MCP_URL });
+  try {
+    // docs/frameworks/llamaindex.md's hooks: the model reads a result's
+    // text (LlamaIndex prints the whole CallToolResult, _meta included),
+    // and a model call's error, which escapes run() as an unhandled
+    // rejection, ends the run instead of the process.
+    const tools = (await server.tools()).map((tool) => {
+      const call = tool.call.bind(tool);
+      tool.call = async (input) => {
+        const r = await call(input);
+        return Array.isArray(r?.content) ? r.content.map((b) => b.text ?? '').join('') : r;
+      };
+      return tool;
+    });
+    // A model name it knows to call tools: it decides by the name whether
+    // a model can (a name it does not know gets no tools).
+    const llm = openai({ model: 'gpt-4o-mini', apiKey: 'sk-test', baseURL: MODEL_URL, additionalSessionOptions: { defaultHeaders: HEADERS } });
+    const a = agent({ llm, tools });
+    let onRejection;
+    const escaped = new Promise((_, reject) => { onRejection = reject; process.once('unhandledRejection', reject); });
+    try {
+      const result = await Promise.race([a.run(TASK), escaped]);
+      return { ok: true, text: String(result.data?.result ?? '') };
+    } finally {
+      process.removeListener('unhandledRejection', onRejection);
+    }
+  } finally {
+    await server.cleanup();
+  }
+}
+
+const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent, kaibanjs: kaiban, llamaindex };
 try {
   out(await runners[FRAMEWORK]());
 } catch (e) {
