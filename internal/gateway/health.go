@@ -1,11 +1,15 @@
 package gateway
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // notReady says why the gateway should get no traffic now, for /readyz
 // (httpapi): it shuts down, another process took its instance's name, the
-// store (PostgreSQL) failed its last heartbeat, or an upstream marked
-// required: true is not connected.
+// store (PostgreSQL) failed its last heartbeat, the store (SQLite) failed
+// its last write or its file is gone, or an upstream marked required: true
+// is not connected.
 func (g *Gateway) notReady() []string {
 	var why []string
 	if g.draining.Load() {
@@ -20,7 +24,12 @@ func (g *Gateway) notReady() []string {
 		if why1 := g.dead(); why1 != "" {
 			why = append(why, why1)
 		} else if g.cluster.StoreDown() {
-			why = append(why, "the store does not answer: every call is refused store_unavailable until it does")
+			why = append(why, storeDown(g.cluster.LeaseLeft(), time.Now()))
+		}
+	}
+	if u, ok := g.store.(interface{ Unready() string }); ok {
+		if s := u.Unready(); s != "" {
+			why = append(why, s)
 		}
 	}
 	required := map[string]bool{}
@@ -46,4 +55,18 @@ func (g *Gateway) dead() string {
 		return ""
 	}
 	return "the other instances took this instance for dead and recovered its work: restart reach serve"
+}
+
+// storeDown is /readyz's reason while the store (PostgreSQL) fails this
+// life's heartbeats, left its lease's time left, now the time. Until the
+// lease lapses, calls are still admitted: they run where the store takes
+// their writes, and while it does not answer each is refused where it
+// must write to it (a request begun, a call's checkpoint or claim:
+// nothing runs). From then on every call is refused.
+func storeDown(left time.Duration, now time.Time) string {
+	if left > 0 {
+		return fmt.Sprintf("the store does not answer (this instance's last heartbeat failed): calls are still admitted until its lease lapses, in %s (at %s), and refused where they must write to the store while it does not answer; from then every call is refused until a heartbeat goes through",
+			left.Round(time.Millisecond), now.Add(left).UTC().Format(time.RFC3339))
+	}
+	return "the store does not answer: every call is refused (store_unavailable, or the store's error where it must write to it: nothing runs) until it does"
 }

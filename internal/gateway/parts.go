@@ -306,9 +306,16 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	// The completions the last stop could not write (the store was down)
 	// are written before recovery settles their claims "interrupted".
 	if path := g.keptPath(); path != "" {
-		if _, err := g.idem.RestoreKept(ctx, path); err != nil {
-			g.log.Error("idempotency: "+err.Error()+"; their keys' retries may be answered that the calls may have run", "component", "idempotency")
-		} else {
+		_, err := g.idem.RestoreKept(ctx, path)
+		switch {
+		case errors.Is(err, store.ErrKeptAside):
+			// Lines it could not read were moved aside: the rest is
+			// written and the file gone, so the journal runs.
+			g.log.Error("idempotency: "+err.Error(), "component", "idempotency", "aside", store.KeptAside(path))
+			g.idem.KeepFile(path)
+		case err != nil:
+			g.log.Error("idempotency: "+err.Error()+"; their keys' retries may be answered that the calls may have run; until the file is gone, what is kept is not written to the data folder as it is kept (a kill loses it)", "component", "idempotency")
+		default:
 			g.idem.KeepFile(path) // what is kept from now on is in the file as it is kept: a kill loses none of it
 		}
 	}

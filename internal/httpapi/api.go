@@ -425,7 +425,8 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 //     nothing else counts here.
 //   - GET /readyz: send this instance traffic. 503 while Options.NotReady
 //     says why not (it shuts down, its PostgreSQL store failed its last
-//     heartbeat, an upstream marked required: true is not connected); 200
+//     heartbeat, its SQLite store its last write or its file is gone, an
+//     upstream marked required: true is not connected); 200
 //     otherwise, also when an optional upstream is down
 //     (its tools are refused with a structured error; the rest work).
 //   - GET /healthz: the report, for people and monitors: {"status": "ok" |

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
+	"syscall"
 
 	"github.com/agentreach/reach/internal/crashpoint"
 )
@@ -164,6 +166,66 @@ func (s *Idempotency) KeepFile(path string) {
 	s.fmu.Lock()
 	s.file = path
 	s.fmu.Unlock()
+	s.reserveSpace()
+}
+
+// KeptReserveSize is the size of the file KeepFile reserves next to the
+// kept file (KeptReserve), on the same disk: when the disk is full, it is
+// removed so that what is kept still reaches the kept file.
+const KeptReserveSize = 1 << 20
+
+// KeptReserve is the reserve file of the kept file path: hidden, named
+// after it.
+func KeptReserve(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".reserve")
+}
+
+// reserveSpace writes the reserve file (KeptReserveSize bytes of zeros,
+// synced, not sparse), unless it is there; a disk too full for it leaves
+// none, logged.
+func (s *Idempotency) reserveSpace() {
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	if s.file == "" || s.reserve != "" {
+		return
+	}
+	path := KeptReserve(s.file)
+	if fi, err := os.Stat(path); err == nil && fi.Size() >= KeptReserveSize {
+		s.reserve = path
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err == nil {
+		_, err = f.Write(make([]byte, KeptReserveSize))
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		os.Remove(path)
+		s.log.Warn("idempotency: no room reserved for the kept completions' file: on a full disk, a kill before the store takes them loses them", "err", err)
+		return
+	}
+	s.reserve = path
+}
+
+// freeReserve removes the reserve file, if there is one, and reports
+// whether it did: the kept file's write that the full disk refused may
+// then be tried again. Called with fmu held.
+func (s *Idempotency) freeReserve() bool {
+	if s.reserve == "" {
+		return false
+	}
+	err := os.Remove(s.reserve)
+	s.reserve = ""
+	if err != nil {
+		return false
+	}
+	s.log.Warn("idempotency: the data folder's disk is full: its reserve file was removed so that the kept completions reach the kept file (a stop or a kill before the store takes them keeps them); free space on the disk")
+	return true
 }
 
 // journal appends l to the kept file, if there is one. A line it cannot
@@ -177,10 +239,21 @@ func (s *Idempotency) journal(l keptLine) {
 	b, err := json.Marshal(l)
 	if err == nil {
 		err = appendSynced(s.file, append(b, '\n'))
+		if errors.Is(err, syscall.ENOSPC) && s.freeReserve() {
+			// A line the full disk cut short ends where this one began:
+			// RestoreKept moves it aside, and reads this one.
+			err = appendSynced(s.file, append([]byte{'\n'}, append(b, '\n')...))
+		}
 	}
 	if err != nil {
 		s.fileBroken = true
-		s.log.Error("idempotency: a kept completion could not be written to the data folder: a kill before the store takes it loses it", "err", err)
+		what := []any{"err", err}
+		if l.End != nil {
+			what = append(what, "request", l.End.Request, "frame", l.End.Frame)
+		} else {
+			what = append(what, "key", l.Key)
+		}
+		s.log.Error("idempotency: a kept completion could not be written to the data folder: a stop or a kill before the store takes it loses it (a retry of its key is then answered interrupted: it may have run)", what...)
 		return
 	}
 	s.fileLines++

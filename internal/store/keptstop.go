@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentreach/reach/internal/crashpoint"
@@ -23,6 +25,19 @@ const KeptGrace = 5 * time.Second
 // with kept completions left them (SaveKept), for its next start
 // (RestoreKept).
 const KeptFile = "idempotency-kept.jsonl"
+
+// KeptAside is the file next to path, a kept file (KeptFile, or an
+// instance's on PostgreSQL), where RestoreKept moves the lines of path it
+// cannot read (0600), for an operator to look at: its name with
+// "-unreadable" before ".jsonl".
+func KeptAside(path string) string {
+	return strings.TrimSuffix(path, ".jsonl") + "-unreadable.jsonl"
+}
+
+// ErrKeptAside is in RestoreKept's error when it moved lines it could not
+// read aside (KeptAside) and wrote the others: the file is gone, and
+// KeepFile may follow.
+var ErrKeptAside = errors.New("moved aside")
 
 // keptLine is one completion in KeptFile: the claim's owner (the life that
 // stopped), its key, and what Complete was given.
@@ -133,8 +148,18 @@ func (s *Idempotency) SaveKept(path string) (int, error) {
 		}
 	}
 	if _, err := f.Write(lines); err != nil {
-		f.Close()
-		return 0, err
+		s.fmu.Lock()
+		freed := errors.Is(err, syscall.ENOSPC) && s.freeReserve()
+		s.fmu.Unlock()
+		if !freed {
+			f.Close()
+			return 0, err
+		}
+		// What the full disk cut short ends on a line of its own.
+		if _, err := f.Write(append([]byte{'\n'}, lines...)); err != nil {
+			f.Close()
+			return 0, err
+		}
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
@@ -153,9 +178,12 @@ func (s *Idempotency) SaveKept(path string) (int, error) {
 // those claims "interrupted"). A completion whose claim is gone (another
 // instance settled it meanwhile) is dropped, as Drain drops it. The file
 // stays when the store refuses a write: the error says so, and the next
-// start tries again. Lines it cannot read are all that stays of the file
-// once the others are written, and the error (idempotency.ErrBadRecord)
-// says so.
+// start tries again. Lines it cannot read (one cut short, one edited by
+// hand) are moved aside, once the others are written, to KeptAside(path)
+// next to it (appended, synced, 0600), and the file is removed all the same,
+// so that KeepFile may follow: the error then says how many and where, and
+// is both idempotency.ErrBadRecord and ErrKeptAside. Only if they cannot
+// be moved aside do they stay in path (the error is not ErrKeptAside).
 func (s *Idempotency) RestoreKept(ctx context.Context, path string) (int, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -170,6 +198,7 @@ func (s *Idempotency) RestoreKept(ctx context.Context, path string) (int, error)
 	// stop appends to the file, and its lines must not wait behind them.
 	var bad bytes.Buffer
 	var badErr error
+	nbad := 0
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, len(b)+1)
 	for sc.Scan() {
@@ -181,9 +210,9 @@ func (s *Idempotency) RestoreKept(ctx context.Context, path string) (int, error)
 			bad.Write(sc.Bytes())
 			bad.WriteByte('\n')
 			if badErr == nil {
-				badErr = fmt.Errorf("reading the completions a stop left in %s: %w: %w (the lines it could not read are left in it; move the file aside to start without them; their keys' retries are then answered that they may have run)",
-					filepath.Base(path), idempotency.ErrBadRecord, err)
+				badErr = err
 			}
+			nbad++
 			continue
 		}
 		if l.End != nil {
@@ -212,20 +241,38 @@ func (s *Idempotency) RestoreKept(ctx context.Context, path string) (int, error)
 		}
 	}
 	if badErr != nil {
-		tmp := path + ".tmp"
-		if err := os.WriteFile(tmp, bad.Bytes(), 0o600); err != nil {
-			return n, errors.Join(badErr, err)
+		// Moved aside, so that this life's journal (KeepFile) may run: a
+		// file that stayed would take its lines, and the next start would
+		// refuse it again. Appended: an earlier start's stay.
+		aside := KeptAside(path)
+		if err := appendSynced(aside, bad.Bytes()); err != nil {
+			return n, s.keepBad(path, bad.Bytes(), fmt.Errorf("reading the completions a stop left in %s: %w: %w (%d lines could not be read, nor moved aside to %s: %w; they are left in it; move the file aside to start without them; their keys' retries are then answered that they may have run)",
+				filepath.Base(path), idempotency.ErrBadRecord, badErr, nbad, filepath.Base(aside), err))
 		}
-		if err := os.Rename(tmp, path); err != nil {
-			return n, errors.Join(badErr, err)
-		}
-		return n, badErr
+		badErr = fmt.Errorf("reading the completions a stop left in %s: %w: %w (%d lines could not be read: %w to %s, next to it; the others are written; the calls of those lines, if they were completions, are answered on retry that they may have run (interrupted), since their results could not be read; look at the lines, then delete that file)",
+			filepath.Base(path), idempotency.ErrBadRecord, badErr, nbad, ErrKeptAside, filepath.Base(aside))
 	}
 	if err := os.Remove(path); err != nil {
-		return n, err
+		return n, errors.Join(badErr, err)
+	}
+	if badErr != nil {
+		return n, badErr
 	}
 	if n > 0 {
 		s.log.Info("idempotency: the completions the last stop left are written", "written", n)
 	}
 	return n, nil
+}
+
+// keepBad leaves only the lines of bad in path (its other lines are
+// written), and returns err, with why not if it could not.
+func (s *Idempotency) keepBad(path string, bad []byte, err error) error {
+	tmp := path + ".tmp"
+	if werr := os.WriteFile(tmp, bad, 0o600); werr != nil {
+		return errors.Join(err, werr)
+	}
+	if rerr := os.Rename(tmp, path); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -129,8 +130,8 @@ func TestSaveRestoreKept(t *testing.T) {
 
 // FuzzRestoreKept: whatever the file a stop left holds (cut, edited by
 // hand, another version's), a start neither panics nor writes a key that
-// no line names; a line it cannot read is an error that says to move the
-// file aside, and the file stays.
+// no line names; a line it cannot read is an error that says so, and is
+// moved aside (KeptAside), the file removed: no line is lost either way.
 func FuzzRestoreKept(f *testing.F) {
 	f.Add([]byte(`{"owner":"reach/1","key":"k","args":"a","result":{"status":"success"},"expires":"2030-01-01T00:00:00Z"}` + "\n"))
 	f.Add([]byte(`{"owner":"reach/1","key":"k"}` + "\n\n" + `{"key":`))
@@ -148,19 +149,26 @@ func FuzzRestoreKept(f *testing.F) {
 			t.Fatalf("RestoreKept wrote %d", n)
 		}
 		_, statErr := os.Stat(path)
-		if err != nil && statErr != nil {
+		aside, asideErr := os.ReadFile(KeptAside(path))
+		switch {
+		case errors.Is(err, ErrKeptAside):
+			if statErr == nil || asideErr != nil || len(aside) == 0 {
+				t.Fatalf("RestoreKept moved lines aside (%v), yet the file is there (%v) or the lines not (%q, %v)", err, statErr, aside, asideErr)
+			}
+		case err != nil && statErr != nil:
 			t.Fatalf("RestoreKept failed (%v) and removed the file", err)
-		}
-		if err == nil && statErr == nil {
+		case err == nil && statErr == nil:
 			t.Fatal("RestoreKept succeeded and left the file")
+		case err == nil && asideErr == nil:
+			t.Fatalf("RestoreKept succeeded and moved %q aside", aside)
 		}
 	})
 }
 
 // A file an earlier stop left torn (its write cut short: the disk full, the
 // machine down) does not take the completions later stops append to it:
-// they are written at the next start, and only the torn line stays in the
-// file, with an error that names it. Before, the next stop's line was
+// they are written at the next start, and only the torn line stays, in the
+// file moved aside (KeptAside), with an error that names it. Before, the next stop's line was
 // appended to the torn one and every start refused the file from there on.
 func TestRestoreKeptPastTornLine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -181,16 +189,19 @@ func TestRestoreKeptPastTornLine(t *testing.T) {
 		}
 		next := NewIdempotency(mem, nil)
 		n, err := next.RestoreKept(t.Context(), path)
-		if n != 1 || !errors.Is(err, idempotency.ErrBadRecord) {
-			t.Fatalf("RestoreKept: %d, %v; want 1 written and the torn line said", n, err)
+		if n != 1 || !errors.Is(err, idempotency.ErrBadRecord) || !errors.Is(err, ErrKeptAside) {
+			t.Fatalf("RestoreKept: %d, %v; want 1 written and the torn line said, moved aside", n, err)
 		}
 		rec, claimed, err := next.Claim(t.Context(), &reach.IdemClaim{Key: "k", Args: "a"})
 		if err != nil || claimed || rec == nil || string(rec.Data) != `"done"` {
 			t.Fatalf("the key after the restart: %v claimed %v err %v; want its result", rec, claimed, err)
 		}
-		b, err := os.ReadFile(path)
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Fatalf("the file after RestoreKept: %v; want it removed (its torn line moved aside)", err)
+		}
+		b, err := os.ReadFile(KeptAside(path))
 		if err != nil || string(b) != torn+"\n" {
-			t.Fatalf("the file after RestoreKept: %q, %v; want only the torn line", b, err)
+			t.Fatalf("the file of the lines moved aside: %q, %v; want the torn line", b, err)
 		}
 		down.Store(false) // the stopped life's keeper ends
 		time.Sleep(2 * keptBackoff)
@@ -224,4 +235,70 @@ func TestKeptExpires(t *testing.T) {
 			t.Errorf("%d completions still kept; want none", s.kept.Len())
 		}
 	})
+}
+
+// Lines of the kept file that cannot be read, in the middle and at the end
+// (cut short), are moved aside (KeptAside, 0600, appended to what an
+// earlier start moved there), the readable ones around them are written,
+// and the file is removed, so that the start's journal may run. Where they
+// cannot be moved aside (KeptAside is a folder here), they stay in the
+// file, alone, and the error is not ErrKeptAside. Before, they stayed in
+// the file, which kept the start from journalling what it kept.
+func TestRestoreKeptMovesUnreadableAside(t *testing.T) {
+	for _, blocked := range []bool{false, true} {
+		mem := NewMemory()
+		s := NewIdempotency(mem, nil)
+		var lines []string
+		for _, key := range []string{"k1", "k2"} {
+			if _, claimed, err := s.Claim(t.Context(), &reach.IdemClaim{Key: key, Args: "a"}); err != nil || !claimed {
+				t.Fatalf("claim %s: %v %v", key, claimed, err)
+			}
+			lines = append(lines, `{"owner":"`+s.owner+`","key":"`+key+`","args":"a","result":{"status":"success","data":"done"},"expires":"`+time.Now().Add(time.Hour).UTC().Format(time.RFC3339)+`"}`)
+		}
+		dir := t.TempDir()
+		path := filepath.Join(dir, KeptFile)
+		middle, end := `{"owner":"x","key":"k9",result}`, `{"owner":"x","key":"k8","res`
+		if err := os.WriteFile(path, []byte(lines[0]+"\n"+middle+"\n"+lines[1]+"\n"+end), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		aside := KeptAside(path)
+		earlier := "an earlier start's\n"
+		if blocked {
+			if err := os.Mkdir(aside, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.WriteFile(aside, []byte(earlier), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		next := NewIdempotency(mem, nil)
+		n, err := next.RestoreKept(t.Context(), path)
+		if n != 2 || !errors.Is(err, idempotency.ErrBadRecord) || errors.Is(err, ErrKeptAside) == blocked {
+			t.Fatalf("blocked %v: RestoreKept: %d, %v; want 2 written, the 2 unreadable lines said", blocked, n, err)
+		}
+		for _, key := range []string{"k1", "k2"} {
+			if rec, claimed, err := next.Claim(t.Context(), &reach.IdemClaim{Key: key, Args: "a"}); err != nil || claimed || rec == nil {
+				t.Fatalf("blocked %v: %s after RestoreKept: %v claimed %v err %v; want its result", blocked, key, rec, claimed, err)
+			}
+		}
+		if blocked {
+			b, err := os.ReadFile(path)
+			if err != nil || string(b) != middle+"\n"+end+"\n" {
+				t.Fatalf("the file, its unreadable lines not moved aside: %q %v; want them alone in it", b, err)
+			}
+			continue
+		}
+		if !strings.Contains(err.Error(), "2 lines") || !strings.Contains(err.Error(), filepath.Base(KeptAside(path))) {
+			t.Fatalf("RestoreKept's error %q does not say how many lines went where", err)
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Fatalf("the kept file after RestoreKept: %v; want it removed", err)
+		}
+		fi, err := os.Stat(aside)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("the file of the lines moved aside: %v %v; want 0600", fi, err)
+		}
+		if b, _ := os.ReadFile(aside); string(b) != earlier+middle+"\n"+end+"\n" {
+			t.Fatalf("the file of the lines moved aside: %q; want the earlier lines, then both", b)
+		}
+	}
 }

@@ -91,6 +91,13 @@ type Store struct {
 	ckDone   chan struct{} // closed when the checkpointer returns
 	unsynced atomic.Int64  // rows written since the checkpointer was last woken
 	close    sync.Once
+
+	// Readiness (health.go): fault is why the last write failed (nil when
+	// it committed), gone why the database file is not the one opened
+	// (ident); watch looks again every ProbeEvery until watchStop.
+	fault, gone          atomic.Pointer[string]
+	ident                os.FileInfo
+	watchStop, watchDone chan struct{}
 }
 
 // checkpointEvery is how many rows are written between two wake-ups of
@@ -186,6 +193,14 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
 	s.W = sqlcore.StartWriter(engine{s}, s.log)
+	if !o.NoCreate {
+		if s.ident, err = os.Stat(path); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("opening store %s: %w", path, err)
+		}
+		s.watchStop, s.watchDone = make(chan struct{}), make(chan struct{})
+		go s.watch()
+	}
 	// The rows the last run wrote since it moved the marks of the settled
 	// frames and claims (frames.go) are read once here, not by the first
 	// batch of a call; a command that only reads (NoCreate) leaves them.
@@ -246,6 +261,10 @@ func (s *Store) Close() error {
 			s.W.Stop()
 		}
 		s.MarkClosed()
+		if s.watchStop != nil {
+			close(s.watchStop)
+			<-s.watchDone
+		}
 		if s.ck != nil {
 			close(s.ckStop)
 			<-s.ckDone

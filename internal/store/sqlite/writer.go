@@ -33,6 +33,7 @@ type engine struct{ s *Store }
 // connection.
 func (e engine) Begin(bool) (sqlcore.Tx, error) {
 	if _, err := e.s.exec(e.s.txBegin, nil); err != nil {
+		e.s.wrote1(err)
 		return nil, fmt.Errorf("beginning a write: %w", err)
 	}
 	return &batch{s: e.s}, nil
@@ -104,6 +105,7 @@ func (b *batch) Has(id sqlcore.Stmt) bool { return statementSQL[id] != "" }
 // fail records a database error of w's: nothing more runs in the batch.
 func (b *batch) fail(w *sqlcore.Write, err error) {
 	if b.fatal == nil {
+		b.s.wrote1(err)
 		b.fatal, b.at = storageError(err), w
 	}
 }
@@ -203,8 +205,10 @@ func (b *batch) Commit() (*sqlcore.Write, error) {
 	if _, err := b.s.exec(b.s.txCommit, nil); err != nil {
 		// A COMMIT that failed may leave the transaction open: the batch
 		// is rolled back (Rollback).
+		b.s.wrote1(err)
 		return nil, fmt.Errorf("committing: %w", storageError(err))
 	}
+	b.s.wrote1(nil)
 	b.s.wrote(b.rows)
 	return nil, nil
 }
