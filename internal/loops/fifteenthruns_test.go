@@ -52,7 +52,6 @@ var fiKnown = map[string]string{
 	"websearch-offset-past-end-same-page":      "missed",
 	"mongo-filter-operator-synonyms-empty":     "early",
 	"firewall-port-respelled-exists":           "missed",
-	"mail-address-notations-bounce":            "missed",
 }
 
 func TestFifteenthRuns(t *testing.T) {
