@@ -1,6 +1,9 @@
 package loops
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestAddressBounced: one address bounced in other notations (case, angle
 // brackets, a display name) is one complaint, refused at the fourth
@@ -37,6 +40,49 @@ func TestAddressBounced(t *testing.T) {
 	} {
 		if got := namesAddress([]byte(c.msg)); got != c.want {
 			t.Errorf("namesAddress(%q) = %v, want %v", c.msg, got, c.want)
+		}
+	}
+}
+
+// TestPagedPastTheEnd: a search paged past its end, the engine answering
+// its last page again at every later offset, is refused at the fourth
+// later page answered alike; pages that bring other results and a page
+// position that goes back (the first page read again) are not refused by
+// it.
+func TestPagedPastTheEnd(t *testing.T) {
+	last := []string{"Generic data structures in Go", "Go generics performance"}
+	page := func(off int, key string, titles ...string) asCall {
+		return asOK("brave_web_search", obj{"query": "go generics guide", "count": 2, key: off}, fiSearch(off, titles...))
+	}
+	past := func(at int, v *Verdict) bool { return at >= 0 && strings.Contains(v.Message, "later page") }
+	var calls []asCall
+	for o := 0; o < 8; o++ {
+		if o == 0 {
+			calls = append(calls, page(o, "offset", "Go generics tutorial", "Type parameters in Go"))
+			continue
+		}
+		calls = append(calls, page(o, "offset", last...))
+	}
+	if at, v := thPlay(t, calls, nil); at != 5 || !past(at, v) {
+		t.Errorf("paged past its end: refused at %d (%v), want 5 for a later page", at, v)
+	}
+	calls = nil
+	for p := 1; p < 9; p++ {
+		calls = append(calls, page(p, "page", "Result "+itoa(int64(p)), "Other "+itoa(int64(p))))
+	}
+	if at, v := thPlay(t, calls, nil); at >= 0 {
+		t.Errorf("pages that bring other results: refused at %d (%v)", at, v)
+	}
+	calls = nil
+	for _, p := range []int{1, 2, 3, 1, 2, 3, 1, 2} {
+		calls = append(calls, page(p, "startIndex", last...))
+	}
+	if at, v := thPlay(t, calls, nil); past(at, v) {
+		t.Errorf("pages read again from the first: refused at %d (%v) for a later page", at, v)
+	}
+	for k, want := range map[string]bool{"offset": true, "page": true, "pageNumber": true, "start_index": true, "skip": true, "page_size": false, "per_page": false, "pageToken": false, "index": false, "number": false} {
+		if got := pageKey([]byte(k)); got != want {
+			t.Errorf("pageKey(%q) = %v, want %v", k, got, want)
 		}
 	}
 }

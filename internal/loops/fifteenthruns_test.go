@@ -49,7 +49,6 @@ var fiKnown = map[string]string{
 	// detected, 1 early, 5 missed; 0 of 19 legit runs refused.
 	"hubspot-contact-upserted-again-reordered": "missed",
 	"kubectl-resource-respelled-crashloop":     "missed",
-	"websearch-offset-past-end-same-page":      "missed",
 	"mongo-filter-operator-synonyms-empty":     "early",
 	"firewall-port-respelled-exists":           "missed",
 }
