@@ -86,3 +86,41 @@ func TestPagedPastTheEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestVideoAddressRespelled: one video asked under other hosts' notations
+// of its address, answered alike, is refused by the fourth asking; other
+// videos answered alike (a playlist of empty transcripts) go on.
+func TestVideoAddressRespelled(t *testing.T) {
+	tr := "[00:00] Welcome back.\n[00:06] Today: WAL and checkpoints."
+	get := func(u string) asCall { return asOK("get_transcript", obj{"url": u, "lang": "en"}, tr) }
+	var calls []asCall
+	for _, u := range []string{"https://www.youtube.com/watch?v=Hn2pR7tYw3E", "https://youtu.be/Hn2pR7tYw3E", "https://www.youtube.com/watch?v=Hn2pR7tYw3E&t=42s", "https://m.youtube.com/watch?v=Hn2pR7tYw3E&feature=share", "youtube.com/embed/Hn2pR7tYw3E", "https://youtu.be/Hn2pR7tYw3E?si=x"} {
+		calls = append(calls, get(u))
+	}
+	if at, v := thPlay(t, calls, nil); at < 3 || at > 4 || v.Detector != "rephrase" {
+		t.Errorf("one video in other addresses: refused at %d (%v), want 3 or 4 by rephrase", at, v)
+	}
+	calls = nil
+	for _, id := range []string{"Hn2pR7tYw3E", "Qa9xT4mLp2K", "Zr5bN8wEc1V", "Lm3kP7dTy6U", "Bx1vG9sHq4W", "Wt8jD2nRf5Y"} {
+		calls = append(calls, asOK("get_transcript", obj{"url": "https://youtu.be/" + id, "lang": "en"}, "No transcript available for this video."))
+	}
+	if at, v := thPlay(t, calls, nil); at >= 0 {
+		t.Errorf("several videos answered alike: refused at %d (%v)", at, v)
+	}
+	for v, want := range map[string]bool{
+		"https://youtu.be/Hn2pR7tYw3E":                    true,
+		"youtube.com/embed/Hn2pR7tYw3E":                   true,
+		"src/components/UserCard2.tsx":                    false, // a path, no host
+		"https://example.com/a/Hn2pR7tYw3E/b/Qa9xT4mLp2K": false, // two ids
+		"https://example.com/docs/getting-started":        false,
+		"https://api.example.com/v2/orders/1234567890":    false, // digits alone
+		"see https://youtu.be/Hn2pR7tYw3E":                false, // text
+	} {
+		if got := addressID([]byte(v)) != 0; got != want {
+			t.Errorf("addressID(%q) != 0 is %v, want %v", v, got, want)
+		}
+	}
+	if addressID([]byte("https://youtu.be/Hn2pR7tYw3E")) != addressID([]byte("youtube.com/watch?v=Hn2pR7tYw3E&t=1s")) {
+		t.Error("one id, two addresses: two hashes")
+	}
+}
