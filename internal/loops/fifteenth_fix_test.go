@@ -124,3 +124,33 @@ func TestVideoAddressRespelled(t *testing.T) {
 		t.Error("one id, two addresses: two hashes")
 	}
 }
+
+// TestUnitByBareName: one unit's status asked as nginx and nginx.service,
+// failing alike, is one complaint, refused at the fourth asking; several
+// units, each failed, go on.
+func TestUnitByBareName(t *testing.T) {
+	w := map[string]string{"ssh_exec": "write"}
+	status := func(cmd, unit string) asCall {
+		out := "× " + unit + ".service - " + unit + " server\n     Active: failed (Result: exit-code) since Sat 2026-12-05 08:41:07 UTC; 2min ago\n" + unit + ".service: Control process exited, code=exited, status=1/FAILURE"
+		return asOK("ssh_exec", obj{"host": "web-2", "command": cmd}, obj{"exit_code": 3, "stdout": out, "stderr": ""})
+	}
+	var calls []asCall
+	for _, c := range []string{"systemctl status nginx --no-pager", "systemctl status nginx.service --no-pager", "sudo systemctl status nginx -l --no-pager", "systemctl --no-pager status nginx.service", "systemctl status nginx"} {
+		calls = append(calls, status(c, "nginx"))
+	}
+	if at, v := thPlay(t, calls, w); at != 3 || v.Detector != "same_error" {
+		t.Errorf("one unit by its bare name and its full one: refused at %d (%v), want 3 by same_error", at, v)
+	}
+	calls = nil
+	for _, u := range []string{"api", "web", "worker", "cron", "mailer"} {
+		calls = append(calls, status("systemctl status "+u+".service --no-pager", u))
+	}
+	if at, v := thPlay(t, calls, w); at >= 0 {
+		t.Errorf("several units, each failed: refused at %d (%v)", at, v)
+	}
+	for w, want := range map[string]string{"nginx.service": "nginx", "nginx": "nginx", ".service": ".service", "backup.timer": "backup.timer"} {
+		if got := string(unitStem([]byte(w))); got != want {
+			t.Errorf("unitStem(%q) = %q, want %q", w, got, want)
+		}
+	}
+}

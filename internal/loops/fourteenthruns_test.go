@@ -56,9 +56,8 @@ var ftKnown = map[string]string{
 	// (a heartbeat polled, a filter written without spaces, a prefix and a
 	// node id in other punctuation; a to-do appended and an SMS sent again
 	// in other words). Since loops21: 17 (a video's URL in other hosts'
-	// notations).
+	// notations; nginx and nginx.service).
 	"linear-same-bug-refiled-reworded":   "missed",
-	"ssh-status-respelled-same-failure":  "missed",
 	"wikidata-vars-renamed-empty":        "missed",
 	"graphql-fields-reordered-same-data": "missed",
 	"fx-rates-respelled-parallel-same":   "missed",
