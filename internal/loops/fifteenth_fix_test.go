@@ -154,3 +154,32 @@ func TestUnitByBareName(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleByAddress: one firewall rule added under other spellings of its
+// port, refused the same way naming its address, is one complaint,
+// refused at the fourth; rules for several ports, each existing, go on.
+func TestRuleByAddress(t *testing.T) {
+	w := map[string]string{"add_firewall_rule": "write"}
+	add := func(port any, said string) asCall {
+		return asFail("add_firewall_rule", obj{"firewall": "web-fw", "protocol": "tcp", "port": port, "source_ips": arr{"0.0.0.0/0"}}, "tool_error", "hcloud: firewall rule already exists: in tcp "+said+" from 0.0.0.0/0 (uniqueness_error)")
+	}
+	var calls []asCall
+	for _, p := range []any{"443", "443/tcp", 443, "https", "443-443"} {
+		calls = append(calls, add(p, "443"))
+	}
+	if at, v := thPlay(t, calls, w); at != 3 || v.Detector != "same_error" {
+		t.Errorf("one rule, its port respelled: refused at %d (%v), want 3 by same_error", at, v)
+	}
+	calls = nil
+	for _, p := range []string{"80", "443", "8443", "9090", "3000"} {
+		calls = append(calls, add(p, p))
+	}
+	if at, v := thPlay(t, calls, w); at >= 0 {
+		t.Errorf("several ports, each existing: refused at %d (%v)", at, v)
+	}
+	for m, want := range map[string]bool{"from 0.0.0.0/0 (x)": true, "host 10.1.2.3:5432 down": true, "at 192.168.0.1.": true, "version 1.2.3 only": false, "1.2.3.4.5": false, "1234.1.1.1": false} {
+		if got := namesAddress([]byte(m)); got != want {
+			t.Errorf("namesAddress(%q) = %v, want %v", m, got, want)
+		}
+	}
+}

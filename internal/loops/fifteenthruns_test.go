@@ -50,7 +50,6 @@ var fiKnown = map[string]string{
 	"hubspot-contact-upserted-again-reordered": "missed",
 	"kubectl-resource-respelled-crashloop":     "missed",
 	"mongo-filter-operator-synonyms-empty":     "early",
-	"firewall-port-respelled-exists":           "missed",
 }
 
 func TestFifteenthRuns(t *testing.T) {
