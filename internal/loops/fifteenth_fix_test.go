@@ -183,3 +183,21 @@ func TestRuleByAddress(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAddresses: the readers of addresses, ids and page keys take any
+// bytes without panicking, and an id found is found again in the
+// address read twice.
+func FuzzAddresses(f *testing.F) {
+	for _, s := range []string{"<a@b.example>", "0.0.0.0/0", "1.2.3.4.", "https://youtu.be/Hn2pR7tYw3E", "youtube.com/embed/Hn2pR7tYw3E", "x.service", "@", "a@.", "999.1.1.1", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := []byte(s)
+		namesAddress(b)
+		unitStem(b)
+		pageKey(b)
+		if addressID(b) != addressID([]byte(s)) {
+			t.Fatalf("addressID(%q) not the same twice", s)
+		}
+	})
+}
