@@ -72,6 +72,9 @@ func (d *Detector) alikeWordsOf(args []byte, dst []uint64, code *[]byte) ([]uint
 		case l.kind == leafString && pattern(l.raw):
 			patternFoldInto(l.raw, &dst)
 			codeWords(dst[start:])
+		case l.kind == leafString && addressID(l.raw) != 0:
+			// One resource by its id, whatever the address (urlid.go).
+			dst = append(dst, mix(addressID(l.raw), l.path)|alikeValue)
 		case l.kind == leafString && filePathOf(l.raw).n > 0:
 			var f folder
 			f.str(l.raw)

@@ -203,7 +203,30 @@ func playAs(r *asRun) asPlay {
 		return true
 	}
 	walk(r.turns, nil)
+	if p.markAt < 0 {
+		// refused before its mark: where the mark would have been
+		p.markAt = markOf(r.turns, new(int))
+	}
 	return p
+}
+
+// markOf is the index of the marked call among turns, counting from *n
+// the calls before it (a hand-off counts as one), or -1.
+func markOf(turns []asTurn, n *int) int {
+	for _, tn := range turns {
+		if tn.mark {
+			return *n
+		}
+		if tn.to != "" {
+			*n++
+			if m := markOf(tn.inner, n); m >= 0 {
+				return m
+			}
+			continue
+		}
+		*n += len(tn.calls)
+	}
+	return -1
 }
 
 func asOutcome(r *asRun, p asPlay) string {

@@ -151,7 +151,7 @@ func commandThings(args []byte) uint64 {
 			for k < len(l.raw) && !isSpace(l.raw[k]) {
 				k++
 			}
-			if w := l.raw[j:k]; namesCommandThing(w) {
+			if w := unitStem(l.raw[j:k]); namesCommandThing(w) {
 				sum += hashBytes(w) | 1
 			}
 			j = k

@@ -55,13 +55,12 @@ var ftKnown = map[string]string{
 	// detected, none early; 0 of 23 legit runs refused. Since loops20: 16
 	// (a heartbeat polled, a filter written without spaces, a prefix and a
 	// node id in other punctuation; a to-do appended and an SMS sent again
-	// in other words).
-	"linear-same-bug-refiled-reworded":      "missed",
-	"youtube-url-respelled-same-transcript": "missed",
-	"ssh-status-respelled-same-failure":     "missed",
-	"wikidata-vars-renamed-empty":           "missed",
-	"graphql-fields-reordered-same-data":    "missed",
-	"fx-rates-respelled-parallel-same":      "missed",
+	// in other words). Since loops21: 17 (a video's URL in other hosts'
+	// notations; nginx and nginx.service).
+	"linear-same-bug-refiled-reworded":   "missed",
+	"wikidata-vars-renamed-empty":        "missed",
+	"graphql-fields-reordered-same-data": "missed",
+	"fx-rates-respelled-parallel-same":   "missed",
 }
 
 func TestFourteenthRuns(t *testing.T) {

@@ -327,7 +327,7 @@ func sameThing(msg []byte) uint64 {
 		}
 		i = j
 	}
-	if !named {
+	if !named && !namesAddress(msg) {
 		return 0
 	}
 	return h.Sum64() | 1

@@ -79,8 +79,9 @@ type toolState struct {
 	askEpoch   uint64
 	hasAsk     bool
 
-	echo  echoStreak // answers alike but for what they echo of their calls
-	alike alikeState // answers alike to calls in other spellings (alike.go)
+	echo   echoStreak   // answers alike but for what they echo of their calls
+	alike  alikeState   // answers alike to calls in other spellings (alike.go)
+	paging pagingStreak // answers alike to later pages (paging.go)
 }
 
 // sameAskingWider reports whether read s, which asks a question new to
@@ -301,6 +302,9 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	if v := d.checkAlike(a, t, s); v != nil {
 		return v
 	}
+	if v := d.checkPaging(a, t, s); v != nil {
+		return v
+	}
 	if v := d.checkRewrite(a, s); v != nil {
 		return v
 	}
@@ -501,6 +505,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	}
 
 	d.doneAlike(a, t, s, o, &sc)
+	d.donePaging(a, t, s, o, &sc)
 	if o.Error {
 		t.hasBase, t.stale = false, 0
 		t.echo.count = 0

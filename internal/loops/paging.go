@@ -1,0 +1,140 @@
+package loops
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// Paged past its end (loops21): a read whose one page position (offset,
+// page, skip, start, startIndex, pageNumber) moves forward, every other
+// argument as it was, and whose answer is the one before it (a search
+// engine that answers its last page again at every later offset, a list
+// that ignores a page number it does not support), brings nothing new
+// however far it pages. Each page asks for something new, as a rewording
+// does, so the streak is judged as rephrase judges rewordings: after
+// RephraseMax+2 answers alike, the next page forward is refused. A page
+// that brings other rows, a position that goes back (the first page read
+// again) or another argument moved ends the streak; a poll of one page is
+// repeat's to judge.
+
+// pagingStreak is a tool's answers in a row, alike, to calls that moved
+// only their page position forward.
+type pagingStreak struct {
+	shape uint64  // the calls' arguments but the position
+	pos   float64 // the last call's position
+	ans   uint64  // the answer's substance (scan digest)
+	count int
+	agent uint64
+	epoch uint64
+	last  string // the answer, quoted by a refusal
+}
+
+// holdsPageKey is a quick look for a key that may name a page position
+// in canonical arguments, before any scan.
+func holdsPageKey(args []byte) bool {
+	for _, k := range [...]string{`ffset"`, `age"`, `kip"`, `tart"`, `ndex"`, `umber"`} {
+		if bytes.Contains(args, []byte(k)) {
+			return true
+		}
+	}
+	return false
+}
+
+// pageKey reports whether key k names a page position: its last word is
+// offset, page, skip or start, or it is start index or page number in any
+// case style (not page_size, per_page, page_token).
+func pageKey(k []byte) bool {
+	var w keyWords
+	if !w.split(k) || w.n == 0 || w.n > 3 {
+		return false
+	}
+	switch last := string(w.word(w.n - 1)); last {
+	case "offset", "page", "skip", "start":
+		return last != "page" || w.n < 2 || string(w.word(w.n-2)) != "per"
+	case "index", "number", "no":
+		if w.n >= 2 {
+			switch string(w.word(w.n - 2)) {
+			case "start", "page":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pagingOf returns the shape of arguments args (every leaf but the page
+// position) and the position, or false when args have no page position,
+// more than one, or are too many to read.
+func (d *Detector) pagingOf(args []byte) (shape uint64, pos float64, ok bool) {
+	if !holdsPageKey(args) {
+		return 0, 0, false
+	}
+	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	if as.cut {
+		return 0, 0, false
+	}
+	found := false
+	for i := range as.out {
+		l := &as.out[i]
+		if l.kind == leafNumber && !l.arr && pageKey(l.key) {
+			if found {
+				return 0, 0, false
+			}
+			p, err := strconv.ParseFloat(string(l.raw), 64)
+			if err != nil {
+				return 0, 0, false
+			}
+			shape += mix(l.path, 0x70616765)
+			pos, found = p, true
+			continue
+		}
+		shape += l.unit()
+	}
+	return shape | 1, pos, found
+}
+
+// donePaging counts read s's answer (sc) in the tool's paging streak.
+func (d *Detector) donePaging(a *agentState, t *toolState, s *Step, o *Outcome, sc *scan) {
+	p := &t.paging
+	if o.Error || isWrite(s.Access) || sc.cut || len(s.Args) > maxChainArgs || s.epoch != d.epoch {
+		p.count = 0
+		return
+	}
+	shape, pos, ok := d.pagingOf(s.Args)
+	if !ok {
+		p.count = 0
+		return
+	}
+	if p.count > 0 && p.shape == shape && p.ans == sc.digest && pos > p.pos && p.agent == a.id && p.epoch == d.epoch {
+		p.count++
+		p.pos = pos
+		if p.count > d.cfg.rephraseMax && p.last == "" {
+			p.last = resultPreview(o)
+		}
+		return
+	}
+	*p = pagingStreak{shape: shape, pos: pos, ans: sc.digest, count: 1, agent: a.id, epoch: d.epoch}
+}
+
+// checkPaging refuses read s when the tool's last answers, more than
+// RephraseMax+1 of them, were each the one before to pages moved forward,
+// and s moves the page forward once more.
+func (d *Detector) checkPaging(a *agentState, t *toolState, s *Step) *Verdict {
+	p := &t.paging
+	max := d.cfg.rephraseMax
+	if max == 0 || p.count <= max+1 || isWrite(s.Access) || p.agent != a.id || p.epoch != d.epoch || len(s.Args) > maxChainArgs {
+		return nil
+	}
+	shape, pos, ok := d.pagingOf(s.Args)
+	if !ok || shape != p.shape || pos <= p.pos {
+		return nil
+	}
+	return &Verdict{
+		Detector: "repeat",
+		Message: s.Tool + " answered the last " + plural(p.count, "call", "calls") + " alike (" + p.last +
+			"), each asking for a later page, and nothing was written since: it has paged past the end of what there is; " +
+			s.Tool + " " + preview(s.Args) + " asks for a later page again and cannot return anything new.",
+		Suggestion: "The results ended: use what the pages you read brought, search for something else, or tell the user what you found.",
+	}
+}
