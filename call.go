@@ -642,10 +642,15 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 			at = time.Now()
 		}
 		actx := newAttemptAt(ctx, f, key, at, t.AttemptTimeout)
+		ran := c.ran
 		c.ran = true
 		out, err := runTool(t.Func, actx, c.args)
 		timedOut := err != nil && context.Cause(actx) == errAttemptTimeout && ctx.Err() == nil
 		actx.end()
+		if ns, ok := errors.AsType[*NotSentError](err); ok {
+			c.ran = ran // this attempt sent nothing (NotSentError)
+			return nil, ns.Err
+		}
 		if c.req.isolated() {
 			// Isolation refuses results that arrive late.
 			return nil, fault.ContextCause(c.req.ctx, "execute")

@@ -113,7 +113,7 @@ func (q *Owned) room(who *auth.Identity) (*reach.Request, error) {
 	}
 	if idle == nil {
 		return nil, &Error{Status: http.StatusTooManyRequests, Code: "too_many_requests",
-			Message:    fmt.Sprintf("%s has %d requests running with calls in flight, the most one principal may have.", k.Principal, len(mine)),
+			Message:    fmt.Sprintf("%s has %d requests running with calls in flight, the most one principal may have.", k.Principal, len(mine)+q.pending[k]),
 			Suggestion: "Wait for some of these calls to end, or send the request id of one of your requests (request_id, _meta reach/request or the Reach-Request header) to work in it."}
 	}
 	q.forget(idle.req.ID(), idle)

@@ -85,28 +85,47 @@ func NewWatcher(eng *Engine, path string, opts *WatchOptions) (*Watcher, error) 
 func (w *Watcher) Run(ctx context.Context) {
 	t := time.NewTicker(w.opts.Interval)
 	defer t.Stop()
-	var last string // the files' stamp at the last look
+	var last looked
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			last = w.look(last)
+			w.look(&last)
 		}
 	}
 }
 
-// look is Run's look at the files: a change whose stamp is not last (the
-// previous look's) is left for the next look; it returns the stamp seen.
-func (w *Watcher) look(last string) string {
+// looked is what Run's last look saw: the files' stamp and, of changed
+// files, the digest of what they said (read).
+type looked struct {
+	stamp  string
+	digest [32]byte
+	read   bool
+}
+
+// look is Run's look at the files: a change is put in force once two looks
+// in a row agree on it, by its stamp or, for files rewritten between the
+// two (a tool that renders them before every look), by what they say;
+// otherwise it is left for the next look. last is the previous look's.
+func (w *Watcher) look(last *looked) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	stamp, err := statPath(w.path)
-	if err == nil && stamp != w.stamp && stamp != last {
-		return stamp // being written, perhaps: read once it has settled
+	if err == nil && stamp != w.stamp && stamp != last.stamp {
+		last.stamp = stamp
+		srcs, rerr := readSources(w.path)
+		if rerr != nil {
+			last.read = false
+			return // being written, perhaps: read once it has settled
+		}
+		if d := digestOf(srcs); !last.read || d != last.digest {
+			last.digest, last.read = d, true
+			return
+		}
 	}
+	last.stamp, last.read = stamp, false
 	w.check(stamp, err)
-	return stamp
 }
 
 // Check looks at the files once: it returns nil when nothing changed or the

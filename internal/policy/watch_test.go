@@ -229,3 +229,36 @@ func TestWatcherReadsAFileWrittenInPlaceWhole(t *testing.T) {
 		})
 	}
 }
+
+// TestWatcherAppliesAFileRewrittenOnEveryLook: a file rewritten before
+// every look (a tool that renders it each second, in place) with the same
+// text still has its change put in force: two looks agree on what the file
+// says, not on its modification time. Before, the change was never read
+// while the rewrites went on, and SIGHUP was the only way in.
+func TestWatcherAppliesAFileRewrittenOnEveryLook(t *testing.T) {
+	const (
+		permitAll = `@id("all") permit (principal, action, resource);`
+		forbidAll = `@id("none") forbid (principal, action, resource);`
+	)
+	synctest.Test(t, func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "p.cedar")
+		write(t, file, permitAll+"\n", 1)
+		eng := New(nil)
+		w, err := NewWatcher(eng, file, &WatchOptions{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go w.Run(ctx)
+		time.Sleep(500 * time.Millisecond)
+		for n := 2; n < 8; n++ { // between every two looks
+			write(t, file, permitAll+"\n"+forbidAll+"\n", n)
+			time.Sleep(time.Second)
+		}
+		synctest.Wait()
+		if d, n := eng.Evaluate(&Input{Principal: manager, Tool: "search"}).Decision, eng.Policies().Len(); d != reach.Deny || n != 2 {
+			t.Fatalf("after 6 looks at a file rewritten, the same, before each: decision %v, %d policies in force; want deny, 2", d, n)
+		}
+	})
+}

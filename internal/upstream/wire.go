@@ -94,7 +94,9 @@ func (u *upstream) callWire(ctx context.Context, s *wireSession, name string, ar
 	if p := u.wire; p != nil && !p.Redirected() {
 		x, err := p.RoundTrip(ctx, s.Session, buf.Bytes())
 		if hb := (*mcpwire.HeldBack)(nil); errors.As(err, &hb) {
-			return nil, hb.Err // held back before it was sent: not the upstream's failure
+			// Held back before it was sent: not the upstream's failure,
+			// nor one the runtime retries or counts (reach.NotSentError).
+			return nil, &reach.NotSentError{Err: hb.Err}
 		}
 		if err != nil {
 			return nil, u.wireFailed(ctx, &c, "calling", err)

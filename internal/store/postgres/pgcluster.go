@@ -130,7 +130,10 @@ func (p *Store) Depart(ctx context.Context, owner string) error {
 	if p.Closed() {
 		return store.ErrClosed
 	}
-	if _, err := p.pool.Exec(ctx, `DELETE FROM instances WHERE owner = $1`, owner); err != nil {
+	// Its leaves (LeavePartAt) go with it, as in Forget: no join of it
+	// comes after.
+	if _, err := p.pool.Exec(ctx, `WITH l AS (DELETE FROM part_leaves WHERE owner = $1)
+	DELETE FROM instances WHERE owner = $1`, owner); err != nil {
 		return fmt.Errorf("forgetting %s: %w", owner, err)
 	}
 	return nil
