@@ -185,3 +185,57 @@ func TestAuditRequestPageFilteredReadsInChunks(t *testing.T) {
 		}
 	}
 }
+
+// A filtered page of a long request reads at most maxTreeScan events (and
+// the chunk that passes it), as a tree's page does, and ends short with
+// the cursor of the page of older events: a filter that kept nothing read
+// the whole request for one page (25,000 events here). Followed from
+// cursor to cursor, the pages find the one event the filter keeps, and
+// stop after the request's first event.
+func TestAuditRequestPageFilteredIsBounded(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	var recs []*store.AuditRecord
+	for seq := int64(1); seq <= 25000; seq++ {
+		tool := "search_kb"
+		if seq == 10 {
+			tool = "rare"
+		}
+		recs = append(recs, &store.AuditRecord{Seq: seq, Time: time.Now(), Request: "big", PrevHash: []byte{0}, Hash: []byte{0},
+			Data: fmt.Appendf(nil, `{"kind":"tool","name":%q,"decision":"completed","request":"big","principal":"alice"}`, tool)})
+	}
+	if err := st.AppendAudit(ctx, recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	c := &pageCounting{Store: st}
+	for _, tool := range []string{"rare", "none"} {
+		var found []int64
+		pages := 0
+		for before := int64(0); ; pages++ {
+			if pages > 10 {
+				t.Fatalf("tool %s: more than 10 pages for 25,000 events", tool)
+			}
+			c.read.Store(0)
+			evs, stop, err := auditView{st: c}.page(ctx, ui.AuditQuery{Request: "big", Tool: tool, Before: before}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := c.read.Load(); n > maxTreeScan+treeScanChunk {
+				t.Fatalf("tool %s, limit 1, page %d: read %d events; want at most %d", tool, pages, n, maxTreeScan+treeScanChunk)
+			}
+			for _, e := range evs {
+				found = append(found, e.Seq)
+			}
+			if stop == 0 {
+				break
+			}
+			if before != 0 && stop >= before || len(evs) != 0 {
+				t.Fatalf("tool %s, page %d: cursor %d after %d, %d events; want a page ending short, older each time", tool, pages, stop, before, len(evs))
+			}
+			before = stop
+		}
+		if want := map[string]string{"rare": "[10]", "none": "[]"}[tool]; fmt.Sprint(found) != want || pages < 2 {
+			t.Errorf("tool %s: found %v in %d pages; want %s past the first page", tool, found, pages+1, want)
+		}
+	}
+}
