@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -332,10 +333,14 @@ const showPage = 1000
 // first if withRequest), whose columns are as wide as their widest cell,
 // the events are read twice: once to measure the columns, once to print.
 func showEvents(ctx context.Context, st store.AuditLog, ids []string, upTo int64, w io.Writer, asJSON, withRequest bool) (int, error) {
+	page := showPage
+	if _, ok := st.(store.RequestsAuditor); !ok {
+		page = math.MaxInt // a store that reads no page alone: its whole log, once
+	}
 	each := func(f func([]*audit.Event) error) (int, error) {
 		n := 0
 		for after := int64(0); ; {
-			evs, err := audit.ShowRequests(ctx, st, ids, after, upTo, showPage)
+			evs, err := audit.ShowRequests(ctx, st, ids, after, upTo, page)
 			if err != nil {
 				return n, err
 			}
@@ -349,7 +354,7 @@ func showEvents(ctx context.Context, st store.AuditLog, ids []string, upTo int64
 				n += len(evs)
 				after = evs[len(evs)-1].Seq
 			}
-			if len(evs) < showPage {
+			if len(evs) < page {
 				return n, nil
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"time"
@@ -63,9 +64,13 @@ func goneByRetention(ctx context.Context, st store.Store, id string) (first *aud
 	if err != nil {
 		return nil, time.Time{}, false
 	}
+	page := goneScanPage
+	if _, ok := st.(store.RequestsAuditor); !ok {
+		page = math.MaxInt // a store that reads no page alone: its whole log, once
+	}
 	var r retentionScan
 	for after := int64(0); ; {
-		evs, err := audit.ShowRequests(ctx, st, []string{id}, after, head, goneScanPage)
+		evs, err := audit.ShowRequests(ctx, st, []string{id}, after, head, page)
 		if err != nil || len(evs) > 0 && evs[0].Seq <= after {
 			return nil, time.Time{}, false
 		}
@@ -78,7 +83,7 @@ func goneByRetention(ctx context.Context, st store.Store, id string) (first *aud
 		if !r.add(evs) {
 			return nil, time.Time{}, false
 		}
-		if len(evs) < goneScanPage {
+		if len(evs) < page {
 			return first, last, r.ran
 		}
 	}
