@@ -1,14 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,31 +108,28 @@ handed tasks to, and of theirs), in order, each with its request.`,
 				return err
 			}
 			defer st.Close()
-			evs, err := audit.Show(cmd.Context(), st, args[0])
+			// The log's head before the requests are listed: what the
+			// two passes of a table read is the same, however the log
+			// grows meanwhile.
+			head, _, err := st.AuditHead(cmd.Context())
 			if err != nil {
 				return err
 			}
-			subs, more, err := subRequestEvents(cmd, st, args[0], tree)
+			ids, err := subRequests(cmd, st, args[0])
 			if err != nil {
 				return err
 			}
-			if tree {
-				evs = append(evs, more...)
-				slices.SortStableFunc(evs, func(a, b *audit.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+			if !tree && len(ids) > 1 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "request %s has %d sub-requests (the work of the agents it handed tasks to); add --tree to show their events too\n", args[0], len(ids)-1)
 			}
-			if len(evs) == 0 {
-				return fmt.Errorf("no audit events for request %s in %s", args[0], st.where)
+			if !tree {
+				ids = ids[:1]
 			}
-			if !tree && subs > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "request %s has %d sub-requests (the work of the agents it handed tasks to); add --tree to show their events too\n", args[0], subs)
+			n, err := showEvents(cmd.Context(), st.AuditLog, ids, head, cmd.OutOrStdout(), asJSON, tree)
+			if err == nil && n == 0 {
+				err = fmt.Errorf("no audit events for request %s in %s", args[0], st.where)
 			}
-			if asJSON {
-				return writeEventsJSON(cmd.OutOrStdout(), evs)
-			}
-			if tree {
-				return writeTreeEvents(cmd.OutOrStdout(), evs)
-			}
-			return writeEvents(cmd.OutOrStdout(), evs)
+			return err
 		},
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per event")
@@ -302,6 +300,95 @@ func exportTrace(cmd *cobra.Command, data, request string) (*loopbench.Trace, ma
 	return t, recorded, nil
 }
 
+// subRequests returns request and its sub-requests at any depth, each
+// once (an edited requests table, which the audit log's chain does not
+// guard, may make them a cycle), breadth first.
+func subRequests(cmd *cobra.Command, st *auditStore, request string) ([]string, error) {
+	ids := []string{request}
+	seen := map[string]bool{request: true}
+	for i := 0; i < len(ids); i++ {
+		subs, err := st.ListRequests(cmd.Context(), store.RequestFilter{Parent: ids[i], Limit: 100000})
+		if err != nil {
+			return nil, err
+		}
+		for _, sub := range subs {
+			if !seen[sub.ID] {
+				seen[sub.ID] = true
+				ids = append(ids, sub.ID)
+			}
+		}
+	}
+	return ids, nil
+}
+
+// showPage is how many events reach audit show reads, decodes and prints
+// at a time: what it holds, however many events the request has (before,
+// all of them: 240-256 MB of RSS for 100,000).
+const showPage = 1000
+
+// showEvents prints the events of the requests ids with Seq <= upTo, in
+// seq order, read showPage at a time (audit.ShowRequests), and returns how
+// many it printed (none printed: nothing written). As JSON lines, each
+// page is printed as it is read; as the table (with each event's request
+// first if withRequest), whose columns are as wide as their widest cell,
+// the events are read twice: once to measure the columns, once to print.
+func showEvents(ctx context.Context, st store.AuditLog, ids []string, upTo int64, w io.Writer, asJSON, withRequest bool) (int, error) {
+	page := showPage
+	if _, ok := st.(store.RequestsAuditor); !ok {
+		page = math.MaxInt // a store that reads no page alone: its whole log, once
+	}
+	each := func(f func([]*audit.Event) error) (int, error) {
+		n := 0
+		for after := int64(0); ; {
+			evs, err := audit.ShowRequests(ctx, st, ids, after, upTo, page)
+			if err != nil {
+				return n, err
+			}
+			if len(evs) > 0 {
+				if evs[0].Seq <= after {
+					return n, fmt.Errorf("the store read events after %d from %d", after, evs[0].Seq)
+				}
+				if err := f(evs); err != nil {
+					return n, err
+				}
+				n += len(evs)
+				after = evs[len(evs)-1].Seq
+			}
+			if len(evs) < page {
+				return n, nil
+			}
+		}
+	}
+	if asJSON {
+		return each(func(evs []*audit.Event) error { return writeEventsJSON(w, evs) })
+	}
+	t := newEventTable(withRequest)
+	n, err := each(func(evs []*audit.Event) error {
+		for _, e := range evs {
+			t.measure(t.cells(e))
+		}
+		return nil
+	})
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	bw := bufio.NewWriter(w)
+	t.write(bw, t.header)
+	printed, err := each(func(evs []*audit.Event) error {
+		for _, e := range evs {
+			t.write(bw, t.cells(e))
+		}
+		return nil
+	})
+	if err != nil {
+		return printed, err
+	}
+	if printed != n {
+		return printed, fmt.Errorf("the log's events up to %d were %d, then %d", upTo, n, printed)
+	}
+	return printed, bw.Flush()
+}
+
 // subRequestEvents counts the sub-requests below request, at any depth,
 // and, if read, returns their events. Each request is read once: an
 // edited requests table (which the audit log's chain does not guard) may
@@ -467,8 +554,12 @@ func openAuditStore(cmd *cobra.Command, dir string) (*auditStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &auditStore{AuditLog: st, Requests: st, close: st.Close, where: st.Path()}, nil
+	return openedAuditStore(&auditStore{AuditLog: st, Requests: st, close: st.Close, where: st.Path()}), nil
 }
+
+// openedAuditStore is what openAuditStore returns for a store it opened:
+// the store itself, or a test's wrapper of it.
+var openedAuditStore = func(s *auditStore) *auditStore { return s }
 
 // table starts a table of rows on out under header (its columns separated
 // by tabs), to be flushed when its rows are written; with no rows it says
@@ -490,39 +581,87 @@ func writeEvents(w io.Writer, evs []*audit.Event) error { return writeEventsOf(w
 func writeTreeEvents(w io.Writer, evs []*audit.Event) error { return writeEventsOf(w, evs, true) }
 
 func writeEventsOf(w io.Writer, evs []*audit.Event, withRequest bool) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if withRequest {
-		fmt.Fprint(tw, "REQUEST\t")
-	}
-	fmt.Fprintln(tw, "SEQ\tTIME\tFRAME\tPARENT\tKIND\tNAME\tDECISION\tARGS\tRESULT\tTOKENS\tLATENCY\tWHY")
+	t := newEventTable(withRequest)
 	for _, e := range evs {
-		if withRequest {
-			fmt.Fprintf(tw, "%s\t", orDash(printable(e.Request)))
-		}
-		tokens := "-"
-		if e.Tokens != 0 {
-			tokens = fmt.Sprint(e.Tokens)
-		}
-		latency := "-"
-		if e.Latency != 0 {
-			latency = e.Latency.Round(time.Microsecond).String()
-		}
-		why := e.Message
-		if e.Code != "" {
-			why = e.Code + ": " + why
-		}
-		if e.Guard != "" {
-			why = e.Guard + "/" + why
-		}
-		if e.Instance != "" {
-			why += " (instance " + e.Instance + ")"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			e.Seq, e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), orDash(e.Frame), orDash(e.Parent), orDash(printable(e.Kind)),
-			orDash(printable(e.Name)), orDash(printable(e.Decision)), orDash(auditPreview(string(e.Args), 48)), orDash(auditPreview(e.Result, 40)),
-			tokens, latency, auditPreview(why, 80))
+		t.measure(t.cells(e))
 	}
-	return tw.Flush()
+	bw := bufio.NewWriter(w)
+	t.write(bw, t.header)
+	for _, e := range evs {
+		t.write(bw, t.cells(e))
+	}
+	return bw.Flush()
+}
+
+// eventTable lays out the table of audit events as a text/tabwriter
+// (padding 2, spaces) would, without holding its rows: every cell but a
+// row's last is padded to its column's widest cell (in runes) and 2
+// spaces, the widths measured over every row first.
+type eventTable struct {
+	withRequest bool
+	header      []string
+	widths      []int
+}
+
+func newEventTable(withRequest bool) *eventTable {
+	t := &eventTable{withRequest: withRequest}
+	if withRequest {
+		t.header = append(t.header, "REQUEST")
+	}
+	t.header = append(t.header, "SEQ", "TIME", "FRAME", "PARENT", "KIND", "NAME", "DECISION", "ARGS", "RESULT", "TOKENS", "LATENCY", "WHY")
+	t.measure(t.header)
+	return t
+}
+
+// cells returns e's row.
+func (t *eventTable) cells(e *audit.Event) []string {
+	var row []string
+	if t.withRequest {
+		row = append(row, orDash(printable(e.Request)))
+	}
+	tokens := "-"
+	if e.Tokens != 0 {
+		tokens = fmt.Sprint(e.Tokens)
+	}
+	latency := "-"
+	if e.Latency != 0 {
+		latency = e.Latency.Round(time.Microsecond).String()
+	}
+	why := e.Message
+	if e.Code != "" {
+		why = e.Code + ": " + why
+	}
+	if e.Guard != "" {
+		why = e.Guard + "/" + why
+	}
+	if e.Instance != "" {
+		why += " (instance " + e.Instance + ")"
+	}
+	return append(row, fmt.Sprint(e.Seq), e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), orDash(printable(e.Frame)), orDash(printable(e.Parent)),
+		orDash(printable(e.Kind)), orDash(printable(e.Name)), orDash(printable(e.Decision)), orDash(auditPreview(string(e.Args), 48)),
+		orDash(auditPreview(e.Result, 40)), tokens, latency, auditPreview(why, 80))
+}
+
+// measure widens the columns to row's cells (its last is not aligned).
+func (t *eventTable) measure(row []string) {
+	if len(t.widths) < len(row)-1 {
+		t.widths = append(t.widths, make([]int, len(row)-1-len(t.widths))...)
+	}
+	for i, c := range row[:len(row)-1] {
+		t.widths[i] = max(t.widths[i], utf8.RuneCountInString(c))
+	}
+}
+
+// write prints row, each cell but the last padded to its column.
+func (t *eventTable) write(w *bufio.Writer, row []string) {
+	for i, c := range row[:len(row)-1] {
+		w.WriteString(c)
+		for n := utf8.RuneCountInString(c); n < t.widths[i]+2; n++ {
+			w.WriteByte(' ')
+		}
+	}
+	w.WriteString(row[len(row)-1])
+	w.WriteByte('\n')
 }
 
 func orDash(s string) string {

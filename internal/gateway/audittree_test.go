@@ -103,7 +103,16 @@ func TestAuditTreeAPI(t *testing.T) {
 	if got, _ := page("dave", "&tree=1&limit=1000"); fmt.Sprint(got) != fmt.Sprint(all) {
 		t.Errorf("the operator sees %v, want %v", got, all)
 	}
-	for _, q := range []string{"?tree=1", "?request=bob-tree&tree=yes", "?request=bob-tree&after=3", "?request=bob-tree&tree=1&after=x"} {
+	// &before=SEQ keeps a request's page to its events before SEQ (the
+	// cursor of a page that read its bound of events without filling).
+	if len(single) < 2 {
+		t.Fatalf("the root's page: %v", single)
+	}
+	if older, _ := page("bob", fmt.Sprintf("&before=%.0f", single[len(single)-1].seq)); fmt.Sprint(older) != fmt.Sprint(single[:len(single)-1]) {
+		t.Errorf("the root's events before its last: %v, want %v", older, single[:len(single)-1])
+	}
+	for _, q := range []string{"?tree=1", "?request=bob-tree&tree=yes", "?request=bob-tree&after=3", "?request=bob-tree&tree=1&after=x",
+		"?request=bob-tree&tree=1&before=3", "?before=3", "?request=bob-tree&before=0"} {
 		if status, _ := do(t, "GET", url+"/v1/audit"+q, "", as("bob")); status != 400 {
 			t.Errorf("GET /v1/audit%s = %d, want 400", q, status)
 		}

@@ -122,8 +122,8 @@ func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*aud
 		if q.Owner != nil && !a.mayRead(ctx, q.Request, q.Owner) {
 			return nil, 0, nil // none of its events are the viewer's
 		}
-		if evs, ok, err := a.requestPage(ctx, q, limit); ok {
-			return evs, 0, err
+		if evs, stop, ok, err := a.requestPage(ctx, q, limit); ok {
+			return evs, stop, err
 		}
 		evs, err = audit.Show(ctx, a.st, q.Request)
 	} else {
@@ -144,30 +144,39 @@ func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*aud
 }
 
 // requestPage returns the newest limit events of request q.Request that
-// q keeps, and true, when the store reads a request's newest events alone
-// (store.RequestAuditPager): read newest first, a page of limit, then, as
-// a tree's page does, chunks of max(limit, treeScanChunk) while q's filters
-// leave some out, until limit are kept or none is left, so that what is
-// held is a chunk, not the request's whole log (108 MB for 100,000 events,
-// to show 100), and a filter that keeps little makes a read a chunk, not
-// a read a page (with ?limit=1, one a record).
-func (a auditView) requestPage(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, bool, error) {
+// q keeps (before the cursor q.Before, if set), and true, when the store
+// reads a request's newest events alone (store.RequestAuditPager): read
+// newest first, a page of limit, then, as a tree's page does, chunks of
+// max(limit, treeScanChunk) while q's filters leave some out, until limit
+// are kept or none is left, so that what is held is a chunk, not the
+// request's whole log (108 MB for 100,000 events, to show 100), and a
+// filter that keeps little makes a read a chunk, not a read a page (with
+// ?limit=1, one a record). A page that has read maxTreeScan events
+// without filling ends short, as a tree's does: stop is then the seq of
+// the oldest event it read, the next page's cursor (0 otherwise); before,
+// a filter that kept nothing read the whole request for one page.
+func (a auditView) requestPage(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, int64, bool, error) {
 	if _, ok := a.st.(store.RequestAuditPager); !ok {
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
 	if limit <= 0 {
-		return nil, true, nil
+		return nil, 0, true, nil
 	}
 	var out []*audit.Event
-	before := int64(0)
+	before := q.Before
+	scanned := 0
 	for chunk := limit; ; chunk = max(limit, treeScanChunk) {
+		if scanned >= maxTreeScan && before > 0 { // the page stops short; the next one reads on from here
+			return out, before, true, nil
+		}
 		evs, ok, err := audit.ShowBefore(ctx, a.st, q.Request, before, chunk)
 		if !ok || err != nil {
-			return nil, ok, err
+			return nil, 0, ok, err
 		}
+		scanned += len(evs)
 		if len(evs) > 0 {
 			if before != 0 && evs[0].Seq >= before {
-				return nil, true, fmt.Errorf("the store read request %s's events before %d from %d", q.Request, before, evs[0].Seq)
+				return nil, 0, true, fmt.Errorf("the store read request %s's events before %d from %d", q.Request, before, evs[0].Seq)
 			}
 			before = evs[0].Seq
 		}
@@ -178,7 +187,7 @@ func (a auditView) requestPage(ctx context.Context, q ui.AuditQuery, limit int) 
 		}
 		out = append(evs, out...)
 		if len(out) >= limit || !full {
-			return out, true, nil
+			return out, 0, true, nil
 		}
 	}
 }
@@ -206,7 +215,7 @@ var errTreeTooLarge = fmt.Errorf("the tree has more than %d requests", maxTreeRe
 
 // drops reports whether q's filters leave e out.
 func drops(q ui.AuditQuery, e *audit.Event) bool {
-	return (q.Tool != "" && e.Name != q.Tool) || (q.Principal != "" && e.Principal != q.Principal) ||
+	return (q.Before > 0 && e.Seq >= q.Before) || (q.Tool != "" && e.Name != q.Tool) || (q.Principal != "" && e.Principal != q.Principal) ||
 		(q.Owner != nil && (e.Principal != q.Owner.Principal || e.Tenant != q.Owner.Tenant))
 }
 
@@ -273,7 +282,7 @@ func (a auditView) treePage(ctx context.Context, q ui.AuditQuery, limit int) ([]
 	return out[:min(len(out), limit)], 0, nil
 }
 
-// maxTreeScan bounds the events one page of a tree reads when its filters
+// maxTreeScan bounds the events one page of a tree, or of a request, reads when its filters
 // (a tool, a principal, the viewer's own events) leave most out: past it
 // the page ends short, with the cursor of the last event read, so that one
 // GET does a bounded amount of work however many events the tree holds
@@ -322,8 +331,10 @@ func (a auditView) treeRequests(ctx context.Context, root string) ([]string, err
 // With &tree=1 (and request), the request's and its sub-requests' events
 // in seq order, a page of N after the cursor &after=SEQ (0: from the
 // first), with "next" (the cursor of the following page) when there are
-// more. A principal who is not an operator sees only its own events, in
-// its tenant.
+// more. A request's page (without tree) that read maxTreeScan events
+// before it filled ends short with "before", the cursor of the page of its
+// older events (&before=SEQ). A principal who is not an operator sees only
+// its own events, in its tenant.
 func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 	if a.store == nil {
 		httpjson.WriteError(w, http.StatusNotFound, "no_store", "This gateway keeps no audit log (no data folder).", "Start it with --data.")
@@ -360,6 +371,15 @@ func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		q.After = n
 	}
+	if s := r.URL.Query().Get("before"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 || q.Tree || q.Request == "" {
+			httpjson.WriteError(w, http.StatusBadRequest, "bad_before", "before is the cursor of a request's pages: a seq (a whole number), with ?request=ID and without tree=1.",
+				`Send the "before" of the last page as &before=, with ?request=ID.`)
+			return
+		}
+		q.Before = n
+	}
 	if !a.isOperator(r) {
 		a := uiActor(r)
 		q.Principal, q.Owner = a.Principal, &a
@@ -394,8 +414,11 @@ func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 		out[i] = eventJSON{Seq: e.Seq, Time: e.Time, Request: e.Request, Event: e}
 	}
 	body := map[string]any{"events": out}
-	if next > 0 {
+	switch {
+	case next > 0 && q.Tree:
 		body["next"] = next
+	case next > 0:
+		body["before"] = next // a request's page that read its bound of events: the older ones are the next page's
 	}
 	httpjson.Write(w, http.StatusOK, body)
 }

@@ -185,3 +185,120 @@ func TestAuditRequestPageFilteredReadsInChunks(t *testing.T) {
 		}
 	}
 }
+
+// A filtered page of a long request reads at most maxTreeScan events (and
+// the chunk that passes it), as a tree's page does, and ends short with
+// the cursor of the page of older events: a filter that kept nothing read
+// the whole request for one page (25,000 events here). Followed from
+// cursor to cursor, the pages find the one event the filter keeps, and
+// stop after the request's first event.
+func TestAuditRequestPageFilteredIsBounded(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	var recs []*store.AuditRecord
+	for seq := int64(1); seq <= 25000; seq++ {
+		tool := "search_kb"
+		if seq == 10 {
+			tool = "rare"
+		}
+		recs = append(recs, &store.AuditRecord{Seq: seq, Time: time.Now(), Request: "big", PrevHash: []byte{0}, Hash: []byte{0},
+			Data: fmt.Appendf(nil, `{"kind":"tool","name":%q,"decision":"completed","request":"big","principal":"alice"}`, tool)})
+	}
+	if err := st.AppendAudit(ctx, recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	c := &pageCounting{Store: st}
+	for _, tool := range []string{"rare", "none"} {
+		var found []int64
+		pages := 0
+		for before := int64(0); ; pages++ {
+			if pages > 10 {
+				t.Fatalf("tool %s: more than 10 pages for 25,000 events", tool)
+			}
+			c.read.Store(0)
+			evs, stop, err := auditView{st: c}.page(ctx, ui.AuditQuery{Request: "big", Tool: tool, Before: before}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := c.read.Load(); n > maxTreeScan+treeScanChunk {
+				t.Fatalf("tool %s, limit 1, page %d: read %d events; want at most %d", tool, pages, n, maxTreeScan+treeScanChunk)
+			}
+			for _, e := range evs {
+				found = append(found, e.Seq)
+			}
+			if stop == 0 {
+				break
+			}
+			if before != 0 && stop >= before || len(evs) != 0 {
+				t.Fatalf("tool %s, page %d: cursor %d after %d, %d events; want a page ending short, older each time", tool, pages, stop, before, len(evs))
+			}
+			before = stop
+		}
+		if want := map[string]string{"rare": "[10]", "none": "[]"}[tool]; fmt.Sprint(found) != want || pages < 2 {
+			t.Errorf("tool %s: found %v in %d pages; want %s past the first page", tool, found, pages+1, want)
+		}
+	}
+}
+
+// pagesCounting is a store that counts what its reads of requests' events
+// return: the most one page read returned, the page reads, and the
+// records of reads of a request's whole log.
+type pagesCounting struct {
+	store.Store
+	most, reads, whole atomic.Int64
+}
+
+func (c *pagesCounting) RequestsAudit(ctx context.Context, requests []string, after, upTo int64, limit int) ([]*store.AuditRecord, error) {
+	recs, err := c.Store.(store.RequestsAuditor).RequestsAudit(ctx, requests, after, upTo, limit)
+	c.reads.Add(1)
+	for m := c.most.Load(); int64(len(recs)) > m && !c.most.CompareAndSwap(m, int64(len(recs))); m = c.most.Load() {
+	}
+	return recs, err
+}
+
+func (c *pagesCounting) RequestAudit(ctx context.Context, request string) ([]*store.AuditRecord, error) {
+	recs, err := c.Store.RequestAudit(ctx, request)
+	c.whole.Add(int64(len(recs)))
+	return recs, err
+}
+
+// TestGoneByRetentionReadsPages: whether a request the store no longer
+// keeps was removed by retention (GET /v1/requests/ID of one, the audit
+// page's marks) is read from its events a page at a time, the first event
+// and the last's time kept, and no further than a stop: it read the
+// request's whole log (175 MB allocated for 100,000 events, for any
+// principal's GET of the id).
+func TestGoneByRetentionReadsPages(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, stopAt := range []int64{0, 5} {
+		st := store.NewMemory()
+		var recs []*store.AuditRecord
+		for seq := int64(1); seq <= 2500; seq++ {
+			kind := "tool"
+			if seq == stopAt {
+				kind = "stop"
+			}
+			recs = append(recs, &store.AuditRecord{Seq: seq, Time: at.Add(time.Duration(seq) * time.Second), Request: "gone", PrevHash: []byte{0}, Hash: []byte{0},
+				Data: fmt.Appendf(nil, `{"kind":%q,"name":"search_kb","decision":"completed","principal":"alice"}`, kind)})
+		}
+		if err := st.AppendAudit(ctx, recs, nil); err != nil {
+			t.Fatal(err)
+		}
+		c := &pagesCounting{Store: st}
+		first, last, gone := goneByRetention(ctx, c, "gone")
+		if c.whole.Load() != 0 || c.most.Load() > goneScanPage {
+			t.Errorf("stop at %d: read %d records of the request's whole log, at most %d in a page; want pages of at most %d", stopAt, c.whole.Load(), c.most.Load(), goneScanPage)
+		}
+		switch stopAt {
+		case 0:
+			if !gone || first == nil || first.Seq != 1 || first.Principal != "alice" || !last.Equal(at.Add(2500*time.Second)) || c.reads.Load() != 3 {
+				t.Errorf("no stop: gone %v, first %+v, last %v, %d reads; want gone, seq 1, the 2,500th event's time, 3 reads", gone, first, last, c.reads.Load())
+			}
+		default:
+			if gone || c.reads.Load() != 1 {
+				t.Errorf("a stop in the first page: gone %v after %d reads; want not gone after 1", gone, c.reads.Load())
+			}
+		}
+	}
+}

@@ -69,6 +69,9 @@ type AuditQuery struct {
 	// starts after the last row's seq).
 	Tree  bool
 	After int64
+	// Before, if set, keeps a request's page (without Tree) to the events
+	// before the one with seq Before: the page after one that ended short.
+	Before int64
 	// Owner, if set, keeps only the rows of its principal in its tenant:
 	// the view of one who is not an operator.
 	Owner *Actor
@@ -90,9 +93,10 @@ type AuditRow struct {
 
 // Audit is the audit log the audit view searches and verifies.
 type Audit interface {
-	// Search returns the rows q selects, at most limit; for a tree's page
-	// that ended short of limit having read as much as one page may, stop
-	// is the seq the next page starts after (0 otherwise).
+	// Search returns the rows q selects, at most limit; for a page that
+	// ended short of limit having read as much as one page may, stop is
+	// the seq the next page starts after (a tree's) or before (a
+	// request's), 0 otherwise.
 	Search(ctx context.Context, q AuditQuery, limit int) (rows []AuditRow, stop int64, err error)
 	Verify(ctx context.Context) (ok bool, message string)
 }
@@ -952,6 +956,9 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 	if n, err := strconv.ParseInt(r.FormValue("after"), 10, 64); err == nil && n > 0 && q.Tree {
 		q.After = n
 	}
+	if n, err := strconv.ParseInt(r.FormValue("before"), 10, 64); err == nil && n > 0 && q.Request != "" && !q.Tree {
+		q.Before = n
+	}
 	if u.o.Operator != nil && !u.o.Operator(r) {
 		a := u.actor(r) // only one's own rows, of one's own tenant
 		q.Principal, q.Owner = a.Principal, &a
@@ -980,8 +987,11 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 			rows = rows[:pageRows]
 			stop = rows[pageRows-1].Seq
 		}
-		if q.Tree && stop > 0 {
+		if stop > 0 && q.Request != "" {
 			next := url.Values{"request": {q.Request}, "tree": {"1"}, "after": {strconv.FormatInt(stop, 10)}}
+			if !q.Tree {
+				next = url.Values{"request": {q.Request}, "before": {strconv.FormatInt(stop, 10)}}
+			}
 			if r.FormValue("tool") != "" {
 				next.Set("tool", r.FormValue("tool"))
 			}

@@ -682,13 +682,17 @@ func (s *Store) RequestsAudit(ctx context.Context, requests []string, after, upT
 		}
 		rest = rest[n:]
 		// CROSS JOIN keeps audit_passes outside: the passes past after,
-		// one key lookup per request in each.
+		// one key lookup per request in each, oldest first, read until
+		// these requests' seqs fill the page (a later pass's are greater):
+		// a page near the start of a long request reads its first passes,
+		// not all of them.
 		rows, err := tx.QueryContext(ctx, `SELECT r.pass, r.seqs FROM audit_passes p CROSS JOIN audit_requests r
-		ON r.pass = p.pass AND r.request IN (?`+strings.Repeat(", ?", n-1)+`) WHERE p.last > ? AND p.pass <= ? AND p.last <= ?`,
+		ON r.pass = p.pass AND r.request IN (?`+strings.Repeat(", ?", n-1)+`) WHERE p.last > ? AND p.pass <= ? AND p.last <= ? ORDER BY p.pass`,
 			append(args, after, upTo, indexed)...)
 		if err != nil {
 			return nil, fmt.Errorf("reading the audit log: %w", err)
 		}
+		got, cur := 0, int64(0)
 		for rows.Next() {
 			var pass int64
 			var b []byte
@@ -696,9 +700,14 @@ func (s *Store) RequestsAudit(ctx context.Context, requests []string, after, upT
 				rows.Close()
 				return nil, fmt.Errorf("reading the audit log: %w", err)
 			}
+			if pass != cur && got >= limit {
+				break
+			}
+			cur = pass
 			eachPassSeq(pass, b, func(seq int64) {
 				if seq > after && seq <= upTo {
 					seqs = append(seqs, seq)
+					got++
 				}
 			})
 		}
