@@ -186,6 +186,11 @@ func KeptReserve(path string) string {
 func (s *Idempotency) reserveSpace() {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
+	s.makeReserve()
+}
+
+// makeReserve is reserveSpace with fmu held.
+func (s *Idempotency) makeReserve() {
 	if s.file == "" || s.reserve != "" {
 		return
 	}
@@ -272,6 +277,9 @@ func (s *Idempotency) journalDone() {
 		return
 	}
 	s.fileLines, s.fileBroken = 0, false
+	// The store took what was kept: a reserve a full disk used is made
+	// again, for the next time (else only the next start would).
+	s.makeReserve()
 }
 
 // appendSynced appends b to path (0600) and syncs it.

@@ -302,3 +302,39 @@ func TestRestoreKeptMovesUnreadableAside(t *testing.T) {
 		}
 	}
 }
+
+// The reserve file a full disk used is made again once the store has
+// taken what was kept (the kept file removed): the next full disk of a
+// long life finds one. Before, only the next start made it again.
+func TestKeptReserveMadeAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, down, s := recsDown()
+		path := filepath.Join(t.TempDir(), KeptFile)
+		s.KeepFile(path)
+		reserve := KeptReserve(path)
+		if fi, err := os.Stat(reserve); err != nil || fi.Size() != KeptReserveSize {
+			t.Fatalf("the reserve file after KeepFile: %v %v", fi, err)
+		}
+		s.fmu.Lock()
+		freed := s.freeReserve() // a full disk refused the kept file's write
+		s.fmu.Unlock()
+		if _, err := os.Stat(reserve); !freed || !os.IsNotExist(err) {
+			t.Fatalf("freeReserve = %v, the reserve file: %v; want it removed", freed, err)
+		}
+		keptCall(t, s, "k", &reach.Result{Status: reach.StatusSuccess, Data: []byte(`"done"`)})
+		down.Store(false) // room again, and the store takes the completion
+		ctx, cancel := context.WithTimeout(t.Context(), KeptGrace)
+		defer cancel()
+		if left := s.Drain(ctx); left != 0 {
+			t.Fatalf("Drain left %d completions; want none once the store answers", left)
+		}
+		time.Sleep(time.Minute) // the keeper finds nothing left, and returns
+		synctest.Wait()
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Fatalf("the kept file once the store took its lines: %v; want it removed", err)
+		}
+		if fi, err := os.Stat(reserve); err != nil || fi.Size() != KeptReserveSize {
+			t.Fatalf("the reserve file once the store took what was kept: %v %v; want it made again", fi, err)
+		}
+	})
+}
