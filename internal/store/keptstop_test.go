@@ -338,3 +338,31 @@ func TestKeptReserveMadeAgain(t *testing.T) {
 		}
 	})
 }
+
+// The file the unreadable lines of a kept file are moved to is no kept
+// file: not another instance's on PostgreSQL (idempotency-kept-NAME.jsonl,
+// the gateway's keptPath, in one data folder), nor SQLite's. Before,
+// instance a's went to instance "a-unreadable"'s kept file, which that
+// instance's journal removes once the store takes what it kept.
+func TestKeptAsideIsNoKeptFile(t *testing.T) {
+	dir := t.TempDir()
+	kept := func(instance string) string {
+		if instance == "" {
+			return filepath.Join(dir, KeptFile)
+		}
+		return filepath.Join(dir, strings.TrimSuffix(KeptFile, ".jsonl")+"-"+instance+".jsonl")
+	}
+	for _, name := range []string{"", "a", "a-unreadable", "unreadable"} {
+		aside := KeptAside(kept(name))
+		if strings.HasSuffix(aside, ".jsonl") {
+			for _, other := range []string{"", "a", "a-unreadable", "unreadable", "a-unreadable-unreadable"} {
+				if aside == kept(other) {
+					t.Errorf("KeptAside(%s) = %s: the kept file of instance %q", filepath.Base(kept(name)), filepath.Base(aside), other)
+				}
+			}
+		}
+		if aside == kept(name) || filepath.Dir(aside) != dir {
+			t.Errorf("KeptAside(%s) = %s; want another file next to it", kept(name), aside)
+		}
+	}
+}
