@@ -366,3 +366,35 @@ func TestKeptAsideIsNoKeptFile(t *testing.T) {
 		}
 	}
 }
+
+// The reserve is made again too when the write it was removed for failed
+// all the same (nothing reached the kept file: a disk that filled past
+// the reserve, here a kept file that cannot be written).
+func TestKeptReserveMadeAgainAfterFailedWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, down, s := recsDown()
+		path := filepath.Join(t.TempDir(), KeptFile)
+		if err := os.Mkdir(path, 0o700); err != nil { // no line reaches it
+			t.Fatal(err)
+		}
+		s.KeepFile(path)
+		s.fmu.Lock()
+		freed := s.freeReserve()
+		s.fmu.Unlock()
+		if !freed {
+			t.Fatal("no reserve file to remove after KeepFile")
+		}
+		keptCall(t, s, "k", &reach.Result{Status: reach.StatusSuccess, Data: []byte(`"done"`)})
+		down.Store(false)
+		ctx, cancel := context.WithTimeout(t.Context(), KeptGrace)
+		defer cancel()
+		if left := s.Drain(ctx); left != 0 {
+			t.Fatalf("Drain left %d completions; want none once the store answers", left)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if fi, err := os.Stat(KeptReserve(path)); err != nil || fi.Size() != KeptReserveSize {
+			t.Fatalf("the reserve file once the store took what was kept: %v %v; want it made again", fi, err)
+		}
+	})
+}
