@@ -436,3 +436,50 @@ func TestCutOffEvictsTheFloodersOwnAfterRestart(t *testing.T) {
 		t.Fatal("after the restart, mallory's newest write was dropped")
 	}
 }
+
+// ckIdem is an IdempotencyStore whose claims carry their "executing"
+// checkpoint (Claim.Checkpointed), durable with the claim, as a store
+// may do; cp records the checkpoints.
+type ckIdem struct {
+	IdempotencyStore
+	cp *ckRecords
+}
+
+func (s ckIdem) Claim(ctx context.Context, c *IdemClaim) (*Result, bool, error) {
+	rec, claimed, err := s.IdempotencyStore.Claim(ctx, c)
+	if err == nil && claimed && c.Checkpoint != nil {
+		c.Checkpointed = true
+		s.cp.Executing(ctx, c.Checkpoint)
+	}
+	return rec, claimed, err
+}
+
+// ckRecords counts the checkpoints begun and ended.
+type ckRecords struct{ executing, ended atomic.Int32 }
+
+func (r *ckRecords) Executing(context.Context, *Checkpoint) error { r.executing.Add(1); return nil }
+func (r *ckRecords) Ended(context.Context, *Checkpoint)           { r.ended.Add(1) }
+
+// A retry of a cut-off write caught by the read of a shared store, after
+// its key's claim was taken with its "executing" checkpoint, ends that
+// checkpoint: nothing ran. Before, it stayed executing, and the next
+// start settled it as a call the restart cut off.
+func TestCutOffSharedEndsClaimsCheckpoint(t *testing.T) {
+	cp := new(ckRecords)
+	rt := New(&Options{CutOffs: new(memCutOffStore), CutOffsShared: true, Checkpoints: cp,
+		Idempotency: ckIdem{NewMemoryIdempotency(time.Hour), cp}})
+	_, started, release := deafAddItem(t, rt, 1, true)
+	var leave context.CancelFunc
+	done := make(chan *Result, 1)
+	go func() { done <- cutOffCall(t, rt, &leave, "alice", "c1", `{"item":"pear"}`) }()
+	<-started
+	leave()
+	release()
+	<-done
+	if r := cutOffCall(t, rt, nil, "alice", "c2", `{"item":"pear"}`); r.Error == nil || r.Error.Code != "interrupted" {
+		t.Fatalf("the retry: %s %+v; want interrupted", r.Status, r.Error)
+	}
+	if e, n := cp.executing.Load(), cp.ended.Load(); e != n {
+		t.Fatalf("%d checkpoints begun, %d ended; want each ended", e, n)
+	}
+}
