@@ -447,8 +447,17 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		rec, claimed, err := rt.idem.Claim(ctx, claim)
 		if look != nil && err == nil && claimed {
 			if w, ok := look.take(ctx); ok {
+				res := w.refusal()
+				if claim.Checkpointed {
+					// Its "executing" checkpoint, durable with the claim,
+					// ends as the refusal: nothing ran.
+					end := &c.records().ended
+					*end = *claim.Checkpoint
+					end.End(res, nil)
+					rt.opts.Checkpoints.Ended(&c.detached, end)
+				}
 				rt.idem.Complete(skey, nil) // nothing ran: the key is let go
-				return w.refusal(), nil
+				return res, nil
 			}
 		}
 		if err != nil {

@@ -59,7 +59,7 @@ type CutOffStore interface {
 // CutOffRecord is a write cut off before its answer was delivered, as a
 // CutOffStore keeps it.
 type CutOffRecord struct {
-	Key           string // the digest of its owner, tool and arguments
+	Key           string // digests of its owner, and of its owner, tool and arguments (storeKey)
 	Tool          string
 	Root          string // its root request's id (its session's); "" if not known
 	Request, Call string
@@ -195,13 +195,14 @@ func (t *cutOffs) note(key string, w cutOffWrite) {
 		// Its caller is gone (or it is recovery's): no one waits for this.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		r := CutOffRecord{Key: storeKey(key), Tool: w.tool, Root: w.root, Request: w.request, Call: w.call,
+		r := CutOffRecord{Key: storeKey(w.owner, key), Tool: w.tool, Root: w.root, Request: w.request, Call: w.call,
 			Began: w.began, At: w.at, Expires: w.at.Add(CutOffWindow), Restart: w.restart, Stopped: w.stopped}
 		if err := t.store.PutCutOff(ctx, &r); err == nil && t.shared {
 			return
 		}
-		// This process's store, or not stored: remembered here too.
-		key = r.Key
+		// This process's store, or not stored: remembered here too, by
+		// its owner's digest, as load remembers it.
+		key, w.owner = r.Key, storeOwner(r.Key)
 	}
 	t.hold(key, w)
 }
@@ -216,7 +217,7 @@ func (t *cutOffs) load() {
 		return // their retries run, as after a restart without a store
 	}
 	for _, r := range rs {
-		t.hold(r.Key, cutOffWrite{tool: r.Tool, root: r.Root, began: r.Began, request: r.Request, call: r.Call,
+		t.hold(r.Key, cutOffWrite{owner: storeOwner(r.Key), tool: r.Tool, root: r.Root, began: r.Began, request: r.Request, call: r.Call,
 			at: r.At, restart: r.Restart, stopped: r.Stopped})
 	}
 }
@@ -282,11 +283,19 @@ func retryOf(root string, started time.Time, wroot string, began time.Time) bool
 	return wroot == "" || root == wroot || !started.Before(began)
 }
 
-// storeKey is the key of a cut-off write in a CutOffStore: a digest of
-// cutOffKey, which holds NULs and the owner's names.
-func storeKey(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])
+// storeKey is the key of a cut-off write in a CutOffStore: digests of its
+// owner's scope and of cutOffKey, which hold NULs and the owner's names.
+// The owner's (storeOwner) heads it so that the writes a store gives back
+// (load) are still told apart by owner past the cap (hold).
+func storeKey(scope, key string) string {
+	o, sum := sha256.Sum256([]byte(scope)), sha256.Sum256([]byte(key))
+	return hex.EncodeToString(o[:8]) + "." + hex.EncodeToString(sum[:])
+}
+
+// storeOwner is the digest of the owner's scope at the head of a storeKey.
+func storeOwner(key string) string {
+	o, _, _ := strings.Cut(key, ".")
+	return o
 }
 
 // mayHave says whether a write without a key of its own must look for a
@@ -299,7 +308,7 @@ func (t *cutOffs) mayHave() bool {
 // key there.
 func (t *cutOffs) memKey(id *cutOffID) string {
 	if t.store != nil {
-		return storeKey(id.key())
+		return storeKey(id.scope, id.key())
 	}
 	return id.key()
 }
@@ -332,7 +341,7 @@ type cutOffLook struct {
 // look starts the read of the shared store for a write of id in the root
 // request root, started at started.
 func (t *cutOffs) look(ctx context.Context, id cutOffID, root string, started time.Time) *cutOffLook {
-	l := &cutOffLook{t: t, id: id, key: storeKey(id.key()), root: root, start: started, done: make(chan struct{})}
+	l := &cutOffLook{t: t, id: id, key: storeKey(id.scope, id.key()), root: root, start: started, done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		if r, err := t.store.GetCutOff(ctx, l.key, time.Now()); err == nil {

@@ -3,6 +3,7 @@ package reach
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -356,5 +357,129 @@ func TestCutOffOwnKeyEndingInCallID(t *testing.T) {
 	w, ok := rt.cutOffs.take(t.Context(), cutOffID{scope, "add_item", "d1"}, "req3", time.Now())
 	if !ok || w.call != "c1" || w.request != "req2" || !w.restart {
 		t.Fatalf("the retry took %+v %v; want call c1 of request req2, cut off by a restart", w, ok)
+	}
+}
+
+// memCutOffStore is a CutOffStore in memory, as a store this process
+// alone uses keeps them.
+type memCutOffStore struct {
+	mu sync.Mutex
+	m  map[string]CutOffRecord
+}
+
+func (s *memCutOffStore) ListCutOffs(_ context.Context, now time.Time) ([]*CutOffRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rs []*CutOffRecord
+	for _, r := range s.m {
+		if r.Expires.After(now) {
+			rs = append(rs, &r)
+		}
+	}
+	slices.SortFunc(rs, func(a, b *CutOffRecord) int { return a.At.Compare(b.At) })
+	return rs, nil
+}
+
+func (s *memCutOffStore) PutCutOff(_ context.Context, r *CutOffRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]CutOffRecord{}
+	}
+	s.m[r.Key] = *r
+	return nil
+}
+
+func (s *memCutOffStore) GetCutOff(_ context.Context, key string, now time.Time) (*CutOffRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.m[key]; ok && r.Expires.After(now) {
+		return &r, nil
+	}
+	return nil, nil
+}
+
+func (s *memCutOffStore) TakeCutOff(_ context.Context, key, request, call string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.m[key]; ok && r.Request == request && r.Call == call {
+		delete(s.m, key)
+		return true, nil
+	}
+	return false, nil
+}
+
+// The next life, which reads the cut-off writes of a store this process
+// alone uses (a restart), still drops the flooder's own past the cap, not
+// another owner's. Before, the writes it read had no owner: past the cap
+// the oldest of them all was dropped, another owner's too.
+func TestCutOffEvictsTheFloodersOwnAfterRestart(t *testing.T) {
+	st := new(memCutOffStore)
+	tab := cutOffs{store: st}
+	at := time.Now()
+	alice := cutOffID{"alice\x00\x00", "add_item", "x"}
+	tab.note(alice.key(), cutOffWrite{owner: alice.scope, tool: "add_item", request: "r", call: "c1", at: at})
+	var last cutOffID
+	for i := range cutOffCap + 10 {
+		last = cutOffID{"mallory\x00\x00", "add_item", strconv.Itoa(i)}
+		tab.note(last.key(), cutOffWrite{owner: last.scope, tool: "add_item", request: "r", call: "m" + strconv.Itoa(i), at: at.Add(time.Duration(i+1) * time.Microsecond)})
+	}
+	next := cutOffs{store: st}
+	next.load()
+	if n := len(next.m); n > cutOffCap {
+		t.Fatalf("%d writes remembered after the restart, cap %d", n, cutOffCap)
+	}
+	if _, ok := next.take(t.Context(), alice, "", time.Now()); !ok {
+		t.Fatal("after the restart, alice's cut-off write was dropped for mallory's")
+	}
+	if _, ok := next.take(t.Context(), last, "", time.Now()); !ok {
+		t.Fatal("after the restart, mallory's newest write was dropped")
+	}
+}
+
+// ckIdem is an IdempotencyStore whose claims carry their "executing"
+// checkpoint (Claim.Checkpointed), durable with the claim, as a store
+// may do; cp records the checkpoints.
+type ckIdem struct {
+	IdempotencyStore
+	cp *ckRecords
+}
+
+func (s ckIdem) Claim(ctx context.Context, c *IdemClaim) (*Result, bool, error) {
+	rec, claimed, err := s.IdempotencyStore.Claim(ctx, c)
+	if err == nil && claimed && c.Checkpoint != nil {
+		c.Checkpointed = true
+		s.cp.Executing(ctx, c.Checkpoint)
+	}
+	return rec, claimed, err
+}
+
+// ckRecords counts the checkpoints begun and ended.
+type ckRecords struct{ executing, ended atomic.Int32 }
+
+func (r *ckRecords) Executing(context.Context, *Checkpoint) error { r.executing.Add(1); return nil }
+func (r *ckRecords) Ended(context.Context, *Checkpoint)           { r.ended.Add(1) }
+
+// A retry of a cut-off write caught by the read of a shared store, after
+// its key's claim was taken with its "executing" checkpoint, ends that
+// checkpoint: nothing ran. Before, it stayed executing, and the next
+// start settled it as a call the restart cut off.
+func TestCutOffSharedEndsClaimsCheckpoint(t *testing.T) {
+	cp := new(ckRecords)
+	rt := New(&Options{CutOffs: new(memCutOffStore), CutOffsShared: true, Checkpoints: cp,
+		Idempotency: ckIdem{NewMemoryIdempotency(time.Hour), cp}})
+	_, started, release := deafAddItem(t, rt, 1, true)
+	var leave context.CancelFunc
+	done := make(chan *Result, 1)
+	go func() { done <- cutOffCall(t, rt, &leave, "alice", "c1", `{"item":"pear"}`) }()
+	<-started
+	leave()
+	release()
+	<-done
+	if r := cutOffCall(t, rt, nil, "alice", "c2", `{"item":"pear"}`); r.Error == nil || r.Error.Code != "interrupted" {
+		t.Fatalf("the retry: %s %+v; want interrupted", r.Status, r.Error)
+	}
+	if e, n := cp.executing.Load(), cp.ended.Load(); e != n {
+		t.Fatalf("%d checkpoints begun, %d ended; want each ended", e, n)
 	}
 }

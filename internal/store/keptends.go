@@ -186,6 +186,11 @@ func KeptReserve(path string) string {
 func (s *Idempotency) reserveSpace() {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
+	s.makeReserve()
+}
+
+// makeReserve is reserveSpace with fmu held.
+func (s *Idempotency) makeReserve() {
 	if s.file == "" || s.reserve != "" {
 		return
 	}
@@ -264,14 +269,20 @@ func (s *Idempotency) journal(l keptLine) {
 func (s *Idempotency) journalDone() {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
-	if s.file == "" || s.fileLines == 0 || s.keptLen() > 0 {
+	if s.file == "" || s.keptLen() > 0 {
 		return
 	}
-	if err := os.Remove(s.file); err != nil && !errors.Is(err, os.ErrNotExist) {
-		s.log.Warn("idempotency: the kept completions' file could not be removed; the next start writes its lines again (they are dropped)", "err", err)
-		return
+	if s.fileLines > 0 {
+		if err := os.Remove(s.file); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("idempotency: the kept completions' file could not be removed; the next start writes its lines again (they are dropped)", "err", err)
+			return
+		}
+		s.fileLines, s.fileBroken = 0, false
 	}
-	s.fileLines, s.fileBroken = 0, false
+	// The store took what was kept: a reserve a full disk used (even if
+	// the write it made room for failed all the same) is made again, for
+	// the next time (else only the next start would).
+	s.makeReserve()
 }
 
 // appendSynced appends b to path (0600) and syncs it.

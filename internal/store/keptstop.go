@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -29,9 +28,11 @@ const KeptFile = "idempotency-kept.jsonl"
 // KeptAside is the file next to path, a kept file (KeptFile, or an
 // instance's on PostgreSQL), where RestoreKept moves the lines of path it
 // cannot read (0600), for an operator to look at: its name with
-// "-unreadable" before ".jsonl".
+// ".unreadable" after it. Not a name ending in ".jsonl": that of a kept
+// file ("-unreadable.jsonl" was instance "INSTANCE-unreadable"'s kept
+// file on PostgreSQL, and SQLite's aside file instance "unreadable"'s).
 func KeptAside(path string) string {
-	return strings.TrimSuffix(path, ".jsonl") + "-unreadable.jsonl"
+	return path + ".unreadable"
 }
 
 // ErrKeptAside is in RestoreKept's error when it moved lines it could not

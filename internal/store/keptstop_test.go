@@ -302,3 +302,99 @@ func TestRestoreKeptMovesUnreadableAside(t *testing.T) {
 		}
 	}
 }
+
+// The reserve file a full disk used is made again once the store has
+// taken what was kept (the kept file removed): the next full disk of a
+// long life finds one. Before, only the next start made it again.
+func TestKeptReserveMadeAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, down, s := recsDown()
+		path := filepath.Join(t.TempDir(), KeptFile)
+		s.KeepFile(path)
+		reserve := KeptReserve(path)
+		if fi, err := os.Stat(reserve); err != nil || fi.Size() != KeptReserveSize {
+			t.Fatalf("the reserve file after KeepFile: %v %v", fi, err)
+		}
+		s.fmu.Lock()
+		freed := s.freeReserve() // a full disk refused the kept file's write
+		s.fmu.Unlock()
+		if _, err := os.Stat(reserve); !freed || !os.IsNotExist(err) {
+			t.Fatalf("freeReserve = %v, the reserve file: %v; want it removed", freed, err)
+		}
+		keptCall(t, s, "k", &reach.Result{Status: reach.StatusSuccess, Data: []byte(`"done"`)})
+		down.Store(false) // room again, and the store takes the completion
+		ctx, cancel := context.WithTimeout(t.Context(), KeptGrace)
+		defer cancel()
+		if left := s.Drain(ctx); left != 0 {
+			t.Fatalf("Drain left %d completions; want none once the store answers", left)
+		}
+		time.Sleep(time.Minute) // the keeper finds nothing left, and returns
+		synctest.Wait()
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Fatalf("the kept file once the store took its lines: %v; want it removed", err)
+		}
+		if fi, err := os.Stat(reserve); err != nil || fi.Size() != KeptReserveSize {
+			t.Fatalf("the reserve file once the store took what was kept: %v %v; want it made again", fi, err)
+		}
+	})
+}
+
+// The file the unreadable lines of a kept file are moved to is no kept
+// file: not another instance's on PostgreSQL (idempotency-kept-NAME.jsonl,
+// the gateway's keptPath, in one data folder), nor SQLite's. Before,
+// instance a's went to instance "a-unreadable"'s kept file, which that
+// instance's journal removes once the store takes what it kept.
+func TestKeptAsideIsNoKeptFile(t *testing.T) {
+	dir := t.TempDir()
+	kept := func(instance string) string {
+		if instance == "" {
+			return filepath.Join(dir, KeptFile)
+		}
+		return filepath.Join(dir, strings.TrimSuffix(KeptFile, ".jsonl")+"-"+instance+".jsonl")
+	}
+	for _, name := range []string{"", "a", "a-unreadable", "unreadable"} {
+		aside := KeptAside(kept(name))
+		if strings.HasSuffix(aside, ".jsonl") {
+			for _, other := range []string{"", "a", "a-unreadable", "unreadable", "a-unreadable-unreadable"} {
+				if aside == kept(other) {
+					t.Errorf("KeptAside(%s) = %s: the kept file of instance %q", filepath.Base(kept(name)), filepath.Base(aside), other)
+				}
+			}
+		}
+		if aside == kept(name) || filepath.Dir(aside) != dir {
+			t.Errorf("KeptAside(%s) = %s; want another file next to it", kept(name), aside)
+		}
+	}
+}
+
+// The reserve is made again too when the write it was removed for failed
+// all the same (nothing reached the kept file: a disk that filled past
+// the reserve, here a kept file that cannot be written).
+func TestKeptReserveMadeAgainAfterFailedWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, down, s := recsDown()
+		path := filepath.Join(t.TempDir(), KeptFile)
+		if err := os.Mkdir(path, 0o700); err != nil { // no line reaches it
+			t.Fatal(err)
+		}
+		s.KeepFile(path)
+		s.fmu.Lock()
+		freed := s.freeReserve()
+		s.fmu.Unlock()
+		if !freed {
+			t.Fatal("no reserve file to remove after KeepFile")
+		}
+		keptCall(t, s, "k", &reach.Result{Status: reach.StatusSuccess, Data: []byte(`"done"`)})
+		down.Store(false)
+		ctx, cancel := context.WithTimeout(t.Context(), KeptGrace)
+		defer cancel()
+		if left := s.Drain(ctx); left != 0 {
+			t.Fatalf("Drain left %d completions; want none once the store answers", left)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if fi, err := os.Stat(KeptReserve(path)); err != nil || fi.Size() != KeptReserveSize {
+			t.Fatalf("the reserve file once the store took what was kept: %v %v; want it made again", fi, err)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -101,7 +102,9 @@ func (s *Store) checkFile() {
 			s.gone.Store(nil)
 		}
 	case s.gone.Load() == nil:
-		why := fmt.Sprintf("the database file %s was removed or replaced under the running gateway (%v): what reach writes now goes to the removed file and is lost when it stops; stop sending it traffic, put the folder back, and restart reach serve", s.path, fileState(err))
+		// Its name only: /readyz answers without credentials; the log,
+		// the operator's, has the path.
+		why := fmt.Sprintf("the database file %s in the data folder was removed or replaced under the running gateway: what reach writes now goes to the removed file and is lost when it stops; stop sending it traffic, put the folder back, and restart reach serve (the log says where)", filepath.Base(s.path))
 		s.gone.Store(&why)
 		s.log.Error("store: the database file is gone", "path", s.path, "err", fileState(err))
 	}

@@ -47,4 +47,8 @@ func TestUnready(t *testing.T) {
 			t.Fatalf("Unready a minute after the database file was removed: %q", s.Unready())
 		}
 	}
+	// /readyz answers it without credentials: no path of the machine.
+	if why := s.Unready(); strings.Contains(why, dir) {
+		t.Fatalf("Unready names the data folder's path %s: %q", dir, why)
+	}
 }
