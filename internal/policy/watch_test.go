@@ -229,3 +229,71 @@ func TestWatcherReadsAFileWrittenInPlaceWhole(t *testing.T) {
 		})
 	}
 }
+
+// A file rewritten with the same contents every look (a sync job copying
+// it, a touch) never looked the same twice by its time: the watcher waited
+// for it to settle, and every other change, a forbid added beside it or
+// written into it by the job, stayed out of force for as long as the job
+// ran. The contents settle: the change applies within two intervals.
+func TestWatcherAppliesBesideAFileRewrittenEveryLook(t *testing.T) {
+	const (
+		permitAll = `@id("all") permit (principal, action, resource);`
+		forbidAll = `@id("none") forbid (principal, action, resource);`
+	)
+	for _, c := range []struct {
+		name   string
+		folder bool
+	}{{"forbid in another file", true}, {"forbid in the file", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				dir := t.TempDir()
+				synced := filepath.Join(dir, "a.cedar")
+				write(t, synced, permitAll, 1)
+				watched := synced
+				if c.folder {
+					watched = dir
+				}
+				eng := New(nil)
+				w, err := NewWatcher(eng, watched, &WatchOptions{Logger: slog.New(slog.DiscardHandler)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				go w.Run(ctx)
+				text := make(chan string, 1) // a new source for the job
+				done := make(chan struct{})
+				go func() { // the sync job: copies its source every 400 ms
+					defer close(done)
+					src := permitAll
+					for n := 2; ; n++ {
+						select {
+						case <-ctx.Done():
+							return
+						case <-time.After(400 * time.Millisecond):
+						}
+						select {
+						case src = <-text:
+						default:
+						}
+						write(t, synced, src, n)
+					}
+				}()
+				time.Sleep(1500 * time.Millisecond)
+				if c.folder {
+					write(t, filepath.Join(dir, "b.cedar"), forbidAll, 1000)
+				} else {
+					text <- permitAll + "\n" + forbidAll + "\n"
+				}
+				time.Sleep(5 * time.Second)
+				synctest.Wait()
+				d, n := decision(eng), eng.Policies().Len()
+				cancel()
+				<-done
+				if d != reach.Deny || n != 2 {
+					t.Fatalf("5 s after the forbid was written, beside a file rewritten every 400 ms: decision %v, %d policies in force; want deny, 2", d, n)
+				}
+			})
+		})
+	}
+}
