@@ -297,3 +297,48 @@ func TestWatcherAppliesBesideAFileRewrittenEveryLook(t *testing.T) {
 		})
 	}
 }
+
+// A *.cedar file of the folder that is a symbolic link (a forbid linked in
+// from a shared folder, a ConfigMap's files) was left out without a word,
+// and what it forbade ran; it is read as its target, and its changes
+// reload. A link to nothing does not load (the policies in force stay).
+func TestWatcherReadsLinkedFiles(t *testing.T) {
+	const (
+		permitAll = `@id("all") permit (principal, action, resource);`
+		forbidAll = `@id("none") forbid (principal, action, resource);`
+	)
+	dir, shared := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(dir, "a.cedar"), permitAll, 1)
+	target := filepath.Join(shared, "forbid.cedar")
+	write(t, target, "// none yet\n", 1)
+	if err := os.Symlink(target, filepath.Join(dir, "forbid.cedar")); err != nil {
+		t.Fatal(err)
+	}
+	eng := New(nil)
+	w, err := NewWatcher(eng, dir, &WatchOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := decision(eng); d != reach.Permit {
+		t.Fatalf("decision %v before the linked file forbids; want permit", d)
+	}
+	write(t, target, forbidAll, 2)
+	if err := w.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if d, n := decision(eng), eng.Policies().Len(); d != reach.Deny || n != 2 {
+		t.Fatalf("the linked file forbids: decision %v, %d policies in force; want deny, 2", d, n)
+	}
+	if err := os.Symlink(filepath.Join(shared, "gone.cedar"), filepath.Join(dir, "gone.cedar")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Check(); err == nil {
+		t.Fatal("a link to nothing loaded; want an error")
+	}
+	if _, err := Load(dir); err == nil {
+		t.Fatal("Load read a folder with a link to nothing; want an error")
+	}
+	if d, n := decision(eng), eng.Policies().Len(); d != reach.Deny || n != 2 {
+		t.Fatalf("after a link to nothing: decision %v, %d policies in force; want deny, the 2 before", d, n)
+	}
+}
