@@ -1,0 +1,72 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// One answer of an upstream is read to mcpwire.MaxAnswer bytes, as JSON or
+// as one SSE event: the SDK read a JSON answer whole, and its Streamable
+// transport's events without bound (MaxEventSize 0), so one tools/list
+// answer that never ended held 4.4 GB of reach serve within 20 s. Past the
+// bound the listing fails and nothing of it is offered; the upstream stops
+// being sent the answer's rest.
+func TestUpstreamAnswerBounded(t *testing.T) {
+	defer func(n int64) { mcpwire.MaxAnswer = n }(mcpwire.MaxAnswer)
+	mcpwire.MaxAnswer = 1 << 20
+	const sent = 8 << 20
+	for _, sse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sse=%v", sse), func(t *testing.T) {
+			var written atomic.Int64
+			echo := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return echoServer() }, &mcp.StreamableHTTPOptions{Stateless: true})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				var msg struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				json.Unmarshal(body, &msg)
+				if msg.Method != "tools/list" {
+					r.Body = io.NopCloser(bytes.NewReader(body))
+					echo.ServeHTTP(w, r)
+					return
+				}
+				head := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"big","inputSchema":{"type":"object"},"description":"`, msg.ID)
+				tail := `"}]}}`
+				if sse {
+					w.Header().Set("Content-Type", "text/event-stream")
+					head, tail = "event: message\ndata: "+head, tail+"\n\n"
+				} else {
+					w.Header().Set("Content-Type", "application/json")
+				}
+				io.WriteString(w, head)
+				chunk := strings.Repeat("x", 64<<10)
+				for n := 0; n < sent; n += len(chunk) {
+					if _, err := io.WriteString(w, chunk); err != nil {
+						return
+					}
+					written.Add(int64(len(chunk)))
+				}
+				io.WriteString(w, tail)
+			}))
+			t.Cleanup(srv.Close)
+			p := newPool(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL + "/mcp"}}})
+			for _, rt := range p.Tools() {
+				if rt.Name == "up__big" || rt.Name == "big" {
+					t.Fatalf("a listing of %d bytes, the bound %d: its tool %s was offered", sent, mcpwire.MaxAnswer, rt.Name)
+				}
+			}
+		})
+	}
+}
