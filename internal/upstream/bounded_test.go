@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -68,5 +69,32 @@ func TestUpstreamAnswerBounded(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A listing's pages together are bounded as one answer is: each tool is
+// kept whole (its pin is of the whole definition), and pages of one large
+// tool each, a next cursor on every one, were all kept until the
+// listing's timeout (30 s: gigabytes from an upstream on a fast link).
+func TestUpstreamListingBounded(t *testing.T) {
+	defer func(n int64) { mcpwire.MaxAnswer = n }(mcpwire.MaxAnswer)
+	mcpwire.MaxAnswer = 1 << 20
+	desc := strings.Repeat("x", 256<<10) // a quarter of the bound a page
+	var pages atomic.Int64
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "pages", Version: "1"}, &mcp.ServerOptions{PageSize: 1})
+		for i := range 16 {
+			s.AddTool(&mcp.Tool{Name: fmt.Sprintf("t%02d", i), Description: desc, InputSchema: map[string]any{"type": "object"}},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{}, nil
+				})
+		}
+		pages.Add(1)
+		return s
+	}, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	p := newPool(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL + "/mcp"}}})
+	if tools := p.Tools(); len(tools) != 0 {
+		t.Fatalf("a listing of 16 tools of %d bytes each, the bound %d: %d tools offered; want none", len(desc), mcpwire.MaxAnswer, len(tools))
 	}
 }

@@ -567,13 +567,22 @@ func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool
 	lctx, cancel := context.WithTimeout(ctx, u.timeout())
 	defer cancel()
 	var out []*mcp.Tool
+	var size int64
 	for t, err := range cs.Tools(lctx, nil) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, u.masked(t))
+		t, n := u.masked(t)
+		out = append(out, t)
 		if len(out) > 10000 {
 			return nil, errors.New("the upstream lists more than 10000 tools")
+		}
+		// Each tool is kept whole (its pin is of the whole definition), so
+		// its pages together are bounded as one answer is: pages of one
+		// tool of 32 MiB each, a next cursor on every one, were all kept
+		// until the listing's timeout.
+		if size += int64(n); size > mcpwire.MaxAnswer {
+			return nil, fmt.Errorf("the upstream's tool definitions are larger than %d bytes (of JSON) together", mcpwire.MaxAnswer)
 		}
 	}
 	return out, nil
@@ -581,26 +590,26 @@ func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool
 
 // masked returns t with the registered secrets masked (the redactor's
 // values alone: a schema's member named "token" is a schema, not a secret)
-// in all of it but its name (a tool named by one is not offered, see
+// in all of it but its name, and the size of t's JSON (a tool named by one is not offered, see
 // setToolsLocked): an upstream that writes one into a tool's
 // definition (a connection string in its description, a key as a schema's
 // default) would put it before every client's model on every listing. The
 // pin is taken of what is shown, as it is of the tool as listed.
-func (u *upstream) masked(t *mcp.Tool) *mcp.Tool {
+func (u *upstream) masked(t *mcp.Tool) (*mcp.Tool, int) {
 	b, err := json.Marshal(t)
 	if err != nil {
-		return t
+		return t, 0
 	}
 	m := u.p.redactor.Values(b)
 	if len(m) == len(b) && (len(b) == 0 || &m[0] == &b[0]) { // nothing masked: the same bytes
-		return t
+		return t, len(b)
 	}
 	var out mcp.Tool
 	if json.Unmarshal(m, &out) != nil {
-		return t
+		return t, len(b)
 	}
 	out.Name = t.Name // calls go by it
-	return &out
+	return &out, len(b)
 }
 
 // setToolsLocked records the upstream's tool list. Called with u.mu held.
