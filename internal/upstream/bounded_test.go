@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/mcpwire"
@@ -96,5 +97,46 @@ func TestUpstreamListingBounded(t *testing.T) {
 	p := newPool(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL + "/mcp"}}})
 	if tools := p.Tools(); len(tools) != 0 {
 		t.Fatalf("a listing of 16 tools of %d bytes each, the bound %d: %d tools offered; want none", len(desc), mcpwire.MaxAnswer, len(tools))
+	}
+}
+
+// The resources, resource templates and prompts of one upstream's listing
+// that reach mirrors are bounded as its tools are: a million tiny ones fit
+// in one answer, and each was kept and listed to every client. Past the
+// bound the mirror keeps what it had (here nothing); within it, all.
+func TestUpstreamMirrorBounded(t *testing.T) {
+	defer func(n int) { maxMirrored = n }(maxMirrored)
+	maxMirrored = 10
+	serve := func(name string, n int) string {
+		s := mcp.NewServer(&mcp.Implementation{Name: "many", Version: "1"}, nil)
+		for i := range n {
+			uri := fmt.Sprintf("file:///%s%02d", name, i)
+			s.AddResource(&mcp.Resource{URI: uri, Name: uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{}, nil
+			})
+			s.AddPrompt(&mcp.Prompt{Name: fmt.Sprintf("p%02d", i)}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{}, nil
+			})
+		}
+		srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	p := newPool(t, &config.Config{Upstreams: []config.Upstream{{Name: "many", URL: serve("many", 11)}, {Name: "few", URL: serve("few", 10)}}})
+	deadline := time.Now().Add(10 * time.Second)
+	for p.Owner(false, "file:///few09") == "" && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // the mirror runs once the pool serves
+	}
+	if got := p.Owner(false, "file:///many10"); got != "" {
+		t.Errorf("a listing of 11 resources, the bound 10: file:///many10 mirrored from %q; want none", got)
+	}
+	if got := p.Owner(true, "many__p10"); got != "" {
+		t.Errorf("a listing of 11 prompts, the bound 10: many__p10 mirrored from %q; want none", got)
+	}
+	if got, want := p.Owner(false, "file:///few09"), "few"; got != want {
+		t.Errorf("a listing of 10 resources: file:///few09 mirrored from %q; want %q", got, want)
+	}
+	if got := p.Owner(true, "few__p09"); got != "few" {
+		t.Errorf("a listing of 10 prompts: few__p09 mirrored from %q; want few", got)
 	}
 }
