@@ -134,7 +134,7 @@ func AnswerWords(body []byte) int64 {
 // words of every string. Each level skips over the values it holds to find
 // their ends, and then reads each again, so that a value nested n deep was
 // read n times: a 4 MB request, a string under 2,000 levels of a tool's
-// parameters, cost 16.8 s of CPU, and the decoder lets a body nest 10,000
+// parameters, took reach serve 16.8 s, and the decoder lets a body nest 10,000
 // deep. Below it, one pass counts every string's words, a text member's or
 // not: the text members' words are all counted (the floor is not lowered;
 // a value nested this deep is rare but for a crafted body), with more.

@@ -170,7 +170,7 @@ func deepBody(n int, text string) []byte {
 
 // A value nested deep was read once per level above it (each level skips
 // its values to find their ends, then reads each): a 4 MB request, a
-// string under 2,000 levels, cost reach serve 16.8 s of CPU, and a body
+// string under 2,000 levels, took reach serve 16.8 s to answer, and a body
 // may nest 10,000 deep. Past maxCountDepth one pass counts every string,
 // so the levels walked member by member are bounded (9,000 deep walked
 // 9,000), and the text down there is still counted.
