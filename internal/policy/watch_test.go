@@ -265,6 +265,10 @@ func TestWatcherAppliesBesideAFileRewrittenEveryLook(t *testing.T) {
 				done := make(chan struct{})
 				go func() { // the sync job: copies its source every 400 ms
 					defer close(done)
+					// Off the looks' beat (a look is each second): a write in
+					// place at the very instant of a look may be read half
+					// done, a change that must wait for the next look.
+					time.Sleep(150 * time.Millisecond)
 					src := permitAll
 					for n := 2; ; n++ {
 						select {
