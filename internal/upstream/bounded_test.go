@@ -103,17 +103,21 @@ func TestUpstreamListingBounded(t *testing.T) {
 // The resources, resource templates and prompts of one upstream's listing
 // that reach mirrors are bounded as its tools are: a million tiny ones fit
 // in one answer, and each was kept and listed to every client. Past the
-// bound the mirror keeps what it had (here nothing); within it, all.
+// bound the mirror keeps what it had (here nothing); within it, all. Each
+// upstream lists one kind past the bound and the other within it: the one
+// within it shows that its mirror ran (both are put on the server at once).
 func TestUpstreamMirrorBounded(t *testing.T) {
 	defer func(n int) { maxMirrored = n }(maxMirrored)
 	maxMirrored = 10
-	serve := func(name string, n int) string {
-		s := mcp.NewServer(&mcp.Implementation{Name: "many", Version: "1"}, nil)
-		for i := range n {
+	serve := func(name string, resources, prompts int) string {
+		s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
+		for i := range resources {
 			uri := fmt.Sprintf("file:///%s%02d", name, i)
 			s.AddResource(&mcp.Resource{URI: uri, Name: uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 				return &mcp.ReadResourceResult{}, nil
 			})
+		}
+		for i := range prompts {
 			s.AddPrompt(&mcp.Prompt{Name: fmt.Sprintf("p%02d", i)}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 				return &mcp.GetPromptResult{}, nil
 			})
@@ -122,21 +126,24 @@ func TestUpstreamMirrorBounded(t *testing.T) {
 		t.Cleanup(srv.Close)
 		return srv.URL
 	}
-	p := newPool(t, &config.Config{Upstreams: []config.Upstream{{Name: "many", URL: serve("many", 11)}, {Name: "few", URL: serve("few", 10)}}})
+	p := newPool(t, &config.Config{Upstreams: []config.Upstream{
+		{Name: "res", URL: serve("res", 11, 10)}, {Name: "pro", URL: serve("pro", 10, 11)}}})
 	deadline := time.Now().Add(10 * time.Second)
-	for p.Owner(false, "file:///few09") == "" && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond) // the mirror runs once the pool serves
+	for (p.Owner(true, "res__p09") == "" || p.Owner(false, "file:///pro09") == "") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // the mirrors run once the pool serves
 	}
-	if got := p.Owner(false, "file:///many10"); got != "" {
-		t.Errorf("a listing of 11 resources, the bound 10: file:///many10 mirrored from %q; want none", got)
+	if p.Owner(true, "res__p09") != "res" || p.Owner(false, "file:///pro09") != "pro" {
+		t.Fatalf("within the bound: res__p09 from %q, file:///pro09 from %q; want res, pro",
+			p.Owner(true, "res__p09"), p.Owner(false, "file:///pro09"))
 	}
-	if got := p.Owner(true, "many__p10"); got != "" {
-		t.Errorf("a listing of 11 prompts, the bound 10: many__p10 mirrored from %q; want none", got)
+	for _, name := range []string{"file:///res00", "file:///res10"} {
+		if got := p.Owner(false, name); got != "" {
+			t.Errorf("a listing of 11 resources, the bound 10: %s mirrored from %q; want none", name, got)
+		}
 	}
-	if got, want := p.Owner(false, "file:///few09"), "few"; got != want {
-		t.Errorf("a listing of 10 resources: file:///few09 mirrored from %q; want %q", got, want)
-	}
-	if got := p.Owner(true, "few__p09"); got != "few" {
-		t.Errorf("a listing of 10 prompts: few__p09 mirrored from %q; want few", got)
+	for _, name := range []string{"pro__p00", "pro__p10"} {
+		if got := p.Owner(true, name); got != "" {
+			t.Errorf("a listing of 11 prompts, the bound 10: %s mirrored from %q; want none", name, got)
+		}
 	}
 }
