@@ -42,3 +42,13 @@ func BenchmarkWordsAdd(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPromptWordsDeep: a 1 MB string under 2,000 levels of a tool's
+// parameters (each level read it again before maxCountDepth).
+func BenchmarkPromptWordsDeep(b *testing.B) {
+	body := deepBody(2000, strings.TrimSpace(strings.Repeat("word ", 200000)))
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		PromptWords(body)
+	}
+}

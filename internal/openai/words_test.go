@@ -160,3 +160,30 @@ func TestCountedCustomAndAudio(t *testing.T) {
 		t.Errorf("no usage: counted %+v, want %+v", got, want)
 	}
 }
+
+// deepBody is a chat request whose tool's parameters nest text n objects
+// deep.
+func deepBody(n int, text string) []byte {
+	return []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":` +
+		strings.Repeat(`{"description":`, n) + `"` + text + `"` + strings.Repeat(`}`, n) + `}}]}`)
+}
+
+// A value nested deep was read once per level above it (each level skips
+// its values to find their ends, then reads each): a 4 MB request, a
+// string under 2,000 levels, took reach serve 16.8 s to answer, and a body
+// may nest 10,000 deep. Past maxCountDepth one pass counts every string,
+// so the levels walked member by member are bounded (9,000 deep walked
+// 9,000), and the text down there is still counted.
+func TestPromptWordsDeepBounded(t *testing.T) {
+	text := strings.TrimSpace(strings.Repeat("word ", 500))
+	for _, n := range []int{1, 31, 32, 100, 9000} {
+		if got := PromptWords(deepBody(n, text)); got < 501 {
+			t.Errorf("%d deep: %d words, want at least the 500 down there and the message's", n, got)
+		}
+	}
+	var w Words
+	countValue(&w, deepBody(9000, text), false, promptTextKeys, 0)
+	if w.walked > 64 {
+		t.Errorf("9,000 deep: %d objects and arrays walked member by member, each reading again all it holds; want at most 64", w.walked)
+	}
+}

@@ -552,6 +552,12 @@ func readSources(path string) ([]Source, error) {
 	return srcs, nil
 }
 
+// policyFiles lists a folder's *.cedar files, not hidden ones. A symbolic
+// link is one: a forbid linked in from a shared folder, or every file of a
+// Kubernetes ConfigMap mounted as a folder, was left out without a word
+// (only regular files were read), and what it forbade ran. It is read as
+// its target; a link to nothing, or to a folder, fails to load as a file
+// that cannot be read does.
 func policyFiles(dir string) ([]string, error) {
 	des, err := os.ReadDir(dir)
 	if err != nil {
@@ -559,7 +565,7 @@ func policyFiles(dir string) ([]string, error) {
 	}
 	var out []string
 	for _, de := range des {
-		if de.Type().IsRegular() && strings.HasSuffix(de.Name(), ".cedar") && !strings.HasPrefix(de.Name(), ".") {
+		if (de.Type().IsRegular() || de.Type()&fs.ModeSymlink != 0) && strings.HasSuffix(de.Name(), ".cedar") && !strings.HasPrefix(de.Name(), ".") {
 			out = append(out, filepath.Join(dir, de.Name()))
 		}
 	}

@@ -77,55 +77,52 @@ func NewWatcher(eng *Engine, path string, opts *WatchOptions) (*Watcher, error) 
 }
 
 // Run looks for changes every interval until ctx ends. It reads changed
-// files once they have looked the same on two looks in a row, so that a
-// file an editor rewrites in place is read whole: read half written, a
-// prefix of the policies was put in force (a forbid further down dropped
-// until the next look), or, read just truncated, none. A change so applies
-// within two intervals.
+// files and puts them in force once two looks in a row read the same
+// contents, so that a file an editor rewrites in place is read whole: read
+// half written, a prefix of the policies was put in force (a forbid further
+// down dropped until the next look), or, read just truncated, none. A
+// change so applies within two intervals. The contents must agree, not the
+// files' sizes and times: a file rewritten with the same contents every
+// look (a sync job copying it, a touch), whose time never settles, kept
+// every other change, a forbid added beside it, out of force for as long.
 func (w *Watcher) Run(ctx context.Context) {
 	t := time.NewTicker(w.opts.Interval)
 	defer t.Stop()
-	var last looked
+	var last [32]byte // the digest of the contents the last look read, if it read any
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			w.look(&last)
+			last = w.look(last)
 		}
 	}
 }
 
-// looked is what Run's last look saw: the files' stamp and, of changed
-// files, the digest of what they said (read).
-type looked struct {
-	stamp  string
-	digest [32]byte
-	read   bool
-}
-
-// look is Run's look at the files: a change is put in force once two looks
-// in a row agree on it, by its stamp or, for files rewritten between the
-// two (a tool that renders them before every look), by what they say;
-// otherwise it is left for the next look. last is the previous look's.
-func (w *Watcher) look(last *looked) {
+// look is Run's look at the files: changed contents that are not last (the
+// contents the previous look read) are left for the next look; it returns
+// the digest of the contents read, if any.
+func (w *Watcher) look(last [32]byte) [32]byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	stamp, err := statPath(w.path)
-	if err == nil && stamp != w.stamp && stamp != last.stamp {
-		last.stamp = stamp
-		srcs, rerr := readSources(w.path)
-		if rerr != nil {
-			last.read = false
-			return // being written, perhaps: read once it has settled
-		}
-		if d := digestOf(srcs); !last.read || d != last.digest {
-			last.digest, last.read = d, true
-			return
-		}
+	if err == nil && stamp == w.stamp {
+		return [32]byte{}
 	}
-	last.stamp, last.read = stamp, false
-	w.check(stamp, err)
+	var srcs []Source
+	if err == nil {
+		srcs, err = readSources(w.path)
+	}
+	if err != nil {
+		w.load(stamp, nil, err)
+		return [32]byte{}
+	}
+	d := digestOf(srcs)
+	if d != w.digest && d != last {
+		return d // being written, perhaps: read again once it has settled
+	}
+	w.load(stamp, srcs, nil)
+	return d
 }
 
 // Check looks at the files once: it returns nil when nothing changed or the
@@ -145,16 +142,23 @@ func (w *Watcher) check(stamp string, err error) error {
 	if err == nil && stamp == w.stamp {
 		return nil
 	}
+	var srcs []Source
+	if err == nil {
+		srcs, err = readSources(w.path)
+	}
+	return w.load(stamp, srcs, err)
+}
+
+// load puts the sources read (under the files' stamp) in force, or reports
+// err, or their not loading, once per distinct error; w.mu is held.
+func (w *Watcher) load(stamp string, srcs []Source, err error) error {
 	var set *Set
 	if err == nil {
-		var srcs []Source
-		if srcs, err = readSources(w.path); err == nil {
-			if digestOf(srcs) == w.digest {
-				w.stamp, w.lastErr = stamp, "" // touched, not changed
-				return nil
-			}
-			set, err = Parse(srcs...)
+		if digestOf(srcs) == w.digest {
+			w.stamp, w.lastErr = stamp, "" // touched, not changed
+			return nil
 		}
+		set, err = Parse(srcs...)
 	}
 	if err != nil {
 		err = fmt.Errorf("policies at %s not reloaded, the previous ones stay in force: %w", w.path, err)

@@ -262,3 +262,120 @@ func TestWatcherAppliesAFileRewrittenOnEveryLook(t *testing.T) {
 		}
 	})
 }
+
+// A file rewritten with the same contents every look (a sync job copying
+// it, a touch) never looked the same twice by its time: the watcher waited
+// for it to settle, and every other change, a forbid added beside it or
+// written into it by the job, stayed out of force for as long as the job
+// ran. The contents settle: the change applies within two intervals.
+func TestWatcherAppliesBesideAFileRewrittenEveryLook(t *testing.T) {
+	const (
+		permitAll = `@id("all") permit (principal, action, resource);`
+		forbidAll = `@id("none") forbid (principal, action, resource);`
+	)
+	for _, c := range []struct {
+		name   string
+		folder bool
+	}{{"forbid in another file", true}, {"forbid in the file", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				dir := t.TempDir()
+				synced := filepath.Join(dir, "a.cedar")
+				write(t, synced, permitAll, 1)
+				watched := synced
+				if c.folder {
+					watched = dir
+				}
+				eng := New(nil)
+				w, err := NewWatcher(eng, watched, &WatchOptions{Logger: slog.New(slog.DiscardHandler)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				go w.Run(ctx)
+				text := make(chan string, 1) // a new source for the job
+				done := make(chan struct{})
+				go func() { // the sync job: copies its source every 400 ms
+					defer close(done)
+					// Off the looks' beat (a look is each second): a write in
+					// place at the very instant of a look may be read half
+					// done, a change that must wait for the next look.
+					time.Sleep(150 * time.Millisecond)
+					src := permitAll
+					for n := 2; ; n++ {
+						select {
+						case <-ctx.Done():
+							return
+						case <-time.After(400 * time.Millisecond):
+						}
+						select {
+						case src = <-text:
+						default:
+						}
+						write(t, synced, src, n)
+					}
+				}()
+				time.Sleep(1500 * time.Millisecond)
+				if c.folder {
+					write(t, filepath.Join(dir, "b.cedar"), forbidAll, 1000)
+				} else {
+					text <- permitAll + "\n" + forbidAll + "\n"
+				}
+				time.Sleep(5 * time.Second)
+				synctest.Wait()
+				d, n := decision(eng), eng.Policies().Len()
+				cancel()
+				<-done
+				if d != reach.Deny || n != 2 {
+					t.Fatalf("5 s after the forbid was written, beside a file rewritten every 400 ms: decision %v, %d policies in force; want deny, 2", d, n)
+				}
+			})
+		})
+	}
+}
+
+// A *.cedar file of the folder that is a symbolic link (a forbid linked in
+// from a shared folder, a ConfigMap's files) was left out without a word,
+// and what it forbade ran; it is read as its target, and its changes
+// reload. A link to nothing does not load (the policies in force stay).
+func TestWatcherReadsLinkedFiles(t *testing.T) {
+	const (
+		permitAll = `@id("all") permit (principal, action, resource);`
+		forbidAll = `@id("none") forbid (principal, action, resource);`
+	)
+	dir, shared := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(dir, "a.cedar"), permitAll, 1)
+	target := filepath.Join(shared, "forbid.cedar")
+	write(t, target, "// none yet\n", 1)
+	if err := os.Symlink(target, filepath.Join(dir, "forbid.cedar")); err != nil {
+		t.Fatal(err)
+	}
+	eng := New(nil)
+	w, err := NewWatcher(eng, dir, &WatchOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := decision(eng); d != reach.Permit {
+		t.Fatalf("decision %v before the linked file forbids; want permit", d)
+	}
+	write(t, target, forbidAll, 2)
+	if err := w.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if d, n := decision(eng), eng.Policies().Len(); d != reach.Deny || n != 2 {
+		t.Fatalf("the linked file forbids: decision %v, %d policies in force; want deny, 2", d, n)
+	}
+	if err := os.Symlink(filepath.Join(shared, "gone.cedar"), filepath.Join(dir, "gone.cedar")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Check(); err == nil {
+		t.Fatal("a link to nothing loaded; want an error")
+	}
+	if _, err := Load(dir); err == nil {
+		t.Fatal("Load read a folder with a link to nothing; want an error")
+	}
+	if d, n := decision(eng), eng.Policies().Len(); d != reach.Deny || n != 2 {
+		t.Fatalf("after a link to nothing: decision %v, %d policies in force; want deny, the 2 before", d, n)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -72,6 +73,23 @@ type mirrored struct {
 	prompts   map[string]*mcp.Prompt // as exposed (under the upstream's prefix)
 }
 
+// maxMirrored bounds the resources, the resource templates and the prompts
+// of one upstream's listing that its mirror puts on the gateway's server,
+// as the tools of its listing are bounded: one answer of 64 MiB holds a
+// million tiny resources (not measured), each kept and listed to every client. A variable
+// for tests.
+var maxMirrored = 10000
+
+// fewEnough reports whether a listing of n of what is within maxMirrored,
+// and logs it when not (the mirror then keeps what it had).
+func (u *upstream) fewEnough(what string, n int) bool {
+	if n <= maxMirrored {
+		return true
+	}
+	u.log.Warn(fmt.Sprintf("the upstream lists more %s than reach mirrors; it keeps those it had", what), "listed", n, "bound", maxMirrored)
+	return false
+}
+
 // mirror puts the upstream's resources, resource templates and prompts on
 // the gateway's server, and takes off those it put there before that the
 // upstream no longer lists (unless another upstream lists them: they are
@@ -95,13 +113,13 @@ func (u *upstream) mirror(ctx context.Context) {
 	var now mirrored // what the upstream no longer offers goes; a list that fails keeps what it had
 	if caps.Resources != nil {
 		now.resources, now.templates = old.resources, old.templates
-		if res, err := cs.ListResources(lctx, nil); err == nil {
+		if res, err := cs.ListResources(lctx, nil); err == nil && u.fewEnough("resources", len(res.Resources)) {
 			now.resources = map[string]*mcp.Resource{}
 			for _, r := range res.Resources {
 				now.resources[r.URI] = masked(r, p.redactor.Values)
 			}
 		}
-		if res, err := cs.ListResourceTemplates(lctx, nil); err == nil {
+		if res, err := cs.ListResourceTemplates(lctx, nil); err == nil && u.fewEnough("resource templates", len(res.ResourceTemplates)) {
 			now.templates = map[string]*mcp.ResourceTemplate{}
 			for _, t := range res.ResourceTemplates {
 				now.templates[t.URITemplate] = masked(t, p.redactor.Values)
@@ -110,7 +128,7 @@ func (u *upstream) mirror(ctx context.Context) {
 	}
 	if caps.Prompts != nil {
 		now.prompts = old.prompts
-		if res, err := cs.ListPrompts(lctx, nil); err == nil {
+		if res, err := cs.ListPrompts(lctx, nil); err == nil && u.fewEnough("prompts", len(res.Prompts)) {
 			now.prompts = map[string]*mcp.Prompt{}
 			for _, pr := range res.Prompts {
 				if p.redactor.Spells(u.prefix() + pr.Name) {

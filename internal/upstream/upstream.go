@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -148,7 +149,7 @@ func (p *Pool) newUpstream(i int, c config.Upstream) *upstream {
 			}
 			rt = ht
 		}
-		u.http = &http.Client{Transport: rt}
+		u.http = &http.Client{Transport: cappedTransport{rt}}
 		headers := make(map[string]string, len(c.Headers))
 		for k, v := range c.Headers {
 			headers[k] = v.Reveal()
@@ -216,13 +217,57 @@ func portOf(u *url.URL) string {
 	return ""
 }
 
+// cappedTransport bounds what the SDK reads of one answer of an upstream
+// to mcpwire.MaxAnswer bytes: it reads a JSON answer whole (io.ReadAll), and
+// one tools/list answer that never ended held 4.4 GB of reach serve within
+// 20 s, every client's tools and calls then lost with the process. An SSE
+// answer's events are bounded by the transport's MaxEventSize instead: the
+// stream of a session outlives any bound on its total.
+type cappedTransport struct{ base http.RoundTripper }
+
+func (t cappedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if err != nil || resp.Body == nil || resp.Body == http.NoBody {
+		return resp, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+		return resp, nil
+	}
+	resp.Body = &cappedBody{rc: resp.Body, left: mcpwire.MaxAnswer}
+	return resp, nil
+}
+
+// cappedBody reads its answer to a bound, and fails past it.
+type cappedBody struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if int64(len(p)) > b.left {
+		p = p[:b.left+1] // one byte more tells an answer past the bound
+	}
+	n, err := b.rc.Read(p)
+	if int64(n) > b.left {
+		n, b.left = int(b.left), 0
+		return n, fmt.Errorf("the upstream's answer is larger than %d bytes", mcpwire.MaxAnswer)
+	}
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *cappedBody) Close() error { return b.rc.Close() }
+
 // safeEnv lists the variables of the gateway's environment that a stdio
 // upstream inherits; everything else (API keys above all) stays here.
 var safeEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ", "SYSTEMROOT"}
 
 func (u *upstream) transport() mcp.Transport {
 	if u.cfg.URL != "" {
-		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.http, MaxRetries: 2}
+		// MaxEventSize set: the SDK's 0 is no bound at all on the Streamable
+		// transport (its doc says DefaultMaxEventSize; only the SSE one does so).
+		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.http, MaxRetries: 2,
+			MaxEventSize: int(mcpwire.MaxAnswer)}
 	}
 	cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
 	cmd.Dir = u.cfg.Dir
@@ -522,13 +567,22 @@ func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool
 	lctx, cancel := context.WithTimeout(ctx, u.timeout())
 	defer cancel()
 	var out []*mcp.Tool
+	var size int64
 	for t, err := range cs.Tools(lctx, nil) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, u.masked(t))
+		t, n := u.masked(t)
+		out = append(out, t)
 		if len(out) > 10000 {
 			return nil, errors.New("the upstream lists more than 10000 tools")
+		}
+		// Each tool is kept whole (its pin is of the whole definition), so
+		// its pages together are bounded as one answer is: pages of one
+		// tool of 32 MiB each, a next cursor on every one, were all kept
+		// until the listing's timeout.
+		if size += int64(n); size > mcpwire.MaxAnswer {
+			return nil, fmt.Errorf("the upstream's tool definitions are larger than %d bytes (of JSON) together", mcpwire.MaxAnswer)
 		}
 	}
 	return out, nil
@@ -536,26 +590,26 @@ func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool
 
 // masked returns t with the registered secrets masked (the redactor's
 // values alone: a schema's member named "token" is a schema, not a secret)
-// in all of it but its name (a tool named by one is not offered, see
+// in all of it but its name, and the size of t's JSON (a tool named by one is not offered, see
 // setToolsLocked): an upstream that writes one into a tool's
 // definition (a connection string in its description, a key as a schema's
 // default) would put it before every client's model on every listing. The
 // pin is taken of what is shown, as it is of the tool as listed.
-func (u *upstream) masked(t *mcp.Tool) *mcp.Tool {
+func (u *upstream) masked(t *mcp.Tool) (*mcp.Tool, int) {
 	b, err := json.Marshal(t)
 	if err != nil {
-		return t
+		return t, 0
 	}
 	m := u.p.redactor.Values(b)
 	if len(m) == len(b) && (len(b) == 0 || &m[0] == &b[0]) { // nothing masked: the same bytes
-		return t
+		return t, len(b)
 	}
 	var out mcp.Tool
 	if json.Unmarshal(m, &out) != nil {
-		return t
+		return t, len(b)
 	}
 	out.Name = t.Name // calls go by it
-	return &out
+	return &out, len(b)
 }
 
 // setToolsLocked records the upstream's tool list. Called with u.mu held.

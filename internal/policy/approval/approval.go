@@ -693,13 +693,20 @@ func (q *Queue) prune() {
 	q.order = keep
 }
 
-// expire ends approvals past their time; q.mu is held.
+// expire ends approvals past their time; q.mu is held. Those no longer in
+// force for their call too: of two asked at once on two instances, the
+// older one, read from the store, was never in force here, so it stayed
+// pending past its time, listed in the inbox and open to a vote.
 func (q *Queue) expire(now time.Time, events []Event) []Event {
 	for key, rec := range q.byKey {
+		if !now.Before(rec.Expires) {
+			delete(q.byKey, key)
+		}
+	}
+	for _, rec := range q.order {
 		if now.Before(rec.Expires) {
 			continue
 		}
-		delete(q.byKey, key)
 		if rec.Status == Pending || rec.Status == Approved {
 			rec.Status = Expired
 			if err := q.persist(rec); err != nil {

@@ -436,3 +436,59 @@ func TestDenialHoldsOnAnotherInstance(t *testing.T) {
 		t.Errorf("the denied call asked for approval again on the other instance: %d pending", len(p))
 	}
 }
+
+// Of two approvals of one call asked at once on two instances, the newer
+// is in force everywhere; the older, read from the store, was never in
+// force on an instance that loads both, and so never expired there: it
+// stayed pending past its time, listed in the inbox, and a vote on it
+// was taken. It expires at its time as the one in force does.
+func TestOlderTwinExpires(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	var runs atomic.Int32
+	a := newLife(t, st, &runs, &Options{Shared: true})
+	call := &reach.Call{ID: "c1", Tool: "refund", Arguments: json.RawMessage(`{"order":"7"}`)}
+	if res := a.rt.Call(a.begin(t, "r1"), call); res.Status != reach.StatusPending {
+		t.Fatalf("the first call: %s", res.ModelText())
+	}
+	ars, err := st.ListApprovals(t.Context(), store.ApprovalFilter{})
+	if err != nil || len(ars) != 1 {
+		t.Fatalf("stored approvals: %d, %v", len(ars), err)
+	}
+	// Its twin, asked a moment later on another instance that had not
+	// read it yet; the older one's time has passed.
+	older, twin := *ars[0], *ars[0]
+	var data map[string]any
+	if err := json.Unmarshal(twin.Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	twin.ID = older.ID + "x"
+	twin.Created = older.Created.Add(time.Second)
+	data["id"], data["created"] = twin.ID, twin.Created
+	if twin.Data, err = json.Marshal(data); err != nil {
+		t.Fatal(err)
+	}
+	twin.Version = 0
+	if err := st.PutApproval(t.Context(), &twin); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(older.Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	older.Expires = time.Now().Add(-time.Minute)
+	data["expires"] = older.Expires
+	if older.Data, err = json.Marshal(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutApproval(t.Context(), &older); err != nil {
+		t.Fatal(err)
+	}
+	c := newLife(t, st, &runs, &Options{Shared: true})
+	for _, p := range c.q.List(Pending) {
+		if p.ID == older.ID {
+			t.Errorf("the older twin, past its time, is listed pending")
+		}
+	}
+	if got, err := c.q.Approve(older.ID, Actor{Principal: "alice"}, "ok"); !errors.Is(err, ErrDecided) {
+		t.Errorf("a vote on the older twin past its time: %s, %v; want ErrDecided (expired)", got.Status, err)
+	}
+}
