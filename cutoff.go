@@ -40,9 +40,11 @@ const cutOffCap = 4096
 // delivered where every instance that shares it, and the next life of
 // this one, reads them (Options.CutOffs): the retry of a write cut off on
 // one instance is caught on another, or after a restart. A store that
-// several instances share (Options.CutOffsShared) is read by each write
-// without a key of its own, once; one that this process alone uses is
-// read once, by New, and kept in memory too.
+// several instances share (Options.CutOffsShared) is looked up for each
+// write without a key of its own, once: by its key's claim, where the
+// idempotency store can (IdemClaim.CutOff), else by GetCutOff after it;
+// one that this process alone uses is read once, by New, and kept in
+// memory too.
 type CutOffStore interface {
 	// ListCutOffs returns the writes unexpired at now.
 	ListCutOffs(ctx context.Context, now time.Time) ([]*CutOffRecord, error)
