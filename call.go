@@ -435,18 +435,19 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		claim.Key, claim.Args, claim.Lease = skey, argsDigest(c.args), c.tool.Lease()
 		derived := c.IdempotencyKey == "" && !c.sysKey // a retry of a cut-off write has a new one (cutoff.go)
 		cutID := cutOffID{skey[:len(skey)-len(c.key)], c.Tool, claim.Args}
-		var look *cutOffLook // a shared store's cut-off writes, read while the key is claimed
 		if derived && rt.cutOffs.mayHave() {
 			if w, ok := rt.cutOffs.take(ctx, cutID, c.req.root.id, c.req.root.started); ok {
 				return w.refusal(), nil
 			}
 			if rt.cutOffs.shared {
-				look = rt.cutOffs.look(ctx, cutID, c.req.root.id, c.req.root.started)
+				// A shared store's cut-off writes: looked for by the claim's
+				// own statement where the store can (look).
+				claim.CutOff = storeKey(cutID.scope, cutID.key())
 			}
 		}
 		rec, claimed, err := rt.idem.Claim(ctx, claim)
-		if look != nil && err == nil && claimed {
-			if w, ok := look.take(ctx); ok {
+		if claim.CutOff != "" && err == nil && claimed {
+			if w, ok := rt.cutOffs.look(ctx, cutID, claim, c.req.root.id, c.req.root.started); ok {
 				res := w.refusal()
 				if claim.Checkpointed {
 					// Its "executing" checkpoint, durable with the claim,

@@ -40,9 +40,11 @@ const cutOffCap = 4096
 // delivered where every instance that shares it, and the next life of
 // this one, reads them (Options.CutOffs): the retry of a write cut off on
 // one instance is caught on another, or after a restart. A store that
-// several instances share (Options.CutOffsShared) is read by each write
-// without a key of its own, once; one that this process alone uses is
-// read once, by New, and kept in memory too.
+// several instances share (Options.CutOffsShared) is looked up for each
+// write without a key of its own, once: by its key's claim, where the
+// idempotency store can (IdemClaim.CutOff), else by GetCutOff after it;
+// one that this process alone uses is read once, by New, and kept in
+// memory too.
 type CutOffStore interface {
 	// ListCutOffs returns the writes unexpired at now.
 	ListCutOffs(ctx context.Context, now time.Time) ([]*CutOffRecord, error)
@@ -326,43 +328,24 @@ func (t *cutOffs) take(ctx context.Context, id cutOffID, root string, started ti
 	return w, ok
 }
 
-// cutOffLook is the read of a shared store for the write a write without
-// a key of its own may retry, which runs while the write claims its key.
-type cutOffLook struct {
-	t     *cutOffs
-	id    cutOffID
-	key   string
-	root  string
-	start time.Time
-	done  chan struct{}
-	r     *CutOffRecord
-}
-
-// look starts the read of the shared store for a write of id in the root
-// request root, started at started.
-func (t *cutOffs) look(ctx context.Context, id cutOffID, root string, started time.Time) *cutOffLook {
-	l := &cutOffLook{t: t, id: id, key: storeKey(id.scope, id.key()), root: root, start: started, done: make(chan struct{})}
-	go func() {
-		defer close(l.done)
-		if r, err := t.store.GetCutOff(ctx, l.key, time.Now()); err == nil {
-			l.r = r // unreadable: the write runs, as with none
-		}
-	}()
-	return l
-}
-
-// take returns the write the read found, if the write may retry it, and
-// takes it from the store: of the instances that read it, one does.
-func (l *cutOffLook) take(ctx context.Context) (cutOffWrite, bool) {
-	<-l.done
-	r := l.r
-	if r == nil || !retryOf(l.root, l.start, r.Root, r.Began) {
+// look returns the write in the shared store that a write of id, in the
+// root request root, started at started, whose key claim claimed, may
+// retry (retryOf), and takes it from the store: of the instances that read
+// it, one does. The claim's statement said whether one is unexpired
+// (claim.CutOffRead, PostgreSQL's): most often none, and nothing more is
+// read. A store that could not say is read now.
+func (t *cutOffs) look(ctx context.Context, id cutOffID, claim *IdemClaim, root string, started time.Time) (cutOffWrite, bool) {
+	if claim.CutOffRead && !claim.CutOffLive {
 		return cutOffWrite{}, false
 	}
-	if took, err := l.t.store.TakeCutOff(ctx, l.key, r.Request, r.Call); err != nil || !took {
+	r, err := t.store.GetCutOff(ctx, claim.CutOff, time.Now())
+	if err != nil || r == nil || !retryOf(root, started, r.Root, r.Began) {
+		return cutOffWrite{}, false // unreadable: the write runs, as with none
+	}
+	if took, err := t.store.TakeCutOff(ctx, claim.CutOff, r.Request, r.Call); err != nil || !took {
 		return cutOffWrite{}, false // another instance's retry took it
 	}
-	return cutOffWrite{owner: l.id.scope, tool: r.Tool, root: r.Root, began: r.Began, request: r.Request, call: r.Call,
+	return cutOffWrite{owner: id.scope, tool: r.Tool, root: r.Root, began: r.Began, request: r.Request, call: r.Call,
 		at: r.At, restart: r.Restart, stopped: r.Stopped}, true
 }
 

@@ -220,7 +220,8 @@ type Options struct {
 	// (cutoff.go); if nil, the process remembers them.
 	CutOffs CutOffStore
 	// CutOffsShared says that CutOffs is shared by several instances:
-	// each write without a key of its own reads it. Otherwise New reads
+	// each write without a key of its own looks it up (in its key's claim,
+	// where the idempotency store can: PostgreSQL's). Otherwise New reads
 	// it once, and the runtime keeps its writes in memory too.
 	CutOffsShared bool
 	// Checkpoints, if not nil, records every write (and, with

@@ -48,6 +48,14 @@ type Claim struct {
 	// several instances settles the claim of another instance once its
 	// lease has ended.
 	Lease time.Duration
+	// CutOff, if not "", is the key of a write cut off before its answer
+	// was delivered that this call may be the retry of, in the runtime's
+	// shared cut-off store (reach.CutOffStore). A store that keeps both
+	// may look for it in the claim's own statement: it then sets
+	// CutOffRead, and CutOffLive if a write of that key was unexpired at
+	// the claim. Set only when the claim is taken.
+	CutOff                 string
+	CutOffRead, CutOffLive bool
 }
 
 // MemoryStore is the Store in memory (a Memory), whose records expire

@@ -198,7 +198,7 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 	}()
 	for {
 		now := time.Now()
-		want := &IdemRecord{Key: c.Key, Owner: s.owner, Args: c.Args, Request: c.Request, Claimed: now, Expires: now.Add(lease)}
+		want := &IdemRecord{Key: c.Key, Owner: s.owner, Args: c.Args, Request: c.Request, Claimed: now, Expires: now.Add(lease), CutOff: c.CutOff}
 		if c.Checkpoint != nil && s.o.Checkpoint != nil {
 			want.Executing = s.o.Checkpoint(c.Checkpoint)
 		}
@@ -226,6 +226,7 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 			return nil, false, err
 		}
 		if claimed {
+			c.CutOffRead, c.CutOffLive = want.CutOffRead, want.CutOffLive
 			crashpoint.Reached("claimed")
 			if want.Executing != nil {
 				c.Checkpointed = true

@@ -229,6 +229,12 @@ type IdemRecord struct {
 	// Expires is when the record stops counting: for a done record, its
 	// TTL; for a claim, its lease (zero: never, until completed or released).
 	Expires time.Time
+	// CutOff, if not "", on a ClaimKey, is the key of a cut-off write
+	// (reach.CutOffStore) to look for in the claim's statement, if the
+	// store can: it then sets CutOffRead, and CutOffLive if the write of
+	// that key was unexpired at Claimed, when the claim is taken.
+	CutOff                 string
+	CutOffRead, CutOffLive bool
 }
 
 // IdemRecords stores idempotency records. [NewIdempotency] builds a

@@ -258,7 +258,11 @@ func statements() []string {
 	q[sqlcore.StUpdateFrame] = ""
 	q[sqlcore.StEndExecutingOwned] = `UPDATE frames SET state = $1, undo = $2, error = $3, updated = $4
 	WHERE request = $5 AND frame = $6 AND state = 'executing' AND owner = $7`
-	q[sqlcore.StIdemClaim] = `SELECT o_claimed, o_owner, o_state, o_args, o_request, o_frame, o_result, o_at, o_expires
+	// With the claim, whether the cut-off write $8 (reach.CutOffStore) is
+	// unexpired at the claim: the index lookup in this statement, not a
+	// round trip of the call's own ("" for none: not looked up).
+	q[sqlcore.StIdemClaim] = `SELECT o_claimed, o_owner, o_state, o_args, o_request, o_frame, o_result, o_at, o_expires,
+		CASE WHEN $8 = '' THEN false ELSE EXISTS (SELECT 1 FROM cut_offs WHERE key = $8 AND expires > $9) END
 	FROM reach_claim($1, $2, $3, $4, $5, $6, $7)`
 	q[sqlcore.StIdemGet] = "" // reach_claim returns the record that holds the key
 	q[sqlcore.StDeadTake] = `WITH t AS (UPDATE dead_letters SET state = $1, updated = $2, taker = $5, taken = $2 WHERE id = $3 AND state = $4

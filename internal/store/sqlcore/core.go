@@ -500,6 +500,11 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		}()
 	}
 	args := []any{c.D.Key(r.Key), r.Owner, r.Args, r.Request, r.Frame, store.UnixNano(r.Claimed), store.UnixNano(r.Expires)}
+	// An engine whose claim is one statement that returns the record
+	// (PostgreSQL's) also says in it whether the cut-off write r.CutOff is
+	// unexpired at the claim ($8, $9): no round trip of its own.
+	var cargs []any
+	var cutLive, cutRead bool
 	read := func(rows Rows) error {
 		if !rows.Next() {
 			return nil
@@ -507,11 +512,17 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		var h store.IdemRecord
 		var ok bool
 		var at, exp int64
-		if err := rows.Scan(&ok, &h.Owner, &h.State, &h.Args, &h.Request, &h.Frame, &h.Result, &at, &exp); err != nil {
+		var err error
+		if cargs != nil {
+			err = rows.Scan(&ok, &h.Owner, &h.State, &h.Args, &h.Request, &h.Frame, &h.Result, &at, &exp, &cutLive)
+		} else {
+			err = rows.Scan(&ok, &h.Owner, &h.State, &h.Args, &h.Request, &h.Frame, &h.Result, &at, &exp)
+		}
+		if err != nil {
 			return err
 		}
 		if ok {
-			w.Claimed = true
+			w.Claimed, cutRead = true, cargs != nil && r.CutOff != ""
 			return nil
 		}
 		h.Key, h.Claimed, h.Expires, h.Result = r.Key, store.FromUnixNano(at), store.FromUnixNano(exp), EmptyNil(h.Result)
@@ -519,10 +530,13 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		return nil
 	}
 	w.Run = func(b Batch, w *Write) {
-		w.Claimed, found = false, nil
+		w.Claimed, found, cutLive, cutRead = false, nil, false, false
 		if !b.Has(StIdemGet) {
 			// The claim answers with the record that holds the key.
-			b.Query(w, StIdemClaim, args, read)
+			if cargs == nil {
+				cargs = append(args[:len(args):len(args)], r.CutOff, args[5])
+			}
+			b.Query(w, StIdemClaim, cargs, read)
 			return
 		}
 		// The claim only changes a row or not; a key held is read after it.
@@ -569,6 +583,7 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 			err = context.Cause(ctx)
 		} else if err = c.W.Do(noEnd, w); err == nil {
 			rec, claimed = found, w.Claimed
+			r.CutOffRead, r.CutOffLive = cutRead, cutLive
 		}
 	} else if err = ctx.Err(); err != nil {
 		// Not sent: a claim sent now could be taken, and hold the key,
@@ -579,14 +594,18 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		// a context's end, ClaimKey returns while the writer may still
 		// decide, and must not write into results already returned.
 		var drec *store.IdemRecord
-		var dclaimed bool
-		if err = c.W.Decide(ctx, w, frameKey(r.Request, r.Frame), func(e error) { drec, dclaimed = found, w.Claimed && e == nil }); err == nil {
+		var dclaimed, dread, dlive bool
+		if err = c.W.Decide(ctx, w, frameKey(r.Request, r.Frame), func(e error) {
+			drec, dclaimed, dread, dlive = found, w.Claimed && e == nil, cutRead, cutLive
+		}); err == nil {
 			rec, claimed = drec, dclaimed
+			r.CutOffRead, r.CutOffLive = dread, dlive
 		}
 	} else if err = c.W.Do(ctx, w); err == nil {
 		// Read only after the writer answered: on a context's end it may
 		// still be running the write.
 		rec, claimed = found, w.Claimed
+		r.CutOffRead, r.CutOffLive = cutRead, cutLive
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", r.Key, err)
