@@ -310,11 +310,21 @@ func (t *cutOffs) memKey(id *cutOffID) string {
 // went away is one too. A shared store is not read here (look).
 func (t *cutOffs) take(ctx context.Context, id cutOffID, root string, started time.Time) (cutOffWrite, bool) {
 	w, ok := t.takeHere(id, root, started)
-	if ok && t.store != nil && !w.running {
-		// Taken from the store too: the next life does not tell it again.
-		t.store.TakeCutOff(context.WithoutCancel(ctx), t.memKey(&id), w.request, w.call)
+	if ok {
+		t.untake(ctx, id, &w)
 	}
 	return w, ok
+}
+
+// untake takes w, taken from memory, from the store too: the next life
+// does not tell it again. A write calls it once its own key is claimed
+// (call.go): a kill before its refusal is answered leaves that claim,
+// whose recovery notes the write cut off again (NoteCutOff), so that the
+// next retry is told instead of running it (cutoff.taken, docs/STATE.md).
+func (t *cutOffs) untake(ctx context.Context, id cutOffID, w *cutOffWrite) {
+	if t.store != nil && !w.running {
+		t.store.TakeCutOff(context.WithoutCancel(ctx), t.memKey(&id), w.request, w.call)
+	}
 }
 
 // cutOffLook is the read of a shared store for the write a write without

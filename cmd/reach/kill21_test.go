@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// kill21Shop is an upstream whose add_item is a write that takes effect
+// at once and, the first time for an item named "slow ...", answers two
+// seconds later whatever its caller does (a tool deaf to its context).
+type kill21Shop struct {
+	url   string
+	mu    sync.Mutex
+	runs  map[string]int
+	began chan string
+}
+
+func newKill21Shop(t *testing.T) *kill21Shop {
+	sh := &kill21Shop{runs: map[string]int{}, began: make(chan string, 8)}
+	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "add_item", Description: "Add an item to the cart."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in struct {
+			Item string `json:"item"`
+		}) (*mcp.CallToolResult, any, error) {
+			sh.mu.Lock()
+			sh.runs[in.Item]++
+			n := sh.runs[in.Item]
+			sh.mu.Unlock()
+			if n == 1 && strings.HasPrefix(in.Item, "slow") {
+				sh.began <- in.Item
+				select {
+				case <-time.After(2 * time.Second):
+				case <-t.Context().Done():
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added " + in.Item}}}, nil, nil
+		})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	sh.url = up.URL
+	return sh
+}
+
+func (sh *kill21Shop) ran(item string) int {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.runs[item]
+}
+
+// add calls add_item in a request of its own (no request id, no key), as
+// an HTTP client's retry does, and gives its status and error.
+func (sh *kill21Shop) add(t *testing.T, base, item string) (string, string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"call_id": "c1", "tool": "shop__add_item", "arguments": map[string]any{"item": item}}}})
+	_, out := postJSON(t, base+"/v1/calls", string(body))
+	res, _ := out["results"].([]any)
+	if len(res) != 1 {
+		t.Fatalf("add_item %s: %v", item, out)
+	}
+	r, _ := res[0].(map[string]any)
+	return fmt.Sprint(r["status"]), fmt.Sprint(r["error"])
+}
+
+// dropWhileRunning sends add_item item in request r and hangs up once the
+// tool began; it returns when the gateway ended the call cancelled, or
+// when stop is closed (the gateway killed first).
+func (sh *kill21Shop) dropWhileRunning(t *testing.T, base, item string, stop <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, "POST", base+"/v1/calls",
+			strings.NewReader(`{"request_id":"r","tool_calls":[{"call_id":"c1","tool":"shop__add_item","arguments":{"item":"`+item+`"}}]}`))
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-sh.began
+	cancel()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+		resp, err := http.Get(base + "/v1/requests/r")
+		if err != nil {
+			continue
+		}
+		var v map[string]any
+		json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+		if strings.Contains(fmt.Sprint(v["frames"]), "status:cancelled") {
+			return
+		}
+	}
+}
+
+// TestKill21CutOffPoints kills `reach serve` (kill -9) right after a write
+// cut off before its answer was delivered is stored (cutoff.noted), and
+// right after its retry took it from the store (cutoff.taken), before the
+// retry is answered; then restarts it over the same data (SQLite) and
+// checks docs/STATE.md's rows for them, and the sweep's checks
+// (crashRun.checkAll: nothing twice, no request left running, the audit
+// chain verifies, no claim left).
+func TestKill21CutOffPoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	t.Run("cutoff.noted", func(t *testing.T) {
+		sh := newKill21Shop(t)
+		cfg := writeConfig(t, "upstreams:\n  - {name: shop, url: '"+sh.url+"'}\ntools:\n  shop__add_item: {access: write}\n")
+		h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
+		addr := freeAddr(t)
+		h.base = "http://" + addr
+		cmd, reached := startReachAt(t, cfg, addr, h.data, "cutoff.noted")
+		killAtEnd(t, cmd)
+		stop := make(chan struct{})
+		go sh.dropWhileRunning(t, h.base, "slow pear", stop)
+		select {
+		case <-reached:
+		case <-time.After(time.Minute):
+			t.Fatal("the gateway never reached cutoff.noted")
+		}
+		close(stop)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		cmd = startReach(t, cfg, addr, h.data)
+		killAtEnd(t, cmd)
+		// The retry is answered interrupted once, nothing run; the next runs.
+		if st, e := sh.add(t, h.base, "slow pear"); st == "success" || !strings.Contains(e, "was cut off before its answer was delivered") {
+			t.Errorf("the retry after the restart: %s %s; want the error interrupted", st, e)
+		}
+		if n := sh.ran("slow pear"); n != 1 {
+			t.Errorf("the write ran %d times after its retry; want 1", n)
+		}
+		if st, e := sh.add(t, h.base, "slow pear"); st != "success" {
+			t.Errorf("called again: %s %s; want it run", st, e)
+		}
+		if n := sh.ran("slow pear"); n != 2 {
+			t.Errorf("the write ran %d times after it was called again; want 2", n)
+		}
+		h.checkAll(t, cmd)
+	})
+	t.Run("cutoff.taken", func(t *testing.T) {
+		sh := newKill21Shop(t)
+		cfg := writeConfig(t, "upstreams:\n  - {name: shop, url: '"+sh.url+"'}\ntools:\n  shop__add_item: {access: write}\n")
+		h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
+		addr := freeAddr(t)
+		h.base = "http://" + addr
+		cmd := startReach(t, cfg, addr, h.data)
+		killAtEnd(t, cmd)
+		sh.dropWhileRunning(t, h.base, "slow pear", nil)
+		stopServe(t, cmd, syscall.SIGTERM)
+		cmd, reached := startReachAt(t, cfg, addr, h.data, "cutoff.taken")
+		killAtEnd(t, cmd)
+		go func() {
+			body := `{"tool_calls":[{"call_id":"c1","tool":"shop__add_item","arguments":{"item":"slow pear"}}]}`
+			if resp, err := http.Post(h.base+"/v1/calls", "application/json", strings.NewReader(body)); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		select {
+		case <-reached:
+		case <-time.After(time.Minute):
+			t.Fatal("the gateway never reached cutoff.taken")
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		cmd = startReach(t, cfg, addr, h.data)
+		killAtEnd(t, cmd)
+		// The retry taken was never answered: the next one is answered
+		// interrupted, once, and nothing ran twice; the one after runs.
+		st, e := sh.add(t, h.base, "slow pear")
+		t.Logf("the retry after the restart: %s %s", st, e)
+		if n := sh.ran("slow pear"); n != 1 {
+			t.Errorf("the write ran %d times after the retry after the restart; want 1", n)
+		}
+		if st == "success" || !strings.Contains(e, "was cut off before its answer was delivered") {
+			t.Errorf("the retry after the restart: %s %s; want the error interrupted", st, e)
+		}
+		if st, e := sh.add(t, h.base, "slow pear"); st != "success" {
+			t.Errorf("called again: %s %s; want it run", st, e)
+		}
+		if n := sh.ran("slow pear"); n != 2 {
+			t.Errorf("the write ran %d times after it was called again; want 2", n)
+		}
+		h.checkAll(t, cmd)
+	})
+}
