@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -13,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentreach/reach/internal/store"
 )
 
 // kill21Shop is an upstream whose add_item is a write that takes effect
@@ -196,4 +200,54 @@ func TestKill21CutOffPoints(t *testing.T) {
 		}
 		h.checkAll(t, cmd)
 	})
+}
+
+// TestKill21KeptAside kills `reach serve` (kill -9) at its start, right
+// after it moved the unreadable lines of the kept completions' file a stop
+// left aside (kept.aside), before it removed the file; then starts it
+// again over the same data: the file is gone, the unreadable lines are in
+// the file next to it once (before, twice: the second start appended them
+// again), and its readable line, whose claim is gone, is dropped again.
+func TestKill21KeptAside(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	sh := newKill21Shop(t)
+	cfg := writeConfig(t, "upstreams:\n  - {name: shop, url: '"+sh.url+"'}\ntools:\n  shop__add_item: {access: write}\n")
+	h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
+	addr := freeAddr(t)
+	h.base = "http://" + addr
+	cmd := startReach(t, cfg, addr, h.data) // the store made
+	killAtEnd(t, cmd)
+	stopServe(t, cmd, syscall.SIGTERM)
+	path := filepath.Join(h.data, store.KeptFile)
+	middle, end := `{"owner":"reach/x","key":"k-9",result}`, `{"owner":"reach/x","key":"k-8","res`
+	left := `{"owner":"reach/x","key":"k-7","args":"a","result":{"status":"success"},"expires":"2099-01-01T00:00:00Z"}`
+	if err := os.WriteFile(path, []byte(left+"\n"+middle+"\n"+left+"\n"+end), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd, reached := startReachAt(t, cfg, addr, h.data, "kept.aside")
+	killAtEnd(t, cmd)
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		t.Fatal("the gateway never reached kept.aside")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the kept file after a kill at kept.aside: %v; want it still there", err)
+	}
+	cmd = startReach(t, cfg, addr, h.data)
+	killAtEnd(t, cmd)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the kept file after the restart: %v; want it removed", err)
+	}
+	if b, _ := os.ReadFile(store.KeptAside(path)); string(b) != middle+"\n"+end+"\n" {
+		t.Errorf("the file of the unreadable lines holds %q; want both lines, once", b)
+	}
+	if st, e := sh.add(t, h.base, "apple"); st != "success" {
+		t.Errorf("a write after the restart: %s %s; want it run", st, e)
+	}
+	h.checkAll(t, cmd)
 }
