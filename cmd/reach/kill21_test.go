@@ -251,3 +251,73 @@ func TestKill21KeptAside(t *testing.T) {
 	}
 	h.checkAll(t, cmd)
 }
+
+// TestKill21LateEndDeadLettered is TestFleet21LateEndAfterRecovery with a
+// real kill -9 where that test rewrites the kept file: a's successor is
+// killed right after it dead-lettered the late end's undo
+// (deadletter.late), before it removed the kept file. The next start
+// writes the end again and adds no second dead letter; the file is then
+// removed; the undo has not run; each write ran once; the chain verifies.
+func TestKill21LateEndDeadLettered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	f, g := newUndoGateFleet(t)
+	if r := callHTTP(t, f.base(0), "r-chain", "b1", "up__book", `{"key":"k1"}`, ""); r["status"] != "success" {
+		t.Fatalf("the chain's first write: %v", r)
+	}
+	done := gateInRequest(t, f, g, 0, "r-chain", "g2")
+	if err := f.pg.Halt("immediate"); err != nil {
+		t.Fatal(err)
+	}
+	close(g.gate("g2"))
+	if r := <-done; r["status"] != "success" {
+		t.Fatalf("the write that ended during the outage: %v; want success", r)
+	}
+	f.kill(0)
+	kept, err := filepath.Glob(filepath.Join(f.data[0], "idempotency-kept*"))
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("a's data folder holds %v (%v); want its kept file", kept, err)
+	}
+	if err := f.pg.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); storedRequest(t, f.url, "r-chain").State != "interrupted"; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("b did not recover a's request: it is stored %s", storedRequest(t, f.url, "r-chain").State)
+		}
+	}
+	cmd, reached := startReachAt(t, f.cfg[0], f.addr[0], f.data[0], "deadletter.late")
+	killAtEnd(t, cmd)
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		t.Fatal("a's successor never reached deadletter.late")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if _, err := os.Stat(kept[0]); err != nil {
+		t.Fatalf("the kept file after a kill at deadletter.late: %v; want it still there", err)
+	}
+	if dls := undoDeadLetters(t, f.url, "r-chain"); len(dls) != 1 || dls[0].State != "open" {
+		t.Fatalf("the dead letters of r-chain after the kill: %+v; want one open", dls)
+	}
+	f.start(0)
+	servesAgain(t, f, 0)
+	if _, err := os.Stat(kept[0]); !os.IsNotExist(err) {
+		t.Errorf("the kept file after the restart: %v; want it removed", err)
+	}
+	if dls := undoDeadLetters(t, f.url, "r-chain"); len(dls) != 1 || dls[0].Tool != "up__unbook" || dls[0].State != "open" {
+		t.Errorf("the dead letters of r-chain after the restart: %+v; want still one, open, of up__unbook", dls)
+	}
+	if n := f.up.count("unbook g2"); n != 0 {
+		t.Errorf("the late undo ran %d times with no operator's retry; want 0", n)
+	}
+	if n, m := g.count("g2"), f.up.count("book k1"); n != 1 || m != 1 {
+		t.Errorf("the writes ran %d and %d times; want once each", m, n)
+	}
+	if n := f.up.count("unbook k1"); n != 1 {
+		t.Errorf("the first write's undo ran %d times; want once", n)
+	}
+	verifyAudit(t, f.url)
+}
