@@ -436,7 +436,18 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		derived := c.IdempotencyKey == "" && !c.sysKey // a retry of a cut-off write has a new one (cutoff.go)
 		cutID := cutOffID{skey[:len(skey)-len(c.key)], c.Tool, claim.Args}
 		if derived && rt.cutOffs.mayHave() {
-			if w, ok := rt.cutOffs.take(ctx, cutID, c.req.root.id, c.req.root.started); ok {
+			if w, ok := rt.cutOffs.takeHere(cutID, c.req.root.id, c.req.root.started); ok {
+				// Its key claimed before the write is taken from the store:
+				// a kill before the refusal is answered leaves the claim,
+				// and its recovery notes the write cut off again.
+				claimed := false
+				if rt.cutOffs.store != nil && !w.running {
+					_, claimed, _ = rt.idem.Claim(ctx, claim)
+				}
+				rt.cutOffs.untake(ctx, cutID, &w)
+				if claimed {
+					rt.idem.Complete(skey, nil) // nothing ran: the key is let go
+				}
 				return w.refusal(), nil
 			}
 			if rt.cutOffs.shared {

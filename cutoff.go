@@ -321,9 +321,8 @@ func (t *cutOffs) memKey(id *cutOffID) string {
 // went away is one too. A shared store is not read here (look).
 func (t *cutOffs) take(ctx context.Context, id cutOffID, root string, started time.Time) (cutOffWrite, bool) {
 	w, ok := t.takeHere(id, root, started)
-	if ok && t.store != nil && !w.running {
-		// Taken from the store too: the next life does not tell it again.
-		t.store.TakeCutOff(context.WithoutCancel(ctx), t.memKey(&id), w.request, w.call)
+	if ok {
+		t.untake(ctx, id, &w)
 	}
 	return w, ok
 }
@@ -336,6 +335,48 @@ func (t *cutOffs) take(ctx context.Context, id cutOffID, root string, started ti
 // read. A store that could not say is read now.
 func (t *cutOffs) look(ctx context.Context, id cutOffID, claim *IdemClaim, root string, started time.Time) (cutOffWrite, bool) {
 	if claim.CutOffRead && !claim.CutOffLive {
+// untake takes w, taken from memory, from the store too: the next life
+// does not tell it again. A write calls it once its own key is claimed
+// (call.go): a kill before its refusal is answered leaves that claim,
+// whose recovery notes the write cut off again (NoteCutOff), so that the
+// next retry is told instead of running it (cutoff.taken, docs/STATE.md).
+func (t *cutOffs) untake(ctx context.Context, id cutOffID, w *cutOffWrite) {
+	if t.store != nil && !w.running {
+		t.store.TakeCutOff(context.WithoutCancel(ctx), t.memKey(&id), w.request, w.call)
+	}
+}
+
+// cutOffLook is the read of a shared store for the write a write without
+// a key of its own may retry, which runs while the write claims its key.
+type cutOffLook struct {
+	t     *cutOffs
+	id    cutOffID
+	key   string
+	root  string
+	start time.Time
+	done  chan struct{}
+	r     *CutOffRecord
+}
+
+// look starts the read of the shared store for a write of id in the root
+// request root, started at started.
+func (t *cutOffs) look(ctx context.Context, id cutOffID, root string, started time.Time) *cutOffLook {
+	l := &cutOffLook{t: t, id: id, key: storeKey(id.key()), root: root, start: started, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		if r, err := t.store.GetCutOff(ctx, l.key, time.Now()); err == nil {
+			l.r = r // unreadable: the write runs, as with none
+		}
+	}()
+	return l
+}
+
+// take returns the write the read found, if the write may retry it, and
+// takes it from the store: of the instances that read it, one does.
+func (l *cutOffLook) take(ctx context.Context) (cutOffWrite, bool) {
+	<-l.done
+	r := l.r
+	if r == nil || !retryOf(l.root, l.start, r.Root, r.Began) {
 		return cutOffWrite{}, false
 	}
 	r, err := t.store.GetCutOff(ctx, claim.CutOff, time.Now())

@@ -246,7 +246,17 @@ func (s *Idempotency) RestoreKept(ctx context.Context, path string) (int, error)
 		// file that stayed would take its lines, and the next start would
 		// refuse it again. Appended: an earlier start's stay.
 		aside := KeptAside(path)
-		if err := appendSynced(aside, bad.Bytes()); err != nil {
+		// Not again if it ends with them: a start killed between this
+		// append and the file's removal (kept.aside) read them again.
+		if prev, _ := os.ReadFile(aside); bytes.HasSuffix(prev, bad.Bytes()) {
+			err = nil
+		} else {
+			err = appendSynced(aside, bad.Bytes())
+		}
+		if err == nil {
+			crashpoint.Reached("kept.aside") // a kill here: the next start reads the file again
+		}
+		if err != nil {
 			return n, s.keepBad(path, bad.Bytes(), fmt.Errorf("reading the completions a stop left in %s: %w: %w (%d lines could not be read, nor moved aside to %s: %w; they are left in it; move the file aside to start without them; their keys' retries are then answered that they may have run)",
 				filepath.Base(path), idempotency.ErrBadRecord, badErr, nbad, filepath.Base(aside), err))
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -109,6 +110,7 @@ func (s *Store) lateEnd(ctx context.Context, f *store.Frame) error {
 	default:
 		s.log.Warn("idempotency: a kept ended checkpoint reached the store after another instance recovered its request (its life taken for dead): its undo did not run, and is dead-lettered: retry or dismiss it (reach deadletters)",
 			"request", f.Request, "frame", f.Frame, "tool", u.Tool)
+		crashpoint.Reached("deadletter.late") // a kill here: the next start writes the end again, and adds nothing
 	}
 	return nil
 }

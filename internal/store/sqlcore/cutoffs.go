@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -32,6 +33,7 @@ func (c *Core) PutCutOff(ctx context.Context, r *reach.CutOffRecord) error {
 	if err != nil {
 		return fmt.Errorf("recording a write cut off before its answer was delivered: %w", err)
 	}
+	crashpoint.Reached("cutoff.noted")
 	return nil
 }
 
@@ -77,6 +79,9 @@ func (c *Core) TakeCutOff(ctx context.Context, key, request, call string) (bool,
 	}})
 	if err != nil {
 		return false, fmt.Errorf("taking a write cut off before its answer was delivered: %w", err)
+	}
+	if n == 1 {
+		crashpoint.Reached("cutoff.taken")
 	}
 	return n == 1, nil
 }
