@@ -204,6 +204,34 @@ func fk21Runs() []*asRun {
 		add(w)
 	}
 
+	// A shopping agent follows a newsletter's product links, each
+	// carrying the campaign's id: four products sold out, then one in
+	// stock.
+	{
+		w := asRunOf("product-links-one-campaign-id", "shopping", false)
+		for i, p := range []string{"blue-linen-shirt", "red-wool-scarf", "grey-canvas-tote", "green-rain-jacket", "black-leather-belt"} {
+			res := "This product is currently sold out. Sign up to be notified when it is back."
+			if i == 4 {
+				res = "Black leather belt: 39.00 EUR. In stock, ships in 2 days."
+			}
+			w.t("", asOK("fetch", obj{"url": "https://shop.example/products/" + p + "?utm_source=newsletter&utm_campaign=Dec26Xmas4Ab"}, res))
+		}
+		add(w)
+	}
+	// A finance agent asks a quote API for several old tickers, the API
+	// key in the address: the delisted ones answer empty.
+	{
+		w := asRunOf("quotes-api-key-in-url-delisted", "finance", false)
+		for i, sym := range []string{"TWTR", "ATVI", "SPLK", "VMW", "AAPL"} {
+			res := egJSON(obj{"Global Quote": obj{}})
+			if i == 4 {
+				res = egJSON(obj{"Global Quote": obj{"01. symbol": "AAPL", "05. price": "241.30"}})
+			}
+			w.t("", asOK("fetch", obj{"url": "https://www.alphavantage.example/query?function=GLOBAL_QUOTE&symbol=" + sym + "&apikey=Q7xK2mLp9RtV4wZb"}, res))
+		}
+		add(w)
+	}
+
 	// --- a unit by its bare name ---
 
 	// An ops agent checks which services of a host are running: several
