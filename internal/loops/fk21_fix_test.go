@@ -34,6 +34,8 @@ func TestStartBesideASize(t *testing.T) {
 		`{"q":"go","start":11,"num":10}`:                   true,
 		`{"q":"go","rows":20,"start":40}`:                  true,
 		`{"q":"go","offset":3}`:                            true,
+		`{"city":"Oslo","day_offset":3}`:                   false,
+		`{"q":"go","result_offset":3}`:                     true,
 		`{"metric":"errors","start":1733370000,"step":60}`: false,
 		`{"recording_id":"r","start":60,"duration":60}`:    false,
 	} {

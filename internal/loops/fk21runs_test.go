@@ -174,6 +174,20 @@ func fk21Runs() []*asRun {
 		add(w)
 	}
 
+	// A travel agent asks the forecast day by day for a week away: the
+	// same snowy days, then a clear one.
+	{
+		w := asRunOf("forecast-day-offset-same-weather", "travel", false)
+		for i := 0; i < 6; i++ {
+			res := egJSON(obj{"city": "Tromsø", "summary": "Snow showers", "high_c": -3, "low_c": -8, "wind_ms": 5})
+			if i == 5 {
+				res = egJSON(obj{"city": "Tromsø", "summary": "Clear, aurora likely", "high_c": -6, "low_c": -12, "wind_ms": 2})
+			}
+			w.t("", asOK("get_forecast", obj{"city": "Tromsø", "day_offset": i}, res))
+		}
+		add(w)
+	}
+
 	// --- an opaque id in a web address ---
 
 	// A finance agent reads each month's tab of one template workbook as

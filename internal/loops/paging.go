@@ -50,6 +50,9 @@ func pageKey(k []byte) bool {
 	}
 	switch last := string(w.word(w.n - 1)); last {
 	case "offset", "page", "skip", "start":
+		if w.n >= 2 && timeWord(w.word(w.n-2)) {
+			return false // day_offset, utc_offset, time_start: a place in time (fk21)
+		}
 		return last != "page" || w.n < 2 || string(w.word(w.n-2)) != "per"
 	case "index", "number", "no":
 		if w.n >= 2 {
@@ -163,4 +166,16 @@ func (d *Detector) checkPaging(a *agentState, t *toolState, s *Step) *Verdict {
 			s.Tool + " " + preview(s.Args) + " asks for a later page again and cannot return anything new.",
 		Suggestion: "The results ended: use what the pages you read brought, search for something else, or tell the user what you found.",
 	}
+}
+
+// timeWord reports whether a key's word names time: day_offset,
+// hour_offset, utc_offset, time_start ask for another day or hour, whose
+// answer may truly be the one before.
+func timeWord(w []byte) bool {
+	switch string(w) {
+	case "day", "days", "hour", "hours", "minute", "minutes", "second", "seconds", "week", "weeks",
+		"month", "months", "year", "years", "date", "time", "utc", "tz", "timezone":
+		return true
+	}
+	return false
 }
