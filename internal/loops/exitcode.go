@@ -142,6 +142,7 @@ func commandThings(args []byte) uint64 {
 		if l.kind != leafString {
 			continue
 		}
+		var sys unitWords
 		for j := 0; j < len(l.raw); {
 			if isSpace(l.raw[j]) {
 				j++
@@ -151,7 +152,11 @@ func commandThings(args []byte) uint64 {
 			for k < len(l.raw) && !isSpace(l.raw[k]) {
 				k++
 			}
-			if w := unitStem(l.raw[j:k]); namesCommandThing(w) {
+			if sys.unit(l.raw[j:k]) {
+				// A unit systemctl is asked about, by its bare name or
+				// not: each its own thing (unitname.go).
+				sum += hashBytes(unitStem(l.raw[j:k])) | 1
+			} else if w := unitStem(l.raw[j:k]); namesCommandThing(w) {
 				sum += hashBytes(w) | 1
 			}
 			j = k

@@ -193,7 +193,9 @@ func FuzzAddresses(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		b := []byte(s)
-		namesAddress(b)
+		if namesAddress(b) != namesAskedAddress(b, b) {
+			t.Fatalf("%q names an address it does not hold", s)
+		}
 		unitStem(b)
 		pageKey(b)
 		if addressID(b) != addressID([]byte(s)) {

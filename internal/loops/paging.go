@@ -50,6 +50,9 @@ func pageKey(k []byte) bool {
 	}
 	switch last := string(w.word(w.n - 1)); last {
 	case "offset", "page", "skip", "start":
+		if w.n >= 2 && timeWord(w.word(w.n-2)) {
+			return false // day_offset, utc_offset, time_start: a place in time (fk21)
+		}
 		return last != "page" || w.n < 2 || string(w.word(w.n-2)) != "per"
 	case "index", "number", "no":
 		if w.n >= 2 {
@@ -74,13 +77,15 @@ func (d *Detector) pagingOf(args []byte) (shape uint64, pos float64, ok bool) {
 	if as.cut {
 		return 0, 0, false
 	}
-	found := false
+	found, start, sized := false, false, false
 	for i := range as.out {
 		l := &as.out[i]
+		sized = sized || l.kind == leafNumber && pageSizeKey(l.key)
 		if l.kind == leafNumber && !l.arr && pageKey(l.key) {
 			if found {
 				return 0, 0, false
 			}
+			start = bytes.EqualFold(l.key, []byte("start"))
 			p, err := strconv.ParseFloat(string(l.raw), 64)
 			if err != nil {
 				return 0, 0, false
@@ -91,7 +96,31 @@ func (d *Detector) pagingOf(args []byte) (shape uint64, pos float64, ok bool) {
 		}
 		shape += l.unit()
 	}
+	if start && !sized {
+		// start alone is a place as often as a page: a time window's
+		// (start, step), a recording's segment (start, duration). It is a
+		// page's position beside a page's size (start and num, start and
+		// rows), as a search engine asks (fk21).
+		return 0, 0, false
+	}
 	return shape | 1, pos, found
+}
+
+// pageSizeKey reports whether key k names a page's size: its last word is
+// count, limit, rows, num, size, results, take or top (page_size,
+// max_results, per_page's page after per).
+func pageSizeKey(k []byte) bool {
+	var w keyWords
+	if !w.split(k) || w.n == 0 || w.n > 3 {
+		return false
+	}
+	switch string(w.word(w.n - 1)) {
+	case "count", "limit", "rows", "num", "size", "results", "take", "top":
+		return true
+	case "page":
+		return w.n >= 2 && string(w.word(w.n-2)) == "per"
+	}
+	return false
 }
 
 // donePaging counts read s's answer (sc) in the tool's paging streak.
@@ -137,4 +166,16 @@ func (d *Detector) checkPaging(a *agentState, t *toolState, s *Step) *Verdict {
 			s.Tool + " " + preview(s.Args) + " asks for a later page again and cannot return anything new.",
 		Suggestion: "The results ended: use what the pages you read brought, search for something else, or tell the user what you found.",
 	}
+}
+
+// timeWord reports whether a key's word names time: day_offset,
+// hour_offset, utc_offset, time_start ask for another day or hour, whose
+// answer may truly be the one before.
+func timeWord(w []byte) bool {
+	switch string(w) {
+	case "day", "days", "hour", "hours", "minute", "minutes", "second", "seconds", "week", "weeks",
+		"month", "months", "year", "years", "date", "time", "utc", "tz", "timezone":
+		return true
+	}
+	return false
 }

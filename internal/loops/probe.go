@@ -238,7 +238,7 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 			// when it is the same complaint about the same thing word for
 			// word, the thing named: a batch or candidates tried one by
 			// one name another each time.
-			thing = sameThing(o.Result)
+			thing = sameThing(o.Result, s.Args)
 			if thing != 0 {
 				class = o.ErrorType
 			}
@@ -292,8 +292,10 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 // respelled, one payment refunded with another amount), is one complaint.
 // A status code (404), a line number, "HTTP/1.1" and an apostrophe
 // (doesn't) name nothing. A request's own id in it (request id:
-// req_8f2c...) is left out: each request has another.
-func sameThing(msg []byte) uint64 {
+// req_8f2c...) is left out: each request has another. An e-mail or IPv4
+// address names a thing only when the call's arguments args hold it too
+// (address.go): the client's own address is no thing asked about.
+func sameThing(msg, args []byte) uint64 {
 	if len(msg) > maxTemplate {
 		msg = msg[:maxTemplate]
 	}
@@ -327,7 +329,7 @@ func sameThing(msg []byte) uint64 {
 		}
 		i = j
 	}
-	if !named && !namesAddress(msg) {
+	if !named && !namesAskedAddress(msg, args) {
 		return 0
 	}
 	return h.Sum64() | 1
