@@ -446,7 +446,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 				}
 				rt.cutOffs.untake(ctx, cutID, &w)
 				if claimed {
-					rt.idem.Complete(skey, nil) // nothing ran: the key is let go
+					return rt.cutOffRefused(c, claim, skey, w), nil
 				}
 				return w.refusal(), nil
 			}
@@ -459,17 +459,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		rec, claimed, err := rt.idem.Claim(ctx, claim)
 		if claim.CutOff != "" && err == nil && claimed {
 			if w, ok := rt.cutOffs.look(ctx, cutID, claim, c.req.root.id, c.req.root.started); ok {
-				res := w.refusal()
-				if claim.Checkpointed {
-					// Its "executing" checkpoint, durable with the claim,
-					// ends as the refusal: nothing ran.
-					end := &c.records().ended
-					*end = *claim.Checkpoint
-					end.End(res, nil)
-					rt.opts.Checkpoints.Ended(&c.detached, end)
-				}
-				rt.idem.Complete(skey, nil) // nothing ran: the key is let go
-				return res, nil
+				return rt.cutOffRefused(c, claim, skey, w), nil
 			}
 		}
 		if err != nil {

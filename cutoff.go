@@ -327,14 +327,6 @@ func (t *cutOffs) take(ctx context.Context, id cutOffID, root string, started ti
 	return w, ok
 }
 
-// look returns the write in the shared store that a write of id, in the
-// root request root, started at started, whose key claim claimed, may
-// retry (retryOf), and takes it from the store: of the instances that read
-// it, one does. The claim's statement said whether one is unexpired
-// (claim.CutOffRead, PostgreSQL's): most often none, and nothing more is
-// read. A store that could not say is read now.
-func (t *cutOffs) look(ctx context.Context, id cutOffID, claim *IdemClaim, root string, started time.Time) (cutOffWrite, bool) {
-	if claim.CutOffRead && !claim.CutOffLive {
 // untake takes w, taken from memory, from the store too: the next life
 // does not tell it again. A write calls it once its own key is claimed
 // (call.go): a kill before its refusal is answered leaves that claim,
@@ -346,37 +338,14 @@ func (t *cutOffs) untake(ctx context.Context, id cutOffID, w *cutOffWrite) {
 	}
 }
 
-// cutOffLook is the read of a shared store for the write a write without
-// a key of its own may retry, which runs while the write claims its key.
-type cutOffLook struct {
-	t     *cutOffs
-	id    cutOffID
-	key   string
-	root  string
-	start time.Time
-	done  chan struct{}
-	r     *CutOffRecord
-}
-
-// look starts the read of the shared store for a write of id in the root
-// request root, started at started.
-func (t *cutOffs) look(ctx context.Context, id cutOffID, root string, started time.Time) *cutOffLook {
-	l := &cutOffLook{t: t, id: id, key: storeKey(id.key()), root: root, start: started, done: make(chan struct{})}
-	go func() {
-		defer close(l.done)
-		if r, err := t.store.GetCutOff(ctx, l.key, time.Now()); err == nil {
-			l.r = r // unreadable: the write runs, as with none
-		}
-	}()
-	return l
-}
-
-// take returns the write the read found, if the write may retry it, and
-// takes it from the store: of the instances that read it, one does.
-func (l *cutOffLook) take(ctx context.Context) (cutOffWrite, bool) {
-	<-l.done
-	r := l.r
-	if r == nil || !retryOf(l.root, l.start, r.Root, r.Began) {
+// look returns the write in the shared store that a write of id, in the
+// root request root, started at started, whose key claim claimed, may
+// retry (retryOf), and takes it from the store: of the instances that read
+// it, one does. The claim's statement said whether one is unexpired
+// (claim.CutOffRead, PostgreSQL's): most often none, and nothing more is
+// read. A store that could not say is read now.
+func (t *cutOffs) look(ctx context.Context, id cutOffID, claim *IdemClaim, root string, started time.Time) (cutOffWrite, bool) {
+	if claim.CutOffRead && !claim.CutOffLive {
 		return cutOffWrite{}, false
 	}
 	r, err := t.store.GetCutOff(ctx, claim.CutOff, time.Now())
@@ -464,4 +433,20 @@ func derivedKey(key, root, call string) bool {
 		return strings.HasSuffix(key, "/"+call)
 	}
 	return len(key) == len(root)+1+len(call) && strings.HasPrefix(key, root) && key[len(root)] == '/' && strings.HasSuffix(key, call)
+}
+
+// cutOffRefused answers a write that retries the cut-off write w, whose own
+// key skey claim claimed: its "executing" checkpoint, if durable with the
+// claim, ends as the refusal (nothing ran; recovery must not take it for
+// a write cut off), and the key is let go.
+func (rt *Runtime) cutOffRefused(c *Call, claim *IdemClaim, skey string, w cutOffWrite) *Result {
+	res := w.refusal()
+	if claim.Checkpointed {
+		end := &c.records().ended
+		*end = *claim.Checkpoint
+		end.End(res, nil)
+		rt.opts.Checkpoints.Ended(&c.detached, end)
+	}
+	rt.idem.Complete(skey, nil)
+	return res
 }

@@ -483,3 +483,29 @@ func TestCutOffSharedEndsClaimsCheckpoint(t *testing.T) {
 		t.Fatalf("%d checkpoints begun, %d ended; want each ended", e, n)
 	}
 }
+
+// TestCutOffTakenHereEndsClaimsCheckpoint: a retry refused from the
+// runtime's own memory, with a store (SQLite's case), claims its key before
+// the write is taken from the store (a kill then leaves the claim:
+// cutoff.taken); the "executing" checkpoint durable with that claim ends as
+// the refusal. Left open, the next start took the refused retry for a write
+// cut off, and refused the write after it again.
+func TestCutOffTakenHereEndsClaimsCheckpoint(t *testing.T) {
+	cp := new(ckRecords)
+	rt := New(&Options{CutOffs: new(memCutOffStore), Checkpoints: cp,
+		Idempotency: ckIdem{NewMemoryIdempotency(time.Hour), cp}})
+	_, started, release := deafAddItem(t, rt, 1, true)
+	var leave context.CancelFunc
+	done := make(chan *Result, 1)
+	go func() { done <- cutOffCall(t, rt, &leave, "alice", "c1", `{"item":"pear"}`) }()
+	<-started
+	leave()
+	release()
+	<-done
+	if r := cutOffCall(t, rt, nil, "alice", "c2", `{"item":"pear"}`); r.Error == nil || r.Error.Code != "interrupted" {
+		t.Fatalf("the retry: %s %+v; want interrupted", r.Status, r.Error)
+	}
+	if e, n := cp.executing.Load(), cp.ended.Load(); e != n {
+		t.Fatalf("%d checkpoints begun, %d ended; want each ended", e, n)
+	}
+}
