@@ -14,18 +14,31 @@ import (
 // MaxAnswer bounds one upstream answer (a variable for tests).
 var MaxAnswer int64 = 64 << 20
 
-// ReadJSONAnswer reads an application/json answer.
+// ReadJSONAnswer reads an application/json answer, of at most MaxAnswer
+// bytes: one larger fails saying so (cut at the bound, it was "not a
+// JSON-RPC message").
 func ReadJSONAnswer(body io.Reader) (*Message, error) {
 	buf := GetBuffer()
 	defer PutBuffer(buf)
-	if _, err := buf.ReadFrom(io.LimitReader(body, MaxAnswer)); err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(body, MaxAnswer+1)); err != nil {
 		return nil, err
+	}
+	if int64(buf.Len()) > MaxAnswer {
+		return nil, &TooLargeError{MaxAnswer}
 	}
 	msg := &Message{}
 	if !ParseAnswer(buf.Bytes(), msg) {
 		return nil, errors.New("the answer is not a JSON-RPC message")
 	}
 	return msg, nil
+}
+
+// TooLargeError is an answer larger than MaxAnswer (Limit): asking again
+// gets one as large, so it is not a transient failure.
+type TooLargeError struct{ Limit int64 }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("the answer is larger than %d bytes", e.Limit)
 }
 
 // sseReaders holds the readers of SSE answers.
@@ -83,7 +96,7 @@ func (l *lineFeeds) Read(p []byte) (int, error) {
 	}
 }
 
-// ReadSSE reads an SSE answer (at most MaxAnswer bytes) and hands each
+// ReadSSE reads an SSE answer (at most MaxAnswer bytes an event) and hands each
 // JSON-RPC message of its events to each, in the order they come, until
 // each reports true: that message is returned. Events that hold no
 // JSON-RPC message are skipped. Lines end with LF, CR LF or a lone CR, as
@@ -126,7 +139,7 @@ func ReadSSE(body io.Reader, cur *SSECursor, each func(*Message) bool) (*Message
 			switch {
 			case err != io.EOF:
 			case limited.N <= 0:
-				err = fmt.Errorf("the answer is larger than %d bytes", MaxAnswer)
+				err = &TooLargeError{MaxAnswer}
 			case cur.LastID != "":
 				err = ErrStreamClosed
 			default:
@@ -152,6 +165,10 @@ func ReadSSE(body io.Reader, cur *SSECursor, each func(*Message) bool) (*Message
 			continue
 		}
 		cur.LastID = cur.idBuf // the event is complete: its id counts
+		// The bound is of one event (and what the reader holds read ahead,
+		// at most its buffer), not of the stream: a call's progress and
+		// log events may come for as long as it runs.
+		limited.N = MaxAnswer
 		if data.Len() == 0 {
 			continue
 		}

@@ -649,3 +649,25 @@ func BenchmarkReadSSE(b *testing.B) {
 		}
 	}
 }
+
+// TestReadSSEBoundIsPerEvent: MaxAnswer bounds one event of an SSE
+// answer, not the stream: a call's many small notifications, together
+// past the bound, are read on to its response (the whole stream was
+// bounded, and such a call failed as too large); one event past it fails.
+func TestReadSSEBoundIsPerEvent(t *testing.T) {
+	defer func(n int64) { MaxAnswer = n }(MaxAnswer)
+	MaxAnswer = 1 << 10
+	response := func(m *Message) bool { return m.Method == "" }
+	note := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n\n"
+	resp := "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"
+	stream := strings.Repeat(note, 100) + resp // about 8 KiB
+	var cur SSECursor
+	if msg, err := ReadSSE(strings.NewReader(stream), &cur, response); err != nil || msg == nil {
+		t.Fatalf("%d bytes of small events, the bound %d: %v; want the response", len(stream), MaxAnswer, err)
+	}
+	big := "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"x\":\"" + strings.Repeat("x", 16<<10) + "\"}}\n\n"
+	_, err := ReadSSE(strings.NewReader(big), &cur, response)
+	if _, ok := errors.AsType[*TooLargeError](err); !ok {
+		t.Fatalf("one event of %d bytes, the bound %d: %v; want a TooLargeError", len(big), MaxAnswer, err)
+	}
+}

@@ -44,10 +44,11 @@ func Sleep(ctx context.Context, d time.Duration) error {
 
 // permanentTypes are the tool error types that say trying again as is
 // cannot help.
-var permanentTypes = map[string]bool{"invalid_args": true, "not_found": true, "forbidden": true, "conflict": true, "internal": true}
+var permanentTypes = map[string]bool{"invalid_args": true, "not_found": true, "forbidden": true, "conflict": true, "internal": true, "too_large": true}
 
 // Permanent reports whether a tool error type says that trying again as
-// is cannot help: invalid_args, not_found, forbidden, conflict, internal.
+// is cannot help: invalid_args, not_found, forbidden, conflict, internal,
+// too_large (an answer larger than reach passes on).
 func Permanent(typ string) bool { return permanentTypes[typ] }
 
 // transientPhrases are what a message says when its failure is temporary,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/retry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -145,5 +146,52 @@ func TestUpstreamMirrorBounded(t *testing.T) {
 		if got := p.Owner(true, name); got != "" {
 			t.Errorf("a listing of 11 prompts, the bound 10: %s mirrored from %q; want none", name, got)
 		}
+	}
+}
+
+// A tool's answer past mcpwire.MaxAnswer, as JSON or as SSE, fails as
+// too_large, a permanent failure whose text says what to do: it was
+// "unavailable", which is retried (the answer read again, as large) and
+// counted against the upstream's breaker, and as JSON its text said the
+// answer, cut at the bound, was "not a JSON-RPC message". An answer within
+// the bound passes, and the upstream serves on.
+func TestUpstreamAnswerTooLarge(t *testing.T) {
+	defer func(n int64) { mcpwire.MaxAnswer = n }(mcpwire.MaxAnswer)
+	mcpwire.MaxAnswer = 1 << 20
+	for _, asJSON := range []bool{true, false} {
+		t.Run(fmt.Sprintf("json=%v", asJSON), func(t *testing.T) {
+			srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+				s := echoServer()
+				type in struct {
+					Bytes int `json:"bytes"`
+				}
+				mcp.AddTool(s, &mcp.Tool{Name: "big"}, func(_ context.Context, _ *mcp.CallToolRequest, i in) (*mcp.CallToolResult, any, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", i.Bytes)}}}, nil, nil
+				})
+				return s
+			}, &mcp.StreamableHTTPOptions{JSONResponse: asJSON}))
+			t.Cleanup(srv.Close)
+			p := newPool(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL}}})
+			var big func(context.Context, json.RawMessage) (json.RawMessage, error)
+			for _, rt := range p.Tools() {
+				if rt.Name == "up__big" {
+					big = rt.Func
+				}
+			}
+			if big == nil {
+				t.Fatal("no tool up__big")
+			}
+			if _, err := big(t.Context(), json.RawMessage(`{"bytes":524288}`)); err != nil {
+				t.Fatalf("an answer of half the bound: %v", err)
+			}
+			_, err := big(t.Context(), json.RawMessage(`{"bytes":2097152}`))
+			te, transient := retry.Transient(err, false, true)
+			if te == nil || transient || te.Type != "too_large" || !strings.Contains(te.Message, "ask the tool for less") {
+				t.Fatalf("an answer of twice the bound: %v (transient %v); want a permanent too_large saying to ask for less", err, transient)
+			}
+			if got := echo(t, p, "up__echo", "hi"); got != "echo: hi" {
+				t.Fatalf("after an answer past the bound, echo: %q", got)
+			}
+		})
 	}
 }

@@ -156,6 +156,11 @@ func (u *upstream) wireFailed(ctx context.Context, c *wireCall, doing string, er
 		u.reached(err) // the exchange failed: the upstream is not reachable
 		return &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("calling upstream %s failed: %v", u.cfg.Name, err)}
 	}
+	if tl, ok := errors.AsType[*mcpwire.TooLargeError](err); ok {
+		// Not "unavailable": that is retried (the answer read again, as
+		// large) and counted against the upstream's breaker.
+		return &reach.ToolError{Type: "too_large", Message: fmt.Sprintf("upstream %s's answer is larger than %d bytes, more than reach passes on: ask the tool for less (a narrower query, a smaller page or range)", u.cfg.Name, tl.Limit)}
+	}
 	return &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("reading upstream %s's answer failed: %v", u.cfg.Name, err)}
 }
 
