@@ -100,7 +100,9 @@ is wrong with it.`,
 name, decision, a preview of the arguments and of the result, tokens, latency,
 and why a step was refused or failed. With --json, one JSON object per event.
 With --tree, the events of its sub-requests too (the work of the agents it
-handed tasks to, and of theirs), in order, each with its request.`,
+handed tasks to, and of theirs), in order, each with its request. It reads
+and prints 1,000 events at a time, up to the log's head when it began, so a
+long request's memory is a page's.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openAuditStore(cmd, data)

@@ -24,8 +24,8 @@ answer. Exits 0 when it answers 200, non-zero when it answers otherwise or
 not at all: the container image's HEALTHCHECK runs it. Neither probe needs
 credentials. /readyz answers 503 while the gateway shuts down, its PostgreSQL
 store does not answer, its SQLite store's last write failed (the disk full,
-read-only) or its database file was removed, or an upstream marked required
-is not connected.`,
+read-only) or its database file was removed or replaced, or an upstream
+marked required is not connected.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path := "/livez"
