@@ -193,3 +193,34 @@ func TestRefusedInARowOption(t *testing.T) {
 		}
 	}
 }
+
+// A sub-agent that ignores its refusals stops its own sub-request (and
+// its hand-off ends cancelled), not the request that handed it the task:
+// the count is one agent's in one request, and the parent's agent goes on.
+func TestRefusedInARowSubRequest(t *testing.T) {
+	rt, _ := streakRuntime(t, nil)
+	ctx, req := begin(t, rt, &reach.RequestOptions{Principal: "alice", Agent: "planner"})
+	for range 5 {
+		call(rt, ctx, "wipe", `{}`) // the parent's own refusals: its count, not the sub-agent's
+	}
+	sctx, sub, err := rt.Delegate(ctx, &reach.Delegation{Agent: "executor", Task: "wipe it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 8 {
+		call(rt, sctx, "wipe", `{}`)
+	}
+	if c := sub.StopCause(); c == nil || c.Reason != streakText {
+		t.Fatalf("the sub-request's stop: %+v, want the streak's", c)
+	}
+	if c := req.StopCause(); c != nil {
+		t.Fatalf("the parent was stopped: %+v", c)
+	}
+	sub.End()
+	if f := sub.DelegateFrame(); f.State() != reach.Cancelled {
+		t.Errorf("the hand-off's frame is %v, want cancelled", f.State())
+	}
+	if res := call(rt, ctx, "lookup", `{"q":"a"}`); res.Status != reach.StatusSuccess {
+		t.Errorf("the parent's next call: %+v", res)
+	}
+}
