@@ -115,6 +115,9 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 	if w := f.Warnings(); len(w) > 0 {
 		res.Notes = append(res.Notes, w...)
 	}
+	if note := rt.noteRefusals(c, st, res.Error); note != "" {
+		res.Notes = append(res.Notes, note)
+	}
 	rt.redactResult(res, c.masked)
 	if st == Completed {
 		f.mu.Lock()

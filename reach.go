@@ -267,6 +267,13 @@ type Options struct {
 	Loops *LoopOptions
 	// DisableLoopGuard turns the loop detectors (stage 5) off.
 	DisableLoopGuard bool
+	// RefusedInARow stops a request (cancel, with its subtree) once this
+	// many of its agent's tool calls in a row were refused for a reason
+	// the agent could act on (a loop, a denial, a spent budget, a cycle, a
+	// reentrancy contract) with none let through in between: an agent that
+	// ignores refusals is stopped, not refused until its step limit. If
+	// zero, DefaultRefusedInARow; below zero, never.
+	RefusedInARow int
 	// Catalog is where the runtime registers its tools; if nil, a new one.
 	// Make it first (NewCatalog) to give the parts built before the runtime
 	// (an Authorizer, an Approver, a Recorder) the tools to look up. A

@@ -43,6 +43,9 @@ type Request struct {
 	mode  atomic.Int32 // StopMode
 	cause atomic.Pointer[Cause]
 	ended atomic.Bool
+	// refusedInARow counts the actionable refusals of its agent's tool
+	// calls since one was last let through (refusalstreak.go).
+	refusedInARow atomic.Int32
 
 	delegateOnce sync.Once
 	verdict      atomic.Pointer[string] // what the sub-agent answered (EndWith)

@@ -102,6 +102,7 @@ func TestConfigRefusesBadNumbersAndHeaders(t *testing.T) {
 		{"tools:\n  get_order:\n    retry:\n      attempts: 1000000\n", "line 4", "attempts: 10 or fewer"},
 		{"max_body_bytes: -5\n", "line 1", "negative"},
 		{"sessions_per_principal: -1\n", "line 1", "sessions_per_principal is negative"},
+		{"refused_in_a_row: -1\n", "line 1", "negative"},
 		{"upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers:\n      X-Ok: fine\n      X Api Key: v\n", "line 6", "write e.g. X-Api-Key"},
 		{"upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers:\n      'X-Key:': v\n", "line 5", "not an HTTP header name"},
 		{"upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers:\n      X-Key: \"sk-top-secret\\r\\nX-Evil: 1\"\n", "line 5", "write it on one line"},
@@ -124,6 +125,20 @@ func TestConfigRefusesBadNumbersAndHeaders(t *testing.T) {
 	} {
 		if _, err := Parse([]byte(ok), lookup); err != nil {
 			t.Errorf("%q: %v", ok, err)
+		}
+	}
+}
+
+// TestRefusedInARowOption: unset is the runtime's default (0), a written 0
+// turns the rule off (below zero in reach.Options), a count is kept.
+func TestRefusedInARowOption(t *testing.T) {
+	for config, want := range map[string]int{"examples: true\n": 0, "refused_in_a_row: 0\n": -1, "refused_in_a_row: 3\n": 3} {
+		c, err := Parse([]byte(config), func(string) (string, bool) { return "", false })
+		if err != nil {
+			t.Fatalf("%q: %v", config, err)
+		}
+		if got := c.RefusedInARowOption(); got != want {
+			t.Errorf("%q: RefusedInARowOption() = %d, want %d", config, got, want)
 		}
 	}
 }

@@ -131,6 +131,12 @@ type Config struct {
 	// reach answer as a server of the session era, so that a client that
 	// tries the sessionless protocol first falls back to a session.
 	MCPProtocols []string `yaml:"mcp_protocols"`
+	// RefusedInARow stops a request once this many of its agent's tool
+	// calls in a row were refused for a reason it could act on (a loop, a
+	// denial, a spent budget, a cycle, a reentrancy contract), none let
+	// through in between; 0 turns the rule off. If unset,
+	// reach.DefaultRefusedInARow (see RefusedInARowOption).
+	RefusedInARow *int `yaml:"refused_in_a_row"`
 	// Examples adds the built-in example tools. A Config with no upstreams
 	// always has them, so that a bare `reach serve` has something to call.
 	Examples bool `yaml:"examples"`
@@ -1731,6 +1737,9 @@ func (c *Config) check() error {
 	if c.MaxBodyBytes < 0 {
 		return c.Errorf([]any{"max_body_bytes"}, "max_body_bytes must not be negative")
 	}
+	if c.RefusedInARow != nil && *c.RefusedInARow < 0 {
+		return c.Errorf([]any{"refused_in_a_row"}, "refused_in_a_row must not be negative (0 turns the rule off)")
+	}
 	if err := checkStore(c.Store.Reveal()); err != nil {
 		return c.Errorf([]any{"store"}, "store: %v", err)
 	}
@@ -2121,6 +2130,18 @@ func (c *Config) SessionsCap() int {
 		return DefaultSessionsPerPrincipal
 	}
 	return c.SessionsPerPrincipal
+}
+
+// RefusedInARowOption returns reach.Options.RefusedInARow for the
+// configuration: 0 (the default) when unset, below zero (off) for 0.
+func (c *Config) RefusedInARowOption() int {
+	switch {
+	case c.RefusedInARow == nil:
+		return 0
+	case *c.RefusedInARow == 0:
+		return -1
+	}
+	return *c.RefusedInARow
 }
 
 // InFlightCap returns the bound on one principal's requests in flight in

@@ -195,7 +195,10 @@ func TestSubAgentNamingALargerBudgetStaysCarved(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			ag, g, _ := setup(t)
 			for i, want := range []int64{4, 6} { // the carve, then the root's budget
-				if tk, err := ag.send(t.Context(), how+" 10", map[string]any{link.MetaRequest: "naming-" + how}); err != nil || tk.Status.State != a2a.TaskStateCompleted {
+				// 9 calls: 2 let through and 7 refused in the second
+				// hand-off; an 8th refusal in a row would stop it
+				// (RefusedInARow).
+				if tk, err := ag.send(t.Context(), how+" 9", map[string]any{link.MetaRequest: "naming-" + how}); err != nil || tk.Status.State != a2a.TaskStateCompleted {
 					t.Fatalf("hand-off %d: %v %v", i, tk, err)
 				}
 				if n, _ := usage(g, "naming-"+how); ag.made.Load() != want || n != int(want) {
@@ -263,7 +266,8 @@ func TestInstancesSubAgentNamingALargerBudgetStaysCarved(t *testing.T) {
 	ag.tools = bases
 	for i, want := range []int64{4, 6} {
 		ag.reach = bases[i]
-		if tk, err := ag.send(t.Context(), "tools 10", map[string]any{link.MetaRequest: "naming-across"}); err != nil || tk.Status.State != a2a.TaskStateCompleted {
+		// 9 calls: under 8 refusals in a row (RefusedInARow).
+		if tk, err := ag.send(t.Context(), "tools 9", map[string]any{link.MetaRequest: "naming-across"}); err != nil || tk.Status.State != a2a.TaskStateCompleted {
 			t.Fatalf("hand-off %d: %v %v", i, tk, err)
 		}
 		if n := ag.made.Load(); n != want {

@@ -326,6 +326,8 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			call, callArgs = "up__lookup", `{"q":"refund policy"}`
 		}
+	case "ignore": // the same lookup whatever it is told: a model that ignores reach's refusals
+		call, callArgs = "up__lookup", `{"q":"refund policy"}`
 	case "legit": // poll a job until it is done, then read four pages
 		switch {
 		case last != "" && !strings.HasPrefix(last, "job ") && !strings.HasPrefix(last, "page "):

@@ -204,6 +204,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *Gateway, er
 	g.catalog = reach.NewCatalog()
 	ro := &reach.Options{DefaultBudget: cfg.DefaultBudget(), Catalog: g.catalog, Logger: g.log, Redactor: g.redactor}
 	ro.Missing = g.missingTool // a held tool is refused as held (pinning.go)
+	ro.RefusedInARow = cfg.RefusedInARowOption()
 	if err := g.authorizer(ro); err != nil {
 		g.cancel()
 		return nil, err

@@ -475,7 +475,10 @@ func TestWholeArguments(t *testing.T) {
 // Decisions run while the policies are replaced (run with -race).
 func TestConcurrentReplace(t *testing.T) {
 	eng := New(nil)
-	rt := reach.New(&reach.Options{Authorizer: eng})
+	// Its callers go on after any number of denials in a row, which
+	// would stop their requests (Options.RefusedInARow): this test is the
+	// engine's, under replacement.
+	rt := reach.New(&reach.Options{Authorizer: eng, RefusedInARow: -1})
 	rt.MustRegister(reach.Tool{Name: "t", Func: noop})
 	sets := []*Set{Default(), mustParse(t, permitNone)}
 	var wg sync.WaitGroup
