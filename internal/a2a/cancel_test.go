@@ -1,8 +1,10 @@
 package a2a
 
 import (
+	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -203,5 +205,76 @@ func TestOrphanIsCanceled(t *testing.T) {
 	}
 	if v := ts[1].snapshot(); !strings.Contains(statusText(v), "request ended") {
 		t.Errorf("the executor's status %q", statusText(v))
+	}
+}
+
+// holdStop is a store that holds the root's own stop where a store makes
+// it durable (RequestStopped): after the stop has canceled the contexts
+// below the root, before it marks the requests below stopped. It keeps the
+// state each request had when its end was told (what a store records).
+type holdStop struct {
+	release chan struct{}
+	mu      sync.Mutex
+	ended   map[string]reach.RequestState
+}
+
+func (h *holdStop) RequestBegan(context.Context, *reach.Request) error { return nil }
+
+func (h *holdStop) RequestStopped(_ context.Context, r *reach.Request, c reach.Cause) {
+	if r.Parent() == nil && c.Request == r.ID() {
+		<-h.release
+	}
+}
+
+func (h *holdStop) RequestEnded(_ context.Context, r *reach.Request) {
+	h.mu.Lock()
+	h.ended[r.ID()] = r.State()
+	h.mu.Unlock()
+}
+
+func (h *holdStop) endedAs(id string) (reach.RequestState, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st, ok := h.ended[id]
+	return st, ok
+}
+
+// A stop of the root cancels the hand-offs' contexts before it marks them
+// stopped, and in between a store write (here held until every hand-off has
+// ended; on an instance that joined the request, the stop read from the
+// store): each task the cancel ends marks its hand-off stopped, with the
+// root's cause, before it ends it, so that no hand-off ends completed.
+func TestStopAboveMarksTheHandOffBeforeItEnds(t *testing.T) {
+	hold := &holdStop{release: make(chan struct{}), ended: map[string]reach.RequestState{}}
+	h := newHarnessWith(t, func(o *Options) {
+		rt := reach.New(&reach.Options{Requests: hold})
+		o.Runtime, o.Link = rt, testLinker{rt}
+	}, nil, "planner", "executor", "verifier")
+	ts := chainOf(t, h)
+	root := ts[0].req.Root()
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		root.Stop(reach.Cancel, "operator", "enough")
+	}()
+	for _, rec := range ts {
+		eventually(t, rec.a.cfg.Name+"'s hand-off to end while the stop is held", func() bool { _, ok := hold.endedAs(rec.req.ID()); return ok })
+	}
+	for _, rec := range ts {
+		if st, _ := hold.endedAs(rec.req.ID()); !st.Stopped() {
+			t.Errorf("%s's hand-off ended %s under a stop of its root", rec.a.cfg.Name, st)
+		}
+	}
+	close(hold.release)
+	<-stopped
+	for _, rec := range ts {
+		name := rec.a.cfg.Name
+		if c := rec.req.StopCause(); rec.req.State() != reach.RequestStoppedCancel || c == nil || c.Request != root.ID() || c.Reason != "enough" {
+			t.Errorf("%s's hand-off after the stop: %s %+v", name, rec.req.State(), c)
+		}
+		eventually(t, name+" to see CancelTask", func() bool { return slices.Contains(h.agents[name].canceled(), rec.id) })
+		if v := rec.snapshot(); v.Status.State != a2a.TaskStateCanceled || !strings.Contains(statusText(v), "stopped (cancel) by operator: enough") {
+			t.Errorf("%s's task: %s %q", name, v.Status.State, statusText(v))
+		}
 	}
 }

@@ -512,6 +512,9 @@ func newHarnessWith(t testing.TB, opt func(*Options), cfg func(*Agent), names ..
 		Audit: h.audit, CancelTimeout: 300 * time.Millisecond, Late: time.Second}
 	if opt != nil {
 		opt(op)
+		if rt, ok := op.Runtime.(*reach.Runtime); ok {
+			h.rt = rt // a test's own runtime (with its Link)
+		}
 	}
 	g, err := New(t.Context(), op)
 	if err != nil {

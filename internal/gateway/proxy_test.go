@@ -684,16 +684,27 @@ func TestModelProxyKeepsTheModelsWords(t *testing.T) {
 // leaving early cannot get around a token budget.
 func TestModelProxyChargesAnAbandonedCall(t *testing.T) {
 	var asked atomic.Int32
+	read := make(chan struct{})
 	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
-		asked.Add(1)
-		io.ReadAll(r.Body)   // (net/http notices a closed connection once the body is read)
+		n := asked.Add(1)
+		io.ReadAll(r.Body) // (net/http notices a closed connection once the body is read)
+		if n == 1 {
+			close(read)
+		}
 		<-r.Context().Done() // answers only after the caller is gone
 	}, "budgets:\n  default: {tokens: 500}\n")
 	prompt := `{"messages":[{"role":"user","content":"` + strings.Repeat("long prompt ", 100) + `"}]}`
-	client := &http.Client{Timeout: 200 * time.Millisecond}
-	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(prompt))
+	// The client leaves once the model has read the prompt (not on a
+	// timer, which on a loaded machine can ring before the gateway has
+	// begun the request: then nothing was asked, and nothing is owed).
+	ctx, leave := context.WithCancel(t.Context())
+	go func() {
+		<-read
+		leave()
+	}()
+	req, _ := http.NewRequestWithContext(ctx, "POST", url+"/v1/chat/completions", strings.NewReader(prompt))
 	req.Header.Set(link.HeaderRequest, "gone")
-	if resp, err := client.Do(req); err == nil {
+	if resp, err := http.DefaultClient.Do(req); err == nil {
 		resp.Body.Close()
 		t.Fatal("the model answered")
 	}

@@ -501,8 +501,13 @@ func (p *Store) OpenFramesOf(ctx context.Context, owners []string) ([]*store.Fra
 }
 
 // ClaimOrphans claims up to n requests that run (or were stopped and have
-// not ended) and whose every instance is dead (none heartbeated within
-// ttl), for owner to recover; those their client ended (SettleRequest) it
+// not ended) and whose every instance is dead: judged (Judge) or
+// forgotten, not merely silent for ttl. The recovery that claims them
+// settled the idempotency claims of the lives it judged just before; a
+// life whose heartbeat aged past ttl since (its last view had it alive)
+// still holds its claims, and an undo run now would wait out their lease
+// (minutes) for a key the dead life holds. Its requests wait for the next
+// recovery, which judges it first. They are claimed for owner to recover; those their client ended (SettleRequest) it
 // stores ended instead, and does not return. Each is taken with SKIP LOCKED, its dead
 // instances' part dropped, and owner made its only instance, so that no
 // other instance claims it while owner's heartbeat lasts (a lease: if
@@ -518,9 +523,9 @@ func (p *Store) ClaimOrphans(ctx context.Context, owner string, ttl time.Duratio
 	WHERE (r.state = 'running' OR r.state = 'stopped' AND r.ended = 0)
 		AND EXISTS (SELECT 1 FROM replicas x WHERE x.request = r.id)
 		AND NOT EXISTS (SELECT 1 FROM replicas x JOIN instances i ON i.owner = x.owner
-			WHERE x.request = r.id AND i.seen >= reach_now() - $1)
+			WHERE x.request = r.id AND i.seen >= 0)
 	ORDER BY (r.parent <> ''), r.started
-	FOR UPDATE OF r SKIP LOCKED LIMIT $2`, int64(ttl), n)
+	FOR UPDATE OF r SKIP LOCKED LIMIT $1`, n)
 		if err != nil {
 			return err
 		}

@@ -312,12 +312,51 @@ func TestPostgresJoinAndLeave(t *testing.T) {
 	if _, err := a.pool.Exec(ctx, `UPDATE instances SET seen = 0 WHERE owner = 'B/1'`); err != nil {
 		t.Fatal(err)
 	}
+	judge(t, a, "B/1", ttl)
 	ids, err := a.ClaimOrphans(ctx, "A/1", ttl, 10)
 	if err != nil || !slices.Equal(ids, []string{"r1"}) {
 		t.Fatalf("ClaimOrphans = %v, %v; want r1, whose only instance died", ids, err)
 	}
 	if ids, _ := b.ClaimOrphans(ctx, "B/2", ttl, 10); len(ids) != 0 {
 		t.Fatalf("a second recoverer claimed %v, which A holds", ids)
+	}
+}
+
+// judge judges owner dead, as a recovery does before it claims orphans.
+func judge(t *testing.T, p *Store, owner string, ttl time.Duration) {
+	t.Helper()
+	if got, err := p.Judge(t.Context(), []string{owner}, ttl); err != nil || !slices.Equal(got, []string{owner}) {
+		t.Fatalf("Judge(%s) = %v, %v", owner, got, err)
+	}
+}
+
+// A recovery claims the requests of the lives it judged dead, whose
+// idempotency claims it settled just before, not those of a life whose
+// heartbeat aged past the TTL since its view had it alive: an undo run for
+// one of those would wait out the lease of a claim the dead life holds
+// (TestCrashAtEveryDurablePointOnPostgres/executing_3 waited minutes, its
+// undos dead-lettered). Once judged, the life's requests are claimed.
+func TestPostgresOrphansOfJudgedLivesOnly(t *testing.T) {
+	a, _, _ := twoPostgres(t)
+	ctx := t.Context()
+	ttl := time.Minute
+	for _, o := range []string{"A/1", "B/1"} {
+		if err := a.Heartbeat(ctx, o, o[:1], time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, outcome, err := a.JoinRequest(ctx, joinReq("q1", "alice"), "B/1", ttl); err != nil || outcome != JoinBegun {
+		t.Fatalf("JoinRequest on B = %v, %v", outcome, err)
+	}
+	if _, err := a.pool.Exec(ctx, `UPDATE instances SET seen = 0 WHERE owner = 'B/1'`); err != nil { // B fell silent
+		t.Fatal(err)
+	}
+	if ids, err := a.ClaimOrphans(ctx, "A/1", ttl, 10); err != nil || len(ids) != 0 {
+		t.Fatalf("ClaimOrphans before B was judged = %v, %v; want none", ids, err)
+	}
+	judge(t, a, "B/1", ttl)
+	if ids, err := a.ClaimOrphans(ctx, "A/1", ttl, 10); err != nil || !slices.Equal(ids, []string{"q1"}) {
+		t.Fatalf("ClaimOrphans once B was judged = %v, %v; want q1", ids, err)
 	}
 }
 
@@ -353,6 +392,7 @@ func TestPostgresOrphanNotBegunAgain(t *testing.T) {
 	if sp, _ := b.Spent(ctx, "o1"); sp != (store.Spend{ToolCalls: 2, Tokens: 500}) {
 		t.Errorf("o1 has spent %+v after B named it; want what it spent before A died", sp)
 	}
+	judge(t, b, "A/1", ttl)
 	if ids, err := b.ClaimOrphans(ctx, "B/1", ttl, 10); err != nil || !slices.Equal(ids, []string{"o1"}) {
 		t.Errorf("ClaimOrphans = %v, %v; want o1, still an orphan for the recovery", ids, err)
 	}
@@ -392,6 +432,7 @@ func TestPostgresSettledOrphan(t *testing.T) {
 	if _, err := a.pool.Exec(ctx, `UPDATE instances SET seen = 0 WHERE owner = 'B/1'`); err != nil {
 		t.Fatal(err)
 	}
+	judge(t, a, "B/1", ttl)
 	ids, err := a.ClaimOrphans(ctx, "A/1", ttl, 10)
 	if err != nil || !slices.Equal(ids, []string{"s2"}) {
 		t.Fatalf("ClaimOrphans = %v, %v; want s2 only (its client ended s1)", ids, err)
