@@ -104,7 +104,8 @@ func TestAuditTreeAPI(t *testing.T) {
 		t.Errorf("the operator sees %v, want %v", got, all)
 	}
 	// &before=SEQ keeps a request's page to its events before SEQ (the
-	// cursor of a page that read its bound of events without filling).
+	// cursor of a full page, or of one that read its bound of events
+	// without filling).
 	if len(single) < 2 {
 		t.Fatalf("the root's page: %v", single)
 	}

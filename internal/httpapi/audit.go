@@ -108,7 +108,9 @@ func (a auditView) events(ctx context.Context, q ui.AuditQuery, limit int) ([]*a
 // page returns the newest limit events that q selects: a request's, or
 // the most recent ones, filtered by tool, principal and owner; or a page
 // of a tree (treePage), with stop, the cursor of the next page when this
-// one ended short of limit having read maxTreeScan events (0 otherwise).
+// one ended short of limit having read maxTreeScan events, or when a
+// request's page (without Tree) is full and older events are left (0
+// otherwise).
 func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, int64, error) {
 	if a.flush != nil {
 		a.flush(ctx) // a log that is closing or failing has said so in its own log; read what is committed
@@ -139,6 +141,9 @@ func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*aud
 	evs = slices.DeleteFunc(evs, func(e *audit.Event) bool { return drops(q, e) })
 	if len(evs) > limit {
 		evs = evs[len(evs)-limit:]
+		if q.Request != "" { // a request's full page, read whole: the older events are the next page's
+			return evs, evs[0].Seq, nil
+		}
 	}
 	return evs, 0, nil
 }
@@ -153,8 +158,13 @@ func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*aud
 // filter that keeps little makes a read a chunk, not a read a page (with
 // ?limit=1, one a record). A page that has read maxTreeScan events
 // without filling ends short, as a tree's does: stop is then the seq of
-// the oldest event it read, the next page's cursor (0 otherwise); before,
-// a filter that kept nothing read the whole request for one page.
+// the oldest event it read, the next page's cursor; before, a filter that
+// kept nothing read the whole request for one page. A full page's stop is
+// the seq of its oldest event while there are older ones (its first read
+// is of limit+1 events, the one more says so), so that a client pages
+// back to the request's first event; the page that reaches it has none
+// (0). Before, a full page had no cursor and the older events of a
+// request whose newest filled it could not be read.
 func (a auditView) requestPage(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, int64, bool, error) {
 	if _, ok := a.st.(store.RequestAuditPager); !ok {
 		return nil, 0, false, nil
@@ -165,7 +175,7 @@ func (a auditView) requestPage(ctx context.Context, q ui.AuditQuery, limit int) 
 	var out []*audit.Event
 	before := q.Before
 	scanned := 0
-	for chunk := limit; ; chunk = max(limit, treeScanChunk) {
+	for chunk := limit + 1; ; chunk = max(limit, treeScanChunk) { // one more than the page says whether there are older events
 		if scanned >= maxTreeScan && before > 0 { // the page stops short; the next one reads on from here
 			return out, before, true, nil
 		}
@@ -180,13 +190,17 @@ func (a auditView) requestPage(ctx context.Context, q ui.AuditQuery, limit int) 
 			}
 			before = evs[0].Seq
 		}
-		full := len(evs) == chunk
+		full := len(evs) == chunk // older events are left unread
+		more := full
 		evs = slices.DeleteFunc(evs, func(e *audit.Event) bool { return drops(q, e) })
 		if n := limit - len(out); len(evs) > n {
-			evs = evs[len(evs)-n:]
+			evs, more = evs[len(evs)-n:], true
 		}
 		out = append(evs, out...)
-		if len(out) >= limit || !full {
+		if len(out) >= limit && more { // a full page: the older events are the next page's, before its oldest
+			return out, out[0].Seq, true, nil
+		}
+		if len(out) >= limit || !full { // the request's first event was read
 			return out, 0, true, nil
 		}
 	}
@@ -333,7 +347,8 @@ func (a auditView) treeRequests(ctx context.Context, root string) ([]string, err
 // first), with "next" (the cursor of the following page) when there are
 // more. A request's page (without tree) that read maxTreeScan events
 // before it filled ends short with "before", the cursor of the page of its
-// older events (&before=SEQ). A principal who is not an operator sees only
+// older events (&before=SEQ); a full one whose request has older events
+// has it too. A principal who is not an operator sees only
 // its own events, in its tenant.
 func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 	if a.store == nil {
@@ -418,7 +433,7 @@ func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 	case next > 0 && q.Tree:
 		body["next"] = next
 	case next > 0:
-		body["before"] = next // a request's page that read its bound of events: the older ones are the next page's
+		body["before"] = next // a request's page that is full or read its bound of events: the older ones are the next page's
 	}
 	httpjson.Write(w, http.StatusOK, body)
 }

@@ -516,9 +516,15 @@ func Load(path string) (*Set, error) {
 	return Parse(srcs...)
 }
 
-// loadError is the error of a policy path that cannot be read; one that
-// does not exist says what to do.
+// loadError is the error of a policy path, or a file of its folder, that
+// cannot be read; one that does not exist says what to do. A symbolic link
+// to nothing (its target moved or removed) says which link and where it
+// points: before, it failed with the bare "stat NAME: no such file or
+// directory", which told neither that NAME was a link nor what to do.
 func loadError(path string, err error) error {
+	if target, lerr := os.Readlink(path); lerr == nil && errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("loading policies: %s is a symbolic link to %s, which does not exist: remove the link, or point it at a policy file: %w", path, target, err)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("loading policies: %s does not exist: write the policies there (a .cedar file, or a folder of them; docs/PERMISSIONS.md has examples), or leave policy out to decide by access level (with auth, by the shipped policies): %w", path, err)
 	}
@@ -533,7 +539,7 @@ func readSources(path string) ([]Source, error) {
 	if !fi.IsDir() {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("loading policies: %w", err)
+			return nil, loadError(path, err)
 		}
 		return []Source{{Name: path, Text: b}}, nil
 	}
@@ -545,7 +551,7 @@ func readSources(path string) ([]Source, error) {
 	for _, n := range names {
 		b, err := os.ReadFile(n)
 		if err != nil {
-			return nil, fmt.Errorf("loading policies: %w", err)
+			return nil, loadError(n, err)
 		}
 		srcs = append(srcs, Source{Name: n, Text: b})
 	}
@@ -556,8 +562,8 @@ func readSources(path string) ([]Source, error) {
 // link is one: a forbid linked in from a shared folder, or every file of a
 // Kubernetes ConfigMap mounted as a folder, was left out without a word
 // (only regular files were read), and what it forbade ran. It is read as
-// its target; a link to nothing, or to a folder, fails to load as a file
-// that cannot be read does.
+// its target; a link to nothing fails to load, naming the link and its
+// target (loadError), and a link to a folder as a file that cannot be read.
 func policyFiles(dir string) ([]string, error) {
 	des, err := os.ReadDir(dir)
 	if err != nil {

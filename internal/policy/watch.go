@@ -217,7 +217,7 @@ func statPath(path string) (string, error) {
 	for _, n := range names {
 		fi, err := os.Stat(n)
 		if err != nil {
-			return "", fmt.Errorf("loading policies: %w", err)
+			return "", loadError(n, err)
 		}
 		stampOf(n, fi)
 	}

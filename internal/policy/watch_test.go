@@ -2,6 +2,8 @@ package policy
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -377,5 +379,48 @@ func TestWatcherReadsLinkedFiles(t *testing.T) {
 	}
 	if d, n := decision(eng), eng.Policies().Len(); d != reach.Deny || n != 2 {
 		t.Fatalf("after a link to nothing: decision %v, %d policies in force; want deny, the 2 before", d, n)
+	}
+}
+
+// A *.cedar link to nothing in the policy folder, or a policy path that is
+// one, fails to load naming the link and its target and saying what to do
+// (remove the link or point it at a policy file), whether read (Load) or
+// checked for changes (the watcher's stat): before, the error was the bare
+// "stat NAME: no such file or directory".
+func TestDanglingLinkErrorSaysWhatToDo(t *testing.T) {
+	dir, shared := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(dir, "a.cedar"), `@id("all") permit (principal, action, resource);`, 1)
+	eng := New(nil)
+	w, err := NewWatcher(eng, dir, &WatchOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, target := filepath.Join(dir, "gone.cedar"), filepath.Join(shared, "gone.cedar")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	single := filepath.Join(shared, "policy.cedar") // the policy path itself a link to nothing
+	if err := os.Symlink(filepath.Join(shared, "moved.cedar"), single); err != nil {
+		t.Fatal(err)
+	}
+	_, loadErr := Load(dir)
+	_, singleErr := Load(single)
+	for name, c := range map[string]struct {
+		err          error
+		link, target string
+	}{
+		"Load":             {loadErr, link, target},
+		"the watcher":      {w.Check(), link, target},
+		"a path of a link": {singleErr, single, filepath.Join(shared, "moved.cedar")},
+	} {
+		if c.err == nil {
+			t.Errorf("%s: a link to nothing loaded; want an error", name)
+			continue
+		}
+		msg := c.err.Error()
+		if !strings.Contains(msg, c.link+" is a symbolic link to "+c.target+", which does not exist") || !strings.Contains(msg, "remove the link, or point it at a policy file") ||
+			!errors.Is(c.err, fs.ErrNotExist) {
+			t.Errorf("%s: %q; want it to name the link %s, its target %s, and say to remove the link or point it at a policy file", name, msg, c.link, c.target)
+		}
 	}
 }

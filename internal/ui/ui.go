@@ -70,7 +70,8 @@ type AuditQuery struct {
 	Tree  bool
 	After int64
 	// Before, if set, keeps a request's page (without Tree) to the events
-	// before the one with seq Before: the page after one that ended short.
+	// before the one with seq Before: the page of older events after one
+	// that was full or ended short.
 	Before int64
 	// Owner, if set, keeps only the rows of its principal in its tenant:
 	// the view of one who is not an operator.
@@ -94,8 +95,9 @@ type AuditRow struct {
 // Audit is the audit log the audit view searches and verifies.
 type Audit interface {
 	// Search returns the rows q selects, at most limit; for a page that
-	// ended short of limit having read as much as one page may, stop is
-	// the seq the next page starts after (a tree's) or before (a
+	// ended short of limit having read as much as one page may, or a
+	// request's full page (without Tree) whose request has older events,
+	// stop is the seq the next page starts after (a tree's) or before (a
 	// request's), 0 otherwise.
 	Search(ctx context.Context, q AuditQuery, limit int) (rows []AuditRow, stop int64, err error)
 	Verify(ctx context.Context) (ok bool, message string)
@@ -969,7 +971,8 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 		VerifyMsg         string
 		Q                 AuditQuery
 		Rows              []auditView
-		// Next is the link to the tree's next page ("" for none).
+		// Next is the link to the tree's next page, or to a request's
+		// older events ("" for none).
 		Next string
 	}{page: u.page(r, "Audit", "audit", ""), Enabled: u.o.Audit != nil, Q: q}
 	if u.o.Audit != nil {
