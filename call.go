@@ -461,8 +461,10 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		}
 		rec, claimed, err := rt.idem.Claim(ctx, claim)
 		if claim.CutOff != "" && err == nil && claimed {
-			if w, ok := rt.cutOffs.look(ctx, cutID, claim, c.req.root.id, c.req.root.started); ok {
-				return rt.cutOffRefused(c, claim, skey, w), nil
+			if w, ok := rt.cutOffs.look(ctx, cutID, claim, c.req.root.id, c.req.root.started, c.req.id, c.ID); ok {
+				res := rt.cutOffRefused(c, claim, skey, w)
+				rt.cutOffs.store.TakeCutOff(context.WithoutCancel(ctx), claim.CutOff, c.req.id, c.ID) // handed over to this call: answered now
+				return res, nil
 			}
 		}
 		if err != nil {

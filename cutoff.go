@@ -56,6 +56,11 @@ type CutOffStore interface {
 	// and reports whether it did: of the instances that read it, one
 	// takes it.
 	TakeCutOff(ctx context.Context, key, request, call string) (bool, error)
+	// HandCutOff makes the write of key request toRequest's call toCall
+	// if it is still request's call, and reports whether it did: of the
+	// instances that read it, one hands it over to its retry, which
+	// takes it (TakeCutOff) once it is answered.
+	HandCutOff(ctx context.Context, key, request, call, toRequest, toCall string) (bool, error)
 }
 
 // CutOffRecord is a write cut off before its answer was delivered, as a
@@ -340,11 +345,15 @@ func (t *cutOffs) untake(ctx context.Context, id cutOffID, w *cutOffWrite) {
 
 // look returns the write in the shared store that a write of id, in the
 // root request root, started at started, whose key claim claimed, may
-// retry (retryOf), and takes it from the store: of the instances that read
-// it, one does. The claim's statement said whether one is unexpired
-// (claim.CutOffRead, PostgreSQL's): most often none, and nothing more is
-// read. A store that could not say is read now.
-func (t *cutOffs) look(ctx context.Context, id cutOffID, claim *IdemClaim, root string, started time.Time) (cutOffWrite, bool) {
+// retry (retryOf), and hands it over to that write, call call of request
+// request: of the instances that read it, one does. The claim's statement
+// said whether one is unexpired (claim.CutOffRead, PostgreSQL's): most
+// often none, and nothing more is read. A store that could not say is read
+// now. The write handed over stays in the store, as the retry's, until the
+// retry's refusal is made (call.go takes it then): a kill before leaves it
+// for the next retry (cutoff.taken, docs/STATE.md), whose claim, on a
+// store where it commits before the checkpoint, recovery could not note.
+func (t *cutOffs) look(ctx context.Context, id cutOffID, claim *IdemClaim, root string, started time.Time, request, call string) (cutOffWrite, bool) {
 	if claim.CutOffRead && !claim.CutOffLive {
 		return cutOffWrite{}, false
 	}
@@ -352,7 +361,7 @@ func (t *cutOffs) look(ctx context.Context, id cutOffID, claim *IdemClaim, root 
 	if err != nil || r == nil || !retryOf(root, started, r.Root, r.Began) {
 		return cutOffWrite{}, false // unreadable: the write runs, as with none
 	}
-	if took, err := t.store.TakeCutOff(ctx, claim.CutOff, r.Request, r.Call); err != nil || !took {
+	if took, err := t.store.HandCutOff(ctx, claim.CutOff, r.Request, r.Call, request, call); err != nil || !took {
 		return cutOffWrite{}, false // another instance's retry took it
 	}
 	return cutOffWrite{owner: id.scope, tool: r.Tool, root: r.Root, began: r.Began, request: r.Request, call: r.Call,

@@ -409,6 +409,17 @@ func (s *memCutOffStore) TakeCutOff(_ context.Context, key, request, call string
 	return false, nil
 }
 
+func (s *memCutOffStore) HandCutOff(_ context.Context, key, request, call, toRequest, toCall string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.m[key]; ok && r.Request == request && r.Call == call {
+		r.Request, r.Call = toRequest, toCall
+		s.m[key] = r
+		return true, nil
+	}
+	return false, nil
+}
+
 // The next life, which reads the cut-off writes of a store this process
 // alone uses (a restart), still drops the flooder's own past the cap, not
 // another owner's. Before, the writes it read had no owner: past the cap

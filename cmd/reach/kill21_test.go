@@ -321,3 +321,57 @@ func TestKill21LateEndDeadLettered(t *testing.T) {
 	}
 	verifyAudit(t, f.url)
 }
+
+// TestKill21CutOffTakenOnPostgres is TestKill21CutOffPoints' cutoff.taken
+// on two instances sharing one PostgreSQL: a write is cut off on a, its
+// keyless retry reaches b, which takes the cut-off write for it and is
+// killed (kill -9) at cutoff.taken, before the retry is answered. The next
+// identical retry, through a, is answered interrupted and nothing runs
+// twice. Before, b's take had deleted the write, and
+// its claim had no checkpoint for recovery to note it by: the next retry
+// ran the write a second time.
+func TestKill21CutOffTakenOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	f := newFleet(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, "POST", f.base(0)+"/v1/calls",
+			strings.NewReader(`{"request_id":"drop21","tool_calls":[{"call_id":"c1","tool":"up__hold","arguments":{"key":"pear"}}]}`))
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-f.up.started
+	cancel() // the connection to a drops
+	for i := 0; !strings.Contains(fmt.Sprint(getJSONTB(t, f.base(0)+"/v1/requests/drop21")["frames"]), "status:cancelled"); i++ {
+		if i == 3000 {
+			t.Fatal("the call whose client hung up was never ended on a")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.kill(1)
+	cmd, reached := startReachAt(t, f.cfg[1], f.addr[1], f.data[1], "cutoff.taken")
+	killAtEnd(t, cmd)
+	go func() {
+		body := `{"request_id":"retry21","tool_calls":[{"call_id":"c1","tool":"up__hold","arguments":{"key":"pear"}}]}`
+		if resp, err := http.Post(f.base(1)+"/v1/calls", "application/json", strings.NewReader(body)); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		t.Fatal("b never reached cutoff.taken")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	r := callHTTP(t, f.base(0), "retry21b", "c1", "up__hold", `{"key":"pear"}`, "")
+	if errCode(r) != "interrupted" || !strings.Contains(fmt.Sprint(r["error"]), "was cut off before its answer was delivered") {
+		t.Errorf("the retry through a after b was killed: %v; want the error interrupted", r)
+	}
+	if n := f.up.count("hold pear"); n != 1 {
+		t.Errorf("the write ran %d times after the next retry; want 1", n)
+	}
+}

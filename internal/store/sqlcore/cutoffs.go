@@ -85,3 +85,22 @@ func (c *Core) TakeCutOff(ctx context.Context, key, request, call string) (bool,
 	}
 	return n == 1, nil
 }
+
+// HandCutOff implements reach.CutOffStore: one write.
+func (c *Core) HandCutOff(ctx context.Context, key, request, call, toRequest, toCall string) (bool, error) {
+	if c.Closed() {
+		return false, store.ErrClosed
+	}
+	var n int64
+	err := c.W.Do(ctx, &Write{What: "the hand-over of a cut-off write", Run: func(b Batch, w *Write) {
+		n = 0
+		b.Exec(w, StCutOffHand, []any{key, request, call, toRequest, toCall}, count(&n))
+	}})
+	if err != nil {
+		return false, fmt.Errorf("handing over a write cut off before its answer was delivered: %w", err)
+	}
+	if n == 1 {
+		crashpoint.Reached("cutoff.taken")
+	}
+	return n == 1, nil
+}

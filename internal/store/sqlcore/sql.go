@@ -96,10 +96,12 @@ const (
 	// The writes cut off before their answer was delivered (cutoffs.go):
 	// StCutOffSweep deletes those expired at $1; StCutOffPut stores one,
 	// replacing the one of its key; StCutOffTake deletes the one of $1 if
-	// it is still request $2's call $3 (rows changed).
+	// it is still request $2's call $3 (rows changed); StCutOffHand
+	// makes it request $4's call $5 if it is still $2's $3 (rows changed).
 	StCutOffSweep
 	StCutOffPut
 	StCutOffTake
+	StCutOffHand
 	NumStmts
 )
 
@@ -159,6 +161,7 @@ func Shared() []string {
 		call_id = excluded.call_id, began = excluded.began, at = excluded.at, restart = excluded.restart,
 		stopped = excluded.stopped, expires = excluded.expires`
 	q[StCutOffTake] = `DELETE FROM cut_offs WHERE key = $1 AND request = $2 AND call_id = $3`
+	q[StCutOffHand] = `UPDATE cut_offs SET request = $4, call_id = $5 WHERE key = $1 AND request = $2 AND call_id = $3`
 	retentionSQL(q)
 	return q
 }

@@ -106,6 +106,23 @@ func CutOffs(t *testing.T, s reach.CutOffStore) {
 	if got, err := s.GetCutOff(t.Context(), "k", now); err != nil || got == nil || got.Call != "c" || got.Request != "r" {
 		t.Fatalf("GetCutOff = %+v, %v; want call c of request r", got, err)
 	}
+	// One retry has it handed over (another's hand-over finds it gone);
+	// it stays, as the retry's, until that retry takes it.
+	if took, err := s.HandCutOff(t.Context(), "k", "r", "c", "r2", "c2"); err != nil || !took {
+		t.Fatalf("HandCutOff = %v, %v; want handed over", took, err)
+	}
+	if took, err := s.HandCutOff(t.Context(), "k", "r", "c", "r3", "c3"); err != nil || took {
+		t.Fatalf("HandCutOff again = %v, %v; want handed over once", took, err)
+	}
+	if got, err := s.GetCutOff(t.Context(), "k", now); err != nil || got == nil || got.Call != "c2" || got.Request != "r2" || got.Tool != "add_item" {
+		t.Fatalf("GetCutOff after the hand-over = %+v, %v; want call c2 of request r2", got, err)
+	}
+	if took, err := s.TakeCutOff(t.Context(), "k", "r2", "c2"); err != nil || !took {
+		t.Fatalf("TakeCutOff of the retry handed it = %v, %v; want taken", took, err)
+	}
+	if err := s.PutCutOff(t.Context(), &w); err != nil {
+		t.Fatal(err)
+	}
 	if took, err := s.TakeCutOff(t.Context(), "k", "r", "other"); err != nil || took {
 		t.Fatalf("TakeCutOff of another call = %v, %v; want not taken", took, err)
 	}
