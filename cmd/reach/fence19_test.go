@@ -84,26 +84,7 @@ func TestFence19FrozenInstance(t *testing.T) {
 // neither call, and admits no new work.
 func freezeB(t *testing.T, startA func(f *fleet), a string) (f *fleet, owner string) {
 	t.Helper()
-	f = &fleet{t: t, pg: pgtest.Own(t), names: [2]string{"a", "b"}}
-	var err error
-	if f.url, err = f.pg.CreateDatabase(context.Background(), "reach"); err != nil {
-		t.Fatal(err)
-	}
-	var upURL string
-	f.up, upURL = sharedUpstream(t)
-	g, gateURL := gateUpstream(t)
-	for i := range 2 {
-		f.addr[i], f.data[i] = freeAddr(t), t.TempDir()
-		f.cfg[i] = writeConfig(t, fmt.Sprintf(`store: %s
-instance: %s
-instance_ttl: 2s
-upstreams:
-  - {name: up, url: '%s'}
-  - {name: gate, url: '%s'}
-budgets:
-  default: {tool_calls: 100000, wall: 1h}
-`, f.url, f.names[i], upURL, gateURL))
-	}
+	f, g := gateFleetOf(t, "a", "b")
 	startA(f)
 	// b stops itself (SIGSTOP) at the second call it admits, r-held's, and
 	// goes on from there when continued.
@@ -166,4 +147,32 @@ budgets:
 		}
 	}
 	return f, owner
+}
+
+// gateFleetOf is two instances named a and b on one throwaway PostgreSQL
+// (instance_ttl 2s), not started, with the shared upstream and a gate
+// upstream, whose gates it returns.
+func gateFleetOf(t *testing.T, a, b string) (*fleet, *gates) {
+	t.Helper()
+	f := &fleet{t: t, pg: pgtest.Own(t), names: [2]string{a, b}}
+	var err error
+	if f.url, err = f.pg.CreateDatabase(context.Background(), "reach"); err != nil {
+		t.Fatal(err)
+	}
+	var upURL string
+	f.up, upURL = sharedUpstream(t)
+	g, gateURL := gateUpstream(t)
+	for i := range 2 {
+		f.addr[i], f.data[i] = freeAddr(t), t.TempDir()
+		f.cfg[i] = writeConfig(t, fmt.Sprintf(`store: %s
+instance: %s
+instance_ttl: 2s
+upstreams:
+  - {name: up, url: '%s'}
+  - {name: gate, url: '%s'}
+budgets:
+  default: {tool_calls: 100000, wall: 1h}
+`, f.url, f.names[i], upURL, gateURL))
+	}
+	return f, g
 }

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/agentreach/reach/internal/pgtest"
 )
 
 // TestFleet21OlderResumesDead: mixed versions on one PostgreSQL. o runs
@@ -24,26 +20,7 @@ func TestFleet21OlderResumesDead(t *testing.T) {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
 	old := oldBinary(t)
-	f := &fleet{t: t, pg: pgtest.Own(t), names: [2]string{"o", "n"}}
-	var err error
-	if f.url, err = f.pg.CreateDatabase(context.Background(), "reach"); err != nil {
-		t.Fatal(err)
-	}
-	var upURL string
-	f.up, upURL = sharedUpstream(t)
-	g, gateURL := gateUpstream(t)
-	for i := range 2 {
-		f.addr[i], f.data[i] = freeAddr(t), t.TempDir()
-		f.cfg[i] = writeConfig(t, fmt.Sprintf(`store: %s
-instance: %s
-instance_ttl: 2s
-upstreams:
-  - {name: up, url: '%s'}
-  - {name: gate, url: '%s'}
-budgets:
-  default: {tool_calls: 100000, wall: 1h}
-`, f.url, f.names[i], upURL, gateURL))
-	}
+	f, g := gateFleetOf(t, "o", "n")
 	f.cmd[0] = startBinary(t, old, f.cfg[0], f.addr[0], f.data[0])
 	f.start(1)
 	stopped := false

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,8 +8,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/agentreach/reach/internal/pgtest"
 
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/postgres"
@@ -36,24 +33,8 @@ func TestFleet21LateEndAfterRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
-	f, g := newUndoGateFleet(t)
-	if r := callHTTP(t, f.base(0), "r-chain", "b1", "up__book", `{"key":"k1"}`, ""); r["status"] != "success" {
-		t.Fatalf("the chain's first write: %v", r)
-	}
-	done := gateInRequest(t, f, g, 0, "r-chain", "g2")
-	if err := f.pg.Halt("immediate"); err != nil {
-		t.Fatal(err)
-	}
-	close(g.gate("g2"))
-	if r := <-done; r["status"] != "success" {
-		t.Fatalf("the write that ended during the outage: %v; want success", r)
-	}
-	f.kill(0)
-	kept, err := filepath.Glob(filepath.Join(f.data[0], "idempotency-kept*"))
-	if err != nil || len(kept) != 1 {
-		t.Fatalf("a's data folder holds %v (%v); want its kept file", kept, err)
-	}
-	saved, err := os.ReadFile(kept[0])
+	f, g, kept := keptEndThroughOutage(t)
+	saved, err := os.ReadFile(kept)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +52,7 @@ func TestFleet21LateEndAfterRecovery(t *testing.T) {
 	}
 	f.start(0)
 	servesAgain(t, f, 0)
-	if _, err := os.Stat(kept[0]); !os.IsNotExist(err) {
+	if _, err := os.Stat(kept); !os.IsNotExist(err) {
 		t.Fatalf("the kept file after a's successor started: %v; want it written and removed", err)
 	}
 	dls := undoDeadLetters(t, f.url, "r-chain")
@@ -85,7 +66,7 @@ func TestFleet21LateEndAfterRecovery(t *testing.T) {
 	// A successor killed after the write and before it removed the file:
 	// the next start writes the end again, and adds nothing.
 	f.kill(0)
-	if err := os.WriteFile(kept[0], saved, 0o600); err != nil {
+	if err := os.WriteFile(kept, saved, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	f.start(0)
@@ -141,26 +122,7 @@ func TestFleet21FrozenBeforeSend(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
-	f := &fleet{t: t, pg: pgtest.Own(t), names: [2]string{"a", "b"}}
-	var err error
-	if f.url, err = f.pg.CreateDatabase(context.Background(), "reach"); err != nil {
-		t.Fatal(err)
-	}
-	var upURL string
-	f.up, upURL = sharedUpstream(t)
-	g, gateURL := gateUpstream(t)
-	for i := range 2 {
-		f.addr[i], f.data[i] = freeAddr(t), t.TempDir()
-		f.cfg[i] = writeConfig(t, fmt.Sprintf(`store: %s
-instance: %s
-instance_ttl: 2s
-upstreams:
-  - {name: up, url: '%s'}
-  - {name: gate, url: '%s'}
-budgets:
-  default: {tool_calls: 100000, wall: 1h}
-`, f.url, f.names[i], upURL, gateURL))
-	}
+	f, g := gateFleetOf(t, "a", "b")
 	f.start(0)
 	var reached <-chan struct{}
 	f.cmd[1], reached = startReachAt(t, f.cfg[1], f.addr[1], f.data[1], "wire.ready#1+go")
@@ -200,6 +162,7 @@ budgets:
 	}
 	var fs []*store.Frame
 	withStore(t, f.url, func(st *postgres.Store) {
+		var err error
 		if fs, err = st.RequestFrames(t.Context(), "r-held"); err != nil {
 			t.Fatal(err)
 		}
@@ -210,4 +173,31 @@ budgets:
 		}
 	}
 	verifyAudit(t, f.url)
+}
+
+// keptEndThroughOutage is two instances on one PostgreSQL (newUndoGateFleet)
+// where a's write g2, the second of request r-chain, ends while the store
+// is halted, so that its end (with its undo) is kept in a's data folder;
+// a is then killed. It returns the fleet (the store still halted), its
+// gates and the kept file's path.
+func keptEndThroughOutage(t *testing.T) (*fleet, *gates, string) {
+	t.Helper()
+	f, g := newUndoGateFleet(t)
+	if r := callHTTP(t, f.base(0), "r-chain", "b1", "up__book", `{"key":"k1"}`, ""); r["status"] != "success" {
+		t.Fatalf("the chain's first write: %v", r)
+	}
+	done := gateInRequest(t, f, g, 0, "r-chain", "g2")
+	if err := f.pg.Halt("immediate"); err != nil {
+		t.Fatal(err)
+	}
+	close(g.gate("g2"))
+	if r := <-done; r["status"] != "success" {
+		t.Fatalf("the write that ended during the outage: %v; want success", r)
+	}
+	f.kill(0)
+	kept, err := filepath.Glob(filepath.Join(f.data[0], "idempotency-kept*"))
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("a's data folder holds %v (%v); want its kept file", kept, err)
+	}
+	return f, g, kept[0]
 }

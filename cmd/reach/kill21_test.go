@@ -262,23 +262,7 @@ func TestKill21LateEndDeadLettered(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
-	f, g := newUndoGateFleet(t)
-	if r := callHTTP(t, f.base(0), "r-chain", "b1", "up__book", `{"key":"k1"}`, ""); r["status"] != "success" {
-		t.Fatalf("the chain's first write: %v", r)
-	}
-	done := gateInRequest(t, f, g, 0, "r-chain", "g2")
-	if err := f.pg.Halt("immediate"); err != nil {
-		t.Fatal(err)
-	}
-	close(g.gate("g2"))
-	if r := <-done; r["status"] != "success" {
-		t.Fatalf("the write that ended during the outage: %v; want success", r)
-	}
-	f.kill(0)
-	kept, err := filepath.Glob(filepath.Join(f.data[0], "idempotency-kept*"))
-	if err != nil || len(kept) != 1 {
-		t.Fatalf("a's data folder holds %v (%v); want its kept file", kept, err)
-	}
+	f, g, kept := keptEndThroughOutage(t)
 	if err := f.pg.Resume(); err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +280,7 @@ func TestKill21LateEndDeadLettered(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	if _, err := os.Stat(kept[0]); err != nil {
+	if _, err := os.Stat(kept); err != nil {
 		t.Fatalf("the kept file after a kill at deadletter.late: %v; want it still there", err)
 	}
 	if dls := undoDeadLetters(t, f.url, "r-chain"); len(dls) != 1 || dls[0].State != "open" {
@@ -304,7 +288,7 @@ func TestKill21LateEndDeadLettered(t *testing.T) {
 	}
 	f.start(0)
 	servesAgain(t, f, 0)
-	if _, err := os.Stat(kept[0]); !os.IsNotExist(err) {
+	if _, err := os.Stat(kept); !os.IsNotExist(err) {
 		t.Errorf("the kept file after the restart: %v; want it removed", err)
 	}
 	if dls := undoDeadLetters(t, f.url, "r-chain"); len(dls) != 1 || dls[0].Tool != "up__unbook" || dls[0].State != "open" {
