@@ -301,7 +301,9 @@ func (r *Request) Fresh() bool { return r.fresh }
 func (r *Request) Undos() int { return r.saga.Len() }
 
 // End marks the request completed. Frames already running go on; new ones
-// are refused. Ending an ended request does nothing.
+// are refused. Ending an ended request does nothing. The end of a request
+// stopped by a stop above whose stop is not stored yet is recorded once
+// it is (stoporder.go).
 func (r *Request) End() {
 	if r.ended.Swap(true) {
 		return
