@@ -81,6 +81,9 @@ type Request struct {
 	// past, set on a request of an earlier run (RestorePast), loads its
 	// frames and sub-requests when they are first asked for.
 	past *past
+	// order keeps the records of the requests below that its stops stop
+	// until those stops are stored (stoporder.go).
+	order stopOrder
 }
 
 // ID returns the request id.
@@ -298,7 +301,9 @@ func (r *Request) Fresh() bool { return r.fresh }
 func (r *Request) Undos() int { return r.saga.Len() }
 
 // End marks the request completed. Frames already running go on; new ones
-// are refused. Ending an ended request does nothing.
+// are refused. Ending an ended request does nothing. The end of a request
+// stopped by a stop above whose stop is not stored yet is recorded once
+// it is (stoporder.go).
 func (r *Request) End() {
 	if r.ended.Swap(true) {
 		return
@@ -313,6 +318,16 @@ func (r *Request) End() {
 		// tree; the last to end lets it go.)
 		root.loops.Release()
 	}
+	// Stopped by a stop of a request above that is not stored yet there,
+	// its end (which records it stopped) is recorded once that is.
+	if c := r.StopCause(); c != nil && r.afterAbove(*c, true, r.recordEnd) {
+		return
+	}
+	r.recordEnd()
+}
+
+// recordEnd tells the request's end to the store and the observers.
+func (r *Request) recordEnd() {
 	if rr := r.rt.opts.Requests; rr != nil {
 		rr.RequestEnded(context.Background(), r)
 	}
@@ -400,22 +415,32 @@ func (r *Request) stop(c Cause) {
 	}
 	cc := c
 	r.cause.Store(&cc)
+	r.order.begin(c.Mode) // before a request below can see it (stoporder.go)
 	if c.Mode >= Cancel {
 		r.cancel(&StopError{Cause: c})
 		if old < Cancel && r.halt != nil {
 			close(r.halt)
 		}
 	}
-	r.rt.recordStop(r, c)
-	if rr := r.rt.opts.Requests; rr != nil {
-		rr.RequestStopped(context.Background(), r, c)
+	record := func() {
+		r.rt.recordStop(r, c)
+		if rr := r.rt.opts.Requests; rr != nil {
+			rr.RequestStopped(context.Background(), r, c)
+		}
+		r.order.done(c.Mode)
+		// The undos start once the stop is durable: a crash before it
+		// leaves the request running, which the restart interrupts and
+		// compensates; after it, stopped, which the restart compensates
+		// and keeps stopped. Never undos done, or dead-lettered, under a
+		// stop the store lost.
+		if c.Mode >= Cancel && r.saga.Len() > 0 {
+			go r.rt.compensate(context.Background(), r, "stopped: "+c.Reason, nil)
+		}
 	}
-	// The undos start once the stop is durable: a crash before it leaves
-	// the request running, which the restart interrupts and compensates;
-	// after it, stopped, which the restart compensates and keeps stopped.
-	// Never undos done, or dead-lettered, under a stop the store lost.
-	if c.Mode >= Cancel && r.saga.Len() > 0 {
-		go r.rt.compensate(context.Background(), r, "stopped: "+c.Reason, nil)
+	// A stop of a request above, not stored yet there, is stored first:
+	// this one's record waits on it, and is made by it once it is.
+	if !r.afterAbove(c, false, record) {
+		record()
 	}
 	for _, ch := range r.Children() {
 		ch.stop(c)

@@ -211,11 +211,13 @@ func TestOrphanIsCanceled(t *testing.T) {
 // holdStop is a store that holds the root's own stop where a store makes
 // it durable (RequestStopped): after the stop has canceled the contexts
 // below the root, before it marks the requests below stopped. It keeps the
-// state each request had when its end was told (what a store records).
+// state each request had when its end was told (what a store records), and
+// the order of the stops and ends it was told.
 type holdStop struct {
 	release chan struct{}
 	mu      sync.Mutex
 	ended   map[string]reach.RequestState
+	told    []string // "stop <id>", "end <id>", as told
 }
 
 func (h *holdStop) RequestBegan(context.Context, *reach.Request) error { return nil }
@@ -224,11 +226,15 @@ func (h *holdStop) RequestStopped(_ context.Context, r *reach.Request, c reach.C
 	if r.Parent() == nil && c.Request == r.ID() {
 		<-h.release
 	}
+	h.mu.Lock()
+	h.told = append(h.told, "stop "+r.ID())
+	h.mu.Unlock()
 }
 
 func (h *holdStop) RequestEnded(_ context.Context, r *reach.Request) {
 	h.mu.Lock()
 	h.ended[r.ID()] = r.State()
+	h.told = append(h.told, "end "+r.ID())
 	h.mu.Unlock()
 }
 
@@ -239,11 +245,19 @@ func (h *holdStop) endedAs(id string) (reach.RequestState, bool) {
 	return st, ok
 }
 
+func (h *holdStop) records() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.told)
+}
+
 // A stop of the root cancels the hand-offs' contexts before it marks them
 // stopped, and in between a store write (here held until every hand-off has
 // ended; on an instance that joined the request, the stop read from the
 // store): each task the cancel ends marks its hand-off stopped, with the
-// root's cause, before it ends it, so that no hand-off ends completed.
+// root's cause, before it ends it, so that no hand-off ends completed. Its
+// end's record waits on the root's stop stored (which the store holds), and
+// is stopped too.
 func TestStopAboveMarksTheHandOffBeforeItEnds(t *testing.T) {
 	hold := &holdStop{release: make(chan struct{}), ended: map[string]reach.RequestState{}}
 	h := newHarnessWith(t, func(o *Options) {
@@ -258,11 +272,11 @@ func TestStopAboveMarksTheHandOffBeforeItEnds(t *testing.T) {
 		root.Stop(reach.Cancel, "operator", "enough")
 	}()
 	for _, rec := range ts {
-		eventually(t, rec.a.cfg.Name+"'s hand-off to end while the stop is held", func() bool { _, ok := hold.endedAs(rec.req.ID()); return ok })
+		eventually(t, rec.a.cfg.Name+"'s hand-off to end while the stop is held", func() bool { return rec.frame.State().Done() })
 	}
 	for _, rec := range ts {
-		if st, _ := hold.endedAs(rec.req.ID()); !st.Stopped() {
-			t.Errorf("%s's hand-off ended %s under a stop of its root", rec.a.cfg.Name, st)
+		if st, fs := rec.req.State(), rec.frame.State(); !st.Stopped() || fs != reach.Cancelled {
+			t.Errorf("%s's hand-off ended %s (its delegate frame %s) under a stop of its root", rec.a.cfg.Name, st, fs)
 		}
 	}
 	close(hold.release)
@@ -272,9 +286,77 @@ func TestStopAboveMarksTheHandOffBeforeItEnds(t *testing.T) {
 		if c := rec.req.StopCause(); rec.req.State() != reach.RequestStoppedCancel || c == nil || c.Request != root.ID() || c.Reason != "enough" {
 			t.Errorf("%s's hand-off after the stop: %s %+v", name, rec.req.State(), c)
 		}
+		if st, ok := hold.endedAs(rec.req.ID()); !ok || !st.Stopped() {
+			t.Errorf("%s's hand-off's end recorded %q (%v) under a stop of its root; want it stopped", name, st, ok)
+		}
 		eventually(t, name+" to see CancelTask", func() bool { return slices.Contains(h.agents[name].canceled(), rec.id) })
 		if v := rec.snapshot(); v.Status.State != a2a.TaskStateCanceled || !strings.Contains(statusText(v), "stopped (cancel) by operator: enough") {
 			t.Errorf("%s's task: %s %q", name, v.Status.State, statusText(v))
+		}
+	}
+}
+
+// A stop of the root is stored before the stops and ends of the hand-offs
+// below it, however soon their tasks mark them stopped: while the store
+// holds the root's stop, every task below is canceled at reach (its
+// hand-off marked stopped first) and nothing of the hand-offs is recorded;
+// once the root's stop is stored, each hand-off's stop is, shallowest
+// first, each before its end. A kill in between leaves the root stopped
+// (and what is below it stopped by the restart), never the root running,
+// then interrupted, under a hand-off stored stopped by its stop.
+func TestStopAboveIsStoredBeforeTheHandOffs(t *testing.T) {
+	hold := &holdStop{release: make(chan struct{}), ended: map[string]reach.RequestState{}}
+	h := newHarnessWith(t, func(o *Options) {
+		rt := reach.New(&reach.Options{Requests: hold})
+		o.Runtime, o.Link = rt, testLinker{rt}
+	}, nil, "planner", "executor", "verifier")
+	ts := chainOf(t, h)
+	root := ts[0].req.Root()
+	// What is recorded of the hand-offs, and the root's stop (the root
+	// ends as its stop's cancellation reaches it: its own records' order
+	// is not this test's).
+	recorded := func() []string {
+		var out []string
+		for _, s := range hold.records() {
+			if s == "stop "+root.ID() || slices.ContainsFunc(ts, func(rec *task) bool { return strings.HasSuffix(s, " "+rec.req.ID()) }) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		root.Stop(reach.Cancel, "operator", "enough")
+	}()
+	for _, rec := range ts {
+		// The task marks its hand-off stopped, and would have recorded
+		// its stop, before it settles the task canceled at reach.
+		eventually(t, rec.a.cfg.Name+"'s task to be canceled at reach while the stop is held", func() bool {
+			return rec.req.State().Stopped() && rec.snapshot().Status.State == a2a.TaskStateCanceled
+		})
+	}
+	if got := recorded(); len(got) != 0 {
+		t.Errorf("recorded before the root's stop was: %v; want nothing", got)
+	}
+	close(hold.release)
+	<-stopped
+	for _, rec := range ts {
+		eventually(t, rec.a.cfg.Name+"'s hand-off's end to be recorded", func() bool { _, ok := hold.endedAs(rec.req.ID()); return ok })
+	}
+	got := recorded()
+	at := func(s string) int { return slices.Index(got, s) }
+	if len(got) == 0 || got[0] != "stop "+root.ID() {
+		t.Fatalf("records %v; want the root's stop first", got)
+	}
+	for i, rec := range ts {
+		id := rec.req.ID()
+		stop, end := at("stop "+id), at("end "+id)
+		if stop < 0 || end < stop {
+			t.Errorf("%s's hand-off: its stop recorded at %d, its end at %d (%v); want its stop, then its end", rec.a.cfg.Name, stop, end, got)
+		}
+		if i > 0 && stop < at("stop "+ts[i-1].req.ID()) {
+			t.Errorf("%s's hand-off's stop recorded before its caller's (%v)", rec.a.cfg.Name, got)
 		}
 	}
 }

@@ -835,6 +835,8 @@ func (t *task) stopped() {
 		// end it completed. Marked now, with the stop's cause, as the
 		// stop would (it then finds it stopped already). Not a hand-off
 		// that ended (End cancels its context with a cause of its own).
+		// Its record (and its end's) waits on the stop above being
+		// stored, which then makes it: a stop is stored top-down.
 		t.req.StopWith(se.Cause)
 	}
 	reason := causeText(cause)
