@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/policy/pin"
 )
 
@@ -95,4 +97,47 @@ func TestKill22PinsImportCut(t *testing.T) {
 		t.Errorf("pins.json.imported after the restart: %v", err)
 	}
 	h.checkAll(t, cmd)
+}
+
+// TestKill22EndSettledOnPostgres kills `reach serve` over PostgreSQL (kill
+// -9) right after a client's end of request r is stored (request.settled:
+// the request marked settled, so that every instance ends its part and no
+// recovery undoes it), before this instance ended its own part of r
+// (request.ended) and answered the client; then restarts it: the recovery
+// of the dead life ends r, completed, its booking not undone, and a retry
+// of the booking's key gets its result. (A kill at request.ended, after
+// the part ended too, is TestCrashAtEveryDurablePointOnPostgres'.)
+func TestKill22EndSettledOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	pg := pgtest.Own(t)
+	n := 0
+	runs(t, func(t *testing.T) string {
+		n++
+		url, err := pg.CreateDatabase(t.Context(), fmt.Sprint("kill22end", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return url
+	}, []durablePoint{{
+		point: "request.settled",
+		drive: func(t *testing.T, h *crashRun) {
+			if res := call(t, h.base, book("r", "k1", 1, 1)); res.Status != "success" {
+				t.Fatalf("booking: %+v", res)
+			}
+			h.post("/v1/requests/r/end", "")
+		},
+		check: func(t *testing.T, h *crashRun) {
+			if s := h.state(t, "r"); s != "completed" {
+				t.Errorf("request r is %s; want completed", s)
+			}
+			if res := call(t, h.base, book("", "k1", 1, 1)); res.Status != "success" || !res.Replayed {
+				t.Errorf("the retry of k1 got %+v %+v; want its recorded result", res, res.Error)
+			}
+			if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/1"] }); n != 0 {
+				t.Errorf("the booking of the request its client ended was undone %d times", n)
+			}
+		},
+	}})
 }

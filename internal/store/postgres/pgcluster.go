@@ -302,6 +302,15 @@ func (p *Store) SettleRequest(ctx context.Context, id string) (bool, error) {
 	if p.Closed() {
 		return false, store.ErrClosed
 	}
+	// As in LeaveRequest: what the writer holds queued (the request's
+	// calls' recorded results) is committed first. The end goes through
+	// the pool, and a kill right after it left the request ended by its
+	// client (its recovery ends it, undoing nothing) and the results of
+	// its calls lost: a retry got result_lost, not its result
+	// (TestKill22EndSettledOnPostgres).
+	if err := p.W.Do(ctx, &sqlcore.Write{Run: func(sqlcore.Batch, *sqlcore.Write) {}}); err != nil {
+		return false, fmt.Errorf("ending request %s: %w", id, err)
+	}
 	var found bool
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE requests SET settled = started WHERE id = $1`, id)
