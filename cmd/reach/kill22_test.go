@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/policy/pin"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // kill22Files is an upstream with two tools, whose definitions differ
@@ -140,4 +142,83 @@ func TestKill22EndSettledOnPostgres(t *testing.T) {
 			}
 		},
 	}})
+}
+
+// TestKill22ReserveUsed kills `reach serve` (kill -9) on a full disk right
+// after the completion of a write call (its own idempotency key), which
+// SQLite refused, reached the data folder's kept file in the room its
+// reserve file left (kept.reserve: the reserve removed, the line synced).
+// Space comes back and the gateway starts again: the kept file's line is
+// written to the store (the retry of the key answers the call's result,
+// the call ran once), the kept file removed, and the reserve file made
+// again, whole, for the next full disk.
+func TestKill22ReserveUsed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a process and a mounted filesystem: skipped in -short mode")
+	}
+	disk := smallDisk(t, "8m")
+	_, upURL := sharedUpstream(t)
+	g, gateURL := gateUpstream(t)
+	data := filepath.Join(disk, "data")
+	addr := freeAddr(t)
+	base := "http://" + addr
+	cfg := writeConfig(t, fmt.Sprintf("upstreams:\n  - {name: up, url: '%s'}\n  - {name: gate, url: '%s'}\nbudgets:\n  default: {tool_calls: 100000, wall: 1h}\n", upURL, gateURL))
+	cmd, reached := startReachAt(t, cfg, addr, data, "kept.reserve")
+	killAtEnd(t, cmd)
+	for i := 0; ; i++ {
+		if status, _ := getStatus(base + "/healthz"); status == 200 {
+			break
+		}
+		if i == 3000 {
+			t.Fatal("the gateway never served")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	reserve := store.KeptReserve(filepath.Join(data, store.KeptFile))
+	if fi, err := os.Stat(reserve); err != nil || fi.Size() != store.KeptReserveSize {
+		t.Fatalf("the reserve file at start: %v %v; want %d bytes", fi, err, store.KeptReserveSize)
+	}
+	f := &fleet{t: t}
+	f.addr[0] = addr
+	gateKeyed(t, f, g, 0, "r-full", "full")
+	filler := fill(t, disk)
+	close(g.gate("full"))
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		t.Fatal("the gateway never reached kept.reserve")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if _, err := os.Stat(reserve); !os.IsNotExist(err) {
+		t.Fatalf("the reserve file after the kill at kept.reserve: %v; want it removed", err)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	cmd = startReach(t, cfg, addr, data)
+	killAtEnd(t, cmd)
+	r := callHTTP(t, base, "r-retry", "g", "gate__gate", `{"key":"full"}`, "k-full")
+	if r["status"] != "success" || !strings.Contains(fmt.Sprint(r["data"]), "passed full") {
+		t.Errorf("the retry after the restart: %v; want the call's result", r)
+	}
+	if n := g.count("full"); n != 1 {
+		t.Errorf("the call ran %d times; want once", n)
+	}
+	if _, err := os.Stat(filepath.Join(data, store.KeptFile)); !os.IsNotExist(err) {
+		t.Errorf("the kept file after the restart: %v; want it removed", err)
+	}
+	if fi, err := os.Stat(reserve); err != nil || fi.Size() != store.KeptReserveSize {
+		t.Errorf("the reserve file after the restart: %v %v; want it made again, %d bytes", fi, err, store.KeptReserveSize)
+	}
+}
+
+// getStatus is GET u's status, 0 when it cannot be reached.
+func getStatus(u string) (int, error) {
+	resp, err := http.Get(u)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
 }
