@@ -222,3 +222,47 @@ func getStatus(u string) (int, error) {
 	resp.Body.Close()
 	return resp.StatusCode, nil
 }
+
+// TestKill22StopAfterResultsOnPostgres kills instance a of two sharing a
+// PostgreSQL store (kill -9) right after a stop of request r is stored
+// (request.stopped), r having run a write with no undo whose client was
+// answered its result; b recovers a's dead life. The write is not undone
+// (it declares no undo) and stays done: a retry of its key, through b, is
+// answered its result, and the write ran once.
+func TestKill22StopAfterResultsOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	f := newFleet(t)
+	f.stop(0)
+	cmd, reached := startReachAt(t, f.cfg[0], f.addr[0], f.data[0], "request.stopped")
+	f.cmd[0] = cmd
+	servesAgain(t, f, 0)
+	if r := callHTTP(t, f.base(0), "r-stop", "c1", "up__count", `{"key":"s1"}`, "k-s1"); r["status"] != "success" {
+		t.Fatalf("the write: %v", r)
+	}
+	go func() {
+		if resp, err := http.Post(f.base(0)+"/v1/requests/r-stop/cancel", "application/json", strings.NewReader(`{"reason":"enough"}`)); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		t.Fatal("a never reached request.stopped")
+	}
+	f.kill(0)
+	for deadline := time.Now().Add(2 * time.Minute); storedRequest(t, f.url, "r-stop").Ended.IsZero(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("b did not recover a's stopped request: it is stored %+v", storedRequest(t, f.url, "r-stop"))
+		}
+	}
+	r := callHTTP(t, f.base(1), "r-retry", "c1", "up__count", `{"key":"s1"}`, "k-s1")
+	if r["status"] != "success" || !strings.Contains(fmt.Sprint(r["data"]), "run:1") {
+		t.Errorf("the retry of the write's key through b: %v; want its result", r)
+	}
+	if n := f.up.count("count s1"); n != 1 {
+		t.Errorf("the write ran %d times; want once", n)
+	}
+	verifyAudit(t, f.url)
+}

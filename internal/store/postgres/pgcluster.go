@@ -284,6 +284,14 @@ func (p *Store) StopRequest(ctx context.Context, id string, mode int, cause []by
 	if p.Closed() {
 		return false, store.ErrClosed
 	}
+	// As in LeaveRequest: what the writer holds queued (the results of the
+	// request's calls) is committed first, so that a kill right after the
+	// stop does not leave a write that stays done (it declares no undo)
+	// with its result lost: a retry got result_lost, not its result
+	// (TestKill22StopAfterResultsOnPostgres).
+	if err := p.W.Do(ctx, &sqlcore.Write{Run: func(sqlcore.Batch, *sqlcore.Write) {}}); err != nil {
+		return false, fmt.Errorf("stopping request %s: %w", id, err)
+	}
 	var changed bool
 	if err := p.pool.QueryRow(ctx, `SELECT reach_stop($1, $2, $3, $4)`, id, mode, dialect.Text(cause), time.Now().UnixNano()).
 		Scan(&changed); err != nil {
