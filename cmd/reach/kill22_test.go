@@ -325,3 +325,51 @@ func TestKill22SessionStored(t *testing.T) {
 		t.Errorf("a call on the session after the restart = %d; want 200 (taken over from its record)", code)
 	}
 }
+
+// TestKill22EndSettledAcrossOnPostgres is TestKill22EndSettledOnPostgres
+// with request r run on both instances: a, where its client ends it, is
+// killed at request.settled. b ends its own part (it heard the end, or
+// reads it), the recovery of a's dead life ends a's: r is stored ended,
+// neither booking is undone, and a retry of either key, through b, gets
+// its result. Not left running for ever, nor undone as an orphan.
+func TestKill22EndSettledAcrossOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	f := newFleet(t)
+	f.stop(0)
+	cmd, reached := startReachAt(t, f.cfg[0], f.addr[0], f.data[0], "request.settled")
+	f.cmd[0] = cmd
+	servesAgain(t, f, 0)
+	for i, key := range []string{"a1", "b1"} {
+		if r := callHTTP(t, f.base(i), "r-two", "c-"+key, "up__book", `{"key":"`+key+`"}`, "k-"+key); r["status"] != "success" {
+			t.Fatalf("booking %s on instance %d: %v", key, i, r)
+		}
+	}
+	go func() {
+		if resp, err := http.Post(f.base(0)+"/v1/requests/r-two/end", "application/json", strings.NewReader("")); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		t.Fatal("a never reached request.settled")
+	}
+	f.kill(0)
+	for deadline := time.Now().Add(2 * time.Minute); storedRequest(t, f.url, "r-two").State != "ended"; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("r-two after a was killed at request.settled: stored %+v; want it ended", storedRequest(t, f.url, "r-two"))
+		}
+	}
+	for _, key := range []string{"a1", "b1"} {
+		r := callHTTP(t, f.base(1), "r-retry-"+key, "c-"+key, "up__book", `{"key":"`+key+`"}`, "k-"+key)
+		if r["status"] != "success" || r["replayed"] != true {
+			t.Errorf("the retry of k-%s through b: %v; want its result", key, r)
+		}
+		if n, u := f.up.count("book "+key), f.up.count("unbook "+key); n != 1 || u != 0 {
+			t.Errorf("%s booked %d times, undone %d times; want 1 and 0", key, n, u)
+		}
+	}
+	verifyAudit(t, f.url)
+}
