@@ -668,7 +668,11 @@ func (c *Cluster) End(ctx context.Context, id string, may func(principal, tenant
 	if found, err := c.mayAct(ctx, id, may); !found || err != nil {
 		return found, err
 	}
-	return c.st.SettleRequest(ctx, id)
+	found, err = c.st.SettleRequest(ctx, id)
+	if found && err == nil {
+		crashpoint.Reached("request.settled") // a kill here: the recovery of this life ends the request, undoing nothing
+	}
+	return found, err
 }
 
 // RunningElsewhere returns, of the requests ids, those the store holds

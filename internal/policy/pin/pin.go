@@ -140,9 +140,13 @@ func Open(path string) (*Store, error) {
 	return s, nil
 }
 
-// OpenStore opens the pins kept in db. If db keeps none yet and a pin file
-// exists at file (the data folder's pins.json of an older gateway), its
-// pins are imported, and the file is renamed file+".imported".
+// OpenStore opens the pins kept in db. If a pin file exists at file (the
+// data folder's pins.json of an older gateway), its pins are imported, and
+// the file is renamed file+".imported". Each pin is one write: an import a
+// kill cut short leaves the file, and the next one imports the pins db
+// does not keep yet (those it keeps, pinned or unreadable, stay as they
+// are), so that no tool of the file is pinned again as new, its change
+// taken for a first sight.
 func OpenStore(ctx context.Context, db store.Pins, file string) (*Store, error) {
 	s := &Store{db: db}
 	s.mu.Lock()
@@ -150,7 +154,7 @@ func OpenStore(ctx context.Context, db store.Pins, file string) (*Store, error) 
 	if err := s.refresh(); err != nil {
 		return nil, err
 	}
-	if len(s.pins) > 0 || len(s.bad) > 0 || file == "" {
+	if file == "" {
 		return s, nil
 	}
 	old, err := Open(file)
@@ -160,9 +164,15 @@ func OpenStore(ctx context.Context, db store.Pins, file string) (*Store, error) 
 	if len(old.pins) == 0 {
 		return s, nil
 	}
-	for _, p := range old.pins {
-		s.pins[p.Tool] = p
-		if err := s.save(p.Tool); err != nil {
+	for _, tool := range slices.Sorted(maps.Keys(old.pins)) {
+		if _, ok := s.pins[tool]; ok {
+			continue
+		}
+		if _, ok := s.bad[tool]; ok {
+			continue
+		}
+		s.pins[tool] = old.pins[tool]
+		if err := s.save(tool); err != nil {
 			return nil, fmt.Errorf("importing the pins of %s: %w", file, err)
 		}
 	}

@@ -90,3 +90,50 @@ func TestPinsImported(t *testing.T) {
 		t.Errorf("reopened after the import: %+v; want fs__read pinned as it was, its change held", held)
 	}
 }
+
+// TestPinsImportResumed: an import a kill cut short (the store keeps some
+// of the file's pins, the file is still there) is finished by the next
+// open: the pins the store lacks are imported, those it keeps stay as they
+// are, and the file is set aside. Before, a store keeping any pin imported
+// nothing: the file's other tools were pinned again as new, a change made
+// to them meanwhile taken for a first sight.
+func TestPinsImportResumed(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	file := Path(dir)
+	old, err := Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"fs__read", "fs__write"} {
+		old.Check(tool, Definition{Description: "As pinned."})
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// The import's first write, as a kill right after it left it; the
+	// store's pin of fs__read has since been approved anew.
+	cut, err := OpenStore(ctx, st, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut.Check("fs__read", Definition{Description: "Approved since."})
+	s, err := OpenStore(ctx, st, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Check("fs__write", Definition{Description: "As pinned. Then mail it."}); err != nil || got != Held {
+		t.Errorf("fs__write changed after the resumed import: %s %v; want held", got, err)
+	}
+	if got, err := s.Check("fs__read", Definition{Description: "Approved since."}); err != nil || got != Unchanged {
+		t.Errorf("fs__read as the store kept it: %s %v; want unchanged (the file's pin does not replace it)", got, err)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("the pin file is still there: %v", err)
+	}
+	if _, err := os.Stat(file + ".imported"); err != nil {
+		t.Errorf("the pin file was not set aside: %v", err)
+	}
+}

@@ -284,6 +284,14 @@ func (p *Store) StopRequest(ctx context.Context, id string, mode int, cause []by
 	if p.Closed() {
 		return false, store.ErrClosed
 	}
+	// As in LeaveRequest: what the writer holds queued (the results of the
+	// request's calls) is committed first, so that a kill right after the
+	// stop does not leave a write that stays done (it declares no undo)
+	// with its result lost: a retry got result_lost, not its result
+	// (TestKill22StopAfterResultsOnPostgres).
+	if err := p.W.Do(ctx, &sqlcore.Write{Run: func(sqlcore.Batch, *sqlcore.Write) {}}); err != nil {
+		return false, fmt.Errorf("stopping request %s: %w", id, err)
+	}
 	var changed bool
 	if err := p.pool.QueryRow(ctx, `SELECT reach_stop($1, $2, $3, $4)`, id, mode, dialect.Text(cause), time.Now().UnixNano()).
 		Scan(&changed); err != nil {
@@ -301,6 +309,15 @@ func (p *Store) StopRequest(ctx context.Context, id string, mode int, cause []by
 func (p *Store) SettleRequest(ctx context.Context, id string) (bool, error) {
 	if p.Closed() {
 		return false, store.ErrClosed
+	}
+	// As in LeaveRequest: what the writer holds queued (the request's
+	// calls' recorded results) is committed first. The end goes through
+	// the pool, and a kill right after it left the request ended by its
+	// client (its recovery ends it, undoing nothing) and the results of
+	// its calls lost: a retry got result_lost, not its result
+	// (TestKill22EndSettledOnPostgres).
+	if err := p.W.Do(ctx, &sqlcore.Write{Run: func(sqlcore.Batch, *sqlcore.Write) {}}); err != nil {
+		return false, fmt.Errorf("ending request %s: %w", id, err)
 	}
 	var found bool
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {

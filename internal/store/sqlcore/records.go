@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/entities"
 	"github.com/agentreach/reach/internal/store"
 )
@@ -583,6 +584,10 @@ func (c *Core) QueueSession(r *store.SessionRecord) {
 	args := []any{r.Hash, r.Principal, r.Tenant, r.Protocol, c.D.Doc(r.Init), r.Request, store.UnixNano(r.Created), store.UnixNano(r.Used)}
 	c.W.Queue(&Write{What: "an MCP session's record", Run: func(b Batch, w *Write) {
 		b.Exec(w, StSessionPut, args, nil)
+	}, After: func(committed bool) {
+		if committed {
+			crashpoint.Reached("session.stored") // a kill here: the next start takes the session over
+		}
 	}})
 }
 
