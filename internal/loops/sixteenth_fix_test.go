@@ -39,3 +39,51 @@ func TestWriteRespelledStamped(t *testing.T) {
 		t.Errorf("a price respelled while its state moves: refused at %d (%v), want at 4 or later", at, v)
 	}
 }
+
+// TestQueryIDs: a workbook's tabs (gid=) or a design file's frames
+// (node-id=) fetched one by one, answered alike, are other things asked
+// and not refused; one page fetched again under tracking parameters
+// (utm_source=, fbclid=) or with one tab's id and other tracking, answered
+// alike, is still one question, refused.
+func TestQueryIDs(t *testing.T) {
+	fetch := func(urls ...string) []asCall {
+		var calls []asCall
+		for _, u := range urls {
+			calls = append(calls, asOK("fetch", obj{"url": u}, "Date,Amount,Note\n"))
+		}
+		return calls
+	}
+	const sheet = "https://docs.google.com/spreadsheets/d/1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms/export?format=csv&gid="
+	if at, v := thPlay(t, fetch(sheet+"0", sheet+"1834729", sheet+"220471", sheet+"99120", sheet+"771203"), nil); at >= 0 {
+		t.Errorf("tabs of one workbook: refused at %d (%v)", at, v)
+	}
+	const frame = "https://www.figma.com/design/Xk3Qa9LmP2bRt7Yc/Shop-app?node-id="
+	if at, v := thPlay(t, fetch(frame+"12-34", frame+"12-80", frame+"14-2", frame+"15-77"), nil); at >= 0 {
+		t.Errorf("frames of one file: refused at %d (%v)", at, v)
+	}
+	const page = "https://shop.example/blog/spring-sale"
+	if at, _ := thPlay(t, fetch(page+"?utm_source=news", page+"?utm_source=x&utm_id=42", page+"?fbclid=IwAR3xQ9", page+"?gclid=Cj0KCQ", page+"/"), nil); at < 0 || at > 4 {
+		t.Errorf("one page under tracking parameters: refused at %d, want by the fifth", at)
+	}
+	if at, _ := thPlay(t, fetch(sheet+"99120&utm_source=a", sheet+"99120&utm_source=b", sheet+"99120&fbclid=IwAR", sheet+"99120&mc_cid=77a", sheet+"99120"), nil); at < 0 || at > 4 {
+		t.Errorf("one tab under tracking parameters: refused at %d, want by the fifth", at)
+	}
+	for _, c := range []struct {
+		url  string
+		none bool
+	}{
+		{"https://a.example/p?gid=1", false},
+		{"https://a.example/p?node-id=1-2", false},
+		{"https://a.example/p?pageId=x9", false},
+		{"https://a.example/p?fbclid=x", true},
+		{"https://a.example/p?utm_id=4", true},
+		{"https://a.example/p?sessionid=4", true},
+		{"https://a.example/p?q=shoes", true},
+		{"https://a.example/p?id=", true},
+		{"https://a.example/p#id=4", true},
+	} {
+		if got := queryIDs([]byte(c.url)) == 0; got != c.none {
+			t.Errorf("queryIDs(%q) == 0 is %v, want %v", c.url, got, c.none)
+		}
+	}
+}
