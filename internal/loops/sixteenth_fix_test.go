@@ -1,6 +1,7 @@
 package loops
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -84,6 +85,58 @@ func TestQueryIDs(t *testing.T) {
 	} {
 		if got := queryIDs([]byte(c.url)) == 0; got != c.none {
 			t.Errorf("queryIDs(%q) == 0 is %v, want %v", c.url, got, c.none)
+		}
+	}
+}
+
+// TestAttemptCounted: a job re-run while the same step fails, its log the
+// same but for the attempt number and the times, is refused at the fourth
+// round; re-runs whose log names another failure each time, or whose
+// numbers among words move otherwise (an item shown after each click), are
+// not.
+func TestAttemptCounted(t *testing.T) {
+	w := map[string]string{"rerun_failed_jobs": "write"}
+	play := func(log func(r int) string) (int, *Verdict) {
+		var calls []asCall
+		for r := 0; r < 4; r++ {
+			calls = append(calls,
+				asOK("rerun_failed_jobs", obj{"run_id": 12093384411}, "Re-run requested"),
+				asOK("get_job_logs", obj{"run_id": 12093384411, "failed_only": true}, log(r)))
+		}
+		return thPlay(t, calls, w)
+	}
+	if at, v := play(func(r int) string {
+		return fmt.Sprintf("Job 'test' attempt %d (job %d)\n2026-12-05T21:%02d:19.09Z FAIL src/checkout.test.ts\n##[error]Process completed with exit code 1.", r+2, 9120455+r*31, 10+r*7)
+	}); at != 6 || v.Detector != "short_cycle" {
+		t.Errorf("one step failing at each attempt: refused at %d (%v), want 6 (the fourth round) by short_cycle", at, v)
+	}
+	tests := []string{"checkout", "cart", "voucher", "login"}
+	if at, v := play(func(r int) string {
+		return fmt.Sprintf("Job 'test' attempt %d\nFAIL src/%s.test.ts\n##[error]Process completed with exit code 1.", r+2, tests[r])
+	}); at >= 0 {
+		t.Errorf("another test failing at each attempt: refused at %d (%v)", at, v)
+	}
+	if at, v := play(func(r int) string {
+		return fmt.Sprintf("Job 'test' shard %d\nFAIL src/checkout.test.ts", r+2)
+	}); at >= 0 {
+		t.Errorf("another shard at each run: refused at %d (%v)", at, v)
+	}
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{"Job attempt ", true},
+		{"(Attempt ", true},
+		{"Retry #", true},
+		{"try ", true},
+		{"listitem ", false},
+		{"reattempt ", false},
+		{"attempt", false},
+		{" ", false},
+		{"", false},
+	} {
+		if got := attemptBefore([]byte(c.text)); got != c.want {
+			t.Errorf("attemptBefore(%q) = %v, want %v", c.text, got, c.want)
 		}
 	}
 }
