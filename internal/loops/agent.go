@@ -275,15 +275,32 @@ func (d *Detector) checkWriteRespelled(a *agentState, s *Step, w []*entry) *Verd
 	if s.fold == 0 || reps == 0 || len(w) < reps {
 		return nil
 	}
+	moved := false
 	for i, e := range w[:reps] {
-		if !sameWrite(e, s) || !e.done || e.transient || i > 0 && e.res != w[0].res {
+		if !sameWrite(e, s) || !e.done || e.transient {
 			return nil
 		}
+		if i > 0 && e.res != w[0].res {
+			// Answered alike but for what the write itself stamps (an
+			// update time, a fresh request id, the next version), as
+			// a write made again word for word may be (cycles).
+			if e.tmpl == 0 || e.tmpl != w[0].tmpl {
+				return nil
+			}
+			moved = true
+		}
+	}
+	if moved && !countsStep(w, 1, reps) {
+		return nil
+	}
+	returned := "each returned what the one before it had"
+	if moved {
+		returned += " but for a stamp, an id or a count the write itself moved"
 	}
 	return &Verdict{
 		Detector: "short_cycle",
 		Message: upper(a.who()) + " made the same " + s.Tool + " call " + plural(reps, "time", "times") +
-			" in a row in other spellings, and each returned what the one before it had; " + s.Tool + " " +
+			" in a row in other spellings, and " + returned + "; " + s.Tool + " " +
 			preview(s.Args) + " would make it again.",
 		Suggestion: "The write changed nothing: check what it did (read the state it writes), change your approach, or give your answer.",
 	}

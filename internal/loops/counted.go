@@ -1,5 +1,7 @@
 package loops
 
+import "bytes"
+
 // countedMax bounds the answers countedAnswer reads: a longer answer is
 // not compared loosely (its template is 0).
 const countedMax = 4096
@@ -54,9 +56,12 @@ func countedAnswer(b []byte) (tmpl uint64, cs counts) {
 			v = v*10 + uint64(b[e]-'0')
 			e++
 		}
-		if i > 0 && b[i-1] == ' ' || e < len(b) && b[e] == ' ' {
+		if (i > 0 && b[i-1] == ' ' || e < len(b) && b[e] == ' ') && e-i <= 6 && !attemptBefore(b[:i]) {
 			// A number among words ("3 failed", "listitem 4", "rows
 			// 1-10") is what the text says: it stays in the template.
+			// One of more than six digits is an id there too ("job
+			// 9120455"), and one after "attempt" is a re-run's counter
+			// ("attempt 3"): what the write itself moved.
 			i = e
 			continue
 		}
@@ -102,4 +107,26 @@ func steps(a, b, c *counts) bool {
 	}
 	s := int32(a.rest - b.rest)
 	return s >= 0 && s == int32(b.rest-c.rest)
+}
+
+// attemptBefore reports whether text b ends with the word "attempt",
+// "attempts", "retry" or "try", a space and maybe "#" after it: the
+// number that follows counts a re-run ("attempt 3", "Retry #2").
+func attemptBefore(b []byte) bool {
+	b = bytes.TrimRight(b, "#")
+	if len(b) == 0 || b[len(b)-1] != ' ' {
+		return false
+	}
+	b = b[:len(b)-1]
+	j := len(b)
+	for j > 0 && ('a' <= b[j-1] && b[j-1] <= 'z' || 'A' <= b[j-1] && b[j-1] <= 'Z') {
+		j--
+	}
+	w := b[j:]
+	for _, k := range [...]string{"attempt", "attempts", "retry", "try"} {
+		if len(w) == len(k) && bytes.EqualFold(w, []byte(k)) {
+			return true
+		}
+	}
+	return false
 }

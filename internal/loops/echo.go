@@ -177,7 +177,7 @@ func echoShapeOf(as []leaf, m *moving) (shape uint64, ok bool) {
 				m.nn++
 			}
 		case l.kind == leafString && isWebAddress(l.raw):
-			shape += mix(l.path, hashBytes(pageOf(l.raw)))
+			shape += mix(l.path, mix(hashBytes(pageOf(l.raw)), queryIDs(l.raw)))
 			ok = true
 			if m != nil && m.nu < len(m.urls) {
 				m.urls[m.nu] = l.raw
@@ -261,6 +261,47 @@ func pageOf(v []byte) []byte {
 		v = v[:i]
 	}
 	return bytes.TrimRight(v, "/")
+}
+
+// queryIDs hashes the parameters of web address v's query that name the
+// thing shown by its id (gid=, node-id=, pageId=, id=: a key that ends in
+// "id"), in their order; 0 for none. They pick another tab, frame or
+// record of one page, as its path would: a workbook's tabs or a design
+// file's frames fetched one by one, answered alike, are other things
+// asked. A click's id (fbclid, gclid: "clid"), a campaign's (utm_id,
+// mc_cid) and a session's follow a visitor, not what is shown, and move
+// as tracking parameters do.
+func queryIDs(v []byte) uint64 {
+	i := bytes.IndexByte(v, '?')
+	if i < 0 {
+		return 0
+	}
+	q := v[i+1:]
+	if j := bytes.IndexByte(q, '#'); j >= 0 {
+		q = q[:j]
+	}
+	var h uint64
+	for len(q) > 0 {
+		p := q
+		if j := bytes.IndexByte(q, '&'); j >= 0 {
+			p, q = q[:j], q[j+1:]
+		} else {
+			q = nil
+		}
+		eq := bytes.IndexByte(p, '=')
+		if eq <= 0 || eq == len(p)-1 {
+			continue
+		}
+		var low [24]byte
+		n, ok := caseFold(p[:eq], low[:])
+		k := low[:n]
+		if !ok || !bytes.HasSuffix(k, []byte("id")) || bytes.HasSuffix(k, []byte("clid")) ||
+			bytes.HasPrefix(k, []byte("utm")) || bytes.HasPrefix(k, []byte("mc")) || bytes.Contains(k, []byte("session")) || string(k) == "sid" {
+			continue
+		}
+		h = mix(h+1, mix(hashBytes(k), hashBytes(p[eq+1:])))
+	}
+	return h
 }
 
 // echoAnswer hashes the pieces of an answer with what they echo of what

@@ -31,8 +31,9 @@
 //     not matter. Polling whose result changes, a re-read after a write, and a
 //     single re-read are allowed; so is an agent's first call that other
 //     agents already made. A read whose calls move only counters beside one
-//     free text, or only a web address's query, and whose answers are alike
-//     but for what they echo of those arguments, is refused at the fourth.
+//     free text, or only a web address's query (its id parameters aside),
+//     and whose answers are alike but for what they echo of those
+//     arguments, is refused at the fourth.
 //   - "retry_budget" (L1): a call that has already failed with transient errors
 //     (timeout, unavailable, rate_limited, or any failure of a tool declared
 //     [Step.Retryable] that is not typed permanent) on [Options.RetryBudget]
