@@ -118,8 +118,27 @@ type runningWrite struct {
 	root          string          // its root request's id: its session
 	began         time.Time       // when it began
 	request, call string
-	taken         bool // its retry was told
+	taken         bool       // its retry was told
+	early         *earlyNote // with a shared store: its note once its caller went away
 }
+
+// earlyNote is the note, in a shared store, of a write whose caller went
+// away while its tool still runs: made then, not once its tool is back, so
+// that its retry through another instance is told as one through this
+// one is (from the writes running). Its state is t.mu's.
+type earlyNote struct {
+	state int           // noteIdle, noteStoring, noteStored, noteFailed, noteEnded
+	done  chan struct{} // closed once noteStoring ends
+	stop  func() bool   // unregisters the note from its caller's context
+}
+
+const (
+	noteIdle    = iota // its caller is there
+	noteStoring        // its caller went away: the note is being stored
+	noteStored         // stored: its retry is told from the store
+	noteFailed         // not stored: it is noted when its tool is back, as without
+	noteEnded          // its tool was back first
+)
 
 // start records the write of id running under ctx.
 // root is its root request's id, and began when it began.
@@ -129,6 +148,9 @@ func (t *cutOffs) start(id cutOffID, ctx context.Context, root string, began tim
 		t.running = map[cutOffID]runningWrites{}
 	}
 	w := runningWrite{ctx: ctx, root: root, began: began, request: request, call: call}
+	if t.shared {
+		w.early = &earlyNote{}
+	}
 	if rs, ok := t.running[id]; ok {
 		rs.more = append(rs.more, w)
 		t.running[id] = rs
@@ -137,6 +159,48 @@ func (t *cutOffs) start(id cutOffID, ctx context.Context, root string, began tim
 	}
 	t.live.Add(1)
 	t.mu.Unlock()
+	if e := w.early; e != nil {
+		e.stop = context.AfterFunc(ctx, func() { t.noteEarly(id, e, ctx, root, began, request, call) })
+	}
+}
+
+// noteEarly stores, in the shared store, the write of id whose caller went
+// away (ctx is done) while its tool runs, unless its retry here was told
+// already or its tool is back.
+func (t *cutOffs) noteEarly(id cutOffID, e *earlyNote, ctx context.Context, root string, began time.Time, request, call string) {
+	t.mu.Lock()
+	if e.state != noteIdle || t.runningTaken(id, request, call) {
+		t.mu.Unlock()
+		return
+	}
+	e.state, e.done = noteStoring, make(chan struct{})
+	t.mu.Unlock()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	at := time.Now()
+	r := CutOffRecord{Key: storeKey(id.scope, id.key()), Tool: id.tool, Root: root, Request: request, Call: call,
+		Began: began, At: at, Expires: at.Add(CutOffWindow), Stopped: stoppedBy(ctx)}
+	err := t.store.PutCutOff(sctx, &r)
+	t.mu.Lock()
+	e.state = noteStored
+	if err != nil {
+		e.state = noteFailed
+	}
+	close(e.done)
+	t.mu.Unlock()
+}
+
+// runningTaken says whether the running write of id, request's call call,
+// was told to its retry. t.mu is held.
+func (t *cutOffs) runningTaken(id cutOffID, request, call string) bool {
+	if rs, ok := t.running[id]; ok {
+		for i := range rs.len() {
+			if w := rs.at(i); w.request == request && w.call == call {
+				return w.taken
+			}
+		}
+	}
+	return false
 }
 
 // end records the write of id done; cut says it was cut off while its tool
@@ -163,7 +227,29 @@ func (t *cutOffs) end(ctx context.Context, id cutOffID, request, call string, cu
 			}
 		}
 	}
+	var done chan struct{}
+	if e := r.early; mine && e != nil {
+		if e.state == noteIdle {
+			e.state = noteEnded
+		}
+		done = e.done
+	}
 	t.mu.Unlock()
+	if e := r.early; mine && e != nil {
+		e.stop()
+		if done != nil {
+			<-done // its note, begun as its tool came back
+		}
+		if e.state == noteStored { // final once done is closed
+			if !cut {
+				// Its tool answered after all (as a write whose caller
+				// is there is not remembered): the note is let go,
+				// unless a retry was handed it already.
+				t.store.TakeCutOff(context.WithoutCancel(ctx), storeKey(id.scope, id.key()), request, call)
+			}
+			return // its retry is told from the store, once
+		}
+	}
 	if cut && !(mine && r.taken) {
 		w := cutOffWrite{owner: id.scope, tool: id.tool, root: r.root, began: r.began, request: request, call: call, at: time.Now(), stopped: stoppedBy(ctx)}
 		t.note(id.key(), w)
@@ -370,6 +456,18 @@ func (t *cutOffs) look(ctx context.Context, id cutOffID, claim *IdemClaim, root 
 
 // takeHere is take of the writes in the runtime's memory.
 func (t *cutOffs) takeHere(id cutOffID, root string, started time.Time) (cutOffWrite, bool) {
+	for {
+		w, ok, wait := t.takeHereOnce(id, root, started)
+		if wait == nil {
+			return w, ok
+		}
+		<-wait // a note on its way to the shared store: told from there once stored
+	}
+}
+
+// takeHereOnce is takeHere, or the note to wait for before it: one of a
+// write the retry may be of, on its way to the shared store.
+func (t *cutOffs) takeHereOnce(id cutOffID, root string, started time.Time) (cutOffWrite, bool, <-chan struct{}) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.n.Load() > 0 {
@@ -382,19 +480,30 @@ func (t *cutOffs) takeHere(id cutOffID, root string, started time.Time) (cutOffW
 		case ok && retryOf(root, started, w.root, w.began):
 			delete(t.m, key)
 			t.n.Store(int64(len(t.m)))
-			return w, true
+			return w, true, nil
 		}
 	}
 	if rs, ok := t.running[id]; ok {
 		for i := range rs.len() {
-			if r := rs.at(i); !r.taken && r.ctx.Err() != nil && retryOf(root, started, r.root, r.began) {
+			if r := rs.at(i); !r.taken && r.ctx.Err() != nil && retryOf(root, started, r.root, r.began) && r.early.here() {
 				r.taken = true
 				t.running[id] = rs
-				return cutOffWrite{owner: id.scope, tool: id.tool, root: r.root, began: r.began, request: r.request, call: r.call, at: time.Now(), stopped: stoppedBy(r.ctx), running: true}, true
+				return cutOffWrite{owner: id.scope, tool: id.tool, root: r.root, began: r.began, request: r.request, call: r.call, at: time.Now(), stopped: stoppedBy(r.ctx), running: true}, true, nil
+			}
+			if r := rs.at(i); r.early != nil && r.early.state == noteStoring && retryOf(root, started, r.root, r.began) {
+				return cutOffWrite{}, false, r.early.done
 			}
 		}
 	}
-	return cutOffWrite{}, false
+	return cutOffWrite{}, false, nil
+}
+
+// here says whether a running write whose caller went away is told to its
+// retry from the runtime's memory: not if its note is in the shared store
+// (or on its way there), from which its retry is told once, through any
+// instance. t.mu is held.
+func (e *earlyNote) here() bool {
+	return e == nil || e.state == noteFailed || e.state == noteEnded || e.state == noteIdle
 }
 
 // refusal is what the retry of w is answered.

@@ -1,0 +1,63 @@
+package reach
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// twoInstances is two runtimes sharing one cut-off store (CutOffsShared)
+// and one idempotency store, as two instances on one PostgreSQL do, with
+// the cut-off store they share.
+func twoInstances() (a, b *Runtime, st *memCutOffStore) {
+	st = new(memCutOffStore)
+	idem := NewMemoryIdempotency(time.Hour)
+	a = New(&Options{CutOffs: st, CutOffsShared: true, Idempotency: idem})
+	b = New(&Options{CutOffs: st, CutOffsShared: true, Idempotency: idem})
+	return a, b, st
+}
+
+// A write on instance a whose caller goes away while its tool still runs
+// (a tool deaf to its context) is cut off already: its retry through
+// instance b is told so, and nothing runs twice. Its late return changes
+// nothing: the write after the retry runs. Before, a stored the write only
+// once its tool was back: b found nothing, and ran the write a second
+// time (a retry through a itself was told, from a's writes running).
+func TestCutOff22RetryThroughAnotherWhileToolRuns(t *testing.T) {
+	a, b, st := twoInstances()
+	runs, started, release := deafAddItem(t, a, 1, true)
+	brun, _, _ := deafAddItem(t, b, 0, false)
+	var leave context.CancelFunc
+	done := make(chan *Result, 1)
+	go func() { done <- cutOffCall(t, a, &leave, "alice", "c1", `{"item":"pear"}`) }()
+	<-started
+	leave()
+	// a sees its caller gone (this is not the race of a retry sent before
+	// it did): until the store holds a write, or long past.
+	for deadline := time.Now().Add(10 * time.Second); st.len() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+
+	res := cutOffCall(t, b, nil, "alice", "c2", `{"item":"pear"}`)
+	if res.Status != StatusError || res.Error == nil || res.Error.Code != "interrupted" || !strings.Contains(res.Error.Message, "call c1 ") {
+		t.Fatalf("the retry through b while a's tool runs: %s %+v; want interrupted, naming c1", res.Status, res.Error)
+	}
+	if n, m := runs.Load(), brun.Load(); n != 1 || m != 0 {
+		t.Fatalf("add_item ran %d times on a and %d on b by then, want once on a", n, m)
+	}
+	release()
+	<-done
+	if res := cutOffCall(t, b, nil, "alice", "c3", `{"item":"pear"}`); res.Status != StatusSuccess {
+		t.Fatalf("the write after the retry, once a's tool is back: %s %+v; want it run (the cut-off write was told once)", res.Status, res.Error)
+	}
+	if n := brun.Load(); n != 1 {
+		t.Fatalf("add_item ran %d times on b, want once (the write after the retry)", n)
+	}
+}
+
+func (s *memCutOffStore) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}
