@@ -432,7 +432,8 @@ func (t *cutOffs) untake(ctx context.Context, id cutOffID, w *cutOffWrite) {
 // look returns the write in the shared store that a write of id, in the
 // root request root, started at started, whose key claim claimed, may
 // retry (retryOf), and hands it over to that write, call call of request
-// request: of the instances that read it, one does. The claim's statement
+// request, or takes it over from another retry handed it a moment before:
+// each retry that finds it there is told. The claim's statement
 // said whether one is unexpired (claim.CutOffRead, PostgreSQL's): most
 // often none, and nothing more is read. A store that could not say is read
 // now. The write handed over stays in the store, as the retry's, until the
@@ -443,16 +444,35 @@ func (t *cutOffs) look(ctx context.Context, id cutOffID, claim *IdemClaim, root 
 	if claim.CutOffRead && !claim.CutOffLive {
 		return cutOffWrite{}, false
 	}
-	r, err := t.store.GetCutOff(ctx, claim.CutOff, time.Now())
-	if err != nil || r == nil || !retryOf(root, started, r.Root, r.Began) {
-		return cutOffWrite{}, false // unreadable: the write runs, as with none
+	// A retry that another one was handed the write by, between this
+	// one's read and its hand-over, reads it again: while the write is
+	// there (not yet answered for), each retry of it is told, and none
+	// runs it. The cut-off call it names is the first read's.
+	var first *CutOffRecord
+	for range handTries {
+		r, err := t.store.GetCutOff(ctx, claim.CutOff, time.Now())
+		if err != nil || r == nil || !retryOf(root, started, r.Root, r.Began) {
+			return cutOffWrite{}, false // unreadable, or answered for: the write runs, as with none
+		}
+		if first == nil {
+			first = r
+		}
+		took, err := t.store.HandCutOff(ctx, claim.CutOff, r.Request, r.Call, request, call)
+		if err != nil {
+			return cutOffWrite{}, false
+		}
+		if took {
+			break
+		}
 	}
-	if took, err := t.store.HandCutOff(ctx, claim.CutOff, r.Request, r.Call, request, call); err != nil || !took {
-		return cutOffWrite{}, false // another instance's retry took it
-	}
-	return cutOffWrite{owner: id.scope, tool: r.Tool, root: r.Root, began: r.Began, request: r.Request, call: r.Call,
-		at: r.At, restart: r.Restart, stopped: r.Stopped}, true
+	return cutOffWrite{owner: id.scope, tool: first.Tool, root: first.Root, began: first.Began, request: first.Request, call: first.Call,
+		at: first.At, restart: first.Restart, stopped: first.Stopped}, true
 }
+
+// handTries bounds the reads of a cut-off write that other retries keep
+// being handed (look): past them it is still there, being answered for,
+// and this retry is told too, not handed it.
+const handTries = 8
 
 // takeHere is take of the writes in the runtime's memory.
 func (t *cutOffs) takeHere(id cutOffID, root string, started time.Time) (cutOffWrite, bool) {

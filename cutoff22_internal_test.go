@@ -3,6 +3,7 @@ package reach
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -60,4 +61,60 @@ func (s *memCutOffStore) len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.m)
+}
+
+// handingStore is a memCutOffStore where, once, another retry (r2's call
+// c2) is handed the write just after a read of it: two retries of one
+// cut-off write at once, the other's hand-over between this one's read
+// and its own.
+type handingStore struct {
+	*memCutOffStore
+	once sync.Once
+}
+
+func (s *handingStore) GetCutOff(ctx context.Context, key string, now time.Time) (*CutOffRecord, error) {
+	r, err := s.memCutOffStore.GetCutOff(ctx, key, now)
+	if r != nil {
+		s.once.Do(func() { s.memCutOffStore.HandCutOff(ctx, key, r.Request, r.Call, "r2", "c2") })
+	}
+	return r, err
+}
+
+// Two retries of one write cut off, through two instances at once: the
+// other retry is handed the write between this one's read of it and its
+// own hand-over. Both are told (interrupted), and the write does not run a
+// second time; the write after them runs. Before, this retry's hand-over
+// failed, and it ran the write, while the other was told it was cut off.
+func TestCutOff22TwoRetriesWithinTheHandOver(t *testing.T) {
+	st := &handingStore{memCutOffStore: new(memCutOffStore)}
+	idem := NewMemoryIdempotency(time.Hour)
+	a := New(&Options{CutOffs: st, CutOffsShared: true, Idempotency: idem})
+	b := New(&Options{CutOffs: st, CutOffsShared: true, Idempotency: idem})
+	runs, started, release := deafAddItem(t, a, 1, true)
+	brun, _, _ := deafAddItem(t, b, 0, false)
+	var leave context.CancelFunc
+	done := make(chan *Result, 1)
+	go func() { done <- cutOffCall(t, a, &leave, "alice", "c1", `{"item":"pear"}`) }()
+	<-started
+	leave()
+	release()
+	<-done
+	if st.len() != 1 {
+		t.Fatalf("%d writes cut off in the store, want 1", st.len())
+	}
+	res := cutOffCall(t, b, nil, "alice", "c3", `{"item":"pear"}`)
+	if res.Status != StatusError || res.Error == nil || res.Error.Code != "interrupted" || !strings.Contains(res.Error.Message, "call c1 ") {
+		t.Fatalf("the retry whose hand-over another retry took first: %s %+v; want interrupted, naming c1", res.Status, res.Error)
+	}
+	if n, m := runs.Load(), brun.Load(); n != 1 || m != 0 {
+		t.Fatalf("add_item ran %d times on a and %d on b, want once on a", n, m)
+	}
+	// This one, handed the write from the other, answered for it: the
+	// other, told too, finds it no more once answered.
+	if n := st.len(); n != 0 {
+		t.Fatalf("%d writes cut off in the store after the retry was answered, want none", n)
+	}
+	if res := cutOffCall(t, b, nil, "alice", "c4", `{"item":"pear"}`); res.Status != StatusSuccess {
+		t.Fatalf("the write after both retries were answered: %s %+v; want it run", res.Status, res.Error)
+	}
 }
