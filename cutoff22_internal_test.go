@@ -2,6 +2,7 @@ package reach
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -116,5 +117,56 @@ func TestCutOff22TwoRetriesWithinTheHandOver(t *testing.T) {
 	}
 	if res := cutOffCall(t, b, nil, "alice", "c4", `{"item":"pear"}`); res.Status != StatusSuccess {
 		t.Fatalf("the write after both retries were answered: %s %+v; want it run", res.Status, res.Error)
+	}
+}
+
+// Two sub-agents of one request, under one principal: the first's write is
+// cut off while it runs (its sub-request stopped, its caller gone), and the
+// second makes the identical write. It is taken for a retry, and told so:
+// an orchestrator that hands a stopped worker's sub-task to another worker
+// retries that write, and a fan-out that makes the same write twice is a
+// bug; the first may have taken effect either way. The refusal names the
+// first's call, and the second's next identical call runs (a write made
+// twice on purpose costs one call more).
+func TestCutOff22SiblingSubAgents(t *testing.T) {
+	rt := New(nil)
+	runs, started, release := deafAddItem(t, rt, 1, true)
+	rctx, req, err := rt.Begin(t.Context(), &RequestOptions{Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer req.End()
+	sub := func(agent string) context.Context {
+		ctx, r, err := rt.Delegate(rctx, &Delegation{Agent: agent, Task: "add a pear, as " + agent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(r.End)
+		return ctx
+	}
+	call := func(ctx context.Context, id string) *Result {
+		return rt.Call(ctx, &Call{ID: id, Tool: "add_item", Arguments: json.RawMessage(`{"item":"pear"}`)})
+	}
+	w1, leave := context.WithCancel(sub("worker1"))
+	done := make(chan *Result, 1)
+	go func() { done <- call(w1, "w1") }()
+	<-started
+	leave()
+	release()
+	<-done
+
+	w2 := sub("worker2")
+	res := call(w2, "w2")
+	if res.Status != StatusError || res.Error == nil || res.Error.Code != "interrupted" || !strings.Contains(res.Error.Message, "call w1 ") {
+		t.Fatalf("worker2's identical write after worker1's was cut off: %s %+v; want interrupted, naming w1", res.Status, res.Error)
+	}
+	if !strings.Contains(res.Error.Suggestion, "call it again") {
+		t.Fatalf("the refusal does not say how to make the write anyway: %q", res.Error.Suggestion)
+	}
+	if res := call(w2, "w2b"); res.Status != StatusSuccess {
+		t.Fatalf("worker2's next identical write: %s %+v; want it run", res.Status, res.Error)
+	}
+	if n := runs.Load(); n != 2 {
+		t.Fatalf("add_item ran %d times, want 2 (worker1's cut off, worker2's second call)", n)
 	}
 }
