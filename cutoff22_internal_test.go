@@ -170,3 +170,30 @@ func TestCutOff22SiblingSubAgents(t *testing.T) {
 		t.Fatalf("add_item ran %d times, want 2 (worker1's cut off, worker2's second call)", n)
 	}
 }
+
+// BenchmarkCutOffRunningWrite is what the writes running cost a keyless
+// write (start, then end answered): with a store this process alone uses
+// ("own"), and with a shared one ("shared"), where each also registers its
+// early note on its caller's context (context.AfterFunc) and unregisters
+// it at its end.
+//
+//	go test -run '^$' -bench CutOffRunningWrite -count 6 .
+func BenchmarkCutOffRunningWrite(b *testing.B) {
+	for _, shared := range []bool{false, true} {
+		name := "own"
+		if shared {
+			name = "shared"
+		}
+		b.Run(name, func(b *testing.B) {
+			t := &cutOffs{store: new(memCutOffStore), shared: shared}
+			ctx, cancel := context.WithCancel(b.Context())
+			defer cancel()
+			id := cutOffID{"alice\x00\x00", "add_item", "d"}
+			began := time.Now()
+			for b.Loop() {
+				t.start(id, ctx, "root", began, "r", "c1")
+				t.end(ctx, id, "r", "c1", false)
+			}
+		})
+	}
+}
