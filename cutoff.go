@@ -275,7 +275,12 @@ type cutOffWrite struct {
 	restart             bool   // a restart cut it off (else its caller went away)
 	stopped             string // the stop of its request that cut it off, if one did
 	running             bool   // its tool is still running (take): not noted yet
+	held                uint64 // the take of the retry that is being told it (takeHere), if not 0
+	told                bool   // another retry is being told it (take): this one is told too
 }
+
+// takes numbers the takes of writes remembered in memory (cutOffWrite.held).
+var takes atomic.Uint64
 
 // cutOffKey is the key of a write of tool with the arguments' digest args
 // by the owner scope (an idempotency record key's scope, idemKeys).
@@ -412,8 +417,9 @@ func (t *cutOffs) memKey(id *cutOffID) string {
 // went away is one too. A shared store is not read here (look).
 func (t *cutOffs) take(ctx context.Context, id cutOffID, root string, started time.Time) (cutOffWrite, bool) {
 	w, ok := t.takeHere(id, root, started)
-	if ok {
+	if ok && !w.told {
 		t.untake(ctx, id, &w)
+		t.release(id, &w)
 	}
 	return w, ok
 }
@@ -474,6 +480,21 @@ func (t *cutOffs) look(ctx context.Context, id cutOffID, claim *IdemClaim, root 
 // and this retry is told too, not handed it.
 const handTries = 8
 
+// release forgets the write w of id, taken from memory (takeHere), once its
+// retry's refusal is made, if that retry holds it.
+func (t *cutOffs) release(id cutOffID, w *cutOffWrite) {
+	if w.held == 0 || w.told {
+		return
+	}
+	key := t.memKey(&id)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e, ok := t.m[key]; ok && e.held == w.held {
+		delete(t.m, key)
+		t.n.Store(int64(len(t.m)))
+	}
+}
+
 // takeHere is take of the writes in the runtime's memory.
 func (t *cutOffs) takeHere(id cutOffID, root string, started time.Time) (cutOffWrite, bool) {
 	for {
@@ -497,9 +518,16 @@ func (t *cutOffs) takeHereOnce(id cutOffID, root string, started time.Time) (cut
 		case ok && time.Since(w.at) > CutOffWindow:
 			delete(t.m, key)
 			t.n.Store(int64(len(t.m)))
+		case ok && retryOf(root, started, w.root, w.began) && w.held != 0:
+			// Another retry is being told it: this one is told too,
+			// and leaves it to that one (release).
+			w.told = true
+			return w, true, nil
 		case ok && retryOf(root, started, w.root, w.began):
-			delete(t.m, key)
-			t.n.Store(int64(len(t.m)))
+			// Kept, held by this retry, until its refusal is made
+			// (release): a retry that comes meanwhile is told too.
+			w.held = takes.Add(1)
+			t.m[key] = w
 			return w, true, nil
 		}
 	}

@@ -197,3 +197,59 @@ func BenchmarkCutOffRunningWrite(b *testing.B) {
 		})
 	}
 }
+
+// heldClaims is an IdempotencyStore whose claims of keys ending in hold
+// wait, once, until release is closed, saying so on held.
+type heldClaims struct {
+	IdempotencyStore
+	hold    string
+	held    chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (s *heldClaims) Claim(ctx context.Context, c *IdemClaim) (*Result, bool, error) {
+	if strings.HasSuffix(c.Key, s.hold) {
+		s.once.Do(func() {
+			s.held <- struct{}{}
+			<-s.release
+		})
+	}
+	return s.IdempotencyStore.Claim(ctx, c)
+}
+
+// Two retries at once of a write cut off on one instance with a store of
+// its own (SQLite's case): the first took the write from memory and is
+// claiming its key when the second comes. Both are told, as on a shared
+// store (TestCutOff22TwoRetriesWithinTheHandOver), and the write after
+// them runs. Before, the first's take had forgotten the write: the second
+// ran it while the first was told it was cut off.
+func TestCutOff22TwoRetriesAtOnceHere(t *testing.T) {
+	idem := &heldClaims{IdempotencyStore: NewMemoryIdempotency(time.Hour), hold: "/c2", held: make(chan struct{}), release: make(chan struct{})}
+	rt := New(&Options{CutOffs: new(memCutOffStore), Idempotency: idem})
+	runs, started, release := deafAddItem(t, rt, 1, true)
+	var leave context.CancelFunc
+	done := make(chan *Result, 1)
+	go func() { done <- cutOffCall(t, rt, &leave, "alice", "c1", `{"item":"pear"}`) }()
+	<-started
+	leave()
+	release()
+	<-done
+	first := make(chan *Result, 1)
+	go func() { first <- cutOffCall(t, rt, nil, "alice", "c2", `{"item":"pear"}`) }()
+	<-idem.held // the first retry took the write, and claims its key
+	res := cutOffCall(t, rt, nil, "alice", "c3", `{"item":"pear"}`)
+	close(idem.release)
+	r2 := <-first
+	for _, r := range []*Result{r2, res} {
+		if r.Status != StatusError || r.Error == nil || r.Error.Code != "interrupted" || !strings.Contains(r.Error.Message, "call c1 ") {
+			t.Fatalf("two retries at once: %s %+v; want each interrupted, naming c1", r.Status, r.Error)
+		}
+	}
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("add_item ran %d times, want once", n)
+	}
+	if res := cutOffCall(t, rt, nil, "alice", "c4", `{"item":"pear"}`); res.Status != StatusSuccess {
+		t.Fatalf("the write after both retries were answered: %s %+v; want it run", res.Status, res.Error)
+	}
+}
