@@ -26,7 +26,10 @@ import (
 // answered is never remembered, so two identical writes that were both
 // answered both run. A write whose caller went away while its tool still
 // runs (a tool deaf to its context) is cut off already: its retry is
-// answered so, and its late return is not remembered again.
+// answered so (through any instance that shares the store: it is stored
+// when its caller goes), and its late return is not remembered again.
+// Retries of one cut-off write at once are each answered so: the write is
+// answered for, and the call after runs, once a retry's refusal is made.
 
 // CutOffWindow is how long a write cut off before its answer reached its
 // caller is remembered for its caller's retry.
