@@ -440,6 +440,10 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		cutID := cutOffID{skey[:len(skey)-len(c.key)], c.Tool, claim.Args}
 		if derived && rt.cutOffs.mayHave() {
 			if w, ok := rt.cutOffs.takeHere(cutID, c.req.root.id, c.req.root.started); ok {
+				if w.told {
+					// Another retry, told it now, answers for it.
+					return w.refusal(), nil
+				}
 				// Its key claimed before the write is taken from the store:
 				// a kill before the refusal is answered leaves the claim,
 				// and its recovery notes the write cut off again.
@@ -448,10 +452,12 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 					_, claimed, _ = rt.idem.Claim(ctx, claim)
 				}
 				rt.cutOffs.untake(ctx, cutID, &w)
+				res := w.refusal()
 				if claimed {
-					return rt.cutOffRefused(c, claim, skey, w), nil
+					res = rt.cutOffRefused(c, claim, skey, w)
 				}
-				return w.refusal(), nil
+				rt.cutOffs.release(cutID, &w) // its refusal made: the next call runs
+				return res, nil
 			}
 			if rt.cutOffs.shared {
 				// A shared store's cut-off writes: looked for by the claim's

@@ -26,7 +26,10 @@ import (
 // answered is never remembered, so two identical writes that were both
 // answered both run. A write whose caller went away while its tool still
 // runs (a tool deaf to its context) is cut off already: its retry is
-// answered so, and its late return is not remembered again.
+// answered so (through any instance that shares the store: it is stored
+// when its caller goes), and its late return is not remembered again.
+// Retries of one cut-off write at once are each answered so: the write is
+// answered for, and the call after runs, once a retry's refusal is made.
 
 // CutOffWindow is how long a write cut off before its answer reached its
 // caller is remembered for its caller's retry.
@@ -118,8 +121,27 @@ type runningWrite struct {
 	root          string          // its root request's id: its session
 	began         time.Time       // when it began
 	request, call string
-	taken         bool // its retry was told
+	taken         bool       // its retry was told
+	early         *earlyNote // with a shared store: its note once its caller went away
 }
+
+// earlyNote is the note, in a shared store, of a write whose caller went
+// away while its tool still runs: made then, not once its tool is back, so
+// that its retry through another instance is told as one through this
+// one is (from the writes running). Its state is t.mu's.
+type earlyNote struct {
+	state int           // noteIdle, noteStoring, noteStored, noteFailed, noteEnded
+	done  chan struct{} // closed once noteStoring ends
+	stop  func() bool   // unregisters the note from its caller's context
+}
+
+const (
+	noteIdle    = iota // its caller is there
+	noteStoring        // its caller went away: the note is being stored
+	noteStored         // stored: its retry is told from the store
+	noteFailed         // not stored: it is noted when its tool is back, as without
+	noteEnded          // its tool was back first
+)
 
 // start records the write of id running under ctx.
 // root is its root request's id, and began when it began.
@@ -129,6 +151,9 @@ func (t *cutOffs) start(id cutOffID, ctx context.Context, root string, began tim
 		t.running = map[cutOffID]runningWrites{}
 	}
 	w := runningWrite{ctx: ctx, root: root, began: began, request: request, call: call}
+	if t.shared {
+		w.early = &earlyNote{}
+	}
 	if rs, ok := t.running[id]; ok {
 		rs.more = append(rs.more, w)
 		t.running[id] = rs
@@ -137,6 +162,48 @@ func (t *cutOffs) start(id cutOffID, ctx context.Context, root string, began tim
 	}
 	t.live.Add(1)
 	t.mu.Unlock()
+	if e := w.early; e != nil {
+		e.stop = context.AfterFunc(ctx, func() { t.noteEarly(id, e, ctx, root, began, request, call) })
+	}
+}
+
+// noteEarly stores, in the shared store, the write of id whose caller went
+// away (ctx is done) while its tool runs, unless its retry here was told
+// already or its tool is back.
+func (t *cutOffs) noteEarly(id cutOffID, e *earlyNote, ctx context.Context, root string, began time.Time, request, call string) {
+	t.mu.Lock()
+	if e.state != noteIdle || t.runningTaken(id, request, call) {
+		t.mu.Unlock()
+		return
+	}
+	e.state, e.done = noteStoring, make(chan struct{})
+	t.mu.Unlock()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	at := time.Now()
+	r := CutOffRecord{Key: storeKey(id.scope, id.key()), Tool: id.tool, Root: root, Request: request, Call: call,
+		Began: began, At: at, Expires: at.Add(CutOffWindow), Stopped: stoppedBy(ctx)}
+	err := t.store.PutCutOff(sctx, &r)
+	t.mu.Lock()
+	e.state = noteStored
+	if err != nil {
+		e.state = noteFailed
+	}
+	close(e.done)
+	t.mu.Unlock()
+}
+
+// runningTaken says whether the running write of id, request's call call,
+// was told to its retry. t.mu is held.
+func (t *cutOffs) runningTaken(id cutOffID, request, call string) bool {
+	if rs, ok := t.running[id]; ok {
+		for i := range rs.len() {
+			if w := rs.at(i); w.request == request && w.call == call {
+				return w.taken
+			}
+		}
+	}
+	return false
 }
 
 // end records the write of id done; cut says it was cut off while its tool
@@ -163,7 +230,29 @@ func (t *cutOffs) end(ctx context.Context, id cutOffID, request, call string, cu
 			}
 		}
 	}
+	var done chan struct{}
+	if e := r.early; mine && e != nil {
+		if e.state == noteIdle {
+			e.state = noteEnded
+		}
+		done = e.done
+	}
 	t.mu.Unlock()
+	if e := r.early; mine && e != nil {
+		e.stop()
+		if done != nil {
+			<-done // its note, begun as its tool came back
+		}
+		if e.state == noteStored { // final once done is closed
+			if !cut {
+				// Its tool answered after all (as a write whose caller
+				// is there is not remembered): the note is let go,
+				// unless a retry was handed it already.
+				t.store.TakeCutOff(context.WithoutCancel(ctx), storeKey(id.scope, id.key()), request, call)
+			}
+			return // its retry is told from the store, once
+		}
+	}
 	if cut && !(mine && r.taken) {
 		w := cutOffWrite{owner: id.scope, tool: id.tool, root: r.root, began: r.began, request: request, call: call, at: time.Now(), stopped: stoppedBy(ctx)}
 		t.note(id.key(), w)
@@ -189,7 +278,12 @@ type cutOffWrite struct {
 	restart             bool   // a restart cut it off (else its caller went away)
 	stopped             string // the stop of its request that cut it off, if one did
 	running             bool   // its tool is still running (take): not noted yet
+	held                uint64 // the take of the retry that is being told it (takeHere), if not 0
+	told                bool   // another retry is being told it (take): this one is told too
 }
+
+// takes numbers the takes of writes remembered in memory (cutOffWrite.held).
+var takes atomic.Uint64
 
 // cutOffKey is the key of a write of tool with the arguments' digest args
 // by the owner scope (an idempotency record key's scope, idemKeys).
@@ -326,8 +420,9 @@ func (t *cutOffs) memKey(id *cutOffID) string {
 // went away is one too. A shared store is not read here (look).
 func (t *cutOffs) take(ctx context.Context, id cutOffID, root string, started time.Time) (cutOffWrite, bool) {
 	w, ok := t.takeHere(id, root, started)
-	if ok {
+	if ok && !w.told {
 		t.untake(ctx, id, &w)
+		t.release(id, &w)
 	}
 	return w, ok
 }
@@ -346,7 +441,8 @@ func (t *cutOffs) untake(ctx context.Context, id cutOffID, w *cutOffWrite) {
 // look returns the write in the shared store that a write of id, in the
 // root request root, started at started, whose key claim claimed, may
 // retry (retryOf), and hands it over to that write, call call of request
-// request: of the instances that read it, one does. The claim's statement
+// request, or takes it over from another retry handed it a moment before:
+// each retry that finds it there is told. The claim's statement
 // said whether one is unexpired (claim.CutOffRead, PostgreSQL's): most
 // often none, and nothing more is read. A store that could not say is read
 // now. The write handed over stays in the store, as the retry's, until the
@@ -357,19 +453,65 @@ func (t *cutOffs) look(ctx context.Context, id cutOffID, claim *IdemClaim, root 
 	if claim.CutOffRead && !claim.CutOffLive {
 		return cutOffWrite{}, false
 	}
-	r, err := t.store.GetCutOff(ctx, claim.CutOff, time.Now())
-	if err != nil || r == nil || !retryOf(root, started, r.Root, r.Began) {
-		return cutOffWrite{}, false // unreadable: the write runs, as with none
+	// A retry that another one was handed the write by, between this
+	// one's read and its hand-over, reads it again: while the write is
+	// there (not yet answered for), each retry of it is told, and none
+	// runs it. The cut-off call it names is the first read's.
+	var first *CutOffRecord
+	for range handTries {
+		r, err := t.store.GetCutOff(ctx, claim.CutOff, time.Now())
+		if err != nil || r == nil || !retryOf(root, started, r.Root, r.Began) {
+			return cutOffWrite{}, false // unreadable, or answered for: the write runs, as with none
+		}
+		if first == nil {
+			first = r
+		}
+		took, err := t.store.HandCutOff(ctx, claim.CutOff, r.Request, r.Call, request, call)
+		if err != nil {
+			return cutOffWrite{}, false
+		}
+		if took {
+			break
+		}
 	}
-	if took, err := t.store.HandCutOff(ctx, claim.CutOff, r.Request, r.Call, request, call); err != nil || !took {
-		return cutOffWrite{}, false // another instance's retry took it
+	return cutOffWrite{owner: id.scope, tool: first.Tool, root: first.Root, began: first.Began, request: first.Request, call: first.Call,
+		at: first.At, restart: first.Restart, stopped: first.Stopped}, true
+}
+
+// handTries bounds the reads of a cut-off write that other retries keep
+// being handed (look): past them it is still there, being answered for,
+// and this retry is told too, not handed it.
+const handTries = 8
+
+// release forgets the write w of id, taken from memory (takeHere), once its
+// retry's refusal is made, if that retry holds it.
+func (t *cutOffs) release(id cutOffID, w *cutOffWrite) {
+	if w.held == 0 || w.told {
+		return
 	}
-	return cutOffWrite{owner: id.scope, tool: r.Tool, root: r.Root, began: r.Began, request: r.Request, call: r.Call,
-		at: r.At, restart: r.Restart, stopped: r.Stopped}, true
+	key := t.memKey(&id)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e, ok := t.m[key]; ok && e.held == w.held {
+		delete(t.m, key)
+		t.n.Store(int64(len(t.m)))
+	}
 }
 
 // takeHere is take of the writes in the runtime's memory.
 func (t *cutOffs) takeHere(id cutOffID, root string, started time.Time) (cutOffWrite, bool) {
+	for {
+		w, ok, wait := t.takeHereOnce(id, root, started)
+		if wait == nil {
+			return w, ok
+		}
+		<-wait // a note on its way to the shared store: told from there once stored
+	}
+}
+
+// takeHereOnce is takeHere, or the note to wait for before it: one of a
+// write the retry may be of, on its way to the shared store.
+func (t *cutOffs) takeHereOnce(id cutOffID, root string, started time.Time) (cutOffWrite, bool, <-chan struct{}) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.n.Load() > 0 {
@@ -379,22 +521,40 @@ func (t *cutOffs) takeHere(id cutOffID, root string, started time.Time) (cutOffW
 		case ok && time.Since(w.at) > CutOffWindow:
 			delete(t.m, key)
 			t.n.Store(int64(len(t.m)))
+		case ok && retryOf(root, started, w.root, w.began) && w.held != 0:
+			// Another retry is being told it: this one is told too,
+			// and leaves it to that one (release).
+			w.told = true
+			return w, true, nil
 		case ok && retryOf(root, started, w.root, w.began):
-			delete(t.m, key)
-			t.n.Store(int64(len(t.m)))
-			return w, true
+			// Kept, held by this retry, until its refusal is made
+			// (release): a retry that comes meanwhile is told too.
+			w.held = takes.Add(1)
+			t.m[key] = w
+			return w, true, nil
 		}
 	}
 	if rs, ok := t.running[id]; ok {
 		for i := range rs.len() {
-			if r := rs.at(i); !r.taken && r.ctx.Err() != nil && retryOf(root, started, r.root, r.began) {
+			if r := rs.at(i); !r.taken && r.ctx.Err() != nil && retryOf(root, started, r.root, r.began) && r.early.here() {
 				r.taken = true
 				t.running[id] = rs
-				return cutOffWrite{owner: id.scope, tool: id.tool, root: r.root, began: r.began, request: r.request, call: r.call, at: time.Now(), stopped: stoppedBy(r.ctx), running: true}, true
+				return cutOffWrite{owner: id.scope, tool: id.tool, root: r.root, began: r.began, request: r.request, call: r.call, at: time.Now(), stopped: stoppedBy(r.ctx), running: true}, true, nil
+			}
+			if r := rs.at(i); r.early != nil && r.early.state == noteStoring && retryOf(root, started, r.root, r.began) {
+				return cutOffWrite{}, false, r.early.done
 			}
 		}
 	}
-	return cutOffWrite{}, false
+	return cutOffWrite{}, false, nil
+}
+
+// here says whether a running write whose caller went away is told to its
+// retry from the runtime's memory: not if its note is in the shared store
+// (or on its way there), from which its retry is told once, through any
+// instance. t.mu is held.
+func (e *earlyNote) here() bool {
+	return e == nil || e.state == noteFailed || e.state == noteEnded || e.state == noteIdle
 }
 
 // refusal is what the retry of w is answered.
