@@ -1083,6 +1083,9 @@ func (u *upstream) forget(cs *mcp.ClientSession, why error) {
 func (u *upstream) callError(err error) error {
 	var we *jsonrpc.Error
 	if errors.As(err, &we) {
+		if isTooLarge(we) {
+			return u.tooLarge(mcpwire.MaxAnswer)
+		}
 		typ := "upstream_error"
 		switch we.Code {
 		case jsonrpc.CodeInvalidParams:
