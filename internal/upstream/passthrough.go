@@ -113,24 +113,42 @@ func (u *upstream) mirror(ctx context.Context) {
 	var now mirrored // what the upstream no longer offers goes; a list that fails keeps what it had
 	if caps.Resources != nil {
 		now.resources, now.templates = old.resources, old.templates
-		if res, err := cs.ListResources(lctx, nil); err == nil && u.fewEnough("resources", len(res.Resources)) {
+		if rs, ok := mirrorList(u, "resources", func(c string) ([]*mcp.Resource, string, error) {
+			res, err := cs.ListResources(lctx, &mcp.ListResourcesParams{Cursor: c})
+			if err != nil {
+				return nil, "", err
+			}
+			return res.Resources, res.NextCursor, nil
+		}); ok {
 			now.resources = map[string]*mcp.Resource{}
-			for _, r := range res.Resources {
+			for _, r := range rs {
 				now.resources[r.URI] = masked(r, p.redactor.Values)
 			}
 		}
-		if res, err := cs.ListResourceTemplates(lctx, nil); err == nil && u.fewEnough("resource templates", len(res.ResourceTemplates)) {
+		if ts, ok := mirrorList(u, "resource templates", func(c string) ([]*mcp.ResourceTemplate, string, error) {
+			res, err := cs.ListResourceTemplates(lctx, &mcp.ListResourceTemplatesParams{Cursor: c})
+			if err != nil {
+				return nil, "", err
+			}
+			return res.ResourceTemplates, res.NextCursor, nil
+		}); ok {
 			now.templates = map[string]*mcp.ResourceTemplate{}
-			for _, t := range res.ResourceTemplates {
+			for _, t := range ts {
 				now.templates[t.URITemplate] = masked(t, p.redactor.Values)
 			}
 		}
 	}
 	if caps.Prompts != nil {
 		now.prompts = old.prompts
-		if res, err := cs.ListPrompts(lctx, nil); err == nil && u.fewEnough("prompts", len(res.Prompts)) {
+		if ps, ok := mirrorList(u, "prompts", func(c string) ([]*mcp.Prompt, string, error) {
+			res, err := cs.ListPrompts(lctx, &mcp.ListPromptsParams{Cursor: c})
+			if err != nil {
+				return nil, "", err
+			}
+			return res.Prompts, res.NextCursor, nil
+		}); ok {
 			now.prompts = map[string]*mcp.Prompt{}
-			for _, pr := range res.Prompts {
+			for _, pr := range ps {
 				if p.redactor.Spells(u.prefix() + pr.Name) {
 					continue // a name is shown as it is, and masked could not be got (see setToolsLocked)
 				}

@@ -568,22 +568,29 @@ func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool
 	defer cancel()
 	var out []*mcp.Tool
 	var size int64
-	for t, err := range cs.Tools(lctx, nil) {
+	err := paged(func(cursor string) (int, string, error) {
+		res, err := cs.ListTools(lctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
-			return nil, err
+			return 0, "", err
 		}
-		t, n := u.masked(t)
-		out = append(out, t)
-		if len(out) > 10000 {
-			return nil, errors.New("the upstream lists more than 10000 tools")
+		for _, t := range res.Tools {
+			t, n := u.masked(t)
+			out = append(out, t)
+			if len(out) > maxListed {
+				return 0, "", fmt.Errorf("the upstream lists more than %d tools", maxListed)
+			}
+			// Each tool is kept whole (its pin is of the whole definition), so
+			// its pages together are bounded as one answer is: pages of one
+			// tool of 32 MiB each, a next cursor on every one, were all kept
+			// until the listing's timeout.
+			if size += int64(n); size > mcpwire.MaxAnswer {
+				return 0, "", fmt.Errorf("the upstream's tool definitions are larger than %d bytes (of JSON) together", mcpwire.MaxAnswer)
+			}
 		}
-		// Each tool is kept whole (its pin is of the whole definition), so
-		// its pages together are bounded as one answer is: pages of one
-		// tool of 32 MiB each, a next cursor on every one, were all kept
-		// until the listing's timeout.
-		if size += int64(n); size > mcpwire.MaxAnswer {
-			return nil, fmt.Errorf("the upstream's tool definitions are larger than %d bytes (of JSON) together", mcpwire.MaxAnswer)
-		}
+		return len(res.Tools), res.NextCursor, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
