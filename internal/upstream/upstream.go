@@ -30,6 +30,7 @@ import (
 	"github.com/agentreach/reach/internal/toolspec"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 )
 
 // upstream is a client of one upstream MCP server. Its tools are registered
@@ -1263,12 +1264,26 @@ func (u *upstream) close() error {
 	return err
 }
 
-// lineLogger logs what a stdio upstream writes to stderr, a line at a time.
+// lineLogger logs what a stdio upstream writes to stderr, a line at a time
+// (of at most 4 KiB), at most stderrBurst lines at once and stderrRate a
+// second after that: an upstream that wrote its stderr as fast as it could
+// had every line of it in reach's log, a disk filled at the pipe's speed.
+// The lines past the bound are counted, and the count logged with the next
+// line let through.
 type lineLogger struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
+	log     *slog.Logger
+	mu      sync.Mutex
+	buf     []byte
+	limit   *rate.Limiter // nil: newLimiter on the first line
+	skipped int
 }
+
+// stderrRate and stderrBurst bound the lines of one upstream's stderr
+// logged.
+const (
+	stderrRate  = 100
+	stderrBurst = 1000
+)
 
 func (l *lineLogger) Write(p []byte) (int, error) {
 	l.mu.Lock()
@@ -1278,14 +1293,30 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 		i := bytes.IndexByte(l.buf, '\n')
 		if i < 0 {
 			if len(l.buf) > 4096 {
-				l.log.Info("upstream stderr", "line", string(l.buf))
+				l.line(string(l.buf))
 				l.buf = l.buf[:0]
 			}
 			return len(p), nil
 		}
 		if line := strings.TrimSpace(string(l.buf[:i])); line != "" {
-			l.log.Info("upstream stderr", "line", line)
+			l.line(line)
 		}
 		l.buf = l.buf[i+1:]
 	}
+}
+
+// line logs one line of stderr, unless past the bound; l.mu is held.
+func (l *lineLogger) line(s string) {
+	if l.limit == nil {
+		l.limit = rate.NewLimiter(stderrRate, stderrBurst)
+	}
+	if !l.limit.Allow() {
+		l.skipped++
+		return
+	}
+	if l.skipped > 0 {
+		l.log.Warn("upstream stderr: lines skipped, more than reach logs of an upstream (write less to stderr)", "skipped", l.skipped, "bound_per_second", stderrRate)
+		l.skipped = 0
+	}
+	l.log.Info("upstream stderr", "line", s)
 }
