@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -153,5 +154,34 @@ func TestPaged(t *testing.T) {
 		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) || asked != c.asked {
 			t.Errorf("%s: %v after %d pages; want %q after %d", c.name, err, asked, c.err, c.asked)
 		}
+	}
+}
+
+// An upstream's status (/healthz, which answers anyone, and the banner)
+// quotes what the upstream answered when it failed, cut to maxStatusError
+// bytes with its secrets masked: an upstream that answered initialize with
+// an error of 4 MiB had /healthz answer 4 MiB on every hit.
+func TestUpstreamStatusErrorBounded(t *testing.T) {
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		s := echoServer()
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "initialize" {
+					return nil, fmt.Errorf("no session today: sk-SECRET1234 %s", strings.Repeat("e", 4<<20))
+				}
+				return next(ctx, method, req)
+			}
+		})
+		return s
+	}, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	red, err := redact.New(&redact.Options{Secrets: []string{"sk-SECRET1234"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPoolMasking(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL}}}, red)
+	st := p.Statuses()[0]
+	if st.Error == "" || !strings.Contains(st.Error, "no session today") || len(st.Error) > maxStatusError+len("…") || strings.Contains(st.Error, "SECRET") {
+		t.Fatalf("status error of %d bytes, starting %.120q; want the upstream's text, masked, in at most %d", len(st.Error), st.Error, maxStatusError)
 	}
 }

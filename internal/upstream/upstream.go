@@ -89,10 +89,23 @@ func (u *upstream) status() Status {
 		s.Connected, s.Error = false, *why
 	}
 	// /healthz (which asks no credentials) and the banner show it: a dial's
-	// error quotes the URL, with whatever credential it carries.
-	s.Error = u.p.redactor.RedactString(s.Error)
+	// error quotes the URL, with whatever credential it carries. And it may
+	// quote the upstream (its error answering initialize or tools/list), as
+	// long as it likes: it is cut, after its secrets are masked (a secret
+	// cut in two would not be), from a head long past the cut.
+	if len(s.Error) > statusErrorHead {
+		s.Error = s.Error[:statusErrorHead]
+	}
+	s.Error = ClipText(u.p.redactor.RedactString(s.Error), maxStatusError, "")
 	return s
 }
+
+// maxStatusError bounds an upstream's status's error, in bytes; of a
+// longer one, the first statusErrorHead bytes are masked before the cut.
+const (
+	maxStatusError  = 1024
+	statusErrorHead = 64 << 10
+)
 
 // reached records whether a call reached the upstream: err is the
 // transport failure of one that did not, nil for one that did.
