@@ -185,3 +185,28 @@ func TestUpstreamStatusErrorBounded(t *testing.T) {
 		t.Fatalf("status error of %d bytes, starting %.120q; want the upstream's text, masked, in at most %d", len(st.Error), st.Error, maxStatusError)
 	}
 }
+
+// A prompt whose name (as exposed) is longer than 128 bytes or holds a
+// control or format character is not mirrored, the others are: a
+// right-to-left override showed a prompt's name as another, its upstream's
+// prefix hidden at its end, to every client.
+func TestMirroredPromptNames(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "names", Version: "1"}, nil)
+	for _, name := range []string{"review code", "évaluer", "evil\u202etxt.exe", "zero\u200bwidth", "new\nline", strings.Repeat("p", 200)} {
+		s.AddPrompt(&mcp.Prompt{Name: name}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
+		})
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	p := newPool(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL}}})
+	waitUntil(t, "the mirror", func() bool { return p.Owner(true, "up__review code") != "" })
+	if p.Owner(true, "up__évaluer") != "up" {
+		t.Error("prompt up__évaluer not mirrored")
+	}
+	for _, name := range []string{"evil\u202etxt.exe", "zero\u200bwidth", "new\nline", strings.Repeat("p", 200)} {
+		if got := p.Owner(true, "up__"+name); got != "" {
+			t.Errorf("prompt %.40q mirrored from %q; want none", name, got)
+		}
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -152,6 +154,10 @@ func (u *upstream) mirror(ctx context.Context) {
 				if p.redactor.Spells(u.prefix() + pr.Name) {
 					continue // a name is shown as it is, and masked could not be got (see setToolsLocked)
 				}
+				if !promptName(u.prefix() + pr.Name) {
+					u.log.Warn("prompt skipped: its name is longer than 128 bytes or holds control or format characters", "prompt", ClipText(pr.Name, 128, ""))
+					continue
+				}
 				exposed := *masked(pr, p.redactor.Values)
 				exposed.Name = u.prefix() + pr.Name
 				now.prompts[exposed.Name] = &exposed
@@ -197,6 +203,21 @@ func (u *upstream) mirror(ctx context.Context) {
 		}
 	}
 	u.mirrored = now
+}
+
+// promptName reports whether a prompt's name, as exposed, is one reach
+// mirrors: at most 128 bytes of UTF-8 without control or format characters.
+// A prompt's name is shown as it is, to clients and their users (a slash
+// command, say), and a right-to-left override in it shows it as another
+// name, its upstream's prefix hidden at its end; unlike a tool's, a
+// prompt's name may hold spaces and any letter.
+func promptName(name string) bool {
+	if len(name) > 128 || !utf8.ValidString(name) {
+		return false
+	}
+	return !strings.ContainsFunc(name, func(r rune) bool {
+		return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
+	})
 }
 
 // otherMirror returns an upstream other than u whose mirror has what has
