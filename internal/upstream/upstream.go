@@ -889,7 +889,17 @@ func (u *upstream) toolsChanged() { u.coalesce(&u.listing, u.refresh) }
 // coalesced is a job of an upstream run one at a time: asked for while it
 // runs, it runs once more after, however many times it was asked for
 // meanwhile. Guarded by the upstream's mu.
-type coalesced struct{ running, again bool }
+type coalesced struct {
+	running, again bool
+	began          time.Time // when it last began to run
+}
+
+// coalescePace is the least time between the starts of two runs of one
+// coalesced job (a variable for tests): an upstream that announced its
+// list changed without pause was listed again back to back, for as long
+// as it went on, and each new listing told every client its list changed
+// (each client then listing reach's). A change is seen within the pace.
+var coalescePace = 250 * time.Millisecond
 
 // coalesce runs f on the pool's runner as the job j (coalesced); it
 // returns at once.
@@ -904,6 +914,24 @@ func (u *upstream) coalesce(j *coalesced, f func()) {
 	u.mu.Unlock()
 	run := func() {
 		for {
+			u.mu.Lock()
+			wait := coalescePace - time.Since(j.began)
+			u.mu.Unlock()
+			if wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+				case <-u.p.life.Done():
+					t.Stop()
+					u.mu.Lock()
+					j.running, j.again = false, false
+					u.mu.Unlock()
+					return
+				}
+			}
+			u.mu.Lock()
+			j.began = time.Now()
+			u.mu.Unlock()
 			f()
 			u.mu.Lock()
 			if !j.again {
