@@ -478,9 +478,7 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 	if opts.Principal == "" {
 		opts.Principal = "anonymous"
 	}
-	if opts.Agent == "" {
-		opts.Agent = "main"
-	}
+	opts.Agent = agentName(opts.Agent)
 	b := *rt.opts.DefaultBudget
 	if opts.Budget != nil {
 		b = *opts.Budget
@@ -548,7 +546,7 @@ func (rt *Runtime) observeBegan(r *Request) {
 // of that id is running.
 func (rt *Runtime) RestoreInterrupted(o *RequestOptions, c Cause) (*Request, error) {
 	opts := *o
-	opts.Principal, opts.Agent = cmp.Or(opts.Principal, "anonymous"), cmp.Or(opts.Agent, "main")
+	opts.Principal, opts.Agent = cmp.Or(opts.Principal, "anonymous"), agentName(opts.Agent)
 	c.Request = opts.ID
 	r := rt.newRequest(context.Background(), opts, Budget{}, nil, nil)
 	r.interrupted = &c

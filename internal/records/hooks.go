@@ -103,7 +103,7 @@ type RequestOptions struct {
 	ID        string         // if empty, a new random id
 	Principal string         // who the request acts for; if empty, "anonymous"
 	Scene     string         // the conversation's scene (e.g. "chitchat"), for policies
-	Agent     string         // the agent making the calls; if empty, "main"
+	Agent     string         // the agent making the calls (control and format characters dropped, at most 128 bytes); if empty, "main"
 	Budget    *budget.Budget // if nil, the runtime's DefaultBudget
 	// Roles, Tenant and Attributes describe the principal for policies.
 	Roles      []string

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -113,26 +115,48 @@ func (u *upstream) mirror(ctx context.Context) {
 	var now mirrored // what the upstream no longer offers goes; a list that fails keeps what it had
 	if caps.Resources != nil {
 		now.resources, now.templates = old.resources, old.templates
-		if res, err := cs.ListResources(lctx, nil); err == nil && u.fewEnough("resources", len(res.Resources)) {
+		if rs, ok := mirrorList(u, "resources", func(c string) ([]*mcp.Resource, string, error) {
+			res, err := cs.ListResources(lctx, &mcp.ListResourcesParams{Cursor: c})
+			if err != nil {
+				return nil, "", err
+			}
+			return res.Resources, res.NextCursor, nil
+		}); ok {
 			now.resources = map[string]*mcp.Resource{}
-			for _, r := range res.Resources {
+			for _, r := range rs {
 				now.resources[r.URI] = masked(r, p.redactor.Values)
 			}
 		}
-		if res, err := cs.ListResourceTemplates(lctx, nil); err == nil && u.fewEnough("resource templates", len(res.ResourceTemplates)) {
+		if ts, ok := mirrorList(u, "resource templates", func(c string) ([]*mcp.ResourceTemplate, string, error) {
+			res, err := cs.ListResourceTemplates(lctx, &mcp.ListResourceTemplatesParams{Cursor: c})
+			if err != nil {
+				return nil, "", err
+			}
+			return res.ResourceTemplates, res.NextCursor, nil
+		}); ok {
 			now.templates = map[string]*mcp.ResourceTemplate{}
-			for _, t := range res.ResourceTemplates {
+			for _, t := range ts {
 				now.templates[t.URITemplate] = masked(t, p.redactor.Values)
 			}
 		}
 	}
 	if caps.Prompts != nil {
 		now.prompts = old.prompts
-		if res, err := cs.ListPrompts(lctx, nil); err == nil && u.fewEnough("prompts", len(res.Prompts)) {
+		if ps, ok := mirrorList(u, "prompts", func(c string) ([]*mcp.Prompt, string, error) {
+			res, err := cs.ListPrompts(lctx, &mcp.ListPromptsParams{Cursor: c})
+			if err != nil {
+				return nil, "", err
+			}
+			return res.Prompts, res.NextCursor, nil
+		}); ok {
 			now.prompts = map[string]*mcp.Prompt{}
-			for _, pr := range res.Prompts {
+			for _, pr := range ps {
 				if p.redactor.Spells(u.prefix() + pr.Name) {
 					continue // a name is shown as it is, and masked could not be got (see setToolsLocked)
+				}
+				if !promptName(u.prefix() + pr.Name) {
+					u.log.Warn("prompt skipped: its name is longer than 128 bytes or holds control or format characters", "prompt", ClipText(pr.Name, 128, ""))
+					continue
 				}
 				exposed := *masked(pr, p.redactor.Values)
 				exposed.Name = u.prefix() + pr.Name
@@ -179,6 +203,21 @@ func (u *upstream) mirror(ctx context.Context) {
 		}
 	}
 	u.mirrored = now
+}
+
+// promptName reports whether a prompt's name, as exposed, is one reach
+// mirrors: at most 128 bytes of UTF-8 without control or format characters.
+// A prompt's name is shown as it is, to clients and their users (a slash
+// command, say), and a right-to-left override in it shows it as another
+// name, its upstream's prefix hidden at its end; unlike a tool's, a
+// prompt's name may hold spaces and any letter.
+func promptName(name string) bool {
+	if len(name) > 128 || !utf8.ValidString(name) {
+		return false
+	}
+	return !strings.ContainsFunc(name, func(r rune) bool {
+		return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
+	})
 }
 
 // otherMirror returns an upstream other than u whose mirror has what has

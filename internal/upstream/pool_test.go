@@ -21,10 +21,14 @@ import (
 
 // TestMain lets the test binary act as a stdio upstream: with
 // REACH_TEST_STDIO_UPSTREAM=1 it serves the echo server on stdin and
-// stdout.
+// stdout, with =big the echo server and addBigTools.
 func TestMain(m *testing.M) {
-	if os.Getenv("REACH_TEST_STDIO_UPSTREAM") == "1" {
-		if err := echoServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	if mode := os.Getenv("REACH_TEST_STDIO_UPSTREAM"); mode != "" {
+		s := echoServer()
+		if mode == "big" {
+			addBigTools(s)
+		}
+		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -60,5 +61,43 @@ func TestToolListChangedFloodCoalesced(t *testing.T) {
 	h.close() // every listing begun has ended
 	if got := lists.Load(); got > 2 {
 		t.Errorf("%d announcements made %d tools/list calls, want at most 2 (the one in flight, and one after it)", n, got)
+	}
+}
+
+// A coalesced job asked for without pause runs again no sooner than
+// coalescePace after it last began: an upstream that announced its list
+// changed without pause was listed again back to back for as long as it
+// went on, every client told each time.
+func TestToolListChangedPaced(t *testing.T) {
+	defer func(d time.Duration) { coalescePace = d }(coalescePace)
+	coalescePace = 50 * time.Millisecond
+	p := newPool(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: serveEcho(t).URL}}})
+	u := p.ups[0]
+	var mu sync.Mutex
+	var starts []time.Time
+	var j coalesced
+	job := func() {
+		mu.Lock()
+		starts = append(starts, time.Now())
+		mu.Unlock()
+	}
+	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
+		u.coalesce(&j, job)
+		time.Sleep(100 * time.Microsecond)
+	}
+	waitUntil(t, "the last run", func() bool {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		return !j.running
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(starts) < 2 {
+		t.Fatalf("asked for without pause for 300 ms: ran %d times", len(starts))
+	}
+	for i := 1; i < len(starts); i++ {
+		if gap := starts[i].Sub(starts[i-1]); gap < coalescePace {
+			t.Fatalf("run %d began %v after the one before, within the pace %v (%d runs)", i, gap, coalescePace, len(starts))
+		}
 	}
 }

@@ -8,12 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 func readJSONLines(t testing.TB, in string) string {
 	t.Helper()
-	j := &jsonLines{r: bufio.NewReaderSize(strings.NewReader(in), 16), log: slog.New(slog.DiscardHandler)}
+	j := &jsonLines{r: bufio.NewReaderSize(strings.NewReader(in), 16), log: slog.New(slog.DiscardHandler), max: mcpwire.MaxAnswer}
 	out, err := io.ReadAll(j)
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ import (
 	"github.com/agentreach/reach/internal/toolspec"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 )
 
 // upstream is a client of one upstream MCP server. Its tools are registered
@@ -88,10 +89,23 @@ func (u *upstream) status() Status {
 		s.Connected, s.Error = false, *why
 	}
 	// /healthz (which asks no credentials) and the banner show it: a dial's
-	// error quotes the URL, with whatever credential it carries.
-	s.Error = u.p.redactor.RedactString(s.Error)
+	// error quotes the URL, with whatever credential it carries. And it may
+	// quote the upstream (its error answering initialize or tools/list), as
+	// long as it likes: it is cut, after its secrets are masked (a secret
+	// cut in two would not be), from a head long past the cut.
+	if len(s.Error) > statusErrorHead {
+		s.Error = s.Error[:statusErrorHead]
+	}
+	s.Error = ClipText(u.p.redactor.RedactString(s.Error), maxStatusError, "")
 	return s
 }
+
+// maxStatusError bounds an upstream's status's error, in bytes; of a
+// longer one, the first statusErrorHead bytes are masked before the cut.
+const (
+	maxStatusError  = 1024
+	statusErrorHead = 64 << 10
+)
 
 // reached records whether a call reached the upstream: err is the
 // transport failure of one that did not, nil for one that did.
@@ -568,22 +582,29 @@ func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool
 	defer cancel()
 	var out []*mcp.Tool
 	var size int64
-	for t, err := range cs.Tools(lctx, nil) {
+	err := paged(func(cursor string) (int, string, error) {
+		res, err := cs.ListTools(lctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
-			return nil, err
+			return 0, "", err
 		}
-		t, n := u.masked(t)
-		out = append(out, t)
-		if len(out) > 10000 {
-			return nil, errors.New("the upstream lists more than 10000 tools")
+		for _, t := range res.Tools {
+			t, n := u.masked(t)
+			out = append(out, t)
+			if len(out) > maxListed {
+				return 0, "", fmt.Errorf("the upstream lists more than %d tools", maxListed)
+			}
+			// Each tool is kept whole (its pin is of the whole definition), so
+			// its pages together are bounded as one answer is: pages of one
+			// tool of 32 MiB each, a next cursor on every one, were all kept
+			// until the listing's timeout.
+			if size += int64(n); size > mcpwire.MaxAnswer {
+				return 0, "", fmt.Errorf("the upstream's tool definitions are larger than %d bytes (of JSON) together", mcpwire.MaxAnswer)
+			}
 		}
-		// Each tool is kept whole (its pin is of the whole definition), so
-		// its pages together are bounded as one answer is: pages of one
-		// tool of 32 MiB each, a next cursor on every one, were all kept
-		// until the listing's timeout.
-		if size += int64(n); size > mcpwire.MaxAnswer {
-			return nil, fmt.Errorf("the upstream's tool definitions are larger than %d bytes (of JSON) together", mcpwire.MaxAnswer)
-		}
+		return len(res.Tools), res.NextCursor, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -868,7 +889,17 @@ func (u *upstream) toolsChanged() { u.coalesce(&u.listing, u.refresh) }
 // coalesced is a job of an upstream run one at a time: asked for while it
 // runs, it runs once more after, however many times it was asked for
 // meanwhile. Guarded by the upstream's mu.
-type coalesced struct{ running, again bool }
+type coalesced struct {
+	running, again bool
+	began          time.Time // when it last began to run
+}
+
+// coalescePace is the least time between the starts of two runs of one
+// coalesced job (a variable for tests): an upstream that announced its
+// list changed without pause was listed again back to back, for as long
+// as it went on, and each new listing told every client its list changed
+// (each client then listing reach's). A change is seen within the pace.
+var coalescePace = 250 * time.Millisecond
 
 // coalesce runs f on the pool's runner as the job j (coalesced); it
 // returns at once.
@@ -883,6 +914,24 @@ func (u *upstream) coalesce(j *coalesced, f func()) {
 	u.mu.Unlock()
 	run := func() {
 		for {
+			u.mu.Lock()
+			wait := coalescePace - time.Since(j.began)
+			u.mu.Unlock()
+			if wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+				case <-u.p.life.Done():
+					t.Stop()
+					u.mu.Lock()
+					j.running, j.again = false, false
+					u.mu.Unlock()
+					return
+				}
+			}
+			u.mu.Lock()
+			j.began = time.Now()
+			u.mu.Unlock()
 			f()
 			u.mu.Lock()
 			if !j.again {
@@ -1083,6 +1132,9 @@ func (u *upstream) forget(cs *mcp.ClientSession, why error) {
 func (u *upstream) callError(err error) error {
 	var we *jsonrpc.Error
 	if errors.As(err, &we) {
+		if isTooLarge(we) {
+			return u.tooLarge(mcpwire.MaxAnswer)
+		}
 		typ := "upstream_error"
 		switch we.Code {
 		case jsonrpc.CodeInvalidParams:
@@ -1253,12 +1305,26 @@ func (u *upstream) close() error {
 	return err
 }
 
-// lineLogger logs what a stdio upstream writes to stderr, a line at a time.
+// lineLogger logs what a stdio upstream writes to stderr, a line at a time
+// (of at most 4 KiB), at most stderrBurst lines at once and stderrRate a
+// second after that: an upstream that wrote its stderr as fast as it could
+// had every line of it in reach's log, a disk filled at the pipe's speed.
+// The lines past the bound are counted, and the count logged with the next
+// line let through.
 type lineLogger struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
+	log     *slog.Logger
+	mu      sync.Mutex
+	buf     []byte
+	limit   *rate.Limiter // nil: newLimiter on the first line
+	skipped int
 }
+
+// stderrRate and stderrBurst bound the lines of one upstream's stderr
+// logged.
+const (
+	stderrRate  = 100
+	stderrBurst = 1000
+)
 
 func (l *lineLogger) Write(p []byte) (int, error) {
 	l.mu.Lock()
@@ -1268,14 +1334,30 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 		i := bytes.IndexByte(l.buf, '\n')
 		if i < 0 {
 			if len(l.buf) > 4096 {
-				l.log.Info("upstream stderr", "line", string(l.buf))
+				l.line(string(l.buf))
 				l.buf = l.buf[:0]
 			}
 			return len(p), nil
 		}
 		if line := strings.TrimSpace(string(l.buf[:i])); line != "" {
-			l.log.Info("upstream stderr", "line", line)
+			l.line(line)
 		}
 		l.buf = l.buf[i+1:]
 	}
+}
+
+// line logs one line of stderr, unless past the bound; l.mu is held.
+func (l *lineLogger) line(s string) {
+	if l.limit == nil {
+		l.limit = rate.NewLimiter(stderrRate, stderrBurst)
+	}
+	if !l.limit.Allow() {
+		l.skipped++
+		return
+	}
+	if l.skipped > 0 {
+		l.log.Warn("upstream stderr: lines skipped, more than reach logs of an upstream (write less to stderr)", "skipped", l.skipped, "bound_per_second", stderrRate)
+		l.skipped = 0
+	}
+	l.log.Info("upstream stderr", "line", s)
 }

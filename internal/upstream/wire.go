@@ -157,11 +157,17 @@ func (u *upstream) wireFailed(ctx context.Context, c *wireCall, doing string, er
 		return &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("calling upstream %s failed: %v", u.cfg.Name, err)}
 	}
 	if tl, ok := errors.AsType[*mcpwire.TooLargeError](err); ok {
-		// Not "unavailable": that is retried (the answer read again, as
-		// large) and counted against the upstream's breaker.
-		return &reach.ToolError{Type: "too_large", Message: fmt.Sprintf("upstream %s's answer is larger than %d bytes, more than reach passes on: ask the tool for less (a narrower query, a smaller page or range)", u.cfg.Name, tl.Limit)}
+		return u.tooLarge(tl.Limit)
 	}
 	return &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("reading upstream %s's answer failed: %v", u.cfg.Name, err)}
+}
+
+// tooLarge is the error of a call whose answer is larger than limit bytes,
+// the bound of what reach passes on, on HTTP as on stdio. Not "unavailable":
+// that is retried (the answer read again, as large) and counted against the
+// upstream's breaker.
+func (u *upstream) tooLarge(limit int64) error {
+	return &reach.ToolError{Type: "too_large", Message: fmt.Sprintf("upstream %s's answer is larger than %d bytes, more than reach passes on: ask the tool for less (a narrower query, a smaller page or range)", u.cfg.Name, limit)}
 }
 
 // wireAnswer reads an upstream's answer to call c: a JSON or SSE body with
