@@ -272,8 +272,14 @@ type Options struct {
 	// the agent could act on (a loop, a denial, a spent budget, a cycle, a
 	// reentrancy contract) with none let through in between: an agent that
 	// ignores refusals is stopped, not refused until its step limit. If
-	// zero, DefaultRefusedInARow; below zero, never.
+	// zero, DefaultRefusedInARow; below zero, never. Its model turns and
+	// hand-offs refused for such a reason count too (refusalstreak.go).
 	RefusedInARow int
+	// RefusalCounter, if set, keeps each request's count of refusals in a
+	// row where every runtime that shares the request, and this one's next
+	// life, counts on it (the gateway's store): the count is the
+	// request's, not this process's. A call let through costs it nothing.
+	RefusalCounter RefusalCounter
 	// Catalog is where the runtime registers its tools; if nil, a new one.
 	// Make it first (NewCatalog) to give the parts built before the runtime
 	// (an Authorizer, an Approver, a Recorder) the tools to look up. A
@@ -680,6 +686,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	f.setState(Executing)
+	rt.letThrough(parent)
 	id, fresh := d.ID, d.ID == ""
 	if fresh {
 		id = newID()
