@@ -280,6 +280,12 @@ type Options struct {
 	// life, counts on it (the gateway's store): the count is the
 	// request's, not this process's. A call let through costs it nothing.
 	RefusalCounter RefusalCounter
+	// RefusalsShared says that other runtimes count on RefusalCounter too,
+	// and that it sets a request's count back itself when any of them lets
+	// a tool call through (the PostgreSQL store, in the admission's
+	// debit): this runtime then never starts the count over for a call it
+	// let through earlier, since another may have counted refusals since.
+	RefusalsShared bool
 	// Catalog is where the runtime registers its tools; if nil, a new one.
 	// Make it first (NewCatalog) to give the parts built before the runtime
 	// (an Authorizer, an Approver, a Recorder) the tools to look up. A

@@ -21,7 +21,7 @@ func TestRefusedInARowShared(t *testing.T) {
 	var ctxs [2]context.Context
 	var reqs [2]*reach.Request
 	for i := range rts {
-		rts[i], _ = streakRuntime(t, &reach.Options{RefusalCounter: st})
+		rts[i], _ = streakRuntime(t, &reach.Options{RefusalCounter: st, RefusalsShared: true})
 		ctxs[i], reqs[i] = begin(t, rts[i], &reach.RequestOptions{ID: "shared-1", Principal: "alice"})
 	}
 	for n := 1; n <= 8; n++ {

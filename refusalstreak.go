@@ -55,7 +55,8 @@ func actionable(e *Error) bool {
 // a call let through is noted in memory, and the next refusal counted
 // here says so (reset). A store several runtimes share sets the count
 // back itself when one of them lets a tool call through (the PostgreSQL
-// store, in the admission's debit).
+// store, in the admission's debit; Options.RefusalsShared): a runtime's
+// own note would be stale, another may have counted refusals since.
 type RefusalCounter interface {
 	// NoteRefused adds one to request's count, after setting it back to
 	// zero when reset is true, and returns the count after.
@@ -91,7 +92,7 @@ func (rt *Runtime) letThrough(r *Request) {
 	if r.refusedInARow.Load() != 0 {
 		r.refusedInARow.Store(0)
 	}
-	if rt.opts.RefusalCounter != nil && !r.letThrough.Load() {
+	if rt.opts.RefusalCounter != nil && !rt.opts.RefusalsShared && !r.letThrough.Load() {
 		r.letThrough.Store(true)
 	}
 }
@@ -114,8 +115,11 @@ func (rt *Runtime) countRefusal(ctx context.Context, r *Request) *Error {
 		cancel()
 		if err == nil {
 			n = int32(min(m, 1<<30))
-		} else if reset {
-			r.letThrough.Store(true)
+		} else {
+			rt.log.Warn("refusals in a row: the shared count could not be kept; this process's stands in", "request", r.id, "err", err)
+			if reset {
+				r.letThrough.Store(true)
+			}
 		}
 	}
 	if n < limit {
