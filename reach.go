@@ -272,8 +272,20 @@ type Options struct {
 	// the agent could act on (a loop, a denial, a spent budget, a cycle, a
 	// reentrancy contract) with none let through in between: an agent that
 	// ignores refusals is stopped, not refused until its step limit. If
-	// zero, DefaultRefusedInARow; below zero, never.
+	// zero, DefaultRefusedInARow; below zero, never. Its model turns and
+	// hand-offs refused for such a reason count too (refusalstreak.go).
 	RefusedInARow int
+	// RefusalCounter, if set, keeps each request's count of refusals in a
+	// row where every runtime that shares the request, and this one's next
+	// life, counts on it (the gateway's store): the count is the
+	// request's, not this process's. A call let through costs it nothing.
+	RefusalCounter RefusalCounter
+	// RefusalsShared says that other runtimes count on RefusalCounter too,
+	// and that it sets a request's count back itself when any of them lets
+	// a tool call through (the PostgreSQL store, in the admission's
+	// debit): this runtime then never starts the count over for a call it
+	// let through earlier, since another may have counted refusals since.
+	RefusalsShared bool
 	// Catalog is where the runtime registers its tools; if nil, a new one.
 	// Make it first (NewCatalog) to give the parts built before the runtime
 	// (an Authorizer, an Approver, a Recorder) the tools to look up. A
@@ -678,6 +690,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	f.setState(Executing)
+	rt.letThrough(parent)
 	id, fresh := d.ID, d.ID == ""
 	if fresh {
 		id = newID()

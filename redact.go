@@ -34,6 +34,9 @@ func (rt *Runtime) redactError(e *Error) *Error {
 func (rt *Runtime) refuseFrame(ctx context.Context, f *Frame, e *Error) *Error {
 	f.finish(Refused, e, "")
 	rt.record(ctx, f)
+	if stop := rt.noteFrameRefusal(ctx, f, e); stop != nil {
+		return stop
+	}
 	return f.Err()
 }
 

@@ -1,6 +1,7 @@
 package reach
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -47,6 +48,21 @@ func actionable(e *Error) bool {
 	return false
 }
 
+// RefusalCounter keeps each request's count of refusals in a row where
+// every runtime that runs a part of the request, and the next life of one
+// that restarts, counts on it (Options.RefusalCounter; the gateway's
+// store, internal/store's Refusals). A runtime asks it on a refusal only:
+// a call let through is noted in memory, and the next refusal counted
+// here says so (reset). A store several runtimes share sets the count
+// back itself when one of them lets a tool call through (the PostgreSQL
+// store, in the admission's debit; Options.RefusalsShared): a runtime's
+// own note would be stale, another may have counted refusals since.
+type RefusalCounter interface {
+	// NoteRefused adds one to request's count, after setting it back to
+	// zero when reset is true, and returns the count after.
+	NoteRefused(ctx context.Context, request string, reset bool) (int64, error)
+}
+
 // noteRefusals keeps the count of c's agent's refusals in a row in c's
 // request: a call let through to its tool (or answered from its record)
 // sets it back to zero, an actionable refusal adds one, and the refusal
@@ -58,21 +74,73 @@ func (rt *Runtime) noteRefusals(c *Call, st State, e *Error) string {
 	r := c.req
 	switch {
 	case c.ran || st == Completed:
-		if r.refusedInARow.Load() != 0 {
-			r.refusedInARow.Store(0)
-		}
+		rt.letThrough(r)
 		return ""
 	case st != Refused || !actionable(e):
 		return ""
 	}
+	if stop := rt.countRefusal(&c.detached, r); stop != nil {
+		return stop.Message
+	}
+	return ""
+}
+
+// letThrough sets r's count back: a tool call or a hand-off of its agent
+// was let through. On the path of every call let through: two atomic
+// loads when nothing was refused.
+func (rt *Runtime) letThrough(r *Request) {
+	if r.refusedInARow.Load() != 0 {
+		r.refusedInARow.Store(0)
+	}
+	if rt.opts.RefusalCounter != nil && !rt.opts.RefusalsShared && !r.letThrough.Load() {
+		r.letThrough.Store(true)
+	}
+}
+
+// countRefusal adds an actionable refusal to r's count, on the counter if
+// there is one (its count is the request's, across runtimes and lives; if
+// it fails, this runtime's own count stands in), and stops r when the
+// count reaches the limit: it returns the stop's refusal then, nil
+// otherwise.
+func (rt *Runtime) countRefusal(ctx context.Context, r *Request) *Error {
 	limit := rt.refusedInARow()
 	if limit == 0 {
-		return ""
+		return nil
 	}
-	if n := r.refusedInARow.Add(1); n != limit {
-		return ""
+	n := r.refusedInARow.Add(1)
+	if ctr := rt.opts.RefusalCounter; ctr != nil {
+		reset := r.letThrough.Swap(false)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		m, err := ctr.NoteRefused(cctx, r.id, reset)
+		cancel()
+		if err == nil {
+			n = int32(min(m, 1<<30))
+		} else {
+			rt.log.Warn("refusals in a row: the shared count could not be kept; this process's stands in", "request", r.id, "err", err)
+			if reset {
+				r.letThrough.Store(true)
+			}
+		}
+	}
+	if n < limit {
+		return nil
 	}
 	reason := fmt.Sprintf("the agent was refused %d times in a row and went on calling: the request is stopped; answer the user with what you have", limit)
 	r.stop(Cause{Mode: Cancel, By: "reach", Reason: reason, At: time.Now(), Request: r.id})
-	return (&StopError{Cause: *r.cause.Load()}).Refusal().Message
+	return (&StopError{Cause: *r.cause.Load()}).Refusal()
+}
+
+// noteFrameRefusal counts the refusal e of f, a model turn or a hand-off
+// (refuseFrame), as noteRefusals counts a tool call's: an agent that goes
+// on sending a model turn reach refused for a loop, a denial or a spent
+// budget, or on handing off a task reach refused, ignores its refusals
+// as one that calls a refused tool again. A model turn let through sets
+// nothing back (turns come between the refused calls); a hand-off let
+// through does (Delegate). It returns the stop's refusal when this one
+// stopped the request, nil otherwise.
+func (rt *Runtime) noteFrameRefusal(ctx context.Context, f *Frame, e *Error) *Error {
+	if f.Request == nil || (f.Kind != ModelFrame && f.Kind != DelegateFrame) || !actionable(e) {
+		return nil
+	}
+	return rt.countRefusal(ctx, f.Request)
 }

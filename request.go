@@ -46,6 +46,10 @@ type Request struct {
 	// refusedInARow counts the actionable refusals of its agent's tool
 	// calls since one was last let through (refusalstreak.go).
 	refusedInARow atomic.Int32
+	// letThrough says that a call was let through since this runtime last
+	// counted a refusal of the request on Options.RefusalCounter: the
+	// next refusal counted there starts the count over.
+	letThrough atomic.Bool
 
 	delegateOnce sync.Once
 	verdict      atomic.Pointer[string] // what the sub-agent answered (EndWith)

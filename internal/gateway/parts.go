@@ -299,6 +299,9 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	// recover settles the claims a crashed run left (see durable.Recover).
 	g.idem = store.NewIdempotency(st, io)
 	ro.Idempotency = g.idem
+	// An agent's refusals in a row are counted on the store: across the
+	// instances that share a request, and across a restart.
+	ro.RefusalCounter, ro.RefusalsShared = st, g.cluster != nil
 	if cs, ok := st.(reach.CutOffStore); ok {
 		ro.CutOffs = cs // a retry through another instance, or after a restart, is caught (reach/cutoff.go)
 		ro.CutOffsShared = g.cluster != nil

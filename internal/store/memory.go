@@ -32,6 +32,7 @@ type Memory struct {
 	cps      []AuditCheckpoint
 	dead     []*DeadLetter
 	ledger   map[string]Spend
+	refused  map[string]int64
 	apprs    map[string]*ApprovalRecord
 	entities map[string]uint64
 	entityV  uint64
@@ -52,6 +53,7 @@ func NewMemory() *Memory {
 		frameSeq: map[*Frame]int64{},
 		idem:     map[string]*IdemRecord{},
 		ledger:   map[string]Spend{},
+		refused:  map[string]int64{},
 		apprs:    map[string]*ApprovalRecord{},
 		entities: map[string]uint64{},
 		pins:     map[string][]byte{},
@@ -602,6 +604,19 @@ func (m *Memory) Debit(ctx context.Context, request string, d, limit Spend) (Spe
 	}
 	m.ledger[request] = after
 	return after, true, nil
+}
+
+// NoteRefused implements Refusals.
+func (m *Memory) NoteRefused(ctx context.Context, request string, reset bool) (int64, error) {
+	if err := m.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	if reset {
+		m.refused[request] = 0
+	}
+	m.refused[request]++
+	return m.refused[request], nil
 }
 
 // Spent implements Ledger.

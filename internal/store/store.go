@@ -61,6 +61,7 @@ var (
 type Store interface {
 	Requests
 	Ledger
+	Refusals
 	Frames
 	IdemRecords
 	Approvals
@@ -361,6 +362,19 @@ type Ledger interface {
 	Debit(ctx context.Context, request string, d, limit Spend) (Spend, bool, error)
 	// Spent returns what request has spent.
 	Spent(ctx context.Context, request string) (Spend, error)
+}
+
+// Refusals keeps, for each request, the count of its agent's refusals
+// in a row (reach.RefusalCounter), in the request's ledger row: every
+// instance that shares the store counts on it, and the next life of one
+// that restarts finds it. A step admitted on the shared ledger (the
+// PostgreSQL store's Admit of a tool call) sets it back to zero in the
+// same statement; a request begun again by its id keeps it.
+type Refusals interface {
+	// NoteRefused adds one to request's count, after setting it back to
+	// zero when reset is true (a call was let through since the caller
+	// last counted), and returns the count after. Durable when it returns.
+	NoteRefused(ctx context.Context, request string, reset bool) (int64, error)
 }
 
 // Within reports whether s is within every non-zero cap of limit.

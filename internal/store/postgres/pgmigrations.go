@@ -311,40 +311,9 @@ END $$;
 -- it); a debit that would pass a cap of any refuses it (o_over, 1-based,
 -- and o_dim); otherwise d is debited from each, and what ids[1] has spent
 -- is returned.
-CREATE FUNCTION reach_admit(p_ids TEXT[], d_turns BIGINT, d_calls BIGINT, d_tokens BIGINT, d_cost BIGINT,
-	c_turns BIGINT[], c_calls BIGINT[], c_tokens BIGINT[], c_cost BIGINT[])
-RETURNS TABLE (o_ok BOOLEAN, o_over INTEGER, o_dim TEXT, o_turns BIGINT, o_calls BIGINT, o_tokens BIGINT, o_cost BIGINT,
-	o_stopped TEXT, o_state TEXT, o_cause TEXT)
-LANGUAGE plpgsql AS $$
-DECLARE
-	l ledger%ROWTYPE;
-	dim TEXT;
-BEGIN
-	PERFORM reach_lock_ledgers(p_ids);
-	RETURN QUERY SELECT false, 0, ''::TEXT, 0::BIGINT, 0::BIGINT, 0::BIGINT, 0::BIGINT, r.id, r.state, r.cause
-		FROM requests r WHERE r.id = ANY(p_ids) AND (r.stop > 0 OR r.state IN ('stopped', 'interrupted'))
-		ORDER BY array_position(p_ids, r.id) LIMIT 1;
-	IF FOUND THEN
-		RETURN;
-	END IF;
-	FOR i IN 1 .. array_length(p_ids, 1) LOOP
-		SELECT * INTO l FROM ledger WHERE request = p_ids[i];
-		dim := CASE
-			WHEN c_calls[i] > 0 AND l.tool_calls + d_calls > c_calls[i] THEN 'tool_calls'
-			WHEN c_turns[i] > 0 AND l.turns + d_turns > c_turns[i] THEN 'turns'
-			WHEN c_tokens[i] > 0 AND l.tokens + d_tokens > c_tokens[i] THEN 'tokens'
-			WHEN c_cost[i] > 0 AND l.cost + d_cost > c_cost[i] THEN 'cost'
-			ELSE '' END;
-		IF dim <> '' THEN
-			RETURN QUERY SELECT false, i, dim, l.turns, l.tool_calls, l.tokens, l.cost, ''::TEXT, ''::TEXT, NULL::TEXT;
-			RETURN;
-		END IF;
-	END LOOP;
-	UPDATE ledger SET turns = turns + d_turns, tool_calls = tool_calls + d_calls, tokens = tokens + d_tokens, cost = cost + d_cost
+CREATE FUNCTION ` + reachAdmitHead + `	UPDATE ledger SET turns = turns + d_turns, tool_calls = tool_calls + d_calls, tokens = tokens + d_tokens, cost = cost + d_cost
 	WHERE request = ANY(p_ids);
-	RETURN QUERY SELECT true, 0, ''::TEXT, x.turns, x.tool_calls, x.tokens, x.cost, ''::TEXT, ''::TEXT, NULL::TEXT
-		FROM ledger x WHERE x.request = p_ids[1];
-END $$;
+` + reachAdmitTail + `
 `})
 }
 
@@ -561,5 +530,43 @@ BEGIN
 	INSERT INTO replicas (request, owner) VALUES (p_id, p_owner);
 	RETURN QUERY SELECT 'begun', p_principal, p_tenant, p_roles, p_attrs, p_trace, p_scene, p_agent, 'running'::TEXT, p_budget,
 		NULL::TEXT, p_started;
+END $$;`
+)
+
+// reach_admit as schema 2 created it, up to its debit (head) and after
+// it (tail): schema 17 replaces the debit.
+const (
+	reachAdmitHead = `reach_admit(p_ids TEXT[], d_turns BIGINT, d_calls BIGINT, d_tokens BIGINT, d_cost BIGINT,
+	c_turns BIGINT[], c_calls BIGINT[], c_tokens BIGINT[], c_cost BIGINT[])
+RETURNS TABLE (o_ok BOOLEAN, o_over INTEGER, o_dim TEXT, o_turns BIGINT, o_calls BIGINT, o_tokens BIGINT, o_cost BIGINT,
+	o_stopped TEXT, o_state TEXT, o_cause TEXT)
+LANGUAGE plpgsql AS $$
+DECLARE
+	l ledger%ROWTYPE;
+	dim TEXT;
+BEGIN
+	PERFORM reach_lock_ledgers(p_ids);
+	RETURN QUERY SELECT false, 0, ''::TEXT, 0::BIGINT, 0::BIGINT, 0::BIGINT, 0::BIGINT, r.id, r.state, r.cause
+		FROM requests r WHERE r.id = ANY(p_ids) AND (r.stop > 0 OR r.state IN ('stopped', 'interrupted'))
+		ORDER BY array_position(p_ids, r.id) LIMIT 1;
+	IF FOUND THEN
+		RETURN;
+	END IF;
+	FOR i IN 1 .. array_length(p_ids, 1) LOOP
+		SELECT * INTO l FROM ledger WHERE request = p_ids[i];
+		dim := CASE
+			WHEN c_calls[i] > 0 AND l.tool_calls + d_calls > c_calls[i] THEN 'tool_calls'
+			WHEN c_turns[i] > 0 AND l.turns + d_turns > c_turns[i] THEN 'turns'
+			WHEN c_tokens[i] > 0 AND l.tokens + d_tokens > c_tokens[i] THEN 'tokens'
+			WHEN c_cost[i] > 0 AND l.cost + d_cost > c_cost[i] THEN 'cost'
+			ELSE '' END;
+		IF dim <> '' THEN
+			RETURN QUERY SELECT false, i, dim, l.turns, l.tool_calls, l.tokens, l.cost, ''::TEXT, ''::TEXT, NULL::TEXT;
+			RETURN;
+		END IF;
+	END LOOP;
+`
+	reachAdmitTail = `	RETURN QUERY SELECT true, 0, ''::TEXT, x.turns, x.tool_calls, x.tokens, x.cost, ''::TEXT, ''::TEXT, NULL::TEXT
+		FROM ledger x WHERE x.request = p_ids[1];
 END $$;`
 )

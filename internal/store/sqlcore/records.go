@@ -47,6 +47,31 @@ func (c *Core) Debit(ctx context.Context, request string, d, limit store.Spend) 
 	return spent, ok, nil
 }
 
+// NoteRefused implements store.Refusals: one upsert, in the writer's
+// batch, on the path of a refused call only.
+func (c *Core) NoteRefused(ctx context.Context, request string, reset bool) (int64, error) {
+	if c.Closed() {
+		return 0, store.ErrClosed
+	}
+	r := int64(0)
+	if reset {
+		r = 1
+	}
+	var n int64
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		b.Query(w, StLedgerRefused, []any{request, r}, func(rows Rows) error {
+			if !rows.Next() {
+				return errors.New("no count returned")
+			}
+			return rows.Scan(&n)
+		})
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("counting a refusal of request %s: %w", request, err)
+	}
+	return n, nil
+}
+
 // Spent implements store.Ledger.
 func (c *Core) Spent(ctx context.Context, request string) (store.Spend, error) {
 	if c.Closed() {

@@ -102,6 +102,9 @@ const (
 	StCutOffPut
 	StCutOffTake
 	StCutOffHand
+	// StLedgerRefused adds one to the refusals in a row of request $1,
+	// after setting them back to zero if $2 is not 0; rows: the count.
+	StLedgerRefused
 	NumStmts
 )
 
@@ -133,6 +136,9 @@ func Shared() []string {
 	q[StDeadUpdate] = `UPDATE dead_letters SET state = $1, note = $2, error = $3, attempts = $4, updated = $5 WHERE id = $6`
 	q[StDeadGet] = `SELECT false, ` + DeadColumns + ` FROM dead_letters WHERE id = $1`
 	q[StLedgerGet] = `SELECT false, turns, tool_calls, tokens, cost FROM ledger WHERE request = $1`
+	q[StLedgerRefused] = `INSERT INTO ledger (request, refused) VALUES ($1, 1)
+	ON CONFLICT (request) DO UPDATE SET refused = CASE WHEN $2 <> 0 THEN 1 ELSE ledger.refused + 1 END
+	RETURNING refused`
 	q[StPinPut] = `INSERT INTO pins (tool, data, updated) VALUES ($1, $2, $3)
 	ON CONFLICT (tool) DO UPDATE SET data = excluded.data, updated = excluded.updated`
 	q[StPinsVersion] = `UPDATE store_meta SET value = value + 1 WHERE key = 'pins_version' RETURNING value`

@@ -383,4 +383,9 @@ CREATE TABLE cut_offs (
 ) WITHOUT ROWID;
 CREATE INDEX cut_offs_expires ON cut_offs (expires);
 `},
+	{16, "refusals in a row", `
+-- The count of a request's refusals in a row (store.Refusals), kept in its
+-- ledger's row: the next life of a restarted gateway counts on from it.
+ALTER TABLE ledger ADD COLUMN refused INTEGER NOT NULL DEFAULT 0;
+`},
 }

@@ -57,6 +57,48 @@ func testLedgerNeverOverspends(t *testing.T, open Opener) {
 	})
 }
 
+// testRefusalsInARow: NoteRefused counts on from what is stored, one
+// count a request (a debit of the ledger leaves it), and reset starts it
+// over; 16 writers racing each get a count of their own.
+func testRefusalsInARow(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
+		ctx := t.Context()
+		if _, _, err := s.Debit(ctx, "r", store.Spend{ToolCalls: 2}, store.Spend{}); err != nil {
+			t.Fatal(err)
+		}
+		for want := int64(1); want <= 3; want++ {
+			if n, err := s.NoteRefused(ctx, "r", false); err != nil || n != want {
+				t.Fatalf("refusal %d of r: %d, %v", want, n, err)
+			}
+		}
+		if n, err := s.NoteRefused(ctx, "other", false); err != nil || n != 1 {
+			t.Fatalf("the first refusal of another request: %d, %v; want 1", n, err)
+		}
+		if sp, err := s.Spent(ctx, "r"); err != nil || sp != (store.Spend{ToolCalls: 2}) {
+			t.Fatalf("r's ledger after its refusals: %+v, %v; want what it spent", sp, err)
+		}
+		if n, err := s.NoteRefused(ctx, "r", true); err != nil || n != 1 {
+			t.Fatalf("a refusal after a call let through: %d, %v; want 1", n, err)
+		}
+		var wg sync.WaitGroup
+		seen := make([]bool, 18)
+		var mu sync.Mutex
+		for range 16 {
+			wg.Go(func() {
+				n, err := s.NoteRefused(ctx, "r", false)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil || n < 2 || n > 17 || seen[n] {
+					t.Errorf("a racing refusal counted %d, %v", n, err)
+					return
+				}
+				seen[n] = true
+			})
+		}
+		wg.Wait()
+	})
+}
+
 func testApprovalsCompareVersions(t *testing.T, open Opener) {
 	contract(t, open, func(t *testing.T, s store.Store) {
 		ctx := t.Context()

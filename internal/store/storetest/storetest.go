@@ -42,6 +42,7 @@ func Run(t *testing.T, open Opener) {
 		{"RequestAuditIndex", testRequestAuditIndex},
 		{"RequestTree", testRequestTree},
 		{"LedgerNeverOverspends", testLedgerNeverOverspends},
+		{"RefusalsInARow", testRefusalsInARow},
 		{"ApprovalsCompareVersions", testApprovalsCompareVersions},
 		{"EntityVersions", testEntityVersions},
 		{"ClaimEntities", testClaimEntities},

@@ -139,7 +139,7 @@ CREATE TABLE ledger (
 	tool_calls INTEGER NOT NULL DEFAULT 0,
 	tokens     INTEGER NOT NULL DEFAULT 0,
 	cost       INTEGER NOT NULL DEFAULT 0 -- billionths of the price unit
-) WITHOUT ROWID;
+, refused INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
 -- table pins on pins
 CREATE TABLE pins (
 	tool    TEXT PRIMARY KEY,
