@@ -409,7 +409,8 @@ a PostgreSQL store: to read its schema's version, unless
 --offline) and reports the first problem with its line, or how many tools it
 would serve, with warnings: writes without an undo, policies that can never
 apply, read an attribute nothing has or are scoped to a tool or upstream it
-does not have, a listen address in use.
+does not have, a listen address in use, a data folder serve could not
+create or write, or one another reach holds now.
 
 With --json it prints one JSON object: {"config", "ok", "tools": [names],
 "upstreams", "agents", "offline", "warnings"}, or {"config", "ok": false,
@@ -465,6 +466,9 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 			tools := servedTools(g)
 			warnings := append(g.Warnings(), agentWarnings...)
 			if w := listenWarning(cfg.ListenAddr()); w != "" {
+				warnings = append(warnings, w)
+			}
+			if w := dataWarning(cfg); w != "" {
 				warnings = append(warnings, w)
 			}
 			if asJSON {
