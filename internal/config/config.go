@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"math"
@@ -912,6 +913,9 @@ func parse(data []byte, lookup func(string) (string, bool), dir string) (*Config
 	c.dir = dir
 	if sc := c.Secrets; sc != nil && sc.File != "" {
 		vals, err := secrets.ReadFile(c.Path(sc.File))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, c.Errorf([]any{"secrets", "file"}, "secrets: %v: write the secrets there (a line NAME=VALUE each, or a JSON object of names to values; the path is relative to the configuration's folder), or leave secrets out", err)
+		}
 		if err != nil {
 			return nil, c.Errorf([]any{"secrets", "file"}, "secrets: %v", err)
 		}
