@@ -843,10 +843,22 @@ func (s Secret) MarshalYAML() (any, error) { return "[redacted]", nil }
 // Load reads and parses the configuration file at path.
 func Load(path string) (*Config, error) {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		where := ""
+		if !filepath.IsAbs(path) {
+			if wd, werr := os.Getwd(); werr == nil {
+				where = " (a relative path is read from the current folder, " + wd + ")"
+			}
+		}
+		return nil, fmt.Errorf("reading configuration: %s does not exist: check the path given to --config%s", path, where)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading configuration: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("reading configuration: %s is a folder: give --config the configuration file in it (e.g. %s)", path, filepath.Join(path, "reach.yaml"))
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading configuration: %w", err)
