@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"errors"
+	"io/fs"
 	"strings"
 	"testing"
 )
@@ -39,5 +41,23 @@ func TestParseErrorSaysWhatWasExpected(t *testing.T) {
 	_, err := Parse(Source{Name: "p.cedar", Text: []byte("allow (principal, action, resource);")})
 	if err == nil || !strings.Contains(err.Error(), "p.cedar:1:7: ") || !strings.Contains(err.Error(), "unexpected effect: allow") {
 		t.Errorf("Parse of an unknown effect: %v", err)
+	}
+}
+
+// A policy folder with no .cedar file in it says what to do, as a path
+// that does not exist does.
+func TestLoadEmptyFolderSaysWhatToDo(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Load(dir)
+	if err == nil {
+		t.Fatal("Load of an empty folder: no error")
+	}
+	for _, w := range []string{"no *.cedar file in " + dir, "write the policies in a .cedar file there", "or leave policy out"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("Load: %v\nwant it to contain %q", err, w)
+		}
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Load: %v; want it to wrap fs.ErrNotExist", err)
 	}
 }

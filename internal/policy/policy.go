@@ -602,7 +602,7 @@ func policyFiles(dir string) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("loading policies: no *.cedar file in %s: %w", dir, fs.ErrNotExist)
+		return nil, fmt.Errorf("loading policies: no *.cedar file in %s: write the policies in a .cedar file there (docs/PERMISSIONS.md has examples), or leave policy out to decide by access level (with auth, by the shipped policies): %w", dir, fs.ErrNotExist)
 	}
 	return out, nil
 }
