@@ -22,8 +22,10 @@ func newApprovals() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "approvals",
 		Short: "List, approve and deny calls waiting for a human",
-		Long: `Calls that the policies say need approval (writes: the user's; high-risk
-calls: the user's and a reviewer's) wait in the gateway until someone decides.
+		Long: `Calls that need approval wait in the gateway until someone decides. Without
+auth, a high-risk call waits for the local user (reads and writes run); with
+auth and the shipped policies, a write waits for its user and a high-risk call
+for its user and a reviewer; a policy file decides by its @approval annotations.
 These commands talk to the gateway's API (GET /v1/approvals, POST
 /v1/approvals/{id}/approve|deny) with the API key in --key or $REACH_API_KEY.`,
 	}
@@ -88,7 +90,7 @@ These commands talk to the gateway's API (GET /v1/approvals, POST
 		return c
 	}
 	approve := decide("approve")
-	approve.Short = "Approve a call (a high-risk call needs the user and a reviewer)"
+	approve.Short = "Approve a call (with auth, a high-risk call needs its user and a reviewer)"
 	deny := decide("deny")
 	deny.Short = "Deny a call; the agent is told the reason"
 	deny.MarkFlagRequired("reason")

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/agentreach/reach/cmd/reach/internal/stopsig"
 )
@@ -32,5 +35,18 @@ func printError(w io.Writer, err error) {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	return root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && strings.HasPrefix(err.Error(), "required flag(s) ") {
+		// Cobra checks required flags after parsing them, past the flag
+		// error function: say here, as there, where the flags are listed.
+		return flagHelp(cmd, err)
+	}
+	return err
+}
+
+// flagHelp adds to a flag's error (unknown, malformed, required and
+// missing) the command's usage and where its flags are listed: `reach
+// serve --bogus` said "unknown flag: --bogus" alone.
+func flagHelp(cmd *cobra.Command, err error) error {
+	return fmt.Errorf("%w; usage: %s (%s --help lists its flags)", err, cmd.UseLine(), cmd.CommandPath())
 }

@@ -27,6 +27,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newVersion(), newBench(), newServe(), newValidate(), newStdio(), newAudit(), newDemo(), newKeys(), newApprovals(), newToolsCmd(), newDeadLetters(), newGraph(), newRequests(), newHealth())
 	refuseUnknownSubcommands(root)
 	showUsageOnWrongArgs(root)
+	root.SetFlagErrorFunc(flagHelp)
 	return root
 }
 

@@ -122,7 +122,23 @@ func listenWarning(addr string) string {
 	case errors.Is(err, syscall.EADDRINUSE):
 		return fmt.Sprintf("listen: %s is in use now (by another reach, or another program): reach serve with this configuration does not start until it is free; stop that, or serve on another address (listen:, or --listen)", addr)
 	}
-	return fmt.Sprintf("listen: reach serve could not listen on %s on this machine: %v", addr, err)
+	return fmt.Sprintf("listen: reach serve could not start on this machine: %v", listenError(addr, err))
+}
+
+// listenError is the error of serving on addr, with what to do: another
+// address when it is in use, a port from 1024 up when a low one needs
+// privileges this user lacks, an address of this machine when no
+// interface has it.
+func listenError(addr string, err error) error {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Errorf("listening on %s: the address is in use (by another reach?): stop that, or serve on another address with --listen, e.g. --listen 127.0.0.1:0 for a free port: %w", addr, err)
+	case errors.Is(err, syscall.EACCES):
+		return fmt.Errorf("listening on %s: this user may not serve on that port (ports below 1024 need privileges): serve on a port from 1024 up, e.g. --listen 127.0.0.1:7400, or put a proxy in front: %w", addr, err)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return fmt.Errorf("listening on %s: no interface of this machine has that address: serve on 127.0.0.1, or on an address of this machine: %w", addr, err)
+	}
+	return fmt.Errorf("listening on %s: %w", addr, err)
 }
 
 // serve builds the gateway, listens, prints how to connect, and serves
@@ -142,12 +158,8 @@ func serveShowing(ctx context.Context, cfg *config.Config, log *slog.Logger, std
 		return err
 	}
 	ln, err := net.Listen("tcp", cfg.ListenAddr())
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return fmt.Errorf("listening on %s: the address is in use (by another reach?): stop that, or serve on another address with --listen, e.g. --listen 127.0.0.1:0 for a free port: %w",
-			cfg.ListenAddr(), err)
-	}
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", cfg.ListenAddr(), err)
+		return listenError(cfg.ListenAddr(), err)
 	}
 	g, err := gateway.New(ctx, cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version, Shown: shown})
 	if err == nil {
@@ -409,7 +421,8 @@ a PostgreSQL store: to read its schema's version, unless
 --offline) and reports the first problem with its line, or how many tools it
 would serve, with warnings: writes without an undo, policies that can never
 apply, read an attribute nothing has or are scoped to a tool or upstream it
-does not have, a listen address in use.
+does not have, a listen address in use, a data folder serve could not
+create or write, or one another reach holds now.
 
 With --json it prints one JSON object: {"config", "ok", "tools": [names],
 "upstreams", "agents", "offline", "warnings"}, or {"config", "ok": false,
@@ -465,6 +478,9 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 			tools := servedTools(g)
 			warnings := append(g.Warnings(), agentWarnings...)
 			if w := listenWarning(cfg.ListenAddr()); w != "" {
+				warnings = append(warnings, w)
+			}
+			if w := dataWarning(cfg); w != "" {
 				warnings = append(warnings, w)
 			}
 			if asJSON {
@@ -590,10 +606,8 @@ where they need one.`,
 				if err := config.CheckListen(listen, cfg.Authenticates()); err != nil {
 					return err
 				}
-				if ln, err = net.Listen("tcp", listen); errors.Is(err, syscall.EADDRINUSE) {
-					return fmt.Errorf("listening on %s: the address is in use (by another reach?): stop that, or serve on another address with --listen, e.g. --listen 127.0.0.1:0 for a free port: %w", listen, err)
-				} else if err != nil {
-					return fmt.Errorf("listening on %s: %w", listen, err)
+				if ln, err = net.Listen("tcp", listen); err != nil {
+					return listenError(listen, err)
 				}
 				defer ln.Close()
 			}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"math"
@@ -32,6 +33,7 @@ import (
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/policy/secrets"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/template"
 	"github.com/agentreach/reach/internal/toolspec"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.yaml.in/yaml/v3"
@@ -841,10 +843,22 @@ func (s Secret) MarshalYAML() (any, error) { return "[redacted]", nil }
 // Load reads and parses the configuration file at path.
 func Load(path string) (*Config, error) {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		where := ""
+		if !filepath.IsAbs(path) {
+			if wd, werr := os.Getwd(); werr == nil {
+				where = " (a relative path is read from the current folder, " + wd + ")"
+			}
+		}
+		return nil, fmt.Errorf("reading configuration: %s does not exist: check the path given to --config%s", path, where)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading configuration: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("reading configuration: %s is a folder: give --config the configuration file in it (e.g. %s)", path, filepath.Join(path, "reach.yaml"))
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading configuration: %w", err)
@@ -912,6 +926,9 @@ func parse(data []byte, lookup func(string) (string, bool), dir string) (*Config
 	c.dir = dir
 	if sc := c.Secrets; sc != nil && sc.File != "" {
 		vals, err := secrets.ReadFile(c.Path(sc.File))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, c.Errorf([]any{"secrets", "file"}, "secrets: %v: write the secrets there (a line NAME=VALUE each, or a JSON object of names to values; the path is relative to the configuration's folder), or leave secrets out", err)
+		}
 		if err != nil {
 			return nil, c.Errorf([]any{"secrets", "file"}, "secrets: %v", err)
 		}
@@ -1845,7 +1862,41 @@ func (c *Config) check() error {
 		if len(o.Fallback) > 0 && (o.Access == reach.Write || o.Access == reach.HighRisk || o.Access == reach.Forbidden) {
 			return c.Errorf(append(at, "fallback"), "tool %s: fallback is for reads, and this is a %s tool: a write's failure goes to the model and the saga, never silently elsewhere; remove the fallback", name, o.Access)
 		}
+		// Templates are checked here, where the tool's upstream need not
+		// answer: validate --offline finds a bad one, not the first serve.
+		for _, kv := range []struct {
+			key   string
+			names []string
+		}{{"reads", o.Reads}, {"writes", o.Writes}} {
+			key := kv.key
+			for i, e := range kv.names {
+				if _, err := template.CompileText(e); err != nil {
+					return c.Errorf(append(at, key, i), "tool %s: %s: %v", name, key, err)
+				}
+			}
+		}
+		for _, kf := range []struct {
+			key string
+			f   *reach.Followup
+		}{{"undo", o.Undo}, {"refresh", o.Refresh}} {
+			key, f := kf.key, kf.f
+			if f != nil && f.Args != "" {
+				if _, err := template.Compile(f.Args); err != nil {
+					return c.Errorf(append(at, key, "args"), "tool %s: %s: %v", name, key, err)
+				}
+			}
+		}
+		if o.Verify != nil && o.Verify.Args != "" {
+			if _, err := template.Compile(o.Verify.Args); err != nil {
+				return c.Errorf(append(at, "verify", "args"), "tool %s: verify: %v", name, err)
+			}
+		}
 		for i, f := range o.Fallback {
+			if f.Args != "" {
+				if _, err := template.Compile(f.Args); err != nil {
+					return c.Errorf(append(at, "fallback", i), "tool %s: fallback %d: %v", name, i+1, err)
+				}
+			}
 			switch {
 			case f.Tool == "":
 				return c.Errorf(append(at, "fallback", i), "tool %s: fallback %d names no tool; write a tool's name, or {tool: NAME, args: '{...}'}", name, i+1)

@@ -297,7 +297,33 @@ func parseError(file string, err error) error {
 	if m == nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	return &fileError{msg: fmt.Sprintf("%s:%s:%s: %s%s", file, msg[m[2]:m[3]], msg[m[4]:m[5]], msg[:m[0]], msg[m[1]:]), err: err}
+	return &fileError{msg: fmt.Sprintf("%s:%s:%s: %s", file, msg[m[2]:m[3]], msg[m[4]:m[5]], plainParseError(msg[:m[0]]+msg[m[1]:])), err: err}
+}
+
+// cedarWant is Cedar's error for a token other than the one the grammar
+// needs there: `parse error "GOT": exact got GOT want WANT`, or `got GOT
+// want ,` in a list.
+var cedarWant = regexp.MustCompile(`^parser error: parse error "((?:[^"\\]|\\.)*)": (?:exact )?got .* want (\S+)$`)
+
+// plainParseError says Cedar's "exact got X want Y" as a person would:
+// what was expected and what was found there (the end of the file for an
+// empty token), and, for a missing ";", where it goes: a policy left
+// without one is usually the one before the position, whose end the parser
+// passed.
+func plainParseError(msg string) string {
+	m := cedarWant.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	found := "the file ends"
+	if m[1] != "" {
+		found = "found \"" + m[1] + "\""
+	}
+	out := fmt.Sprintf("parse error: expected %q, but %s", m[2], found)
+	if m[2] == ";" {
+		out += `: every policy ends with ";" after its last clause (look at the end of the policy before this point)`
+	}
+	return out
 }
 
 // fileError is an error with its text rewritten; it unwraps to the
@@ -576,7 +602,7 @@ func policyFiles(dir string) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("loading policies: no *.cedar file in %s: %w", dir, fs.ErrNotExist)
+		return nil, fmt.Errorf("loading policies: no *.cedar file in %s: write the policies in a .cedar file there (docs/PERMISSIONS.md has examples), or leave policy out to decide by access level (with auth, by the shipped policies): %w", dir, fs.ErrNotExist)
 	}
 	return out, nil
 }

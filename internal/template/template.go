@@ -47,7 +47,7 @@ func compile(raw string, jsonDoc bool) (*Template, error) {
 	for _, m := range placeholderRE.FindAllStringSubmatch(raw, -1) {
 		root, _, _ := strings.Cut(m[1], ".")
 		if strings.Contains(m[1], ".") && root != "args" && root != "result" {
-			return nil, fmt.Errorf("template %q: %s must start with args. or result", raw, m[0])
+			return nil, fmt.Errorf("template %q: %s must start with args. or result: write {args.%s} for an argument, or {result.%s} for a field of the result", raw, m[0], m[1], m[1])
 		}
 	}
 	return t, nil
