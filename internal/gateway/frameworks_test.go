@@ -729,7 +729,7 @@ func TestFrameworks(t *testing.T) {
 				if s.up.called("job_status") != 5 || s.up.called("list_page") != 4 {
 					t.Errorf("upstream calls: %d polls, %d pages; want 5 and 4", s.up.called("job_status"), s.up.called("list_page"))
 				}
-				checkOneGraph(t, s.g, 10, 9, fc.fw != "kaibanjs")
+				checkOneGraph(t, s.g, 10, 9)
 				checkProtocol(s)
 			})
 
@@ -812,10 +812,9 @@ func TestFrameworks(t *testing.T) {
 }
 
 // checkOneGraph checks that the gateway holds one request with the run's
-// model turns and tool calls, each tool call under a model turn if nested
-// (KaibanJS's agent writes its tool calls into the model's text, where
-// reach does not look for them: they are the request's, under no turn).
-func checkOneGraph(t *testing.T, g *Gateway, turns, calls int, nested bool) {
+// model turns and tool calls, each tool call under a model turn (KaibanJS's
+// too, which its agent writes into the model's text: reach reads it there).
+func checkOneGraph(t *testing.T, g *Gateway, turns, calls int) {
 	t.Helper()
 	var roots []*reach.Request
 	for _, r := range g.rt.Requests() {
@@ -837,7 +836,7 @@ func checkOneGraph(t *testing.T, g *Gateway, turns, calls int, nested bool) {
 			nm++
 		case reach.ToolFrame:
 			nt++
-			if nested && (f.Parent == nil || f.Parent.Kind != reach.ModelFrame) {
+			if f.Parent == nil || f.Parent.Kind != reach.ModelFrame {
 				t.Errorf("tool call %s %s is not under a model turn", f.Name, f.Args)
 			}
 		}

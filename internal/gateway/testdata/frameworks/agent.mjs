@@ -204,11 +204,13 @@ async function kaiban() {
   // but leaves no room for headers).
   //
   // Its agent writes a tool call into the model's answer as JSON text, not
-  // as a tool call of the API, so reach cannot tell which model turn chose
-  // which MCP call: docs/frameworks/kaibanjs.md names the run's request on
-  // both clients (Reach-Request), which puts its turns and calls in one
-  // request, with one budget, loop guard and stop.
-  const request = { 'Reach-Request': `req_kaiban_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}` };
+  // as a tool call of the API: reach reads the block, and links the MCP
+  // call of that tool with those arguments, and the next turn, whose
+  // history holds the block, to the turn that wrote it. KAIBAN_REQUEST=1
+  // names the run's request on both clients too (Reach-Request), as
+  // docs/frameworks/kaibanjs.md offers, which reach needs for nothing else.
+  const request = process.env.KAIBAN_REQUEST === '1'
+    ? { 'Reach-Request': `req_kaiban_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}` } : {};
   const mcp = new MultiServerMCPClient({ mcpServers: { reach: { url: MCP_URL, headers: request } } });
   try {
     // docs/frameworks/kaibanjs.md's hook: KaibanJS gives the model an
