@@ -27,10 +27,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Eight agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
-// Mastra, Genkit, VoltAgent, KaibanJS and LlamaIndex — on their default
-// settings (KaibanJS and LlamaIndex with the hooks of their pages in
-// docs/frameworks), their MCP tools and their model pointed at
+// Nine agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
+// Mastra, Genkit, VoltAgent, KaibanJS, LlamaIndex and BeeAI — on their
+// default settings (KaibanJS, LlamaIndex and BeeAI with the hooks and
+// settings of their pages in docs/frameworks), their MCP tools and their model pointed at
 // reach (testdata/frameworks/agent.mjs), with a scripted model behind
 // reach's model proxy and a shop upstream behind its MCP server.
 
@@ -90,8 +90,10 @@ func frameworksCache(t *testing.T) (dir, node string) {
 
 // ownFolder are the frameworks installed in a folder of their own beside
 // the others (scripts/frameworks-deps.sh), each by the package it needs:
-// VoltAgent wants the AI SDK 6, which the AI SDK's own 7 conflicts with.
-var ownFolder = map[string]string{"voltagent": "@voltagent/core", "inspector": "@modelcontextprotocol/inspector", "kaibanjs": "kaibanjs", "llamaindex": "@llamaindex/workflow"}
+// VoltAgent and BeeAI want the AI SDK 6, which the AI SDK's own 7
+// conflicts with (BeeAI zod 3 too).
+var ownFolder = map[string]string{"voltagent": "@voltagent/core", "inspector": "@modelcontextprotocol/inspector", "kaibanjs": "kaibanjs", "llamaindex": "@llamaindex/workflow",
+	"beeai": "beeai-framework"}
 
 // shopUpstream is the MCP server the frameworks' tools come from.
 type shopUpstream struct {
@@ -274,6 +276,7 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			results = append(results, c)
 		}
 	}
+	task = strings.TrimPrefix(task, "Your task: ") // BeeAI's RequirementAgent wraps the prompt so
 	if responses {
 		var items []struct {
 			Type    string          `json:"type"`
@@ -366,6 +369,20 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		say = "unknown task " + task
+	}
+	// A framework that ends its run through a tool of its own (BeeAI's
+	// final_answer, which it makes the model call: tool_choice required)
+	// gets the answer as that tool's call.
+	if say != "" && slices.ContainsFunc(body.Tools, func(t struct {
+		Name     string `json:"name"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}) bool {
+		return t.Function.Name == "final_answer"
+	}) {
+		b, _ := json.Marshal(map[string]string{"response": say})
+		call, callArgs, say = "final_answer", string(b), ""
 	}
 	if responses {
 		m.respond(w, len(raw), toolName(call), callArgs, say, call != "")
@@ -645,11 +662,13 @@ var frameworkCases = []struct {
 	// LlamaIndex's agent has no step limit: without reach, the loop's
 	// baseline would never end.
 	{"llamaindex", "2025-11-25", "", "", "", true},
+	// BeeAI's MCPTool takes the tools from the MCP TypeScript SDK's Client.
+	{"beeai", "2025-11-25", "", "", "", false},
 }
 
 // modelPath is the model API a case's framework calls.
 func modelPath(fw, modelAPI string) string {
-	if fw == "langgraph" || fw == "kaibanjs" || fw == "llamaindex" || fw == "mastra" || fw == "genkit" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
+	if fw == "langgraph" || fw == "kaibanjs" || fw == "llamaindex" || fw == "mastra" || fw == "genkit" || fw == "beeai" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
 		return "/v1/chat/completions"
 	}
 	return "/v1/responses"

@@ -6,7 +6,7 @@
 // prints last: {ok, text, error, status}.
 //
 //   FRAMEWORK   openai-agents | langgraph | ai-sdk | mastra | genkit | voltagent | kaibanjs |
-//               llamaindex
+//               llamaindex | beeai
 //   MCP_URL     the MCP endpoint (reach's /mcp)
 //   MODEL_URL   the OpenAI-compatible base URL (reach's /v1)
 //   MODEL_API   the model API, for OpenAI Agents and the AI SDK: their
@@ -281,7 +281,47 @@ async function llamaindex() {
   }
 }
 
-const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent, kaibanjs: kaiban, llamaindex };
+async function beeai() {
+  const { RequirementAgent } = await import('beeai-framework/agents/requirement/agent');
+  const { OpenAIChatModel } = await import('beeai-framework/adapters/openai/backend/chat');
+  const { MCPTool } = await import('beeai-framework/tools/mcp');
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  // The lines that point it at reach: the MCP TypeScript SDK's client its
+  // MCPTool takes the tools from, and its OpenAI model's baseURL (the AI
+  // SDK's provider settings; it calls chat completions).
+  const client = new Client({ name: 'beeai', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(MCP_URL)));
+  try {
+    const tools = await MCPTool.fromClient(client);
+    const llm = new OpenAIChatModel('gpt-4o-mini', {}, { baseURL: MODEL_URL, apiKey: 'sk-test', headers: HEADERS });
+    // docs/frameworks/beeai.md's setting: its own check of repeated tool
+    // calls (on by default) takes a tool away from the model at its second
+    // identical call in a row, a poll's included; reach's loop guard tells
+    // a poll from a loop.
+    const agent = new RequirementAgent({ llm, tools, toolCallChecker: false });
+    try {
+      // docs/frameworks/beeai.md's other setting: it retries a failed model
+      // call 3 times (maxRetriesPerStep), a 402 or 403 with
+      // x-should-retry: false included.
+      const r = await agent.run({ prompt: TASK }, { execution: { maxIterations: MAX_STEPS, maxRetriesPerStep: 0 } });
+      return { ok: true, text: String(r.result?.text ?? '') };
+    } catch (e) {
+      // BeeAI wraps a model call's error ("The Agent has encountered an
+      // error."): the API's error, reach's text and status, is in its
+      // errors (AgentError, ChatModelError, the AI SDK's APICallError).
+      let cause = e;
+      while (cause && cause.statusCode === undefined && (cause.errors?.[0] ?? cause.cause)) cause = cause.errors?.[0] ?? cause.cause;
+      const err = new Error(`${e?.message} ${cause?.message ?? ''}`);
+      err.status = cause?.statusCode;
+      throw err;
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent, kaibanjs: kaiban, llamaindex, beeai };
 try {
   out(await runners[FRAMEWORK]());
 } catch (e) {
