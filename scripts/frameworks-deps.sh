@@ -7,7 +7,8 @@
 # with @mastra/mcp), Genkit (genkit with @genkit-ai/mcp and
 # @genkit-ai/compat-oai), VoltAgent (@voltagent/core, in voltagent/), KaibanJS
 # (kaibanjs, in kaibanjs/), LlamaIndex TS (@llamaindex/workflow, in
-# llamaindex/), BeeAI (beeai-framework, in beeai/) and the MCP Inspector's CLI
+# llamaindex/), BeeAI (beeai-framework, in beeai/), Google's ADK (@google/adk,
+# in adk/) and the MCP Inspector's CLI
 # (@modelcontextprotocol/inspector, in inspector/), with the MCP
 # TypeScript SDK client of the sessionless protocol (@modelcontextprotocol/
 # client) and the 1.x SDK (@modelcontextprotocol/sdk), whose SSEClientTransport
@@ -95,8 +96,15 @@ beeai=(
 	zod@3.25.76
 )
 
+# Google's ADK for TypeScript (@google/adk), in adk/, with the MCP SDK its
+# MCPToolset takes as a peer.
+adk=(
+	@google/adk@2.0.0
+	@modelcontextprotocol/sdk@1.32.2
+)
+
 stamp="$prefix/.installed"
-want="${pkgs[*]} voltagent: ${voltagent[*]} inspector: ${inspector[*]} kaibanjs: ${kaibanjs[*]} llamaindex: ${llamaindex[*]} beeai: ${beeai[*]}"
+want="${pkgs[*]} voltagent: ${voltagent[*]} inspector: ${inspector[*]} kaibanjs: ${kaibanjs[*]} llamaindex: ${llamaindex[*]} beeai: ${beeai[*]} adk: ${adk[*]}"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
 	echo "frameworks-deps: up to date in $prefix"
 	exit 0
@@ -120,4 +128,7 @@ npm install --prefix "$prefix/llamaindex" --no-audit --no-fund --loglevel=error 
 mkdir -p "$prefix/beeai"
 echo "frameworks-deps: installing into $prefix/beeai: ${beeai[*]}"
 npm install --prefix "$prefix/beeai" --no-audit --no-fund --loglevel=error --save-exact --legacy-peer-deps "${beeai[@]}"
+mkdir -p "$prefix/adk"
+echo "frameworks-deps: installing into $prefix/adk: ${adk[*]}"
+npm install --prefix "$prefix/adk" --no-audit --no-fund --loglevel=error --save-exact "${adk[@]}"
 echo "$want" >"$stamp"

@@ -27,10 +27,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Nine agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
-// Mastra, Genkit, VoltAgent, KaibanJS, LlamaIndex and BeeAI — on their
-// default settings (KaibanJS, LlamaIndex and BeeAI with the hooks and
-// settings of their pages in docs/frameworks), their MCP tools and their model pointed at
+// Ten agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
+// Mastra, Genkit, VoltAgent, KaibanJS, LlamaIndex, BeeAI and Google's ADK —
+// on their default settings (KaibanJS, LlamaIndex, BeeAI and ADK with the
+// hooks, settings and model class of their pages in docs/frameworks), their MCP tools and their model pointed at
 // reach (testdata/frameworks/agent.mjs), with a scripted model behind
 // reach's model proxy and a shop upstream behind its MCP server.
 
@@ -93,7 +93,7 @@ func frameworksCache(t *testing.T) (dir, node string) {
 // VoltAgent and BeeAI want the AI SDK 6, which the AI SDK's own 7
 // conflicts with (BeeAI zod 3 too).
 var ownFolder = map[string]string{"voltagent": "@voltagent/core", "inspector": "@modelcontextprotocol/inspector", "kaibanjs": "kaibanjs", "llamaindex": "@llamaindex/workflow",
-	"beeai": "beeai-framework"}
+	"beeai": "beeai-framework", "adk": "@google/adk"}
 
 // shopUpstream is the MCP server the frameworks' tools come from.
 type shopUpstream struct {
@@ -664,11 +664,14 @@ var frameworkCases = []struct {
 	{"llamaindex", "2025-11-25", "", "", "", true},
 	// BeeAI's MCPTool takes the tools from the MCP TypeScript SDK's Client.
 	{"beeai", "2025-11-25", "", "", "", false},
+	// Google's ADK: its MCPToolset (the TypeScript SDK's client), its model
+	// through docs/frameworks/adk.md's class of chat completions.
+	{"adk", "2025-11-25", "", "", "", false},
 }
 
 // modelPath is the model API a case's framework calls.
 func modelPath(fw, modelAPI string) string {
-	if fw == "langgraph" || fw == "kaibanjs" || fw == "llamaindex" || fw == "mastra" || fw == "genkit" || fw == "beeai" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
+	if fw == "langgraph" || fw == "kaibanjs" || fw == "llamaindex" || fw == "mastra" || fw == "genkit" || fw == "beeai" || fw == "adk" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
 		return "/v1/chat/completions"
 	}
 	return "/v1/responses"

@@ -6,7 +6,7 @@
 // prints last: {ok, text, error, status}.
 //
 //   FRAMEWORK   openai-agents | langgraph | ai-sdk | mastra | genkit | voltagent | kaibanjs |
-//               llamaindex | beeai
+//               llamaindex | beeai | adk
 //   MCP_URL     the MCP endpoint (reach's /mcp)
 //   MODEL_URL   the OpenAI-compatible base URL (reach's /v1)
 //   MODEL_API   the model API, for OpenAI Agents and the AI SDK: their
@@ -321,7 +321,75 @@ async function beeai() {
   }
 }
 
-const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent, kaibanjs: kaiban, llamaindex, beeai };
+async function adk() {
+  const { LlmAgent, InMemoryRunner, MCPToolset, BaseLlm } = await import('@google/adk');
+  // docs/frameworks/adk.md's model class: ADK's own models speak Gemini's
+  // API only, so its model calls reach reach's /v1 through a BaseLlm that
+  // speaks chat completions (ADK's contents and function declarations in,
+  // its LlmResponse out).
+  class ChatCompletions extends BaseLlm {
+    constructor({ model, baseURL, apiKey, headers }) {
+      super({ model });
+      Object.assign(this, { baseURL, apiKey, headers });
+    }
+    async *generateContentAsync(req, _stream, abortSignal) {
+      const messages = [];
+      const system = req.config?.systemInstruction;
+      const sys = typeof system === 'string' ? system : (system?.parts ?? []).map((p) => p.text ?? '').join('');
+      if (sys) messages.push({ role: 'system', content: sys });
+      for (const c of req.contents ?? []) {
+        const parts = c.parts ?? [];
+        const text = parts.map((p) => p.text ?? '').join('');
+        const calls = parts.filter((p) => p.functionCall).map((p) => p.functionCall);
+        const results = parts.filter((p) => p.functionResponse).map((p) => p.functionResponse);
+        if (c.role === 'model') {
+          messages.push({ role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls.map((f) => ({ id: f.id, type: 'function', function: { name: f.name, arguments: JSON.stringify(f.args ?? {}) } })) } : {}) });
+        } else if (results.length) {
+          for (const r of results) messages.push({ role: 'tool', tool_call_id: r.id, content: JSON.stringify(r.response) });
+        } else {
+          messages.push({ role: 'user', content: text });
+        }
+      }
+      const tools = (req.config?.tools ?? []).flatMap((t) => t.functionDeclarations ?? [])
+        .map((f) => ({ type: 'function', function: { name: f.name, description: f.description, parameters: f.parametersJsonSchema ?? f.parameters ?? { type: 'object' } } }));
+      const res = await fetch(`${this.baseURL}/chat/completions`, {
+        method: 'POST', signal: abortSignal,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.apiKey}`, ...this.headers },
+        body: JSON.stringify({ model: this.model, messages, ...(tools.length ? { tools } : {}) }),
+      });
+      const body = await res.json().catch(() => ({}));
+      if (!res.ok) throw Object.assign(new Error(`${res.status} ${body?.error?.message ?? res.statusText}`), { status: res.status });
+      const msg = body.choices?.[0]?.message ?? {};
+      const parts = [];
+      if (msg.content) parts.push({ text: msg.content });
+      for (const tc of msg.tool_calls ?? []) parts.push({ functionCall: { id: tc.id, name: tc.function.name, args: JSON.parse(tc.function.arguments || '{}') } });
+      yield { content: { role: 'model', parts }, usageMetadata: { promptTokenCount: body.usage?.prompt_tokens, candidatesTokenCount: body.usage?.completion_tokens } };
+    }
+    async connect() { throw new Error('live connections are not supported'); }
+  }
+  // The lines that point it at reach: its MCPToolset at /mcp (Streamable
+  // HTTP, the TypeScript SDK's client), and the model class at /v1.
+  const toolset = new MCPToolset({ type: 'StreamableHTTPConnectionParams', url: MCP_URL });
+  try {
+    const agent = new LlmAgent({
+      name: 'assistant', instruction: 'Use the tools.',
+      model: new ChatCompletions({ model: 'gpt-4o-mini', baseURL: MODEL_URL, apiKey: 'sk-test', headers: HEADERS }),
+      tools: [toolset],
+    });
+    const runner = new InMemoryRunner({ agent, appName: 'shop' });
+    let text = '';
+    for await (const ev of runner.runEphemeral({ userId: 'u', newMessage: { role: 'user', parts: [{ text: TASK }] }, runConfig: { maxLlmCalls: MAX_STEPS } })) {
+      if (ev.errorMessage || ev.errorCode) throw Object.assign(new Error(ev.errorMessage ?? String(ev.errorCode)), { status: Number(ev.errorCode) || undefined });
+      const t = (ev.content?.parts ?? []).map((p) => p.text ?? '').join('');
+      if (t && ev.author === 'assistant') text = t;
+    }
+    return { ok: true, text };
+  } finally {
+    await toolset.close();
+  }
+}
+
+const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent, kaibanjs: kaiban, llamaindex, beeai, adk };
 try {
   out(await runners[FRAMEWORK]());
 } catch (e) {
