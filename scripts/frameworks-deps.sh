@@ -8,7 +8,8 @@
 # @genkit-ai/compat-oai), VoltAgent (@voltagent/core, in voltagent/), KaibanJS
 # (kaibanjs, in kaibanjs/), LlamaIndex TS (@llamaindex/workflow, in
 # llamaindex/), BeeAI (beeai-framework, in beeai/), Google's ADK (@google/adk,
-# in adk/) and the MCP Inspector's CLI
+# in adk/), Strands Agents (@strands-agents/sdk, in strands/) and the MCP
+# Inspector's CLI
 # (@modelcontextprotocol/inspector, in inspector/), with the MCP
 # TypeScript SDK client of the sessionless protocol (@modelcontextprotocol/
 # client) and the 1.x SDK (@modelcontextprotocol/sdk), whose SSEClientTransport
@@ -103,8 +104,18 @@ adk=(
 	@modelcontextprotocol/sdk@1.32.2
 )
 
+# Strands Agents for TypeScript (@strands-agents/sdk), in strands/: the openai
+# SDK 6 and the MCP SDK are its optional peers (--legacy-peer-deps: its other
+# optional peers conflict).
+strands=(
+	@strands-agents/sdk@1.19.0
+	openai@6.45.0
+	@modelcontextprotocol/sdk@1.32.2
+	zod@4.6.7
+)
+
 stamp="$prefix/.installed"
-want="${pkgs[*]} voltagent: ${voltagent[*]} inspector: ${inspector[*]} kaibanjs: ${kaibanjs[*]} llamaindex: ${llamaindex[*]} beeai: ${beeai[*]} adk: ${adk[*]}"
+want="${pkgs[*]} voltagent: ${voltagent[*]} inspector: ${inspector[*]} kaibanjs: ${kaibanjs[*]} llamaindex: ${llamaindex[*]} beeai: ${beeai[*]} adk: ${adk[*]} strands: ${strands[*]}"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
 	echo "frameworks-deps: up to date in $prefix"
 	exit 0
@@ -131,4 +142,7 @@ npm install --prefix "$prefix/beeai" --no-audit --no-fund --loglevel=error --sav
 mkdir -p "$prefix/adk"
 echo "frameworks-deps: installing into $prefix/adk: ${adk[*]}"
 npm install --prefix "$prefix/adk" --no-audit --no-fund --loglevel=error --save-exact "${adk[@]}"
+mkdir -p "$prefix/strands"
+echo "frameworks-deps: installing into $prefix/strands: ${strands[*]}"
+npm install --prefix "$prefix/strands" --no-audit --no-fund --loglevel=error --save-exact --legacy-peer-deps "${strands[@]}"
 echo "$want" >"$stamp"

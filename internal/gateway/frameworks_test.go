@@ -27,8 +27,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Ten agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
-// Mastra, Genkit, VoltAgent, KaibanJS, LlamaIndex, BeeAI and Google's ADK —
+// Eleven agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
+// Mastra, Genkit, VoltAgent, KaibanJS, LlamaIndex, BeeAI, Google's ADK and
+// Strands Agents —
 // on their default settings (KaibanJS, LlamaIndex, BeeAI and ADK with the
 // hooks, settings and model class of their pages in docs/frameworks), their MCP tools and their model pointed at
 // reach (testdata/frameworks/agent.mjs), with a scripted model behind
@@ -93,7 +94,7 @@ func frameworksCache(t *testing.T) (dir, node string) {
 // VoltAgent and BeeAI want the AI SDK 6, which the AI SDK's own 7
 // conflicts with (BeeAI zod 3 too).
 var ownFolder = map[string]string{"voltagent": "@voltagent/core", "inspector": "@modelcontextprotocol/inspector", "kaibanjs": "kaibanjs", "llamaindex": "@llamaindex/workflow",
-	"beeai": "beeai-framework", "adk": "@google/adk"}
+	"beeai": "beeai-framework", "adk": "@google/adk", "strands": "@strands-agents/sdk"}
 
 // shopUpstream is the MCP server the frameworks' tools come from.
 type shopUpstream struct {
@@ -667,6 +668,11 @@ var frameworkCases = []struct {
 	// Google's ADK: its MCPToolset (the TypeScript SDK's client), its model
 	// through docs/frameworks/adk.md's class of chat completions.
 	{"adk", "2025-11-25", "", "", "", false},
+	// Strands Agents (TypeScript) on chat completions (api: 'chat'): its
+	// default, the Responses API, it streams, which the scripted model does
+	// not. Its agent has no step limit: without reach, the loop's baseline
+	// would never end.
+	{"strands", "2025-11-25", "", "", "chat", true},
 }
 
 // modelPath is the model API a case's framework calls.

@@ -6,7 +6,7 @@
 // prints last: {ok, text, error, status}.
 //
 //   FRAMEWORK   openai-agents | langgraph | ai-sdk | mastra | genkit | voltagent | kaibanjs |
-//               llamaindex | beeai | adk
+//               llamaindex | beeai | adk | strands
 //   MCP_URL     the MCP endpoint (reach's /mcp)
 //   MODEL_URL   the OpenAI-compatible base URL (reach's /v1)
 //   MODEL_API   the model API, for OpenAI Agents and the AI SDK: their
@@ -389,7 +389,23 @@ async function adk() {
   }
 }
 
-const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent, kaibanjs: kaiban, llamaindex, beeai, adk };
+async function strands() {
+  const { Agent, McpClient } = await import('@strands-agents/sdk');
+  const { OpenAIModel } = await import('@strands-agents/sdk/models/openai');
+  // The lines that point it at reach: its McpClient by URL, and its OpenAI
+  // model's clientConfig (the openai SDK's options).
+  const mcp = new McpClient({ url: MCP_URL });
+  try {
+    const model = new OpenAIModel({ modelId: 'gpt-4o-mini', apiKey: 'sk-test', ...(CHAT ? { api: 'chat' } : {}), clientConfig: { baseURL: MODEL_URL, defaultHeaders: HEADERS } });
+    const agent = new Agent({ model, tools: [mcp], printer: false });
+    const r = await agent.invoke(TASK);
+    return { ok: true, text: String(r) };
+  } finally {
+    await mcp.disconnect?.();
+  }
+}
+
+const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent, kaibanjs: kaiban, llamaindex, beeai, adk, strands };
 try {
   out(await runners[FRAMEWORK]());
 } catch (e) {
