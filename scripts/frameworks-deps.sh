@@ -7,7 +7,9 @@
 # with @mastra/mcp), Genkit (genkit with @genkit-ai/mcp and
 # @genkit-ai/compat-oai), VoltAgent (@voltagent/core, in voltagent/), KaibanJS
 # (kaibanjs, in kaibanjs/), LlamaIndex TS (@llamaindex/workflow, in
-# llamaindex/) and the MCP Inspector's CLI
+# llamaindex/), BeeAI (beeai-framework, in beeai/), Google's ADK (@google/adk,
+# in adk/), Strands Agents (@strands-agents/sdk, in strands/) and the MCP
+# Inspector's CLI
 # (@modelcontextprotocol/inspector, in inspector/), with the MCP
 # TypeScript SDK client of the sessionless protocol (@modelcontextprotocol/
 # client) and the 1.x SDK (@modelcontextprotocol/sdk), whose SSEClientTransport
@@ -84,8 +86,36 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	exit 0
 fi
 
+# BeeAI (beeai-framework), in beeai/: its AI SDK 6 provider and the MCP SDK it
+# takes tools from are optional peers, and zod 3 (its resolution) beside the
+# zod 4 above; --legacy-peer-deps, since its optional LangChain peers conflict
+# with each other.
+beeai=(
+	beeai-framework@0.1.30
+	@ai-sdk/openai@3.0.141
+	@modelcontextprotocol/sdk@1.32.2
+	zod@3.25.76
+)
+
+# Google's ADK for TypeScript (@google/adk), in adk/, with the MCP SDK its
+# MCPToolset takes as a peer.
+adk=(
+	@google/adk@2.0.0
+	@modelcontextprotocol/sdk@1.32.2
+)
+
+# Strands Agents for TypeScript (@strands-agents/sdk), in strands/: the openai
+# SDK 6 and the MCP SDK are its optional peers (--legacy-peer-deps: its other
+# optional peers conflict).
+strands=(
+	@strands-agents/sdk@1.19.0
+	openai@6.45.0
+	@modelcontextprotocol/sdk@1.32.2
+	zod@4.6.7
+)
+
 stamp="$prefix/.installed"
-want="${pkgs[*]} voltagent: ${voltagent[*]} inspector: ${inspector[*]} kaibanjs: ${kaibanjs[*]} llamaindex: ${llamaindex[*]}"
+want="${pkgs[*]} voltagent: ${voltagent[*]} inspector: ${inspector[*]} kaibanjs: ${kaibanjs[*]} llamaindex: ${llamaindex[*]} beeai: ${beeai[*]} adk: ${adk[*]} strands: ${strands[*]}"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
 	echo "frameworks-deps: up to date in $prefix"
 	exit 0
@@ -106,4 +136,13 @@ npm install --prefix "$prefix/kaibanjs" --no-audit --no-fund --loglevel=error --
 mkdir -p "$prefix/llamaindex"
 echo "frameworks-deps: installing into $prefix/llamaindex: ${llamaindex[*]}"
 npm install --prefix "$prefix/llamaindex" --no-audit --no-fund --loglevel=error --save-exact "${llamaindex[@]}"
+mkdir -p "$prefix/beeai"
+echo "frameworks-deps: installing into $prefix/beeai: ${beeai[*]}"
+npm install --prefix "$prefix/beeai" --no-audit --no-fund --loglevel=error --save-exact --legacy-peer-deps "${beeai[@]}"
+mkdir -p "$prefix/adk"
+echo "frameworks-deps: installing into $prefix/adk: ${adk[*]}"
+npm install --prefix "$prefix/adk" --no-audit --no-fund --loglevel=error --save-exact "${adk[@]}"
+mkdir -p "$prefix/strands"
+echo "frameworks-deps: installing into $prefix/strands: ${strands[*]}"
+npm install --prefix "$prefix/strands" --no-audit --no-fund --loglevel=error --save-exact --legacy-peer-deps "${strands[@]}"
 echo "$want" >"$stamp"

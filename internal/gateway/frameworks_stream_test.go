@@ -445,7 +445,7 @@ func TestFrameworksStream(t *testing.T) {
 			if n := m.turns.Load(); n != 2 {
 				t.Errorf("%d model turns, want 2", n)
 			}
-			checkOneGraph(t, s.g, 2, 1, true)
+			checkOneGraph(t, s.g, 2, 1)
 		})
 	}
 }

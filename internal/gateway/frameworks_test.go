@@ -27,10 +27,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Eight agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
-// Mastra, Genkit, VoltAgent, KaibanJS and LlamaIndex — on their default
-// settings (KaibanJS and LlamaIndex with the hooks of their pages in
-// docs/frameworks), their MCP tools and their model pointed at
+// Eleven agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
+// Mastra, Genkit, VoltAgent, KaibanJS, LlamaIndex, BeeAI, Google's ADK and
+// Strands Agents —
+// on their default settings (KaibanJS, LlamaIndex, BeeAI and ADK with the
+// hooks, settings and model class of their pages in docs/frameworks), their MCP tools and their model pointed at
 // reach (testdata/frameworks/agent.mjs), with a scripted model behind
 // reach's model proxy and a shop upstream behind its MCP server.
 
@@ -90,8 +91,10 @@ func frameworksCache(t *testing.T) (dir, node string) {
 
 // ownFolder are the frameworks installed in a folder of their own beside
 // the others (scripts/frameworks-deps.sh), each by the package it needs:
-// VoltAgent wants the AI SDK 6, which the AI SDK's own 7 conflicts with.
-var ownFolder = map[string]string{"voltagent": "@voltagent/core", "inspector": "@modelcontextprotocol/inspector", "kaibanjs": "kaibanjs", "llamaindex": "@llamaindex/workflow"}
+// VoltAgent and BeeAI want the AI SDK 6, which the AI SDK's own 7
+// conflicts with (BeeAI zod 3 too).
+var ownFolder = map[string]string{"voltagent": "@voltagent/core", "inspector": "@modelcontextprotocol/inspector", "kaibanjs": "kaibanjs", "llamaindex": "@llamaindex/workflow",
+	"beeai": "beeai-framework", "adk": "@google/adk", "strands": "@strands-agents/sdk"}
 
 // shopUpstream is the MCP server the frameworks' tools come from.
 type shopUpstream struct {
@@ -274,6 +277,7 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			results = append(results, c)
 		}
 	}
+	task = strings.TrimPrefix(task, "Your task: ") // BeeAI's RequirementAgent wraps the prompt so
 	if responses {
 		var items []struct {
 			Type    string          `json:"type"`
@@ -366,6 +370,20 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		say = "unknown task " + task
+	}
+	// A framework that ends its run through a tool of its own (BeeAI's
+	// final_answer, which it makes the model call: tool_choice required)
+	// gets the answer as that tool's call.
+	if say != "" && slices.ContainsFunc(body.Tools, func(t struct {
+		Name     string `json:"name"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}) bool {
+		return t.Function.Name == "final_answer"
+	}) {
+		b, _ := json.Marshal(map[string]string{"response": say})
+		call, callArgs, say = "final_answer", string(b), ""
 	}
 	if responses {
 		m.respond(w, len(raw), toolName(call), callArgs, say, call != "")
@@ -645,11 +663,21 @@ var frameworkCases = []struct {
 	// LlamaIndex's agent has no step limit: without reach, the loop's
 	// baseline would never end.
 	{"llamaindex", "2025-11-25", "", "", "", true},
+	// BeeAI's MCPTool takes the tools from the MCP TypeScript SDK's Client.
+	{"beeai", "2025-11-25", "", "", "", false},
+	// Google's ADK: its MCPToolset (the TypeScript SDK's client), its model
+	// through docs/frameworks/adk.md's class of chat completions.
+	{"adk", "2025-11-25", "", "", "", false},
+	// Strands Agents (TypeScript) on chat completions (api: 'chat'): its
+	// default, the Responses API, it streams, which the scripted model does
+	// not. Its agent has no step limit: without reach, the loop's baseline
+	// would never end.
+	{"strands", "2025-11-25", "", "", "chat", true},
 }
 
 // modelPath is the model API a case's framework calls.
 func modelPath(fw, modelAPI string) string {
-	if fw == "langgraph" || fw == "kaibanjs" || fw == "llamaindex" || fw == "mastra" || fw == "genkit" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
+	if fw == "langgraph" || fw == "kaibanjs" || fw == "llamaindex" || fw == "mastra" || fw == "genkit" || fw == "beeai" || fw == "adk" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
 		return "/v1/chat/completions"
 	}
 	return "/v1/responses"
@@ -729,7 +757,7 @@ func TestFrameworks(t *testing.T) {
 				if s.up.called("job_status") != 5 || s.up.called("list_page") != 4 {
 					t.Errorf("upstream calls: %d polls, %d pages; want 5 and 4", s.up.called("job_status"), s.up.called("list_page"))
 				}
-				checkOneGraph(t, s.g, 10, 9, fc.fw != "kaibanjs")
+				checkOneGraph(t, s.g, 10, 9)
 				checkProtocol(s)
 			})
 
@@ -812,10 +840,9 @@ func TestFrameworks(t *testing.T) {
 }
 
 // checkOneGraph checks that the gateway holds one request with the run's
-// model turns and tool calls, each tool call under a model turn if nested
-// (KaibanJS's agent writes its tool calls into the model's text, where
-// reach does not look for them: they are the request's, under no turn).
-func checkOneGraph(t *testing.T, g *Gateway, turns, calls int, nested bool) {
+// model turns and tool calls, each tool call under a model turn (KaibanJS's
+// too, which its agent writes into the model's text: reach reads it there).
+func checkOneGraph(t *testing.T, g *Gateway, turns, calls int) {
 	t.Helper()
 	var roots []*reach.Request
 	for _, r := range g.rt.Requests() {
@@ -837,7 +864,7 @@ func checkOneGraph(t *testing.T, g *Gateway, turns, calls int, nested bool) {
 			nm++
 		case reach.ToolFrame:
 			nt++
-			if nested && (f.Parent == nil || f.Parent.Kind != reach.ModelFrame) {
+			if f.Parent == nil || f.Parent.Kind != reach.ModelFrame {
 				t.Errorf("tool call %s %s is not under a model turn", f.Name, f.Args)
 			}
 		}

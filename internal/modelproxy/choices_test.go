@@ -117,7 +117,7 @@ func TestRefuseTransient(t *testing.T) {
 	}
 }
 
-// FuzzToolCalls: any chunks, any history: no panic.
+// FuzzToolCalls: any chunks, any history, any text: no panic.
 func FuzzToolCalls(f *testing.F) {
 	f.Add([]byte(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"a","arguments":"{"}}]},"finish_reason":"tool_calls"}]}`))
 	f.Add([]byte(`[{"role":"assistant","tool_calls":[{"id":"a"}]},{"role":"tool","tool_call_id":"a"}]`))
@@ -127,6 +127,7 @@ func FuzzToolCalls(f *testing.F) {
 		tc.add(b)
 		tc.add(b)
 		tc.end()
-		historyIDs(b)
+		historyIDs(b, true)
+		textAction(string(b))
 	})
 }

@@ -37,7 +37,9 @@
 //   - The tool calls the model chose are remembered by their id, tool and
 //     arguments (choices.go): when the agent sends one to /v1/calls
 //     (call_id) or MCP (_meta "reach/call_id", or nothing but the tool and
-//     its arguments), it becomes the model frame's child.
+//     its arguments), it becomes the model frame's child. So does one a
+//     ReAct agent's model writes into its text, on a turn that offers no
+//     tools (textcalls.go).
 //   - A Responses API turn that names an answer (previous_response_id)
 //     reach did not give its principal, or a conversation, is refused:
 //     the endpoint keeps them for the gateway's key, which all principals
@@ -441,6 +443,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.recordOwner(r.Context(), id, who, ep.endpoint)
 		},
 		gave: func(id string) { p.recordOwner(r.Context(), id, who, ep.endpoint) }}
+	if api == chatAPI && !offersTools(body) {
+		// A tool call the model wrote into its text links as one of the
+		// API's, by its tool and arguments, and the next turn, whose
+		// history holds the text, by the block's key (textcalls.go).
+		a.wrote = func(text string) {
+			if name, args, key, ok := textAction(string(p.redact([]byte(text)))); ok {
+				p.opts.Choices.Record(key, mf)
+				p.opts.Choices.RecordCall(mf, "", name, args)
+			}
+		}
+	}
 	// use is the turn's usage as the answer read so far says.
 	use := func() reach.TokenUsage {
 		u := a.usage(ep.body)
@@ -573,6 +586,11 @@ type answer struct {
 	// settle, if set, is called once, just before the end of the answer
 	// is passed on (end): the turn's charge on the shared ledger.
 	settle func()
+	// wrote, if set, is told the text of a chat answer that chose no tool
+	// call of the API (calledAPI), once, before the end of the answer is
+	// passed on: the tool call a ReAct agent's model writes (textcalls.go).
+	wrote     func(text string)
+	calledAPI bool
 }
 
 // end is called just before the end of the answer is passed on: the whole
@@ -612,8 +630,10 @@ func (a *answer) note(c *openai.Completion) {
 			}
 			if fc := m.FunctionCall; fc != nil {
 				a.argue(fc.Arguments)
+				a.calledAPI = true
 			}
 			for _, tc := range m.ToolCalls {
+				a.calledAPI = true
 				if i == 0 || tc.ID != "" { // a delta names its call in one chunk
 					a.id(tc.ID)
 				}
@@ -773,6 +793,7 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, api apiKin
 		a.noteReasoning(b)
 		a.tools.add(b)
 		a.tools.end()
+		a.wroteText()
 	} else {
 		a.raw = len(b)
 	}
@@ -824,6 +845,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 		if has && bytes.Equal(d, []byte("[DONE]")) {
 			ended = true
 			a.tools.end()
+			a.wroteText()
 			a.end()
 			if err := rest(); err != nil {
 				return err
@@ -882,6 +904,9 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 		return err
 	}
 	err = streamOutcome(sc, err, ended)
+	if err == nil {
+		a.wroteText() // a stream that ended without [DONE]; not one cut short, which the client fails
+	}
 	if err != nil {
 		// The client is told, as an endpoint tells of an error mid-stream:
 		// the openai SDKs raise an APIError on a chunk with "error".
@@ -900,7 +925,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 // messages hold.
 func (p *Proxy) continued(api apiKind, body map[string]json.RawMessage, who *auth.Identity) *reach.Frame {
 	if api == chatAPI {
-		return p.opts.Choices.Continued(historyIDs(body["messages"]), who)
+		return p.opts.Choices.Continued(historyIDs(body["messages"], !offersTools(body)), who)
 	}
 	var prev string
 	json.Unmarshal(body["previous_response_id"], &prev)
@@ -1044,9 +1069,13 @@ func startStream(w http.ResponseWriter, resp *http.Response) (*http.ResponseCont
 
 // historyIDs returns the tool call ids a chat request's messages hold, in
 // their order: those of the assistant's tool calls and of the tool
-// messages that answer them.
-func historyIDs(messages json.RawMessage) []string {
+// messages that answer them, and with texts (a turn that offers the model
+// no tools, as a ReAct agent's) the keys of the tool calls the assistant's
+// texts write (textcalls.go).
+func historyIDs(messages json.RawMessage, texts bool) []string {
 	var msgs []struct {
+		Role      string          `json:"role"`
+		Content   json.RawMessage `json:"content"`
 		ToolCalls []struct {
 			ID string `json:"id"`
 		} `json:"tool_calls"`
@@ -1064,6 +1093,11 @@ func historyIDs(messages json.RawMessage) []string {
 		}
 		if m.ToolCallID != "" {
 			ids = append(ids, m.ToolCallID)
+		}
+		if texts && m.Role == "assistant" && len(m.ToolCalls) == 0 {
+			if key := textHistoryKey(m.Content); key != "" { // a tool call written into the text
+				ids = append(ids, key)
+			}
 		}
 	}
 	return ids

@@ -6,7 +6,7 @@
 // prints last: {ok, text, error, status}.
 //
 //   FRAMEWORK   openai-agents | langgraph | ai-sdk | mastra | genkit | voltagent | kaibanjs |
-//               llamaindex
+//               llamaindex | beeai | adk | strands
 //   MCP_URL     the MCP endpoint (reach's /mcp)
 //   MODEL_URL   the OpenAI-compatible base URL (reach's /v1)
 //   MODEL_API   the model API, for OpenAI Agents and the AI SDK: their
@@ -204,11 +204,13 @@ async function kaiban() {
   // but leaves no room for headers).
   //
   // Its agent writes a tool call into the model's answer as JSON text, not
-  // as a tool call of the API, so reach cannot tell which model turn chose
-  // which MCP call: docs/frameworks/kaibanjs.md names the run's request on
-  // both clients (Reach-Request), which puts its turns and calls in one
-  // request, with one budget, loop guard and stop.
-  const request = { 'Reach-Request': `req_kaiban_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}` };
+  // as a tool call of the API: reach reads the block, and links the MCP
+  // call of that tool with those arguments, and the next turn, whose
+  // history holds the block, to the turn that wrote it. KAIBAN_REQUEST=1
+  // names the run's request on both clients too (Reach-Request), as
+  // docs/frameworks/kaibanjs.md offers, which reach needs for nothing else.
+  const request = process.env.KAIBAN_REQUEST === '1'
+    ? { 'Reach-Request': `req_kaiban_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}` } : {};
   const mcp = new MultiServerMCPClient({ mcpServers: { reach: { url: MCP_URL, headers: request } } });
   try {
     // docs/frameworks/kaibanjs.md's hook: KaibanJS gives the model an
@@ -279,7 +281,131 @@ async function llamaindex() {
   }
 }
 
-const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent, kaibanjs: kaiban, llamaindex };
+async function beeai() {
+  const { RequirementAgent } = await import('beeai-framework/agents/requirement/agent');
+  const { OpenAIChatModel } = await import('beeai-framework/adapters/openai/backend/chat');
+  const { MCPTool } = await import('beeai-framework/tools/mcp');
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  // The lines that point it at reach: the MCP TypeScript SDK's client its
+  // MCPTool takes the tools from, and its OpenAI model's baseURL (the AI
+  // SDK's provider settings; it calls chat completions).
+  const client = new Client({ name: 'beeai', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(MCP_URL)));
+  try {
+    const tools = await MCPTool.fromClient(client);
+    const llm = new OpenAIChatModel('gpt-4o-mini', {}, { baseURL: MODEL_URL, apiKey: 'sk-test', headers: HEADERS });
+    // docs/frameworks/beeai.md's setting: its own check of repeated tool
+    // calls (on by default) takes a tool away from the model at its second
+    // identical call in a row, a poll's included; reach's loop guard tells
+    // a poll from a loop.
+    const agent = new RequirementAgent({ llm, tools, toolCallChecker: false });
+    try {
+      // docs/frameworks/beeai.md's other setting: it retries a failed model
+      // call 3 times (maxRetriesPerStep), a 402 or 403 with
+      // x-should-retry: false included.
+      const r = await agent.run({ prompt: TASK }, { execution: { maxIterations: MAX_STEPS, maxRetriesPerStep: 0 } });
+      return { ok: true, text: String(r.result?.text ?? '') };
+    } catch (e) {
+      // BeeAI wraps a model call's error ("The Agent has encountered an
+      // error."): the API's error, reach's text and status, is in its
+      // errors (AgentError, ChatModelError, the AI SDK's APICallError).
+      let cause = e;
+      while (cause && cause.statusCode === undefined && (cause.errors?.[0] ?? cause.cause)) cause = cause.errors?.[0] ?? cause.cause;
+      const err = new Error(`${e?.message} ${cause?.message ?? ''}`);
+      err.status = cause?.statusCode;
+      throw err;
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+async function adk() {
+  const { LlmAgent, InMemoryRunner, MCPToolset, BaseLlm } = await import('@google/adk');
+  // docs/frameworks/adk.md's model class: ADK's own models speak Gemini's
+  // API only, so its model calls reach reach's /v1 through a BaseLlm that
+  // speaks chat completions (ADK's contents and function declarations in,
+  // its LlmResponse out).
+  class ChatCompletions extends BaseLlm {
+    constructor({ model, baseURL, apiKey, headers }) {
+      super({ model });
+      Object.assign(this, { baseURL, apiKey, headers });
+    }
+    async *generateContentAsync(req, _stream, abortSignal) {
+      const messages = [];
+      const system = req.config?.systemInstruction;
+      const sys = typeof system === 'string' ? system : (system?.parts ?? []).map((p) => p.text ?? '').join('');
+      if (sys) messages.push({ role: 'system', content: sys });
+      for (const c of req.contents ?? []) {
+        const parts = c.parts ?? [];
+        const text = parts.map((p) => p.text ?? '').join('');
+        const calls = parts.filter((p) => p.functionCall).map((p) => p.functionCall);
+        const results = parts.filter((p) => p.functionResponse).map((p) => p.functionResponse);
+        if (c.role === 'model') {
+          messages.push({ role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls.map((f) => ({ id: f.id, type: 'function', function: { name: f.name, arguments: JSON.stringify(f.args ?? {}) } })) } : {}) });
+        } else if (results.length) {
+          for (const r of results) messages.push({ role: 'tool', tool_call_id: r.id, content: JSON.stringify(r.response) });
+        } else {
+          messages.push({ role: 'user', content: text });
+        }
+      }
+      const tools = (req.config?.tools ?? []).flatMap((t) => t.functionDeclarations ?? [])
+        .map((f) => ({ type: 'function', function: { name: f.name, description: f.description, parameters: f.parametersJsonSchema ?? f.parameters ?? { type: 'object' } } }));
+      const res = await fetch(`${this.baseURL}/chat/completions`, {
+        method: 'POST', signal: abortSignal,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.apiKey}`, ...this.headers },
+        body: JSON.stringify({ model: this.model, messages, ...(tools.length ? { tools } : {}) }),
+      });
+      const body = await res.json().catch(() => ({}));
+      if (!res.ok) throw Object.assign(new Error(`${res.status} ${body?.error?.message ?? res.statusText}`), { status: res.status });
+      const msg = body.choices?.[0]?.message ?? {};
+      const parts = [];
+      if (msg.content) parts.push({ text: msg.content });
+      for (const tc of msg.tool_calls ?? []) parts.push({ functionCall: { id: tc.id, name: tc.function.name, args: JSON.parse(tc.function.arguments || '{}') } });
+      yield { content: { role: 'model', parts }, usageMetadata: { promptTokenCount: body.usage?.prompt_tokens, candidatesTokenCount: body.usage?.completion_tokens } };
+    }
+    async connect() { throw new Error('live connections are not supported'); }
+  }
+  // The lines that point it at reach: its MCPToolset at /mcp (Streamable
+  // HTTP, the TypeScript SDK's client), and the model class at /v1.
+  const toolset = new MCPToolset({ type: 'StreamableHTTPConnectionParams', url: MCP_URL });
+  try {
+    const agent = new LlmAgent({
+      name: 'assistant', instruction: 'Use the tools.',
+      model: new ChatCompletions({ model: 'gpt-4o-mini', baseURL: MODEL_URL, apiKey: 'sk-test', headers: HEADERS }),
+      tools: [toolset],
+    });
+    const runner = new InMemoryRunner({ agent, appName: 'shop' });
+    let text = '';
+    for await (const ev of runner.runEphemeral({ userId: 'u', newMessage: { role: 'user', parts: [{ text: TASK }] }, runConfig: { maxLlmCalls: MAX_STEPS } })) {
+      if (ev.errorMessage || ev.errorCode) throw Object.assign(new Error(ev.errorMessage ?? String(ev.errorCode)), { status: Number(ev.errorCode) || undefined });
+      const t = (ev.content?.parts ?? []).map((p) => p.text ?? '').join('');
+      if (t && ev.author === 'assistant') text = t;
+    }
+    return { ok: true, text };
+  } finally {
+    await toolset.close();
+  }
+}
+
+async function strands() {
+  const { Agent, McpClient } = await import('@strands-agents/sdk');
+  const { OpenAIModel } = await import('@strands-agents/sdk/models/openai');
+  // The lines that point it at reach: its McpClient by URL, and its OpenAI
+  // model's clientConfig (the openai SDK's options).
+  const mcp = new McpClient({ url: MCP_URL });
+  try {
+    const model = new OpenAIModel({ modelId: 'gpt-4o-mini', apiKey: 'sk-test', ...(CHAT ? { api: 'chat' } : {}), clientConfig: { baseURL: MODEL_URL, defaultHeaders: HEADERS } });
+    const agent = new Agent({ model, tools: [mcp], printer: false });
+    const r = await agent.invoke(TASK);
+    return { ok: true, text: String(r) };
+  } finally {
+    await mcp.disconnect?.();
+  }
+}
+
+const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent, kaibanjs: kaiban, llamaindex, beeai, adk, strands };
 try {
   out(await runners[FRAMEWORK]());
 } catch (e) {
