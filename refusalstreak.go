@@ -74,7 +74,7 @@ func (rt *Runtime) noteRefusals(c *Call, st State, e *Error) string {
 	r := c.req
 	switch {
 	case c.ran || st == Completed:
-		rt.letThrough(r)
+		rt.letThrough(r, c.ran)
 		return ""
 	case st != Refused || !actionable(e):
 		return ""
@@ -86,13 +86,18 @@ func (rt *Runtime) noteRefusals(c *Call, st State, e *Error) string {
 }
 
 // letThrough sets r's count back: a tool call or a hand-off of its agent
-// was let through. On the path of every call let through: two atomic
-// loads when nothing was refused.
-func (rt *Runtime) letThrough(r *Request) {
+// was let through; admitted says it went through Options.Middleware to its
+// tool, where a shared counter's store sets the count back itself. One let
+// through there without (a hand-off, a call answered from its record) is
+// noted for the next refusal counted here, shared or not: else a shared
+// count would run on across it and stop an agent that mended its course.
+// On the path of every call let through: two atomic loads when nothing
+// was refused.
+func (rt *Runtime) letThrough(r *Request, admitted bool) {
 	if r.refusedInARow.Load() != 0 {
 		r.refusedInARow.Store(0)
 	}
-	if rt.opts.RefusalCounter != nil && !rt.opts.RefusalsShared && !r.letThrough.Load() {
+	if rt.opts.RefusalCounter != nil && (!rt.opts.RefusalsShared || !admitted) && !r.letThrough.Load() {
 		r.letThrough.Store(true)
 	}
 }
