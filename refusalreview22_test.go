@@ -94,3 +94,33 @@ func TestRefusedInARowSharedLetThroughUnadmitted(t *testing.T) {
 		deny(t, rt, ctx, req, 8, 8)
 	})
 }
+
+// A hand-off continued (its agent's next message to a sub-agent already
+// handed a task, Request.Continue) and let through sets the count back, as
+// a new hand-off let through does: seven refusals, the message, and the
+// request is stopped at the eighth refusal after it, not the first.
+func TestRefusedInARowContinueLetThrough(t *testing.T) {
+	rt, _ := streakRuntime(t, nil)
+	ctx, req := begin(t, rt, &reach.RequestOptions{Principal: "alice", Agent: "planner"})
+	_, sub, err := rt.Delegate(ctx, &reach.Delegation{Agent: "executor", Task: "plan it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.End()
+	for range 7 {
+		call(rt, ctx, "wipe", `{}`)
+	}
+	done, err := sub.Continue(ctx, "and the refunds too")
+	if err != nil {
+		t.Fatalf("the message to the sub-agent: %v", err)
+	}
+	done("done", false)
+	for i := 1; i <= 8; i++ {
+		if res := call(rt, ctx, "wipe", `{}`); res.Status != reach.StatusRefused {
+			t.Fatalf("refusal %d: %+v", i, res)
+		}
+		if stopped, want := req.StopCause() != nil, i == 8; stopped != want {
+			t.Fatalf("after refusal %d since the message, stopped %v, want %v", i, stopped, want)
+		}
+	}
+}
