@@ -56,7 +56,9 @@ func actionable(e *Error) bool {
 // here says so (reset). A store several runtimes share sets the count
 // back itself when one of them lets a tool call through (the PostgreSQL
 // store, in the admission's debit; Options.RefusalsShared): a runtime's
-// own note would be stale, another may have counted refusals since.
+// own note of such a call would be stale, another may have counted
+// refusals since. What no admission sees (a hand-off, a call answered
+// from its record) is noted all the same (letThrough).
 type RefusalCounter interface {
 	// NoteRefused adds one to request's count, after setting it back to
 	// zero when reset is true, and returns the count after.
