@@ -283,8 +283,10 @@ type Options struct {
 	// RefusalsShared says that other runtimes count on RefusalCounter too,
 	// and that it sets a request's count back itself when any of them lets
 	// a tool call through (the PostgreSQL store, in the admission's
-	// debit): this runtime then never starts the count over for a call it
-	// let through earlier, since another may have counted refusals since.
+	// debit): this runtime then never starts the count over for a tool
+	// call it let through earlier, since another may have counted refusals
+	// since. What no admission sees (a hand-off, a call answered from its
+	// record) it still starts over at its next refusal counted.
 	RefusalsShared bool
 	// Catalog is where the runtime registers its tools; if nil, a new one.
 	// Make it first (NewCatalog) to give the parts built before the runtime
@@ -690,7 +692,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	f.setState(Executing)
-	rt.letThrough(parent)
+	rt.letThrough(parent, false) // no admission of the shared store's sets it back
 	id, fresh := d.ID, d.ID == ""
 	if fresh {
 		id = newID()

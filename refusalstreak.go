@@ -56,7 +56,9 @@ func actionable(e *Error) bool {
 // here says so (reset). A store several runtimes share sets the count
 // back itself when one of them lets a tool call through (the PostgreSQL
 // store, in the admission's debit; Options.RefusalsShared): a runtime's
-// own note would be stale, another may have counted refusals since.
+// own note of such a call would be stale, another may have counted
+// refusals since. What no admission sees (a hand-off, a call answered
+// from its record) is noted all the same (letThrough).
 type RefusalCounter interface {
 	// NoteRefused adds one to request's count, after setting it back to
 	// zero when reset is true, and returns the count after.
@@ -74,7 +76,7 @@ func (rt *Runtime) noteRefusals(c *Call, st State, e *Error) string {
 	r := c.req
 	switch {
 	case c.ran || st == Completed:
-		rt.letThrough(r)
+		rt.letThrough(r, c.ran)
 		return ""
 	case st != Refused || !actionable(e):
 		return ""
@@ -86,13 +88,18 @@ func (rt *Runtime) noteRefusals(c *Call, st State, e *Error) string {
 }
 
 // letThrough sets r's count back: a tool call or a hand-off of its agent
-// was let through. On the path of every call let through: two atomic
-// loads when nothing was refused.
-func (rt *Runtime) letThrough(r *Request) {
+// was let through; admitted says it went through Options.Middleware to its
+// tool, where a shared counter's store sets the count back itself. One let
+// through there without (a hand-off, a call answered from its record) is
+// noted for the next refusal counted here, shared or not: else a shared
+// count would run on across it and stop an agent that mended its course.
+// On the path of every call let through: two atomic loads when nothing
+// was refused.
+func (rt *Runtime) letThrough(r *Request, admitted bool) {
 	if r.refusedInARow.Load() != 0 {
 		r.refusedInARow.Store(0)
 	}
-	if rt.opts.RefusalCounter != nil && !rt.opts.RefusalsShared && !r.letThrough.Load() {
+	if rt.opts.RefusalCounter != nil && (!rt.opts.RefusalsShared || !admitted) && !r.letThrough.Load() {
 		r.letThrough.Store(true)
 	}
 }

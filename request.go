@@ -427,6 +427,13 @@ func (r *Request) stop(c Cause) {
 		}
 	}
 	record := func() {
+		if r.order.superseded(c.Mode) {
+			// Held (a stop above not stored yet), it comes after a
+			// stronger stop of r's own stored meanwhile, which started
+			// the undos too: made now it would replace that one's record
+			// with its weaker mode.
+			return
+		}
 		r.rt.recordStop(r, c)
 		if rr := r.rt.opts.Requests; rr != nil {
 			rr.RequestStopped(context.Background(), r, c)

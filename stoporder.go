@@ -16,7 +16,9 @@ import (
 // stored stopped: what they would store then (their stop, an end that
 // records them stopped) waits on that request, which stores it once its
 // own stop is stored, shallowest first. Nothing blocks: a request marked
-// stopped is stopped at once in memory, only its record comes later.
+// stopped is stopped at once in memory, only its record comes later. A
+// stop's record held while a stronger stop of the request's own was
+// stored is not made (superseded): it would replace the stronger one.
 
 // stopOrder orders the records of a request's stops before those of the
 // requests below it that they cause.
@@ -87,6 +89,15 @@ func (o *stopOrder) done(m StopMode) {
 	for _, w := range run {
 		w.write()
 	}
+}
+
+// superseded says whether a stop stronger than m is stored already (or its
+// store's attempt over): the record of a stop of mode m, made after it
+// (held), would replace it.
+func (o *stopOrder) superseded(m StopMode) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.stored > m
 }
 
 // afterAbove holds write, a record of r stopped by c, until the request
