@@ -690,7 +690,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	f.setState(Executing)
-	rt.letThrough(parent)
+	rt.letThrough(ctx, parent, false)
 	id, fresh := d.ID, d.ID == ""
 	if fresh {
 		id = newID()
