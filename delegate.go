@@ -70,14 +70,14 @@ func (r *Request) Continue(ctx context.Context, message string) (done func(answe
 	}
 	d := rt.detector(parent)
 	if d == nil {
-		rt.letThrough(parent, false) // a hand-off let through, as Delegate's
+		rt.letThrough(ctx, parent, false) // a hand-off let through, as Delegate's
 		return func(string, bool) {}, nil
 	}
 	s := &loops.Step{Kind: loops.Delegation, Agent: loopAgent(parent), Depth: hf.Depth, To: hf.Name, Task: message}
 	if v := d.Check(s); v != nil {
 		return nil, refuse(v.Refusal())
 	}
-	rt.letThrough(parent, false)
+	rt.letThrough(ctx, parent, false)
 	var once sync.Once
 	return func(answer string, failed bool) {
 		once.Do(func() {

@@ -692,7 +692,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	f.setState(Executing)
-	rt.letThrough(parent, false) // no admission of the shared store's sets it back
+	rt.letThrough(ctx, parent, false)
 	id, fresh := d.ID, d.ID == ""
 	if fresh {
 		id = newID()
@@ -818,6 +818,28 @@ func (f *Frame) FailModel(err error) {
 	f.Request.rt.loopFrameDone(f, "", true)
 	f.finish(Failed, asError(err), "")
 	f.Request.rt.record(context.Background(), f)
+}
+
+// RefuseModel closes a model frame that BeginModel let begin and that is
+// refused after (a turns, tokens or cost budget a shared ledger says is
+// spent on every instance together): err, when it is a refusal the agent
+// can act on (a *Error of a loop, a denial, a spent budget), ends the
+// frame refused and counts among the request's refusals in a row, as
+// BeginModel's refusals do. It returns what the model should read: the
+// stop's refusal when this one made the request stop, else err. Any other
+// err ends the frame failed, as FailModel does, and is returned as it is.
+func (f *Frame) RefuseModel(ctx context.Context, err error) error {
+	e, ok := errors.AsType[*Error](err)
+	if f.Kind != ModelFrame || f.State().Done() || !ok || !actionable(e) {
+		f.FailModel(err)
+		return err
+	}
+	rt := f.Request.rt
+	rt.loopFrameDone(f, "", true)
+	if r := rt.refuseFrame(ctx, f, e); r != nil {
+		return r
+	}
+	return err
 }
 
 // admitFrame is the admit check shared by every kind of frame: the request

@@ -11,8 +11,8 @@ import (
 
 // admittingCounter is a shared counter as the PostgreSQL store keeps it:
 // a tool call that passes the admission (Options.Middleware, just before
-// its tool) sets its request's count back in the store, and nothing else
-// does.
+// its tool) sets its request's count back in the store, and a runtime
+// asks it to (ResetRefused) for a step no admission sees.
 type admittingCounter struct {
 	mu sync.Mutex
 	n  map[string]int64
@@ -26,6 +26,13 @@ func (a *admittingCounter) NoteRefused(_ context.Context, id string, reset bool)
 	}
 	a.n[id]++
 	return a.n[id], nil
+}
+
+func (a *admittingCounter) ResetRefused(_ context.Context, id string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n[id] = 0
+	return nil
 }
 
 func (a *admittingCounter) admission(next reach.Handler) reach.Handler {

@@ -58,11 +58,21 @@ func actionable(e *Error) bool {
 // store, in the admission's debit; Options.RefusalsShared): a runtime's
 // own note of such a call would be stale, another may have counted
 // refusals since. What no admission sees (a hand-off, a call answered
-// from its record) is noted all the same (letThrough).
+// from its record) sets the shared count back at once (letThrough,
+// RefusalResetter).
 type RefusalCounter interface {
 	// NoteRefused adds one to request's count, after setting it back to
 	// zero when reset is true, and returns the count after.
 	NoteRefused(ctx context.Context, request string, reset bool) (int64, error)
+}
+
+// RefusalResetter is a RefusalCounter that sets a request's count back on
+// its own: a runtime whose counter is shared (Options.RefusalsShared) asks
+// it when it lets through a step the counter's admission did not debit (a
+// hand-off, a call answered from its idempotency record).
+type RefusalResetter interface {
+	// ResetRefused sets request's count back to zero, if it is not.
+	ResetRefused(ctx context.Context, request string) error
 }
 
 // noteRefusals keeps the count of c's agent's refusals in a row in c's
@@ -76,7 +86,7 @@ func (rt *Runtime) noteRefusals(c *Call, st State, e *Error) string {
 	r := c.req
 	switch {
 	case c.ran || st == Completed:
-		rt.letThrough(r, c.ran)
+		rt.letThrough(&c.detached, r, c.ran)
 		return ""
 	case st != Refused || !actionable(e):
 		return ""
@@ -88,19 +98,38 @@ func (rt *Runtime) noteRefusals(c *Call, st State, e *Error) string {
 }
 
 // letThrough sets r's count back: a tool call or a hand-off of its agent
-// was let through; admitted says it went through Options.Middleware to its
-// tool, where a shared counter's store sets the count back itself. One let
-// through there without (a hand-off, a call answered from its record) is
-// noted for the next refusal counted here, shared or not: else a shared
-// count would run on across it and stop an agent that mended its course.
-// On the path of every call let through: two atomic loads when nothing
-// was refused.
-func (rt *Runtime) letThrough(r *Request, admitted bool) {
+// was let through; admitted says the call was admitted (its Middleware
+// ran: on a shared counter, the admission's debit set the shared count
+// back). On the path of every call let through: two atomic loads when
+// nothing was refused. On a shared counter (Options.RefusalsShared), a
+// step no admission debited (a hand-off, a call answered from its
+// idempotency record) sets the shared count back itself: the runtime
+// cannot know whether it is zero (another runtime may have counted
+// refusals), so it asks the counter to set it back if it is not
+// (RefusalResetter; one statement that writes nothing when it is zero).
+// Deferring it to this runtime's next refusal, as an unshared counter
+// does, would let another runtime's refusals meanwhile count on the run
+// before the step and stop the request early.
+func (rt *Runtime) letThrough(ctx context.Context, r *Request, admitted bool) {
 	if r.refusedInARow.Load() != 0 {
 		r.refusedInARow.Store(0)
 	}
-	if rt.opts.RefusalCounter != nil && (!rt.opts.RefusalsShared || !admitted) && !r.letThrough.Load() {
-		r.letThrough.Store(true)
+	ctr := rt.opts.RefusalCounter
+	switch {
+	case ctr == nil:
+	case !rt.opts.RefusalsShared:
+		if !r.letThrough.Load() {
+			r.letThrough.Store(true)
+		}
+	case !admitted:
+		if rs, ok := ctr.(RefusalResetter); ok {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			err := rs.ResetRefused(cctx, r.id)
+			cancel()
+			if err != nil {
+				rt.log.Warn("refusals in a row: the shared count could not be set back", "request", r.id, "err", err)
+			}
+		}
 	}
 }
 

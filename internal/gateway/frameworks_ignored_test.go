@@ -69,6 +69,23 @@ func TestFrameworksIgnoredRefusals(t *testing.T) {
 			}
 			t.Logf("ignored refusals through reach: %d model calls (%v), %d tool calls after the stop; the run ended: %s",
 				len(st), st, stopped, clip(text, 300))
+			if t.Failed() {
+				// Which request each model turn and tool call ran in: a run
+				// whose turns and calls went to different requests (one
+				// stopped, the other not) shows here.
+				for _, q := range s.g.rt.Requests() {
+					turns, calls := 0, 0
+					for _, f := range q.Frames() {
+						switch f.Kind {
+						case reach.ModelFrame:
+							turns++
+						case reach.ToolFrame:
+							calls++
+						}
+					}
+					t.Logf("request %s (%s): %d model turns, %d tool calls, stop %+v", q.ID(), q.State(), turns, calls, q.StopCause())
+				}
+			}
 			if fc.noBaseline {
 				return
 			}

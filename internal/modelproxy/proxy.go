@@ -344,8 +344,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if l := p.opts.Ledger; l != nil {
 		sleft, slimited, err := l.AdmitTurn(ctx, req)
 		if err != nil {
-			mf.FailModel(err)
-			refuse(w, req, err)
+			// A budget spent on every instance together is a refusal the
+			// agent can act on: it counts among its refusals in a row.
+			refuse(w, req, mf.RefuseModel(ctx, err))
 			return
 		}
 		if slimited && (!limited || sleft < left) {

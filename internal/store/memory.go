@@ -619,6 +619,18 @@ func (m *Memory) NoteRefused(ctx context.Context, request string, reset bool) (i
 	return m.refused[request], nil
 }
 
+// ResetRefused implements Refusals.
+func (m *Memory) ResetRefused(ctx context.Context, request string) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	if m.refused[request] != 0 {
+		m.refused[request] = 0
+	}
+	return nil
+}
+
 // Spent implements Ledger.
 func (m *Memory) Spent(ctx context.Context, request string) (Spend, error) {
 	if err := m.lock(ctx); err != nil {

@@ -375,6 +375,10 @@ type Refusals interface {
 	// zero when reset is true (a call was let through since the caller
 	// last counted), and returns the count after. Durable when it returns.
 	NoteRefused(ctx context.Context, request string, reset bool) (int64, error)
+	// ResetRefused sets request's count back to zero, if it is not (a
+	// step let through that no admission debited: a hand-off, a call
+	// answered from its idempotency record). Durable when it returns.
+	ResetRefused(ctx context.Context, request string) error
 }
 
 // Within reports whether s is within every non-zero cap of limit.

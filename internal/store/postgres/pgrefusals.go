@@ -43,3 +43,17 @@ func (p *Store) NoteRefused(ctx context.Context, request string, reset bool) (in
 	}
 	return n, nil
 }
+
+// ResetRefused implements store.Refusals: one statement, on the path of a
+// hand-off or a replayed call only (a tool call admitted is set back by
+// reach_admit). It writes nothing when the count is zero already: the
+// WHERE matches no row, so no row version, no lock held.
+func (p *Store) ResetRefused(ctx context.Context, request string) error {
+	if p.Closed() {
+		return store.ErrClosed
+	}
+	if _, err := p.pool.Exec(ctx, `UPDATE ledger SET refused = 0 WHERE request = $1 AND refused <> 0`, request); err != nil {
+		return fmt.Errorf("setting back the refusals of request %s: %w", request, err)
+	}
+	return nil
+}

@@ -72,6 +72,18 @@ func (c *Core) NoteRefused(ctx context.Context, request string, reset bool) (int
 	return n, nil
 }
 
+// ResetRefused implements store.Refusals: one update in the writer's
+// batch, which writes nothing when the count is zero already.
+func (c *Core) ResetRefused(ctx context.Context, request string) error {
+	if c.Closed() {
+		return store.ErrClosed
+	}
+	if err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) { b.Exec(w, StLedgerRefusedReset, []any{request}, nil) }}); err != nil {
+		return fmt.Errorf("setting back the refusals of request %s: %w", request, err)
+	}
+	return nil
+}
+
 // Spent implements store.Ledger.
 func (c *Core) Spent(ctx context.Context, request string) (store.Spend, error) {
 	if c.Closed() {

@@ -105,6 +105,9 @@ const (
 	// StLedgerRefused adds one to the refusals in a row of request $1,
 	// after setting them back to zero if $2 is not 0; rows: the count.
 	StLedgerRefused
+	// StLedgerRefusedReset sets the refusals in a row of request $1 back
+	// to zero, if they are not.
+	StLedgerRefusedReset
 	NumStmts
 )
 
@@ -139,6 +142,7 @@ func Shared() []string {
 	q[StLedgerRefused] = `INSERT INTO ledger (request, refused) VALUES ($1, 1)
 	ON CONFLICT (request) DO UPDATE SET refused = CASE WHEN $2 <> 0 THEN 1 ELSE ledger.refused + 1 END
 	RETURNING refused`
+	q[StLedgerRefusedReset] = `UPDATE ledger SET refused = 0 WHERE request = $1 AND refused <> 0`
 	q[StPinPut] = `INSERT INTO pins (tool, data, updated) VALUES ($1, $2, $3)
 	ON CONFLICT (tool) DO UPDATE SET data = excluded.data, updated = excluded.updated`
 	q[StPinsVersion] = `UPDATE store_meta SET value = value + 1 WHERE key = 'pins_version' RETURNING value`

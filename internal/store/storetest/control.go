@@ -96,6 +96,23 @@ func testRefusalsInARow(t *testing.T, open Opener) {
 			})
 		}
 		wg.Wait()
+		// ResetRefused sets it back, leaves the ledger, and does nothing
+		// to a request with no count (or no row).
+		if err := s.ResetRefused(ctx, "r"); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.NoteRefused(ctx, "r", false); err != nil || n != 1 {
+			t.Fatalf("a refusal after ResetRefused: %d, %v; want 1", n, err)
+		}
+		if sp, err := s.Spent(ctx, "r"); err != nil || sp != (store.Spend{ToolCalls: 2}) {
+			t.Fatalf("r's ledger after ResetRefused: %+v, %v; want what it spent", sp, err)
+		}
+		if err := s.ResetRefused(ctx, "never"); err != nil {
+			t.Fatalf("ResetRefused of a request with no row: %v", err)
+		}
+		if n, err := s.NoteRefused(ctx, "other", false); err != nil || n != 2 {
+			t.Fatalf("another request's count after r's reset: %d, %v; want 2", n, err)
+		}
 	})
 }
 
