@@ -382,9 +382,10 @@ func taskStored(url, agent string) bool {
 	return false
 }
 
-// holdAlive makes the one life of instance name on the store at url (a
-// killed one: no other instance runs) look alive, whatever the clock,
-// until release is called: its last heartbeat is then now, and it is
+// holdAlive makes the one life of instance name on the store at url that
+// heartbeats no more (killed, or frozen: it would overwrite the hold)
+// look alive to every instance, whatever the clock, until release is
+// called: its last heartbeat is then now, and it is
 // taken for dead a TTL later, as if it had been killed at the release.
 // A test that needs some work done on a new life while the dead life
 // still looks alive (within instance_ttl of the kill) orders the two so,
