@@ -35,7 +35,14 @@ func TestCrash18StopWhileInstanceDead(t *testing.T) {
 	} {
 		known := tc.known
 		t.Run(strings.ReplaceAll(tc.name, "'", ""), func(t *testing.T) {
-			f := newFleetWith(t, "idle_gap: 2s\n")
+			// b's part leaves the request once idle (idle_gap 2s), a's
+			// not (5 min): a's part must still run at the kill, or its
+			// booking, in a part that ended, is not the stop's to undo.
+			// With both at 2s, that was the clock's: slower than 2 s from
+			// a's booking to the kill (load), a's part had ended and
+			// "unbook sa" ran 0 times.
+			f := newFleetWith(t, "")
+			f.restartWith(t, 1, "idle_gap: 2s\n")
 			if r := callHTTP(t, f.base(0), "r-s", "b1", "up__book", `{"key":"sa"}`, ""); r["status"] != "success" {
 				t.Fatalf("book on a: %v", r)
 			}
