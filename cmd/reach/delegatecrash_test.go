@@ -385,8 +385,8 @@ func taskStored(url, agent string) bool {
 // holdAlive makes the one life of instance name on the store at url that
 // heartbeats no more (killed, or frozen: it would overwrite the hold)
 // look alive to every instance, whatever the clock, until release is
-// called: its last heartbeat is then now, and it is
-// taken for dead a TTL later, as if it had been killed at the release.
+// called: its last heartbeat is then now, and it is taken for dead a TTL
+// later, as if it had been killed at the release.
 // A test that needs some work done on a new life while the dead life
 // still looks alive (within instance_ttl of the kill) orders the two so,
 // not by how fast the restart is.
@@ -396,15 +396,20 @@ func holdAlive(t *testing.T, url, name string) (release func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var owner string
 	// seen is the server's clock (reach_now), in nanoseconds: a day
 	// ahead, the life is alive for every TTL (seen >= now - ttl) and
 	// judged by none (seen < now - ttl).
-	if err := conn.QueryRow(t.Context(), `UPDATE instances SET seen = reach_now() + $1 WHERE name = $2 AND seen >= 0 RETURNING owner`,
-		int64(24*time.Hour), name).Scan(&owner); err != nil {
-		conn.Close(context.Background())
-		t.Fatalf("holding the dead life of %s alive: %v (want its one row)", name, err)
+	rows, err := conn.Query(t.Context(), `UPDATE instances SET seen = reach_now() + $1 WHERE name = $2 AND seen >= 0 RETURNING owner`,
+		int64(24*time.Hour), name)
+	var owners []string
+	if err == nil {
+		owners, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	}
+	if err != nil || len(owners) != 1 {
+		conn.Close(context.Background())
+		t.Fatalf("holding the dead life of %s alive: held %v (%v); want its one life not judged", name, owners, err)
+	}
+	owner := owners[0]
 	var once atomic.Bool
 	release = func() {
 		if !once.CompareAndSwap(false, true) {
