@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,7 +35,14 @@ func TestCrash18StopWhileInstanceDead(t *testing.T) {
 	} {
 		known := tc.known
 		t.Run(strings.ReplaceAll(tc.name, "'", ""), func(t *testing.T) {
-			f := newFleetWith(t, "idle_gap: 2s\n")
+			// b's part leaves the request once idle (idle_gap 2s), a's
+			// not (5 min): a's part must still run at the kill, or its
+			// booking, in a part that ended, is not the stop's to undo.
+			// With both at 2s, that was the clock's: slower than 2 s from
+			// a's booking to the kill (load), a's part had ended and
+			// "unbook sa" ran 0 times.
+			f := newFleetWith(t, "")
+			f.restartWith(t, 1, "idle_gap: 2s\n")
 			if r := callHTTP(t, f.base(0), "r-s", "b1", "up__book", `{"key":"sa"}`, ""); r["status"] != "success" {
 				t.Fatalf("book on a: %v", r)
 			}
@@ -51,11 +59,28 @@ func TestCrash18StopWhileInstanceDead(t *testing.T) {
 			}()
 			<-f.up.started
 			dead := f.lifeOf(t, "a")
-			f.kill(0)
+			release := func() {}
 			if known {
+				f.kill(0)
 				f.awaitForgotten(t, dead)
+			} else {
+				// The stop must come while a still looks alive to b. Left to
+				// the clock (instance_ttl 2s after a's last heartbeat), a
+				// stop slower than that under load ran the other case
+				// unseen. So a is frozen (it sends no heartbeat after),
+				// held alive on the store (holdAlive), killed, and held
+				// again (a heartbeat sent before the freeze may land after
+				// the first hold), until the stop through b is answered.
+				if err := f.cmd[0].Process.Signal(syscall.SIGSTOP); err != nil {
+					t.Fatal(err)
+				}
+				first := holdAlive(t, f.url, "a")
+				f.kill(0)
+				again := holdAlive(t, f.url, "a")
+				release = func() { first(); again() }
 			}
 			out := postTo(t, f.base(1)+"/v1/requests/r-s/cancel", `{"reason":"enough"}`)
+			release()
 			if s, _ := out["state"].(string); !strings.HasPrefix(s, "stopped") {
 				t.Fatalf("the stop through b answered %v; want the request stopped", out)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store"
@@ -238,6 +239,16 @@ func TestCrashWhileDelegatingOnPostgres(t *testing.T) {
 					time.Sleep(100 * time.Millisecond)
 				}
 			}
+			// The joined case needs the agent's booking on the new life
+			// before the dead life is judged dead. Left to the clock, a
+			// restart slower than instance_ttl (a -race binary under load)
+			// judged it first and recovered the whole sub-request before
+			// the join. So the dead life looks alive until the join is
+			// over (holdAlive), and only then is judged, a TTL later.
+			var release func()
+			if tc.joined {
+				release = holdAlive(t, url, "a")
+			}
 			cmd := startReach(t, cfg, addr, h.data)
 			if tc.joined {
 				close(g.restarted)
@@ -247,6 +258,10 @@ func TestCrashWhileDelegatingOnPostgres(t *testing.T) {
 					}
 					time.Sleep(100 * time.Millisecond)
 				}
+				if n := h.counts(func(fx *sideEffects) int { return fx.legs["2/3"] }); n != 1 {
+					t.Errorf("leg 2/3, the agent's booking through the new life, ran %d times; want once: the new life joins the sub-request while the dead life looks alive", n)
+				}
+				release()
 				joinedAfterKill(t, h, url, cmd)
 				return
 			}
@@ -365,6 +380,48 @@ func taskStored(url, agent string) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return false
+}
+
+// holdAlive makes the one life of instance name on the store at url that
+// heartbeats no more (killed, or frozen: it would overwrite the hold)
+// look alive to every instance, whatever the clock, until release is
+// called: its last heartbeat is then now, and it is taken for dead a TTL
+// later, as if it had been killed at the release.
+// A test that needs some work done on a new life while the dead life
+// still looks alive (within instance_ttl of the kill) orders the two so,
+// not by how fast the restart is.
+func holdAlive(t *testing.T, url, name string) (release func()) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// seen is the server's clock (reach_now), in nanoseconds: a day
+	// ahead, the life is alive for every TTL (seen >= now - ttl) and
+	// judged by none (seen < now - ttl).
+	rows, err := conn.Query(t.Context(), `UPDATE instances SET seen = reach_now() + $1 WHERE name = $2 AND seen >= 0 RETURNING owner`,
+		int64(24*time.Hour), name)
+	var owners []string
+	if err == nil {
+		owners, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil || len(owners) != 1 {
+		conn.Close(context.Background())
+		t.Fatalf("holding the dead life of %s alive: held %v (%v); want its one life not judged", name, owners, err)
+	}
+	owner := owners[0]
+	var once atomic.Bool
+	release = func() {
+		if !once.CompareAndSwap(false, true) {
+			return
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), `UPDATE instances SET seen = reach_now() WHERE owner = $1 AND seen >= 0`, owner); err != nil {
+			t.Errorf("releasing the dead life %s: %v", owner, err)
+		}
+	}
+	t.Cleanup(release)
+	return release
 }
 
 // joinedAfterKill checks TestCrashWhileDelegatingOnPostgres's joined case:
