@@ -44,9 +44,14 @@ type upstream struct {
 	http   *http.Client   // nil for stdio
 	wire   *mcpwire.Conns // nil but for a plain-HTTP upstream the wire client can reach
 
-	mu       sync.Mutex
-	cs       *mcp.ClientSession // nil when disconnected
-	lastErr  error
+	mu      sync.Mutex
+	cs      *mcp.ClientSession // nil when disconnected
+	lastErr error
+	// listErr says why the last listing of the tools on an open session
+	// failed, nil once one went through; listWait is how long until the
+	// listing is tried again after the next failure (1 s, doubling to 30 s).
+	listErr  error
+	listWait time.Duration
 	orig     map[string]*mcp.Tool // exposed name -> the upstream's definition
 	gone     map[string]bool      // exposed names the upstream no longer lists
 	oversize map[string]bool      // exposed names whose definition was cut (see MaxToolDescription), warned once
@@ -84,6 +89,11 @@ func (u *upstream) status() Status {
 	}
 	if u.lastErr != nil && u.cs == nil {
 		s.Error = u.lastErr.Error()
+	}
+	if u.listErr != nil && u.cs != nil {
+		// Connected, but its tools are not served: a client would see none
+		// of them, and the model an unknown tool, with nothing said why.
+		s.Error = "connected, but listing its tools failed (tried again in the background): " + u.listErr.Error()
 	}
 	if why := u.unreachable.Load(); why != nil {
 		s.Connected, s.Error = false, *why
@@ -965,10 +975,24 @@ func (u *upstream) refresh() {
 	}
 	tools, err := u.list(ctx, cs)
 	if err != nil {
-		u.log.Warn("re-listing tools failed", "err", err)
+		u.mu.Lock()
+		u.listErr = err
+		u.listWait = min(max(2*u.listWait, time.Second), 30*time.Second)
+		wait := u.listWait
+		u.mu.Unlock()
+		u.log.Warn("re-listing tools failed; trying again", "err", err, "in", wait)
+		// Until a listing goes through, the upstream's tools (those of a
+		// new session above all, which may be none yet) are not what it
+		// serves: list it again, as a lost session is dialled again.
+		time.AfterFunc(wait, func() {
+			if u.p.life.Err() == nil {
+				u.toolsChanged()
+			}
+		})
 		return
 	}
 	u.mu.Lock()
+	u.listErr, u.listWait = nil, 0
 	u.setToolsLocked(tools)
 	gone := make([]string, 0, len(u.gone))
 	for name := range u.gone {
