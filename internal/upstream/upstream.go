@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -348,6 +349,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		err error
 	}
 	done := make(chan result, 1)
+	tr := u.transport()
 	// The SDK ties nothing but the handshake to the context it is given;
 	// give it the gateway's, and bound the wait with hctx.
 	go func() {
@@ -355,7 +357,6 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		// sessions, and on it logging/setLevel, sampling and elicitation
 		// work as the gateway relays them.
 		opts := &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol}
-		tr := u.transport()
 		cs, err := u.client.Connect(u.p.life, tr, opts)
 		if t, ok := tr.(*inOrder); ok && cs != nil {
 			t.cs.Store(cs)
@@ -365,6 +366,9 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	select {
 	case r := <-done:
 		if r.err != nil {
+			if why := u.exited(tr); why != "" {
+				return nil, fmt.Errorf("connecting: %w; %s", r.err, why)
+			}
 			return nil, fmt.Errorf("connecting: %w", r.err)
 		}
 		u.log.Info("upstream connected", "transport", u.status().Transport)
@@ -1329,6 +1333,39 @@ func (u *upstream) close() error {
 	return err
 }
 
+// exited says, of a stdio upstream whose handshake failed on transport tr
+// because its process exited, its exit status and the last lines of its
+// stderr (its secrets masked) and what to do; "" for a process that did
+// not exit (within its grace) or an HTTP upstream. Its handshake failed
+// with no more than `calling "initialize": EOF`, which said neither why
+// nor what to do.
+func (u *upstream) exited(tr mcp.Transport) string {
+	t, ok := tr.(*inOrder)
+	if !ok {
+		return ""
+	}
+	ct, ok := t.Transport.(*commandTransport)
+	if !ok {
+		return ""
+	}
+	st := ct.exitState(ct.grace)
+	if st == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "its command %s exited (%s)", strconv.QuoteToASCII(ClipText(u.cfg.Command[0], 256, "")), st)
+	if ll, ok := ct.cmd.Stderr.(*lineLogger); ok {
+		if tail := ll.tail(); len(tail) > 0 {
+			for i, l := range tail {
+				tail[i] = strconv.QuoteToASCII(l)
+			}
+			fmt.Fprintf(&b, "; the last lines of its stderr: %s", strings.Join(tail, " "))
+		}
+	}
+	b.WriteString("; run the upstream's command by hand to see why it stops, then fix its command, args, env or dir in the configuration")
+	return u.p.redactor.RedactString(b.String())
+}
+
 // lineLogger logs what a stdio upstream writes to stderr, a line at a time
 // (of at most 4 KiB), at most stderrBurst lines at once and stderrRate a
 // second after that: an upstream that wrote its stderr as fast as it could
@@ -1341,6 +1378,29 @@ type lineLogger struct {
 	buf     []byte
 	limit   *rate.Limiter // nil: newLimiter on the first line
 	skipped int
+	last    []string // the last stderrTail lines, each cut to stderrTailLine bytes, logged or not
+}
+
+// stderrTail and stderrTailLine bound what a stdio upstream that exited
+// at start is quoted of its stderr: its last lines, each cut.
+const (
+	stderrTail     = 5
+	stderrTailLine = 256
+)
+
+// tail returns the last lines written to stderr, the one without a newline
+// yet last.
+func (l *lineLogger) tail() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := slices.Clone(l.last)
+	if rest := strings.TrimSpace(string(l.buf)); rest != "" {
+		out = append(out, ClipText(rest, stderrTailLine, ""))
+	}
+	if len(out) > stderrTail {
+		out = out[len(out)-stderrTail:]
+	}
+	return out
 }
 
 // stderrRate and stderrBurst bound the lines of one upstream's stderr
@@ -1372,6 +1432,10 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 
 // line logs one line of stderr, unless past the bound; l.mu is held.
 func (l *lineLogger) line(s string) {
+	if len(l.last) == stderrTail {
+		l.last = append(l.last[:0], l.last[1:]...)
+	}
+	l.last = append(l.last, ClipText(s, stderrTailLine, ""))
 	if l.limit == nil {
 		l.limit = rate.NewLimiter(stderrRate, stderrBurst)
 	}
