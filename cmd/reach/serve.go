@@ -232,6 +232,10 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 			fmt.Fprintf(w, "  upstream  %s (%s): NOT REACHABLE, dialling it again in the background: %s\n", u.Name, u.Transport, printable(u.Error))
 			continue
 		}
+		if u.Error != "" { // connected, but its tools could not be listed
+			fmt.Fprintf(w, "  upstream  %s (%s): %d tools, %s\n", u.Name, u.Transport, u.Tools, printable(u.Error))
+			continue
+		}
 		fmt.Fprintf(w, "  upstream  %s (%s): %d tools\n", u.Name, u.Transport, u.Tools)
 	}
 	fmt.Fprintf(w, "  MCP       %s/mcp   (Streamable HTTP)\n", base)

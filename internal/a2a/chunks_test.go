@@ -95,3 +95,23 @@ func TestAppendedChunksGrowInPlace(t *testing.T) {
 		t.Errorf("the replacing event's parts %d, the artifact's %d; want 1 and 2", len(repl.Artifact.Parts), len(tk.Artifacts[0].Parts))
 	}
 }
+
+// TestEmptyArtifactsCount: artifacts with no parts, each of a new id, count
+// towards the bytes a task holds (MaxTaskBytes), as empty parts and
+// messages do: each counted nothing, and an agent that streamed them
+// without end had reach keep every one.
+func TestEmptyArtifactsCount(t *testing.T) {
+	tk := &a2a.Task{}
+	var held int64
+	const n = 1000
+	for i := range n {
+		held += addArtifact(tk, &a2a.TaskArtifactUpdateEvent{Artifact: &a2a.Artifact{ID: a2a.ArtifactID(fmt.Sprint("art-", i))}})
+	}
+	if len(tk.Artifacts) != n || held < n*artifactOverhead {
+		t.Fatalf("%d empty artifacts held %d bytes (%d kept); want at least %d", n, held, len(tk.Artifacts), n*artifactOverhead)
+	}
+	// Replaced by itself, an artifact counts the same.
+	if d := addArtifact(tk, &a2a.TaskArtifactUpdateEvent{Artifact: &a2a.Artifact{ID: "art-7"}}); d != 0 {
+		t.Errorf("an artifact replaced by the same grew the task by %d", d)
+	}
+}

@@ -1072,13 +1072,20 @@ func messageSize(m *a2a.Message) int64 {
 	return n
 }
 
-// artifactSize is what an artifact holds: its parts, name, description,
-// extensions and metadata.
+// artifactOverhead is what an artifact counts for itself, about what one
+// and the event that brought it take in memory: an agent that streamed
+// artifacts with no parts, each of a new id, had each count nothing, and
+// reach kept them all (and scanned them all for each new one) for as long
+// as it went on.
+const artifactOverhead = 256
+
+// artifactSize is what an artifact holds: its id, parts, name,
+// description, extensions and metadata, and artifactOverhead.
 func artifactSize(a *a2a.Artifact) int64 {
 	if a == nil {
 		return 0
 	}
-	n := partsSize(a.Parts) + int64(len(a.Name)+len(a.Description)) + metaSize(a.Metadata)
+	n := artifactOverhead + int64(len(a.ID)) + partsSize(a.Parts) + int64(len(a.Name)+len(a.Description)) + metaSize(a.Metadata)
 	for _, x := range a.Extensions {
 		n += int64(len(x))
 	}
@@ -1121,8 +1128,9 @@ func metaSize(m map[string]any) int64 {
 // bytes (artifactSize; an appended chunk adds its parts only) t's artifacts
 // grew (less than zero if a replaced one was larger).
 func addArtifact(t *a2a.Task, e *a2a.TaskArtifactUpdateEvent) int64 {
-	for i, a := range t.Artifacts {
-		if a.ID == e.Artifact.ID {
+	// The newest first: a chunk is most often of the artifact streamed last.
+	for i := len(t.Artifacts) - 1; i >= 0; i-- {
+		if a := t.Artifacts[i]; a.ID == e.Artifact.ID {
 			if e.Append {
 				grew := partsSize(e.Artifact.Parts) // only the chunk's parts are kept
 				// A new artifact, its parts grown in place: a view or an

@@ -39,8 +39,11 @@ func (g *Gateway) notReady() []string {
 		}
 	}
 	for _, u := range g.Upstreams() {
-		if required[u.Name] && !u.Connected {
+		switch {
+		case required[u.Name] && !u.Connected:
 			why = append(why, fmt.Sprintf("required upstream %s is not connected", u.Name))
+		case required[u.Name] && u.Error != "":
+			why = append(why, fmt.Sprintf("required upstream %s is connected but its tools could not be listed", u.Name))
 		}
 	}
 	return why

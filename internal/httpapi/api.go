@@ -435,7 +435,9 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 //     decide on traffic with /readyz, not on this.
 //
 // None of them needs credentials, and none tells more than names, counts
-// and connection states.
+// and connection states to a caller without them: /healthz adds the
+// upstreams' and breakers' errors for a caller with valid credentials (or
+// when the gateway asks for none).
 
 func (a *API) livez(w http.ResponseWriter, _ *http.Request) {
 	if a.dead != nil {
@@ -462,12 +464,25 @@ func (a *API) readyz(w http.ResponseWriter, _ *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"status": "ready"})
 }
 
-func (a *API) healthz(w http.ResponseWriter, _ *http.Request) {
+func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
+	// With authentication on, /healthz answers anyone, and what an
+	// upstream or a tool said when it failed (a path, a host, a user's
+	// name in an error) stays with those who may see it: a caller without
+	// valid credentials gets each upstream's name, transport, state and
+	// count, and the breakers' states, without their errors.
+	detailed := a.authn == nil || !a.authn.Enabled()
+	if !detailed {
+		_, err := a.authn.Authenticate(r)
+		detailed = err == nil
+	}
 	ups := a.upstreams.Upstreams()
 	status := "ok"
-	for _, u := range ups {
-		if !u.Connected {
+	for i, u := range ups {
+		if !u.Connected || u.Error != "" {
 			status = "degraded"
+		}
+		if !detailed {
+			ups[i].Error = ""
 		}
 	}
 	// The breakers of the upstreams and model endpoints, and those of the
@@ -481,8 +496,8 @@ func (a *API) healthz(w http.ResponseWriter, _ *http.Request) {
 		if b.State != reach.BreakerClosed {
 			status = "degraded"
 		}
-		if a.authn != nil {
-			b.LastError = "" // /healthz answers anyone: what a tool said stays with those who may see it
+		if !detailed {
+			b.LastError = ""
 		}
 		breakers = append(breakers, b)
 	}

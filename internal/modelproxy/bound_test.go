@@ -265,3 +265,33 @@ func TestWholeAnswerItemsBounded(t *testing.T) {
 		t.Errorf("%d owners recorded for one answer, want some and at most %d", put, maxParts+1)
 	}
 }
+
+// TestToolCallNamesBounded: a stream whose deltas grow one call's name
+// without end, or name new calls without end, is followed to a bound: the
+// name was kept whole (and copied whole at each delta), and every call,
+// empty or not, kept, for as long as the stream went on.
+func TestToolCallNamesBounded(t *testing.T) {
+	chunk := func(idx int, name string) []byte {
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{
+			map[string]any{"index": idx, "type": "function", "function": map[string]any{"name": name}}}}}}})
+		return b
+	}
+	names := map[string]int{}
+	tc := toolCalls{record: func(id, name string, args []byte) { names[id] = len(name) }}
+	piece := strings.Repeat("n", 1000)
+	for range 300 {
+		tc.add(chunk(0, piece))
+	}
+	tc.add([]byte(`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`))
+	if names[""] == 0 || names[""] > maxCallName {
+		t.Errorf("a name of 300 deltas of 1000 bytes recorded with %d bytes; want at most %d", names[""], maxCallName)
+	}
+	many := toolCalls{record: func(string, string, []byte) {}}
+	const n = 2000
+	for i := range n {
+		many.add(chunk(i, ""))
+	}
+	if many.held < n*callOverhead {
+		t.Errorf("%d empty calls held %d bytes; want at least %d", n, many.held, n*callOverhead)
+	}
+}

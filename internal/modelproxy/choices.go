@@ -42,6 +42,15 @@ type chosenCall struct {
 	done     bool
 }
 
+// maxCallName bounds the name of a tool call followed, in bytes (a tool's
+// name is at most 128 of them), and callOverhead is what a call counts
+// towards toolCalls.held for itself, so that a stream of many empty calls
+// is bounded as one of long arguments is.
+const (
+	maxCallName  = 1024
+	callOverhead = 64
+)
+
 // toolCalls collects the tool calls of an answer and hands each complete
 // one to record.
 type toolCalls struct {
@@ -52,7 +61,7 @@ type toolCalls struct {
 	// (a flush that went through every call an answer had named took
 	// time in their square: minutes for a stream of 65,536 calls).
 	pending [][2]int
-	held    int // bytes of arguments held, at most MaxAnswer (a stream's may go on)
+	held    int // bytes of calls (callOverhead each), names and arguments held, at most MaxAnswer (a stream's may go on)
 }
 
 // add reads the tool calls of one completion or chunk (JSON text).
@@ -78,7 +87,11 @@ func (t *toolCalls) add(raw []byte) {
 				}
 				key := [2]int{ch.Index, idx}
 				cc := t.calls[key]
+				if cc == nil && t.held >= MaxAnswer {
+					continue // past the bound, a new call is not followed (a stream's may go on)
+				}
 				if cc == nil {
+					t.held += callOverhead
 					// A new call: those of the choice before it are complete.
 					t.flush(func(k [2]int) bool { return k[0] == ch.Index })
 					if t.calls == nil {
@@ -98,7 +111,13 @@ func (t *toolCalls) add(raw []byte) {
 				if tc.ID != "" {
 					cc.id = tc.ID
 				}
-				cc.name += tc.Function.Name
+				if name := tc.Function.Name; name != "" && len(cc.name) < maxCallName && t.held < MaxAnswer {
+					// A name grown a delta at a time, without end, was kept
+					// whole (and copied whole at each delta).
+					name = name[:min(len(name), maxCallName-len(cc.name), MaxAnswer-t.held)]
+					cc.name += name
+					t.held += len(name)
+				}
 				if args := tc.Function.Arguments; t.held < MaxAnswer {
 					args = args[:min(len(args), MaxAnswer-t.held)]
 					cc.args.WriteString(args)

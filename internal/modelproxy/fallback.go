@@ -157,7 +157,7 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 			// prompt's estimate, so that leaving early cannot get around a
 			// budget.
 			prompt := (&answer{}).usage(out)
-			prompt.Input += spent
+			prompt.Input = addTokens(prompt.Input, spent)
 			switch {
 			case r.Context().Err() != nil: // the client left: nobody to answer
 				pass.Abandoned()

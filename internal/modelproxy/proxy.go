@@ -62,6 +62,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"slices"
@@ -458,7 +459,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// use is the turn's usage as the answer read so far says.
 	use := func() reach.TokenUsage {
 		u := a.usage(ep.body)
-		u.Input += spent // the prompts of endpoints that timed out before this one answered
+		u.Input = addTokens(u.Input, spent) // the prompts of endpoints that timed out before this one answered
 		if ep.fallback {
 			u.Model = ep.asked // charged at the price of the model that answered
 		}
@@ -746,6 +747,19 @@ func (a *answer) usage(prompt []byte) reach.TokenUsage {
 		u.Output, a.floored = n, true
 	}
 	return u
+}
+
+// addTokens adds counts of tokens, saturating at the most an int64 holds:
+// an endpoint that reported that many prompt tokens, plus the estimate of
+// those an endpoint before it timed out on, wrapped below zero, which a
+// charge takes for none (budget.Charge), and the request's budget was not
+// touched.
+func addTokens(a, b int64) int64 {
+	s := a + b
+	if a >= 0 && b >= 0 && s < a {
+		return math.MaxInt64
+	}
+	return s
 }
 
 // MaxAnswer bounds a whole (not streamed) answer the proxy passes on, and

@@ -210,3 +210,59 @@ func TestMirroredPromptNames(t *testing.T) {
 		}
 	}
 }
+
+// Resources and resource templates are checked as prompts' names are: one
+// whose URI or name is too long or holds a control or format character,
+// or whose URI the MCP server cannot parse, is not mirrored, the others
+// are. A URI that url.Parse refuses (or a template the URI templates'
+// parser does) made the gateway's server panic, the gateway gone with it.
+func TestMirroredResourceNames(t *testing.T) {
+	good := []*mcp.Resource{{URI: "file:///ok.txt", Name: "ok"}, {URI: "file:///évalué.txt", Name: "évalué"}}
+	bad := []*mcp.Resource{
+		{URI: "file:///bad%zz", Name: "escape"},
+		{URI: "file:///a\x01b", Name: "control"},
+		{URI: "file:///rtl", Name: "evil\u202etxt.exe"},
+		{URI: "file:///" + strings.Repeat("u", 3000), Name: "long uri"},
+		{URI: "file:///longname", Name: strings.Repeat("n", 300)},
+		{URI: "", Name: "empty"},
+	}
+	goodT := []*mcp.ResourceTemplate{{URITemplate: "file:///t/{name}", Name: "t"}}
+	badT := []*mcp.ResourceTemplate{{URITemplate: "file:///t/{unclosed", Name: "unclosed"}, {URITemplate: "file:///z/{x}", Name: "zero\u200bwidth"}}
+	s := echoServer()
+	s.AddResource(&mcp.Resource{URI: "file:///seed", Name: "seed"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{}, nil
+	})
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "resources/list":
+				return &mcp.ListResourcesResult{Resources: append(slices.Clone(bad), good...)}, nil
+			case "resources/templates/list":
+				return &mcp.ListResourceTemplatesResult{ResourceTemplates: append(slices.Clone(badT), goodT...)}, nil
+			}
+			return next(ctx, method, req)
+		}
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	p := newPool(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL}}})
+	waitUntil(t, "the mirror", func() bool { return p.Owner(false, "file:///ok.txt") != "" })
+	for _, r := range good[1:] {
+		if p.Owner(false, r.URI) != "up" {
+			t.Errorf("resource %q not mirrored", r.URI)
+		}
+	}
+	for _, r := range bad {
+		if got := p.Owner(false, r.URI); got != "" {
+			t.Errorf("resource %.40q (%.40q) mirrored from %q; want none", r.URI, r.Name, got)
+		}
+	}
+	if p.Owner(false, goodT[0].URITemplate) != "up" {
+		t.Errorf("resource template %q not mirrored", goodT[0].URITemplate)
+	}
+	for _, rt := range badT {
+		if got := p.Owner(false, rt.URITemplate); got != "" {
+			t.Errorf("resource template %q (%q) mirrored from %q; want none", rt.URITemplate, rt.Name, got)
+		}
+	}
+}

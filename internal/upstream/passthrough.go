@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 )
 
 // Resources, resource templates, prompts and completions of the upstreams
@@ -124,6 +127,10 @@ func (u *upstream) mirror(ctx context.Context) {
 		}); ok {
 			now.resources = map[string]*mcp.Resource{}
 			for _, r := range rs {
+				if why := unshownText(u, r.URI, r.Name, url.Parse); why != "" {
+					u.log.Warn("resource skipped: "+why, "uri", ClipText(strconv.QuoteToASCII(r.URI), 256, ""), "name", ClipText(strconv.QuoteToASCII(r.Name), 256, ""))
+					continue
+				}
 				now.resources[r.URI] = masked(r, p.redactor.Values)
 			}
 		}
@@ -136,6 +143,10 @@ func (u *upstream) mirror(ctx context.Context) {
 		}); ok {
 			now.templates = map[string]*mcp.ResourceTemplate{}
 			for _, t := range ts {
+				if why := unshownText(u, t.URITemplate, t.Name, uritemplate.New); why != "" {
+					u.log.Warn("resource template skipped: "+why, "uri_template", ClipText(strconv.QuoteToASCII(t.URITemplate), 256, ""), "name", ClipText(strconv.QuoteToASCII(t.Name), 256, ""))
+					continue
+				}
 				now.templates[t.URITemplate] = masked(t, p.redactor.Values)
 			}
 		}
@@ -211,13 +222,50 @@ func (u *upstream) mirror(ctx context.Context) {
 // command, say), and a right-to-left override in it shows it as another
 // name, its upstream's prefix hidden at its end; unlike a tool's, a
 // prompt's name may hold spaces and any letter.
-func promptName(name string) bool {
-	if len(name) > 128 || !utf8.ValidString(name) {
+func promptName(name string) bool { return shownName(name, 128) }
+
+// shownName reports whether a name (or URI) shown as it is to clients is
+// at most max bytes of UTF-8 without control or format characters.
+func shownName(name string, max int) bool {
+	if len(name) > max || !utf8.ValidString(name) {
 		return false
 	}
 	return !strings.ContainsFunc(name, func(r rune) bool {
 		return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
 	})
+}
+
+// Bounds of a mirrored resource's (or resource template's) URI and name,
+// in bytes.
+const (
+	maxResourceURI  = 2048
+	maxResourceName = 256
+)
+
+// unshownText says why a resource (or resource template) of the upstream, by
+// its URI (or URI template) and name, is not mirrored, "" if it is: a URI
+// or name longer than its bound or with control or format characters (a
+// right-to-left override shows a name or URI as another to clients and
+// their users, as it would a prompt's name), a URI that spells a
+// registered secret (masked, it would name no resource the upstream
+// has), or one the MCP server refuses to hold (parse: url.Parse, or the
+// URI templates' parser), which it would have panicked on, taking the
+// gateway down with it.
+func unshownText[T any](u *upstream, uri, name string, parse func(string) (T, error)) string {
+	switch {
+	case uri == "":
+		return "its URI is empty"
+	case !shownName(uri, maxResourceURI):
+		return fmt.Sprintf("its URI is longer than %d bytes or holds control or format characters", maxResourceURI)
+	case !shownName(name, maxResourceName):
+		return fmt.Sprintf("its name is longer than %d bytes or holds control or format characters", maxResourceName)
+	case u.p.redactor.Spells(uri):
+		return "its URI holds a registered secret"
+	}
+	if _, err := parse(uri); err != nil {
+		return "its URI does not parse"
+	}
+	return ""
 }
 
 // otherMirror returns an upstream other than u whose mirror has what has

@@ -3,9 +3,11 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -100,4 +102,36 @@ func TestToolListChangedPaced(t *testing.T) {
 			t.Fatalf("run %d began %v after the one before, within the pace %v (%d runs)", i, gap, coalescePace, len(starts))
 		}
 	}
+}
+
+// An upstream whose tools could not be listed, once a redial connects it
+// again, showed as connected with 0 tools and no error, and was never
+// listed again: a user saw nothing wrong, and the model got unknown-tool
+// refusals. Its status now says the listing failed, and the listing is
+// tried again until it goes through.
+func TestFailedListingShownAndRetried(t *testing.T) {
+	var failing atomic.Bool
+	failing.Store(true)
+	s := echoServer()
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" && failing.Load() {
+				return nil, errors.New("the tool registry is warming up")
+			}
+			return next(ctx, method, req)
+		}
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	p := newPool(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL}}})
+	waitUntil(t, "the redial", func() bool { return p.Statuses()[0].Connected })
+	waitUntil(t, "the listing's failure in the status", func() bool {
+		st := p.Statuses()[0]
+		return st.Connected && strings.Contains(st.Error, "listing its tools failed") && strings.Contains(st.Error, "warming up")
+	})
+	failing.Store(false)
+	waitUntil(t, "the listing tried again", func() bool {
+		st := p.Statuses()[0]
+		return st.Connected && st.Tools > 0 && st.Error == ""
+	})
 }

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/redact"
 	"golang.org/x/time/rate"
 )
 
@@ -50,5 +52,27 @@ func TestStdioStderrBounded(t *testing.T) {
 	l.Write(line)
 	if logged, skipped := h.lines.Load(), h.skipped.Load(); logged+skipped != 100001 {
 		t.Fatalf("100001 lines: %d logged, %d said skipped", logged, skipped)
+	}
+}
+
+// A stdio upstream that exits at start said only `calling "initialize":
+// EOF`: its status now says its exit status and the last lines of its
+// stderr (its secrets masked), and what to do.
+func TestStdioExitAtStartSaysWhy(t *testing.T) {
+	red, err := redact.New(&redact.Options{Secrets: []string{"sk-SECRET1234"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `for i in 1 2 3 4 5 6 7 8; do echo "noise $i" >&2; done; echo "fatal: the key sk-SECRET1234 is refused" >&2; printf "no newline at the end" >&2; exit 3`
+	p := newPoolMasking(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", Command: []string{"sh", "-c", script}}}}, red)
+	st := p.Statuses()[0]
+	t.Log(st.Error)
+	for _, want := range []string{"exit status 3", "fatal: the key", "no newline at the end", "run the upstream's command by hand"} {
+		if !strings.Contains(st.Error, want) {
+			t.Errorf("status error %q; want it to say %q", st.Error, want)
+		}
+	}
+	if strings.Contains(st.Error, "SECRET") || strings.Contains(st.Error, "noise 1") {
+		t.Errorf("status error %q: a secret, or more than the last lines of stderr", st.Error)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -32,6 +33,27 @@ type commandTransport struct {
 	cmd   *exec.Cmd
 	grace time.Duration // how long the process has to exit after stdin closes, then after SIGTERM
 	log   *slog.Logger
+
+	// exited is closed once the process was waited for, its exit then in
+	// state; made by Connect.
+	exited chan struct{}
+	state  *os.ProcessState
+}
+
+// exitState returns the process's exit, waiting for it at most wait; nil
+// if it has not exited by then (or never started).
+func (t *commandTransport) exitState(wait time.Duration) *os.ProcessState {
+	if t.exited == nil {
+		return nil
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-t.exited:
+		return t.state
+	case <-timer.C:
+		return nil
+	}
 }
 
 func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -46,12 +68,13 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err := t.cmd.Start(); err != nil {
 		return nil, err
 	}
+	t.exited = make(chan struct{})
 	lines := &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), log: t.log, max: mcpwire.MaxAnswer}
 	// The SDK reads a message of at most MaxLineLength bytes (16 MiB by
 	// default) and ends the connection past it, every call on it failing
 	// as unreachable. jsonLines passes on no line longer than max and its
 	// newline, so the SDK's bound is set past it.
-	tr := &mcp.IOTransport{Reader: nopCloser{lines}, Writer: &stdinCloser{WriteCloser: stdin, cmd: t.cmd, grace: t.grace},
+	tr := &mcp.IOTransport{Reader: nopCloser{lines}, Writer: &stdinCloser{WriteCloser: stdin, cmd: t.cmd, grace: t.grace, t: t},
 		MaxLineLength: int(lines.max) + 2}
 	return tr.Connect(ctx)
 }
@@ -66,6 +89,7 @@ type stdinCloser struct {
 	io.WriteCloser
 	cmd   *exec.Cmd
 	grace time.Duration
+	t     *commandTransport // told of the exit
 }
 
 func (s *stdinCloser) Close() error {
@@ -73,7 +97,14 @@ func (s *stdinCloser) Close() error {
 		return fmt.Errorf("closing stdin: %w", err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- s.cmd.Wait() }()
+	go func() {
+		err := s.cmd.Wait()
+		if s.t != nil {
+			s.t.state = s.cmd.ProcessState
+			close(s.t.exited)
+		}
+		exited <- err
+	}()
 	waitExit := func() (error, bool) {
 		t := time.NewTimer(s.grace)
 		defer t.Stop()

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,9 +45,14 @@ type upstream struct {
 	http   *http.Client   // nil for stdio
 	wire   *mcpwire.Conns // nil but for a plain-HTTP upstream the wire client can reach
 
-	mu       sync.Mutex
-	cs       *mcp.ClientSession // nil when disconnected
-	lastErr  error
+	mu      sync.Mutex
+	cs      *mcp.ClientSession // nil when disconnected
+	lastErr error
+	// listErr says why the last listing of the tools on an open session
+	// failed, nil once one went through; listWait is how long until the
+	// listing is tried again after the next failure (1 s, doubling to 30 s).
+	listErr  error
+	listWait time.Duration
 	orig     map[string]*mcp.Tool // exposed name -> the upstream's definition
 	gone     map[string]bool      // exposed names the upstream no longer lists
 	oversize map[string]bool      // exposed names whose definition was cut (see MaxToolDescription), warned once
@@ -84,6 +90,11 @@ func (u *upstream) status() Status {
 	}
 	if u.lastErr != nil && u.cs == nil {
 		s.Error = u.lastErr.Error()
+	}
+	if u.listErr != nil && u.cs != nil {
+		// Connected, but its tools are not served: a client would see none
+		// of them, and the model an unknown tool, with nothing said why.
+		s.Error = "connected, but listing its tools failed (tried again in the background): " + u.listErr.Error()
 	}
 	if why := u.unreachable.Load(); why != nil {
 		s.Connected, s.Error = false, *why
@@ -338,6 +349,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		err error
 	}
 	done := make(chan result, 1)
+	tr := u.transport()
 	// The SDK ties nothing but the handshake to the context it is given;
 	// give it the gateway's, and bound the wait with hctx.
 	go func() {
@@ -345,7 +357,6 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		// sessions, and on it logging/setLevel, sampling and elicitation
 		// work as the gateway relays them.
 		opts := &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol}
-		tr := u.transport()
 		cs, err := u.client.Connect(u.p.life, tr, opts)
 		if t, ok := tr.(*inOrder); ok && cs != nil {
 			t.cs.Store(cs)
@@ -355,6 +366,9 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	select {
 	case r := <-done:
 		if r.err != nil {
+			if why := u.exited(tr); why != "" {
+				return nil, fmt.Errorf("connecting: %w; %s", r.err, why)
+			}
 			return nil, fmt.Errorf("connecting: %w", r.err)
 		}
 		u.log.Info("upstream connected", "transport", u.status().Transport)
@@ -965,10 +979,24 @@ func (u *upstream) refresh() {
 	}
 	tools, err := u.list(ctx, cs)
 	if err != nil {
-		u.log.Warn("re-listing tools failed", "err", err)
+		u.mu.Lock()
+		u.listErr = err
+		u.listWait = min(max(2*u.listWait, time.Second), 30*time.Second)
+		wait := u.listWait
+		u.mu.Unlock()
+		u.log.Warn("re-listing tools failed; trying again", "err", err, "in", wait)
+		// Until a listing goes through, the upstream's tools (those of a
+		// new session above all, which may be none yet) are not what it
+		// serves: list it again, as a lost session is dialled again.
+		time.AfterFunc(wait, func() {
+			if u.p.life.Err() == nil {
+				u.toolsChanged()
+			}
+		})
 		return
 	}
 	u.mu.Lock()
+	u.listErr, u.listWait = nil, 0
 	u.setToolsLocked(tools)
 	gone := make([]string, 0, len(u.gone))
 	for name := range u.gone {
@@ -1305,6 +1333,39 @@ func (u *upstream) close() error {
 	return err
 }
 
+// exited says, of a stdio upstream whose handshake failed on transport tr
+// because its process exited, its exit status and the last lines of its
+// stderr (its secrets masked) and what to do; "" for a process that did
+// not exit (within its grace) or an HTTP upstream. Its handshake failed
+// with no more than `calling "initialize": EOF`, which said neither why
+// nor what to do.
+func (u *upstream) exited(tr mcp.Transport) string {
+	t, ok := tr.(*inOrder)
+	if !ok {
+		return ""
+	}
+	ct, ok := t.Transport.(*commandTransport)
+	if !ok {
+		return ""
+	}
+	st := ct.exitState(ct.grace)
+	if st == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "its command %s exited (%s)", strconv.QuoteToASCII(ClipText(u.cfg.Command[0], 256, "")), st)
+	if ll, ok := ct.cmd.Stderr.(*lineLogger); ok {
+		if tail := ll.tail(); len(tail) > 0 {
+			for i, l := range tail {
+				tail[i] = strconv.QuoteToASCII(l)
+			}
+			fmt.Fprintf(&b, "; the last lines of its stderr: %s", strings.Join(tail, " "))
+		}
+	}
+	b.WriteString("; run the upstream's command by hand to see why it stops, then fix its command, args, env or dir in the configuration")
+	return u.p.redactor.RedactString(b.String())
+}
+
 // lineLogger logs what a stdio upstream writes to stderr, a line at a time
 // (of at most 4 KiB), at most stderrBurst lines at once and stderrRate a
 // second after that: an upstream that wrote its stderr as fast as it could
@@ -1317,6 +1378,29 @@ type lineLogger struct {
 	buf     []byte
 	limit   *rate.Limiter // nil: newLimiter on the first line
 	skipped int
+	last    []string // the last stderrTail lines, each cut to stderrTailLine bytes, logged or not
+}
+
+// stderrTail and stderrTailLine bound what a stdio upstream that exited
+// at start is quoted of its stderr: its last lines, each cut.
+const (
+	stderrTail     = 5
+	stderrTailLine = 256
+)
+
+// tail returns the last lines written to stderr, the one without a newline
+// yet last.
+func (l *lineLogger) tail() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := slices.Clone(l.last)
+	if rest := strings.TrimSpace(string(l.buf)); rest != "" {
+		out = append(out, ClipText(rest, stderrTailLine, ""))
+	}
+	if len(out) > stderrTail {
+		out = out[len(out)-stderrTail:]
+	}
+	return out
 }
 
 // stderrRate and stderrBurst bound the lines of one upstream's stderr
@@ -1348,6 +1432,10 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 
 // line logs one line of stderr, unless past the bound; l.mu is held.
 func (l *lineLogger) line(s string) {
+	if len(l.last) == stderrTail {
+		l.last = append(l.last[:0], l.last[1:]...)
+	}
+	l.last = append(l.last, ClipText(s, stderrTailLine, ""))
 	if l.limit == nil {
 		l.limit = rate.NewLimiter(stderrRate, stderrBurst)
 	}
