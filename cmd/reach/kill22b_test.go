@@ -119,3 +119,49 @@ func TestKill22bReleasedOnPostgres(t *testing.T) {
 	}
 	verifyAudit(t, f.url)
 }
+
+// TestKill22bEntitiesRanOnPostgres kills instance a of two sharing a
+// PostgreSQL store (kill -9) after a write's tool ran, before the write
+// claimed again the entity it writes (entities.ran): the write of doc:d
+// (its tool declares writes: doc:{key}) ran on a while a request on b
+// read doc:d. b recovers a's dead life, whose checkpoint of the write is
+// open: it moves doc:d on, so that the request's next write of doc:d,
+// based on what it read while the write ran, is refused stale_read and
+// does not run. Before, the versions stayed as before the write and the
+// stale write ran.
+func TestKill22bEntitiesRanOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	f, g := gateFleet(t, "2s", `tools:
+  gate__gate: {writes: ["doc:{key}"]}
+  up__hop: {reads: ["doc:{key}"]}
+  up__count: {writes: ["doc:{key}"]}
+`)
+	f.stop(0)
+	cmd, reached := startReachAt(t, f.cfg[0], f.addr[0], f.data[0], "entities.ran")
+	f.cmd[0] = cmd
+	gateKeyed(t, f, g, 0, "r-write", "d")
+	if r := callHTTP(t, f.base(1), "r-read", "c1", "up__hop", `{"key":"d"}`, ""); r["status"] != "success" {
+		t.Fatalf("the read of doc:d on b: %v", r)
+	}
+	close(g.gate("d"))
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		t.Fatal("a never reached entities.ran")
+	}
+	f.kill(0)
+	for deadline := time.Now().Add(2 * time.Minute); storedRequest(t, f.url, "r-write").Ended.IsZero(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("b did not recover a's dead life: r-write is stored %+v", storedRequest(t, f.url, "r-write"))
+		}
+	}
+	r := callHTTP(t, f.base(1), "r-read", "c2", "up__count", `{"key":"d"}`, "")
+	if e, _ := r["error"].(map[string]any); r["status"] == "success" || e["code"] != "stale_read" {
+		t.Errorf("a write of doc:d based on the read made while a's write ran: %v; want it refused stale_read", r)
+	}
+	if n := f.up.count("count d"); n != 0 {
+		t.Errorf("the stale write ran %d times; want never", n)
+	}
+}
