@@ -33,6 +33,10 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		}
 		saga := c.req.saga.Len()
 		res, err := next(ctx, c)
+		if m := c.recs.moved; m != nil {
+			c.recs.moved = nil
+			m.run()
+		}
 		end := &c.recs.ended
 		*end = *rec
 		end.End(res, err)
@@ -62,6 +66,11 @@ type callRecords struct {
 	claim     IdemClaim
 	executing Checkpoint
 	ended     Checkpoint
+	// moved claims again the entities the call writes, once its tool ran
+	// (withSharedEntities), before its end is recorded: a kill before it
+	// leaves the checkpoint open, whose recovery moves them on instead
+	// (Runtime.MoveWrittenEntities).
+	moved *entityMove
 }
 
 // records returns c's records, made on the first use.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentreach/reach/internal/batch"
 	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/deadletter"
 	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/entities"
@@ -465,37 +466,20 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 			return nil, rt.entityStoreError(ctx, c, err)
 		}
 	}
+	// After the tool ran, its entities are claimed again: on a
+	// checkpointed call before its end is recorded (the checkpoint stage
+	// runs m), so that a kill before this claim leaves its checkpoint
+	// open, and the recovery of the dead life moves them on instead
+	// (MoveWrittenEntities); a read another instance made while it ran is
+	// then stale all the same.
+	m := &entityMove{rt: rt, c: c, es: es, ctx: ctx, writes: writes, claimed: claimed, keep: keep, release: release}
+	if rt.opts.Checkpoints != nil && rt.checkpointed(c.tool) {
+		c.records().moved = m
+	}
 	res, err := next(ctx, c)
+	m.run()
+	after := m.after
 	ok := err == nil && res.Status == StatusSuccess && !res.Replayed
-	// A write that reached its tool may have taken effect, however it
-	// ended: its entities change version (see withEntities).
-	ran := c.frame.State() == Executing
-	if !ran {
-		keep()
-	}
-	release(ran)
-	after := map[string]uint64{}
-	if ran && len(writes) > 0 {
-		post := make([]EntityClaim, len(writes))
-		for i, n := range writes {
-			v, ok := claimed[n]
-			post[i] = EntityClaim{Name: n, From: v, Check: ok}
-		}
-		v, stale, cerr := es.ClaimEntities(context.WithoutCancel(ctx), post)
-		if cerr != nil {
-			rt.log.Error("entity versions not moved on after a write: reads made while it ran are not seen as stale", "tool", c.Tool, "err", cerr)
-		}
-		for _, n := range writes {
-			switch {
-			case cerr == nil && !slices.Contains(stale, n):
-				after[n] = v
-			default:
-				// Written by another runtime while this write ran (or not
-				// known): the request's next write of it is refused.
-				after[n] = claimed[n]
-			}
-		}
-	}
 	if ok {
 		for _, n := range reads {
 			rv.Set(n, readAt[n])
@@ -505,6 +489,88 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 		}
 	}
 	return res, err
+}
+
+// entityMove is a shared-entity write's claim after its tool ran
+// (withSharedEntities), run once.
+type entityMove struct {
+	rt      *Runtime
+	c       *Call
+	es      EntityStore
+	ctx     context.Context
+	writes  []string
+	claimed map[string]uint64
+	keep    func()
+	release func(bool) map[string]uint64
+	after   map[string]uint64 // the versions the claim gave
+	done    bool
+}
+
+func (m *entityMove) run() {
+	if m.done {
+		return
+	}
+	m.done = true
+	// A write that reached its tool may have taken effect, however it
+	// ended: its entities change version (see withEntities).
+	ran := m.c.frame.State() == Executing
+	if !ran {
+		m.keep()
+	}
+	m.release(ran)
+	if !ran || len(m.writes) == 0 {
+		return
+	}
+	crashpoint.Reached("entities.ran")
+	post := make([]EntityClaim, len(m.writes))
+	for i, n := range m.writes {
+		v, ok := m.claimed[n]
+		post[i] = EntityClaim{Name: n, From: v, Check: ok}
+	}
+	v, stale, cerr := m.es.ClaimEntities(context.WithoutCancel(m.ctx), post)
+	if cerr != nil {
+		m.rt.log.Error("entity versions not moved on after a write: reads made while it ran are not seen as stale", "tool", m.c.Tool, "err", cerr)
+	}
+	m.after = make(map[string]uint64, len(m.writes))
+	for _, n := range m.writes {
+		switch {
+		case cerr == nil && !slices.Contains(stale, n):
+			m.after[n] = v
+		default:
+			// Written by another runtime while this write ran (or not
+			// known): the request's next write of it is refused.
+			m.after[n] = m.claimed[n]
+		}
+	}
+}
+
+// MoveWrittenEntities gives the entities that a call of tool with args
+// writes (its effects' writes) a new version in the shared entity store
+// (Options.Entities), as the write's claim after its tool ran does: for
+// the recovery of a call cut off by a crash while it may have run (its
+// checkpoint left open), so that a read another runtime made while it ran
+// is stale all the same. It does nothing without a shared entity store,
+// for a tool not registered or that declares no writes, and for arguments
+// that do not name them (redacted in the checkpoint).
+func (rt *Runtime) MoveWrittenEntities(ctx context.Context, tool string, args []byte) error {
+	es := rt.opts.Entities
+	if es == nil {
+		return nil
+	}
+	t := rt.lookup(tool)
+	if t == nil || t.Effects == nil || len(t.Effects.Writes) == 0 {
+		return nil
+	}
+	names, err := effects.Names(t.Effects.Writes, template.NewScope(args, nil))
+	if err != nil || len(names) == 0 {
+		return nil
+	}
+	claims := make([]EntityClaim, len(names))
+	for i, n := range names {
+		claims[i] = EntityClaim{Name: n}
+	}
+	_, _, err = es.ClaimEntities(ctx, claims)
+	return err
 }
 
 // entityStoreError refuses a call whose entity versions the store could

@@ -339,7 +339,7 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 				return
 			}
 			r.c.log.Info("cluster: a stopped request has a part on a dead instance: left to a recovery, which undoes that part", "request", q.ID())
-			crashpoint.Reached("request.ended")
+			crashpoint.Reached("request.released") // a kill here: a recovery claims the request, its results here kept
 			return
 		}
 	}

@@ -745,6 +745,15 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 		return nil, fmt.Errorf("reading open checkpoints: %w", err)
 	}
 	for _, f := range open {
+		// A write of a dead life that may have run moves the entities it
+		// writes on, as its claim after the tool ran would have, before its
+		// checkpoint is closed: a read another instance made while it ran
+		// is then stale (docs/STATE.md, Entity versions).
+		if sh != nil && rt != nil {
+			if err := rt.MoveWrittenEntities(ctx, f.Name, f.Args); err != nil {
+				return nil, fmt.Errorf("moving on the entities checkpoint %s writes: %w", f.Frame, err)
+			}
+		}
 		f.State = "cancelled"
 		f.Error, _ = json.Marshal(map[string]string{"code": "interrupted",
 			"message": "the gateway stopped while this call ran: it may have run"})

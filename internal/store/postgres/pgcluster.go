@@ -604,6 +604,15 @@ func (p *Store) Release(ctx context.Context, id, owner string) error {
 	if p.Closed() {
 		return store.ErrClosed
 	}
+	// As in LeaveRequest: what the writer holds queued (the results of the
+	// request's calls here) is committed first. A stopped request with a
+	// part on a dead instance is released to a recovery, which ends it;
+	// a kill right after the release, the result of a call with no undo
+	// still queued, left that write done and its result lost (a retry got
+	// result_lost, not its result) (TestKill22bReleasedOnPostgres).
+	if err := p.W.Do(ctx, &sqlcore.Write{Run: func(sqlcore.Batch, *sqlcore.Write) {}}); err != nil {
+		return fmt.Errorf("releasing request %s: %w", id, err)
+	}
 	if _, err := p.pool.Exec(ctx, `DELETE FROM replicas WHERE request = $1 AND owner = $2`, id, owner); err != nil {
 		return fmt.Errorf("releasing request %s: %w", id, err)
 	}
