@@ -22,7 +22,10 @@ import (
 //   - kill: the instance is killed (kill -9) while the store is still
 //     down (the checkpoint is in the data folder as it was kept);
 //   - kept.ended#1: killed at the crash point, once the checkpoint is
-//     kept, before the call's client is answered.
+//     kept, before the call's client is answered;
+//   - recovery.undone#2: as back, then the restarted instance is killed
+//     in its recovery, once both undos ran, before the request is stored
+//     interrupted; restarted again, it runs neither undo a second time.
 //
 // After each, restarted, the instance's recovery interrupts the request
 // and runs both undos, once each: before, the second write's checkpoint
@@ -32,7 +35,7 @@ func TestEnded20UndoThroughOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
-	for _, how := range []string{"back", "sigterm", "kill", "kept.ended#1"} {
+	for _, how := range []string{"back", "sigterm", "kill", "kept.ended#1", "recovery.undone#2"} {
 		t.Run(how, func(t *testing.T) {
 			f, g := newUndoGateFleet(t)
 			var reached <-chan struct{}
@@ -65,7 +68,7 @@ func TestEnded20UndoThroughOutage(t *testing.T) {
 			// start: it is stopped before the store comes back.
 			f.stop(1)
 			switch how {
-			case "back":
+			case "back", "recovery.undone#2":
 				if err := f.pg.Resume(); err != nil {
 					t.Fatal(err)
 				}
@@ -84,13 +87,32 @@ func TestEnded20UndoThroughOutage(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			f.start(0)
-			servesAgain(t, f, 0)
-			for deadline := time.Now().Add(time.Minute); f.up.count("unbook g2") == 0 || f.up.count("unbook k1") == 0; time.Sleep(100 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					break
+			if how == "recovery.undone#2" {
+				// Killed in its recovery of the old life, once both undos
+				// ran and their keys are settled, before the request is
+				// stored interrupted: what a read between the undos and
+				// that store sees (the request still running).
+				f.cmd[0], reached = startReachAt(t, f.cfg[0], f.addr[0], f.data[0], how)
+				select {
+				case <-reached:
+				case <-time.After(time.Minute):
+					t.Fatal("a did not reach recovery.undone#2")
+				}
+				f.kill(0)
+				if n, m := f.up.count("unbook g2"), f.up.count("unbook k1"); n != 1 || m != 1 {
+					t.Fatalf("at recovery.undone#2 the undos ran %d and %d times; want once each", n, m)
+				}
+				if r := storedRequest(t, f.url, "r-chain"); r.State != "running" {
+					t.Fatalf("at recovery.undone#2 r-chain is stored %s; want running (interrupted once its undos ran)", r.State)
 				}
 			}
+			f.start(0)
+			servesAgain(t, f, 0)
+			// The instance recovers its old life while it serves, once
+			// that life is found dead: the request is stored interrupted
+			// after its undos ran (docs/STATE.md), the last step of its
+			// recovery. Wait for that, not for the undos.
+			awaitStoredEnd(t, f.url, "r-chain")
 			if n := f.up.count("unbook g2"); n != 1 {
 				t.Errorf("the undo of the write that ended during the outage ran %d times; want once (the request interrupted)", n)
 			}
@@ -147,6 +169,26 @@ func awaitFrameEnded(t *testing.T, url, request, tool string) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the ended checkpoint of %s in %s was not written once the store came back", tool, request)
+		}
+	}
+}
+
+// awaitStoredEnd waits until request is stored in a state other than
+// running (a minute at most): its recovery stores it so last, once its
+// undos ran.
+func awaitStoredEnd(t *testing.T, url, request string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		st, err := postgres.Open(t.Context(), url, nil)
+		if err == nil {
+			r, err := st.GetRequest(t.Context(), request)
+			st.Close()
+			if err == nil && r.State != "running" {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s was still stored running a minute after the restart", request)
 		}
 	}
 }
