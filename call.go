@@ -462,7 +462,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			if rt.cutOffs.shared {
 				// A shared store's cut-off writes: looked for by the claim's
 				// own statement where the store can (look).
-				claim.CutOff = storeKey(cutID.scope, cutID.key())
+				claim.CutOff, claim.Root = storeKey(cutID.scope, cutID.key()), c.req.root.id
 			}
 		}
 		rec, claimed, err := rt.idem.Claim(ctx, claim)
@@ -471,6 +471,11 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 				res := rt.cutOffRefused(c, claim, skey, w)
 				rt.cutOffs.store.TakeCutOff(context.WithoutCancel(ctx), claim.CutOff, c.req.id, c.ID) // handed over to this call: answered now
 				return res, nil
+			}
+			if claim.InFlight && retryOf(c.req.root.id, c.req.root.started, claim.InFlightRoot, claim.InFlightAt) {
+				// An identical write still runs (its caller may have gone
+				// and no instance has noticed yet): not run a second time.
+				return rt.inFlightRefused(c, claim, skey), nil
 			}
 		}
 		if err != nil {

@@ -619,3 +619,26 @@ func (rt *Runtime) cutOffRefused(c *Call, claim *IdemClaim, skey string, w cutOf
 	rt.idem.Complete(skey, nil)
 	return res
 }
+
+// inFlightRefused answers c, a write without a key of its own whose claim
+// found an identical write of its owner still running on a live instance
+// (claim.InFlight: PostgreSQL's claim reads it; a retry sent through
+// another instance before the first noticed its caller gone, or through
+// this one): nothing runs. The write is refused, not waited for: its tool
+// may run for as long as its lease, and the answer the retry would wait
+// for is the cut-off one that its next retry gets anyway. c's claim is
+// released and its checkpoint ended, as cutOffRefused does.
+func (rt *Runtime) inFlightRefused(c *Call, claim *IdemClaim, skey string) *Result {
+	res := &Result{Status: StatusError, Error: &Error{Guard: "idempotency", Type: TypeInterrupted, Code: "still_running",
+		Message: fmt.Sprintf("The same call of %s, with these arguments, is still running (request %s, since %s UTC); nothing ran now, so that it does not run twice.",
+			c.Tool, claim.InFlightRequest, claim.InFlightAt.UTC().Format("15:04:05")),
+		Suggestion: "Wait for its answer. If it never reaches you, call again with the same arguments once it ended: a call cut off is answered as such, and the call after runs."}}
+	if claim.Checkpointed {
+		end := &c.records().ended
+		*end = *claim.Checkpoint
+		end.End(res, nil)
+		rt.opts.Checkpoints.Ended(&c.detached, end)
+	}
+	rt.idem.Complete(skey, nil)
+	return res
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Two `reach serve` on one PostgreSQL: a write without a key runs on
+// instance a (the gate holds it upstream; its caller has not gone, or a has
+// not noticed yet), and the identical call, a retry in a new request, is
+// sent through instance b. b refuses it (still_running, naming a's
+// request), and the tool ran once. Once a's write ended, the identical call
+// through b runs: the mark went with its claim. Before, b's claim saw
+// nothing (no cut-off row yet: a had not seen its caller go) and ran the
+// write a second time, as 3 of 20 retries sent at once did.
+func TestInFlight22RetryThroughAnotherWhileItRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	f, g := newGateFleet(t, "2s")
+	first := gateOn(t, f, g, 0, "first22", "pear")
+	retry := retryOn(t, f, 1, "retry22", "pear")
+	select {
+	case r := <-retry:
+		if errCode(r) != "still_running" || !strings.Contains(fmt.Sprint(r["error"]), "request first22") {
+			t.Fatalf("the identical call through b while a's runs: %v; want still_running, naming request first22", r)
+		}
+	case k := <-g.started:
+		close(g.gate(k))
+		t.Fatalf("the identical call through b ran %s a second time while a's still ran", k)
+	case <-time.After(time.Minute):
+		t.Fatal("the identical call through b was not answered")
+	}
+	if n := g.count("pear"); n != 1 {
+		t.Fatalf("the write ran %d times, want once", n)
+	}
+	close(g.gate("pear"))
+	if r := <-first; r["status"] != "success" {
+		t.Fatalf("a's write once the gate opened: %v; want success", r)
+	}
+	// a's write ended: its mark is gone, and the same call runs.
+	if r := callHTTP(t, f.base(1), "after22", "g", "gate__gate", `{"key":"pear"}`, ""); r["status"] != "success" {
+		t.Fatalf("the identical call through b once a's ended: %v; want it run", r)
+	}
+	if n := g.count("pear"); n != 2 {
+		t.Fatalf("the write ran %d times, want twice (a's, and the call after it ended)", n)
+	}
+}
