@@ -440,6 +440,9 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		cutID := cutOffID{skey[:len(skey)-len(c.key)], c.Tool, claim.Args}
 		if derived && rt.cutOffs.mayHave() {
 			if w, ok := rt.cutOffs.takeHere(cutID, c.req.root.id, c.req.root.started); ok {
+				if w.inFlight {
+					return inFlightRefusal(c.Tool, w.request, w.began), nil
+				}
 				if w.told {
 					// Another retry, told it now, answers for it.
 					return w.refusal(), nil
@@ -472,7 +475,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 				rt.cutOffs.store.TakeCutOff(context.WithoutCancel(ctx), claim.CutOff, c.req.id, c.ID) // handed over to this call: answered now
 				return res, nil
 			}
-			if claim.InFlight && retryOf(c.req.root.id, c.req.root.started, claim.InFlightRoot, claim.InFlightAt) {
+			if claim.InFlight && claim.InFlightRoot == c.req.root.id {
 				// An identical write still runs (its caller may have gone
 				// and no instance has noticed yet): not run a second time.
 				return rt.inFlightRefused(c, claim, skey), nil

@@ -9,8 +9,8 @@ import (
 
 // Two `reach serve` on one PostgreSQL: a write without a key runs on
 // instance a (the gate holds it upstream; its caller has not gone, or a has
-// not noticed yet), and the identical call, a retry in a new request, is
-// sent through instance b. b refuses it (still_running, naming a's
+// not noticed yet), and the identical call, its client's retry in the same
+// request, is sent through instance b. b refuses it (still_running, naming a's
 // request), and the tool ran once. Once a's write ended, the identical call
 // through b runs: the mark went with its claim. Before, b's claim saw
 // nothing (no cut-off row yet: a had not seen its caller go) and ran the
@@ -21,7 +21,8 @@ func TestInFlight22RetryThroughAnotherWhileItRuns(t *testing.T) {
 	}
 	f, g := newGateFleet(t, "2s")
 	first := gateOn(t, f, g, 0, "first22", "pear")
-	retry := retryOn(t, f, 1, "retry22", "pear")
+	// The same request's call again (its client's retry), through b.
+	retry := postCalls(f, 1, `{"request_id":"first22","tool_calls":[{"call_id":"g2","tool":"gate__gate","arguments":{"key":"pear"}}]}`)
 	select {
 	case r := <-retry:
 		if errCode(r) != "still_running" || !strings.Contains(fmt.Sprint(r["error"]), "request first22") {
@@ -41,7 +42,7 @@ func TestInFlight22RetryThroughAnotherWhileItRuns(t *testing.T) {
 		t.Fatalf("a's write once the gate opened: %v; want success", r)
 	}
 	// a's write ended: its mark is gone, and the same call runs.
-	if r := callHTTP(t, f.base(1), "after22", "g", "gate__gate", `{"key":"pear"}`, ""); r["status"] != "success" {
+	if r := callHTTP(t, f.base(1), "first22", "g3", "gate__gate", `{"key":"pear"}`, ""); r["status"] != "success" {
 		t.Fatalf("the identical call through b once a's ended: %v; want it run", r)
 	}
 	if n := g.count("pear"); n != 2 {

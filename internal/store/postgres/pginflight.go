@@ -5,8 +5,9 @@ func init() {
 -- A keyless write's claim (a key reach derived) keeps, while it runs, the
 -- key of its cut-off write (reach.CutOffStore: a digest of its owner,
 -- tool and arguments, never the arguments) and its root request: a claim
--- of an identical write by the same owner reads it, in its own statement,
--- and is refused while that write runs on a live instance. The mark goes
+-- of an identical write by the same owner in the same root request reads
+-- it, in its own statement, and is refused while that write runs on a
+-- live instance. The mark goes
 -- with the claim: completed or released when the write ends, settled by
 -- the recovery of a dead life, and a life judged dead (seen < 0) or
 -- forgotten (its row deleted) refuses nothing in between.
@@ -14,7 +15,8 @@ ALTER TABLE idempotency ADD COLUMN cut_key TEXT, ADD COLUMN cut_root TEXT NOT NU
 CREATE INDEX idempotency_in_flight ON idempotency (cut_key) WHERE state = 'claimed' AND cut_key IS NOT NULL;
 
 -- reach_claim, the claim marked with p_cut and p_root (NULL p_cut: no
--- mark), and with it the oldest other claim of p_cut held by a live life:
+-- mark), and with it the oldest other claim of p_cut in the root request
+-- p_root held by a live life:
 -- its root request, claim instant and request ('' and 0 for none).
 CREATE FUNCTION reach_claim_cut(p_key BYTEA, p_owner TEXT, p_args TEXT, p_request TEXT, p_frame TEXT, p_claimed BIGINT,
 	p_expires BIGINT, p_cut TEXT, p_root TEXT)
@@ -37,7 +39,7 @@ BEGIN
 			IF p_cut IS NOT NULL THEN
 				SELECT i.cut_root, i.claimed, i.request INTO f_root, f_at, f_request
 				FROM idempotency i JOIN instances n ON n.owner = i.owner AND n.seen >= 0
-				WHERE i.cut_key = p_cut AND i.state = 'claimed' AND i.key <> p_key
+				WHERE i.cut_key = p_cut AND i.cut_root = coalesce(p_root, '') AND i.state = 'claimed' AND i.key <> p_key
 				ORDER BY i.claimed LIMIT 1;
 				IF NOT FOUND THEN
 					f_root := ''; f_at := 0; f_request := '';
