@@ -440,6 +440,9 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		cutID := cutOffID{skey[:len(skey)-len(c.key)], c.Tool, claim.Args}
 		if derived && rt.cutOffs.mayHave() {
 			if w, ok := rt.cutOffs.takeHere(cutID, c.req.root.id, c.req.root.started); ok {
+				if w.inFlight {
+					return inFlightRefusal(c.Tool, w.request, w.began), nil
+				}
 				if w.told {
 					// Another retry, told it now, answers for it.
 					return w.refusal(), nil
@@ -462,7 +465,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			if rt.cutOffs.shared {
 				// A shared store's cut-off writes: looked for by the claim's
 				// own statement where the store can (look).
-				claim.CutOff = storeKey(cutID.scope, cutID.key())
+				claim.CutOff, claim.Root = storeKey(cutID.scope, cutID.key()), c.req.root.id
 			}
 		}
 		rec, claimed, err := rt.idem.Claim(ctx, claim)
@@ -471,6 +474,11 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 				res := rt.cutOffRefused(c, claim, skey, w)
 				rt.cutOffs.store.TakeCutOff(context.WithoutCancel(ctx), claim.CutOff, c.req.id, c.ID) // handed over to this call: answered now
 				return res, nil
+			}
+			if claim.InFlight && claim.InFlightRoot == c.req.root.id {
+				// An identical write still runs (its caller may have gone
+				// and no instance has noticed yet): not run a second time.
+				return rt.inFlightRefused(c, claim, skey), nil
 			}
 		}
 		if err != nil {

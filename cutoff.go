@@ -278,6 +278,7 @@ type cutOffWrite struct {
 	restart             bool   // a restart cut it off (else its caller went away)
 	stopped             string // the stop of its request that cut it off, if one did
 	running             bool   // its tool is still running (take): not noted yet
+	inFlight            bool   // its caller is still there (take): the retry is refused as still running
 	held                uint64 // the take of the retry that is being told it (takeHere), if not 0
 	told                bool   // another retry is being told it (take): this one is told too
 }
@@ -545,6 +546,16 @@ func (t *cutOffs) takeHereOnce(id cutOffID, root string, started time.Time) (cut
 				return cutOffWrite{}, false, r.early.done
 			}
 		}
+		// An identical write of the same root request still runs, its
+		// caller still there (or gone unnoticed yet): the retry is
+		// refused, and nothing runs twice. One of another root request
+		// (another agent of the principal) is not: both run, as they do
+		// when neither was cut off.
+		for i := range rs.len() {
+			if r := rs.at(i); !r.taken && r.ctx.Err() == nil && root != "" && r.root == root {
+				return cutOffWrite{owner: id.scope, tool: id.tool, root: r.root, began: r.began, request: r.request, call: r.call, inFlight: true}, true, nil
+			}
+		}
 	}
 	return cutOffWrite{}, false, nil
 }
@@ -618,4 +629,33 @@ func (rt *Runtime) cutOffRefused(c *Call, claim *IdemClaim, skey string, w cutOf
 	}
 	rt.idem.Complete(skey, nil)
 	return res
+}
+
+// inFlightRefused answers c, a write without a key of its own whose claim
+// found an identical write of its owner still running on a live instance
+// (claim.InFlight: PostgreSQL's claim reads it; a retry sent through
+// another instance before the first noticed its caller gone, or through
+// this one): nothing runs. The write is refused, not waited for: its tool
+// may run for as long as its lease, and the answer the retry would wait
+// for is the cut-off one that its next retry gets anyway. c's claim is
+// released and its checkpoint ended, as cutOffRefused does.
+func (rt *Runtime) inFlightRefused(c *Call, claim *IdemClaim, skey string) *Result {
+	res := inFlightRefusal(c.Tool, claim.InFlightRequest, claim.InFlightAt)
+	if claim.Checkpointed {
+		end := &c.records().ended
+		*end = *claim.Checkpoint
+		end.End(res, nil)
+		rt.opts.Checkpoints.Ended(&c.detached, end)
+	}
+	rt.idem.Complete(skey, nil)
+	return res
+}
+
+// inFlightRefusal is the answer to a write without a key of its own while
+// an identical one of its owner, request's call begun at began, still runs.
+func inFlightRefusal(tool, request string, began time.Time) *Result {
+	return &Result{Status: StatusError, Error: &Error{Guard: "idempotency", Type: TypeInterrupted, Code: "still_running",
+		Message: fmt.Sprintf("The same call of %s, with these arguments, is still running (request %s, since %s UTC); nothing ran now, so that it does not run twice.",
+			tool, request, began.UTC().Format("15:04:05")),
+		Suggestion: "Wait for its answer. If it never reaches you, call again with the same arguments once it ended: a call cut off is answered as such, and the call after runs."}}
 }

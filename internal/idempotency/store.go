@@ -56,6 +56,15 @@ type Claim struct {
 	// the claim. Set only when the claim is taken.
 	CutOff                 string
 	CutOffRead, CutOffLive bool
+	// Root is the call's root request, kept with CutOff while the claim is
+	// held where the store can. InFlight says that, when the claim was
+	// taken, an identical write (CutOff) held another claim on a live
+	// instance: of the root request InFlightRoot, claimed at InFlightAt,
+	// request InFlightRequest's call. Set only when the claim is taken.
+	Root                          string
+	InFlight                      bool
+	InFlightRoot, InFlightRequest string
+	InFlightAt                    time.Time
 }
 
 // MemoryStore is the Store in memory (a Memory), whose records expire

@@ -198,7 +198,7 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 	}()
 	for {
 		now := time.Now()
-		want := &IdemRecord{Key: c.Key, Owner: s.owner, Args: c.Args, Request: c.Request, Claimed: now, Expires: now.Add(lease), CutOff: c.CutOff}
+		want := &IdemRecord{Key: c.Key, Owner: s.owner, Args: c.Args, Request: c.Request, Claimed: now, Expires: now.Add(lease), CutOff: c.CutOff, CutRoot: c.Root}
 		if c.Checkpoint != nil && s.o.Checkpoint != nil {
 			want.Executing = s.o.Checkpoint(c.Checkpoint)
 		}
@@ -227,6 +227,7 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 		}
 		if claimed {
 			c.CutOffRead, c.CutOffLive = want.CutOffRead, want.CutOffLive
+			c.InFlight, c.InFlightRoot, c.InFlightRequest, c.InFlightAt = want.InFlight, want.InFlightRoot, want.InFlightRequest, want.InFlightAt
 			crashpoint.Reached("claimed")
 			if want.Executing != nil {
 				c.Checkpointed = true

@@ -236,6 +236,15 @@ type IdemRecord struct {
 	// that key was unexpired at Claimed, when the claim is taken.
 	CutOff                 string
 	CutOffRead, CutOffLive bool
+	// CutRoot is, with CutOff, the claim's root request: where the store
+	// can, the claim keeps CutOff and CutRoot while it is held (its write
+	// in flight), and a taken claim reads the oldest other claim of CutOff
+	// held by a live owner: InFlight, and its root request, claim instant
+	// and request.
+	CutRoot                       string
+	InFlight                      bool
+	InFlightRoot, InFlightRequest string
+	InFlightAt                    time.Time
 }
 
 // IdemRecords stores idempotency records. [NewIdempotency] builds a

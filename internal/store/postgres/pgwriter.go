@@ -261,9 +261,13 @@ func statements() []string {
 	// With the claim, whether the cut-off write $8 (reach.CutOffStore) is
 	// unexpired at the claim: the index lookup in this statement, not a
 	// round trip of the call's own ("" for none: not looked up).
+	// A claim with a cut-off key keeps it, and its root request ($10),
+	// while it is held, and reads the oldest other claim of it by a live
+	// owner: an identical keyless write in flight (reach_claim_cut).
 	q[sqlcore.StIdemClaim] = `SELECT o_claimed, o_owner, o_state, o_args, o_request, o_frame, o_result, o_at, o_expires,
-		CASE WHEN $8 = '' THEN false ELSE EXISTS (SELECT 1 FROM cut_offs WHERE key = $8 AND expires > $9) END
-	FROM reach_claim($1, $2, $3, $4, $5, $6, $7)`
+		CASE WHEN $8 = '' THEN false ELSE EXISTS (SELECT 1 FROM cut_offs WHERE key = $8 AND expires > $9) END,
+		o_fl_root, o_fl_at, o_fl_request
+	FROM reach_claim_cut($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), $10)`
 	q[sqlcore.StIdemGet] = "" // reach_claim returns the record that holds the key
 	q[sqlcore.StDeadTake] = `WITH t AS (UPDATE dead_letters SET state = $1, updated = $2, taker = $5, taken = $2 WHERE id = $3 AND state = $4
 		RETURNING ` + sqlcore.DeadColumns + `)

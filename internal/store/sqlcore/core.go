@@ -505,6 +505,7 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 	// unexpired at the claim ($8, $9): no round trip of its own.
 	var cargs []any
 	var cutLive, cutRead bool
+	var fl inFlight
 	read := func(rows Rows) error {
 		if !rows.Next() {
 			return nil
@@ -514,7 +515,8 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		var at, exp int64
 		var err error
 		if cargs != nil {
-			err = rows.Scan(&ok, &h.Owner, &h.State, &h.Args, &h.Request, &h.Frame, &h.Result, &at, &exp, &cutLive)
+			err = rows.Scan(&ok, &h.Owner, &h.State, &h.Args, &h.Request, &h.Frame, &h.Result, &at, &exp, &cutLive,
+				&fl.root, &fl.at, &fl.request)
 		} else {
 			err = rows.Scan(&ok, &h.Owner, &h.State, &h.Args, &h.Request, &h.Frame, &h.Result, &at, &exp)
 		}
@@ -530,11 +532,11 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		return nil
 	}
 	w.Run = func(b Batch, w *Write) {
-		w.Claimed, found, cutLive, cutRead = false, nil, false, false
+		w.Claimed, found, cutLive, cutRead, fl = false, nil, false, false, inFlight{}
 		if !b.Has(StIdemGet) {
 			// The claim answers with the record that holds the key.
 			if cargs == nil {
-				cargs = append(args[:len(args):len(args)], r.CutOff, args[5])
+				cargs = append(args[:len(args):len(args)], r.CutOff, args[5], r.CutRoot)
 			}
 			b.Query(w, StIdemClaim, cargs, read)
 			return
@@ -584,6 +586,7 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		} else if err = c.W.Do(noEnd, w); err == nil {
 			rec, claimed = found, w.Claimed
 			r.CutOffRead, r.CutOffLive = cutRead, cutLive
+			fl.set(r, claimed)
 		}
 	} else if err = ctx.Err(); err != nil {
 		// Not sent: a claim sent now could be taken, and hold the key,
@@ -595,17 +598,20 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		// decide, and must not write into results already returned.
 		var drec *store.IdemRecord
 		var dclaimed, dread, dlive bool
+		var dfl inFlight
 		if err = c.W.Decide(ctx, w, frameKey(r.Request, r.Frame), func(e error) {
-			drec, dclaimed, dread, dlive = found, w.Claimed && e == nil, cutRead, cutLive
+			drec, dclaimed, dread, dlive, dfl = found, w.Claimed && e == nil, cutRead, cutLive, fl
 		}); err == nil {
 			rec, claimed = drec, dclaimed
 			r.CutOffRead, r.CutOffLive = dread, dlive
+			dfl.set(r, claimed)
 		}
 	} else if err = c.W.Do(ctx, w); err == nil {
 		// Read only after the writer answered: on a context's end it may
 		// still be running the write.
 		rec, claimed = found, w.Claimed
 		r.CutOffRead, r.CutOffLive = cutRead, cutLive
+		fl.set(r, claimed)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", r.Key, err)
@@ -614,6 +620,21 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		return nil, false, fmt.Errorf("claiming idempotency key %q: no record was returned", r.Key)
 	}
 	return rec, claimed, nil
+}
+
+// inFlight is what a claim's statement read of another claim of its
+// cut-off write held by a live owner (PostgreSQL's): none if at is 0.
+type inFlight struct {
+	root, request string
+	at            int64
+}
+
+// set gives r what the claim read, if it took the key.
+func (f *inFlight) set(r *store.IdemRecord, claimed bool) {
+	if !claimed || f.at == 0 {
+		return
+	}
+	r.InFlight, r.InFlightRoot, r.InFlightRequest, r.InFlightAt = true, f.root, f.request, store.FromUnixNano(f.at)
 }
 
 // CompleteKey implements store.IdemRecords: durable when it returns.

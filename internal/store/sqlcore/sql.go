@@ -16,7 +16,7 @@ const (
 	StPutRequest Stmt = iota
 	StPutFrame
 	StUpdateFrame // an engine without it always writes with StPutFrame
-	StIdemClaim   // rows: claimed, owner, state, args, request, frame, result, claimed, expires, the cut-off write $8 unexpired at $9; or, where StIdemGet is, rows changed
+	StIdemClaim   // rows: claimed, owner, state, args, request, frame, result, claimed, expires, the cut-off write $8 unexpired at $9, and where the engine marks claims with it ($8 and the root request $10), the oldest other live claim of $8 (root, claimed, request); or, where StIdemGet is, rows changed
 	StIdemGet
 	StIdemComplete
 	StIdemRelease
