@@ -857,7 +857,7 @@ func checkOneGraph(t *testing.T, g *Gateway, turns, calls int) {
 		}
 		t.Fatalf("the run is in %d requests, want 1: %v", len(roots), ids)
 	}
-	nm, nt := 0, 0
+	nm, nt, unlinked := 0, 0, 0
 	for _, f := range roots[0].Frames() {
 		switch f.Kind {
 		case reach.ModelFrame:
@@ -866,11 +866,25 @@ func checkOneGraph(t *testing.T, g *Gateway, turns, calls int) {
 			nt++
 			if f.Parent == nil || f.Parent.Kind != reach.ModelFrame {
 				t.Errorf("tool call %s %s is not under a model turn", f.Name, f.Args)
+				unlinked++
 			}
 		}
 	}
 	if nm != turns || nt != calls {
 		t.Errorf("request %s has %d model turns and %d tool calls, want %d and %d", roots[0].ID(), nm, nt, turns, calls)
+	}
+	if unlinked > 0 || nm != turns || nt != calls {
+		// What a failure under load left, in the order the frames began:
+		// each frame's request, kind, state, parent and times.
+		for _, r := range g.rt.Requests() {
+			for _, f := range r.Frames() {
+				parent := "-"
+				if f.Parent != nil {
+					parent = fmt.Sprintf("%s %s", f.Parent.Kind, f.Parent.ID)
+				}
+				t.Logf("%s %s %s %s %v parent=%s %s", r.ID(), f.Kind, f.ID, f.Name, f.State(), parent, clip(string(f.Args), 60))
+			}
+		}
 	}
 }
 

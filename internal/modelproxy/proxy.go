@@ -593,6 +593,12 @@ type answer struct {
 	// passed on: the tool call a ReAct agent's model writes (textcalls.go).
 	wrote     func(text string)
 	calledAPI bool
+	// finished holds, while wrote is set, the choices of a stream read so
+	// far and whether each has ended (its finish_reason): the text is
+	// whole when all have, before the chunk that ends the last is passed
+	// on, and the client may run the call it writes then, before the
+	// stream's [DONE] reaches the proxy.
+	finished map[int]bool
 }
 
 // end is called just before the end of the answer is passed on: the whole
@@ -871,6 +877,9 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 				a.note(&c)
 				a.noteReasoning(d)
 				a.tools.add(d)
+				if a.wrote != nil && len(c.Error) == 0 && a.choicesEnded(c.Choices) {
+					a.wroteText() // the text is whole: recorded before the client has its end
+				}
 				ended = ended || len(c.Error) > 0 || slices.ContainsFunc(c.Choices, func(ch openai.Choice) bool { return ch.FinishReason != "" })
 				drop = dropUsage && c.Usage != nil && len(c.Choices) == 0 // the usage chunk reach asked for
 			} else {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/openai"
 )
 
 // Tool calls written into a model's text. Some agents (KaibanJS's, the
@@ -180,4 +181,33 @@ func (a *answer) wroteText() {
 		a.wrote = nil
 		f(a.text.String())
 	}
+}
+
+// choicesEnded notes the choices of a stream's chunk, and reports whether
+// the chunk ended one and every choice read so far has ended: the answer's
+// text is whole, and its client may act on it.
+func (a *answer) choicesEnded(chs []openai.Choice) bool {
+	if len(chs) == 0 {
+		return false
+	}
+	if a.finished == nil {
+		a.finished = map[int]bool{}
+	}
+	ends := false
+	for _, ch := range chs {
+		if ch.FinishReason != "" {
+			a.finished[ch.Index], ends = true, true
+		} else if !a.finished[ch.Index] {
+			a.finished[ch.Index] = false
+		}
+	}
+	if !ends {
+		return false
+	}
+	for _, done := range a.finished {
+		if !done {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package modelproxy
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/openai"
 )
 
 // TestTextAction: the tool call a model writes into its text is read when
@@ -189,6 +191,113 @@ func TestTextActionLinks(t *testing.T) {
 			t.Errorf("a history holding the block both wrote continued %s", got)
 		}
 	})
+}
+
+// heldDone is a chat completions endpoint that streams text in one chunk,
+// then the choice's finish_reason, and holds the stream's [DONE] until
+// release is closed: a client reads the whole answer before the proxy has
+// read the stream's end.
+type heldDone struct {
+	text    string
+	release chan struct{}
+}
+
+func (h *heldDone) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, c := range []map[string]any{
+		{"index": 0, "delta": map[string]any{"role": "assistant", "content": h.text}, "finish_reason": nil},
+		{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"},
+	} {
+		d, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": []any{c}})
+		fmt.Fprintf(w, "data: %s\n\n", d)
+	}
+	w.(http.Flusher).Flush()
+	select {
+	case <-h.release:
+	case <-r.Context().Done():
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// TestTextActionLinksAtFinish: a tool call a model wrote into a streamed
+// answer links the MCP call of it as soon as the client has read the
+// choice's finish_reason, before the stream's [DONE] has reached the proxy:
+// a client runs the call the text names once the choice is over, and its
+// MCP call may come before the proxy reads the rest of the stream (under
+// load it did, and linked to no turn). The endpoint here holds [DONE]
+// until the call has been matched, so the order is fixed.
+func TestTextActionLinksAtFinish(t *testing.T) {
+	block := `{"thought":"I look it up.","action":"up__lookup","actionInput":{"q":"refund policy"}}`
+	up := &heldDone{text: block, release: make(chan struct{})}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(up.release)
+		}
+	}
+	defer release()
+	srv, rt, choices := newResponsesProxy(t, up, nil)
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"system","content":"Answer in JSON."},{"role":"user","content":"refunds?"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("chat turn: %s", resp.Status)
+	}
+	req := resp.Header.Get(link.HeaderRequest)
+	sc := bufio.NewScanner(resp.Body)
+	finished := false
+	for !finished && sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, "[DONE]") {
+			t.Fatal("the proxy passed on [DONE] the endpoint holds")
+		}
+		finished = strings.HasPrefix(line, "data:") && strings.Contains(line, `"finish_reason":"stop"`)
+	}
+	if !finished {
+		t.Fatalf("the stream ended before the choice's finish_reason: %v", sc.Err())
+	}
+	// The client has the whole choice; the proxy has not read [DONE].
+	turns := modelTurns(rt, req)
+	if len(turns) != 1 {
+		t.Fatalf("request %s has %d turns", req, len(turns))
+	}
+	if f, _ := choices.Match("up__lookup", []byte(`{"q":"refund policy"}`), nil, ""); f != turns[0] {
+		t.Errorf("the MCP call of the block the client has read links to %v, want the turn that wrote it", f)
+	}
+	release()
+	rest := ""
+	for sc.Scan() {
+		rest += sc.Text() + "\n"
+	}
+	if !strings.Contains(rest, "data: [DONE]") {
+		t.Errorf("the rest of the stream: %q, want [DONE]", rest)
+	}
+}
+
+// TestChoicesEnded: a stream's text is whole when the chunk read ends a
+// choice and every choice read so far has ended; not when one of several
+// ends first, nor on a chunk that ends none.
+func TestChoicesEnded(t *testing.T) {
+	var a answer
+	for i, step := range []struct {
+		chunk []openai.Choice
+		want  bool
+	}{
+		{[]openai.Choice{{Index: 0}, {Index: 1}}, false},
+		{[]openai.Choice{{Index: 0, FinishReason: "stop"}}, false},
+		{[]openai.Choice{{Index: 1}}, false},
+		{nil, false},
+		{[]openai.Choice{{Index: 1, FinishReason: "length"}}, true},
+		{[]openai.Choice{{Index: 0}}, false}, // a chunk of an ended choice ends nothing
+	} {
+		if got := a.choicesEnded(step.chunk); got != step.want {
+			t.Errorf("chunk %d %+v: %v, want %v", i, step.chunk, got, step.want)
+		}
+	}
 }
 
 // BenchmarkHistoryIDs: what reading the tool calls an assistant's texts

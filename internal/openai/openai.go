@@ -105,6 +105,7 @@ type Completion struct {
 
 // Choice is one choice of a Completion.
 type Choice struct {
+	Index   int      `json:"index"` // which of the answer's choices (n) it is
 	Message *Message `json:"message"`
 	Delta   *Message `json:"delta"`
 	// FinishReason says why a choice ended (stop, length, tool_calls, ...):
