@@ -1381,17 +1381,26 @@ func (u *upstream) exited(tr mcp.Transport) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "its command %s exited (%s)", strconv.QuoteToASCII(ClipText(u.cfg.Command[0], 256, "")), st)
+	fmt.Fprintf(&b, "its command %s exited (%s)", u.quoted(u.cfg.Command[0], 256), st)
 	if ll, ok := ct.cmd.Stderr.(*lineLogger); ok {
 		if tail := ll.tail(); len(tail) > 0 {
 			for i, l := range tail {
-				tail[i] = strconv.QuoteToASCII(l)
+				tail[i] = u.quoted(l, stderrTailLine)
 			}
 			fmt.Fprintf(&b, "; the last lines of its stderr: %s", strings.Join(tail, " "))
 		}
 	}
 	b.WriteString("; run the upstream's command by hand to see why it stops, then fix its command, args, env or dir in the configuration")
 	return u.p.redactor.RedactString(b.String())
+}
+
+// quoted returns s, its secrets masked, cut to max bytes, quoted in ASCII
+// (strconv.QuoteToASCII) to be shown in a status or a log. It masks first:
+// quoted, a secret with a rune past U+FFFF is spelled with Go's \U escape,
+// and a secret cut at the end of s is followed by the closing quote,
+// neither of which the masking reads.
+func (u *upstream) quoted(s string, max int) string {
+	return strconv.QuoteToASCII(ClipText(u.p.redactor.RedactString(s), max, ""))
 }
 
 // lineLogger logs what a stdio upstream writes to stderr, a line at a time
