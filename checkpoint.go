@@ -69,7 +69,8 @@ type callRecords struct {
 	// moved claims again the entities the call writes, once its tool ran
 	// (withSharedEntities), before its end is recorded: a kill before it
 	// leaves the checkpoint open, whose recovery moves them on instead
-	// (Runtime.MoveWrittenEntities).
+	// (Runtime.MoveWrittenEntities). withSharedEntities runs it itself,
+	// inside this stage; the checkpoint stage runs it if it did not.
 	moved *entityMove
 }
 

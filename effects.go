@@ -466,12 +466,13 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 			return nil, rt.entityStoreError(ctx, c, err)
 		}
 	}
-	// After the tool ran, its entities are claimed again: on a
-	// checkpointed call before its end is recorded (the checkpoint stage
-	// runs m), so that a kill before this claim leaves its checkpoint
-	// open, and the recovery of the dead life moves them on instead
-	// (MoveWrittenEntities); a read another instance made while it ran is
-	// then stale all the same.
+	// After the tool ran, its entities are claimed again (m.run, just
+	// below): on a checkpointed call before its end is recorded, as this
+	// stage (12) runs inside the checkpoint stage (10), which runs m too
+	// should it come back without having run it; so a kill before this
+	// claim leaves its checkpoint open, and the recovery of the dead life
+	// moves them on instead (MoveWrittenEntities): a read another
+	// instance made while it ran is then stale all the same.
 	m := &entityMove{rt: rt, c: c, es: es, ctx: ctx, writes: writes, claimed: claimed, keep: keep, release: release}
 	if rt.opts.Checkpoints != nil && rt.checkpointed(c.tool) {
 		c.records().moved = m

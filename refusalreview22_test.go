@@ -3,6 +3,7 @@ package reach_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 
@@ -129,5 +130,64 @@ func TestRefusedInARowContinueLetThrough(t *testing.T) {
 		if stopped, want := req.StopCause() != nil, i == 8; stopped != want {
 			t.Fatalf("after refusal %d since the message, stopped %v, want %v", i, stopped, want)
 		}
+	}
+}
+
+// failingResetCounter is a shared counter whose ResetRefused fails (the
+// store unreachable for that moment); a nil err makes it succeed.
+type failingResetCounter struct {
+	admittingCounter
+	err error
+}
+
+func (f *failingResetCounter) ResetRefused(ctx context.Context, id string) error {
+	if f.err != nil {
+		return f.err
+	}
+	return f.admittingCounter.ResetRefused(ctx, id)
+}
+
+// noteOnlyCounter is a shared counter with no ResetRefused.
+type noteOnlyCounter struct{ c *admittingCounter }
+
+func (n noteOnlyCounter) NoteRefused(ctx context.Context, id string, reset bool) (int64, error) {
+	return n.c.NoteRefused(ctx, id, reset)
+}
+
+func (n noteOnlyCounter) admission(next reach.Handler) reach.Handler { return n.c.admission(next) }
+
+// A hand-off let through on a shared counter that cannot set the count
+// back (its ResetRefused failed, or it has none) sets it back at the next
+// refusal, as an unshared counter does: seven refusals, the hand-off, and
+// the request stops at the eighth refusal after it. Before, the step was
+// lost and the first refusal after it stopped the request.
+func TestRefusedInARowSharedResetFails(t *testing.T) {
+	for name, ctr := range map[string]interface {
+		reach.RefusalCounter
+		admission(reach.Handler) reach.Handler
+	}{
+		"reset fails": &failingResetCounter{admittingCounter: admittingCounter{n: map[string]int64{}}, err: errors.New("the store is unreachable")},
+		"no reset":    noteOnlyCounter{&admittingCounter{n: map[string]int64{}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rt, _ := streakRuntime(t, &reach.Options{RefusalCounter: ctr, RefusalsShared: true, Middleware: []reach.Middleware{ctr.admission}})
+			ctx, req := begin(t, rt, &reach.RequestOptions{Principal: "alice", Agent: "planner"})
+			for range 7 {
+				call(rt, ctx, "wipe", `{}`)
+			}
+			_, sub, err := rt.Delegate(ctx, &reach.Delegation{Agent: "executor", Task: "do it"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sub.End()
+			for i := 1; i <= 8; i++ {
+				if res := call(rt, ctx, "wipe", `{}`); res.Status != reach.StatusRefused {
+					t.Fatalf("refusal %d: %+v", i, res)
+				}
+				if stopped, want := req.StopCause() != nil, i == 8; stopped != want {
+					t.Fatalf("after refusal %d since the hand-off, stopped %v, want %v", i, stopped, want)
+				}
+			}
+		})
 	}
 }

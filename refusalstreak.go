@@ -101,15 +101,17 @@ func (rt *Runtime) noteRefusals(c *Call, st State, e *Error) string {
 // was let through; admitted says the call was admitted (its Middleware
 // ran: on a shared counter, the admission's debit set the shared count
 // back). On the path of every call let through: two atomic loads when
-// nothing was refused. On a shared counter (Options.RefusalsShared), a
-// step no admission debited (a hand-off, a call answered from its
+// nothing was refused, but for the step below. On a shared counter
+// (Options.RefusalsShared), a step no admission debited (a hand-off, a call answered from its
 // idempotency record) sets the shared count back itself: the runtime
 // cannot know whether it is zero (another runtime may have counted
 // refusals), so it asks the counter to set it back if it is not
-// (RefusalResetter; one statement that writes nothing when it is zero).
-// Deferring it to this runtime's next refusal, as an unshared counter
-// does, would let another runtime's refusals meanwhile count on the run
-// before the step and stop the request early.
+// (RefusalResetter; one statement that writes nothing when it is zero: a
+// store round trip on the path of such a step). Deferring it to this
+// runtime's next refusal, as an unshared counter does, would let another
+// runtime's refusals meanwhile count on the run before the step and stop
+// the request early; it is deferred so only when the counter cannot set
+// it back (no RefusalResetter, or the store failed).
 func (rt *Runtime) letThrough(ctx context.Context, r *Request, admitted bool) {
 	if r.refusedInARow.Load() != 0 {
 		r.refusedInARow.Store(0)
@@ -122,13 +124,21 @@ func (rt *Runtime) letThrough(ctx context.Context, r *Request, admitted bool) {
 			r.letThrough.Store(true)
 		}
 	case !admitted:
-		if rs, ok := ctr.(RefusalResetter); ok {
+		rs, ok := ctr.(RefusalResetter)
+		if ok {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			err := rs.ResetRefused(cctx, r.id)
 			cancel()
-			if err != nil {
-				rt.log.Warn("refusals in a row: the shared count could not be set back", "request", r.id, "err", err)
+			if err == nil {
+				return
 			}
+			rt.log.Warn("refusals in a row: the shared count could not be set back; it is at this runtime's next refusal", "request", r.id, "err", err)
+		}
+		// A counter that cannot set the count back on its own (or failed
+		// to) sets it back at this runtime's next refusal (NoteRefused's
+		// reset), as an unshared one does: late, but the step is not lost.
+		if !r.letThrough.Load() {
+			r.letThrough.Store(true)
 		}
 	}
 }

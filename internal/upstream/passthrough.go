@@ -9,7 +9,6 @@ import (
 	"maps"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -128,7 +127,7 @@ func (u *upstream) mirror(ctx context.Context) {
 			now.resources = map[string]*mcp.Resource{}
 			for _, r := range rs {
 				if why := unshownText(u, r.URI, r.Name, url.Parse); why != "" {
-					u.log.Warn("resource skipped: "+why, "uri", ClipText(strconv.QuoteToASCII(r.URI), 256, ""), "name", ClipText(strconv.QuoteToASCII(r.Name), 256, ""))
+					u.log.Warn("resource skipped: "+why, "uri", u.quoted(r.URI, 256), "name", u.quoted(r.Name, 256))
 					continue
 				}
 				now.resources[r.URI] = masked(r, p.redactor.Values)
@@ -144,7 +143,7 @@ func (u *upstream) mirror(ctx context.Context) {
 			now.templates = map[string]*mcp.ResourceTemplate{}
 			for _, t := range ts {
 				if why := unshownText(u, t.URITemplate, t.Name, uritemplate.New); why != "" {
-					u.log.Warn("resource template skipped: "+why, "uri_template", ClipText(strconv.QuoteToASCII(t.URITemplate), 256, ""), "name", ClipText(strconv.QuoteToASCII(t.Name), 256, ""))
+					u.log.Warn("resource template skipped: "+why, "uri_template", u.quoted(t.URITemplate, 256), "name", u.quoted(t.Name, 256))
 					continue
 				}
 				now.templates[t.URITemplate] = masked(t, p.redactor.Values)

@@ -135,3 +135,60 @@ func TestFailedListingShownAndRetried(t *testing.T) {
 		return st.Connected && st.Tools > 0 && st.Error == ""
 	})
 }
+
+// A listing that fails while a retry of a failed one is pending (a
+// list_changed, a redial) schedules no retry of its own: each did, and
+// each failing retry another, so that the retries multiplied for as long
+// as the listing failed, and went on after it went through. Eight
+// announcements while it fails, then a listing through: no retry left.
+func TestFailedListingOneRetryPending(t *testing.T) {
+	defer func(f, m, c time.Duration) { listRetryFirst, listRetryMax, coalescePace = f, m, c }(listRetryFirst, listRetryMax, coalescePace)
+	listRetryFirst, listRetryMax, coalescePace = 10*time.Millisecond, 40*time.Millisecond, time.Millisecond
+	var failing atomic.Bool
+	failing.Store(true)
+	var lists atomic.Int32
+	s := echoServer()
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				lists.Add(1)
+				if failing.Load() {
+					return nil, errors.New("the tool registry is warming up")
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	p := newPool(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL}}})
+	waitUntil(t, "the listing's failure in the status", func() bool {
+		st := p.Statuses()[0]
+		return st.Connected && strings.Contains(st.Error, "listing its tools failed")
+	})
+	u := p.ups[0]
+	for range 8 {
+		n := lists.Load()
+		u.toolsChanged()
+		waitUntil(t, "the announced listing", func() bool { return lists.Load() > n })
+	}
+	failing.Store(false)
+	waitUntil(t, "a listing through", func() bool {
+		st := p.Statuses()[0]
+		return st.Connected && st.Tools > 0 && st.Error == ""
+	})
+	after := lists.Load()
+	// Not a bound on speed: every retry pending at the listing that went
+	// through is due by then, and with one pending at most (stopped by
+	// that listing) none is left, however late it comes.
+	time.Sleep(5 * listRetryMax)
+	if got := lists.Load() - after; got > 1 {
+		t.Errorf("after the listing went through, %d more tools/list calls: retries of the failed listings left pending", got)
+	}
+	u.mu.Lock()
+	pending := u.listRetry != nil
+	u.mu.Unlock()
+	if pending {
+		t.Error("a retry of a failed listing still pending after a listing went through")
+	}
+}

@@ -76,3 +76,24 @@ func TestStdioExitAtStartSaysWhy(t *testing.T) {
 		t.Errorf("status error %q: a secret, or more than the last lines of stderr", st.Error)
 	}
 }
+
+// The last lines of stderr are masked before they are quoted: quoted
+// first, a secret with a character outside the Basic Multilingual Plane
+// was spelled with Go's \U escape, which the masking does not read, and
+// reached the status (/healthz, the banner, the logs) whole.
+func TestStdioExitAtStartMasksBeforeQuoting(t *testing.T) {
+	const secret = "sk-\U0001F511-SECRET1234"
+	red, err := redact.New(&redact.Options{Secrets: []string{secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `echo "fatal: the key ` + secret + ` is refused" >&2; exit 3`
+	p := newPoolMasking(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", Command: []string{"sh", "-c", script}}}}, red)
+	st := p.Statuses()[0]
+	if !strings.Contains(st.Error, "fatal: the key") || !strings.Contains(st.Error, "exit status 3") {
+		t.Fatalf("status error %q; want the exit and the line of stderr", st.Error)
+	}
+	if strings.Contains(st.Error, "SECRET") {
+		t.Errorf("status error %q: the secret, quoted", st.Error)
+	}
+}

@@ -53,6 +53,11 @@ type upstream struct {
 	// listing is tried again after the next failure (1 s, doubling to 30 s).
 	listErr  error
 	listWait time.Duration
+
+	// listRetry is the one pending retry of a failed listing, nil when
+	// none is: a failure while one is pending schedules no other.
+	listRetry *time.Timer
+
 	orig     map[string]*mcp.Tool // exposed name -> the upstream's definition
 	gone     map[string]bool      // exposed names the upstream no longer lists
 	oversize map[string]bool      // exposed names whose definition was cut (see MaxToolDescription), warned once
@@ -981,22 +986,31 @@ func (u *upstream) refresh() {
 	if err != nil {
 		u.mu.Lock()
 		u.listErr = err
-		u.listWait = min(max(2*u.listWait, time.Second), 30*time.Second)
+		u.listWait = min(max(2*u.listWait, listRetryFirst), listRetryMax)
 		wait := u.listWait
-		u.mu.Unlock()
-		u.log.Warn("re-listing tools failed; trying again", "err", err, "in", wait)
 		// Until a listing goes through, the upstream's tools (those of a
 		// new session above all, which may be none yet) are not what it
-		// serves: list it again, as a lost session is dialled again.
-		time.AfterFunc(wait, func() {
-			if u.p.life.Err() == nil {
-				u.toolsChanged()
-			}
-		})
+		// serves: list it again, as a lost session is dialled again. One
+		// retry pending at a time: a listing that failed while one was
+		// pending (a list_changed, a redial) scheduled a retry of its
+		// own, each failing retry another, the retries then multiplying.
+		if u.listRetry == nil && !u.closed {
+			u.listRetry = time.AfterFunc(wait, func() {
+				u.mu.Lock()
+				u.listRetry = nil
+				u.mu.Unlock()
+				if u.p.life.Err() == nil {
+					u.toolsChanged()
+				}
+			})
+		}
+		u.mu.Unlock()
+		u.log.Warn("re-listing tools failed; trying again", "err", err, "in", wait)
 		return
 	}
 	u.mu.Lock()
 	u.listErr, u.listWait = nil, 0
+	u.stopListRetryLocked()
 	u.setToolsLocked(tools)
 	gone := make([]string, 0, len(u.gone))
 	for name := range u.gone {
@@ -1313,9 +1327,23 @@ func (u *upstream) relayed(cs *mcp.ClientSession, method string, params json.Raw
 	return false
 }
 
+// listRetryFirst and listRetryMax bound the wait before a failed listing
+// is tried again: the first, doubling to the most (variables for tests).
+var listRetryFirst, listRetryMax = time.Second, 30 * time.Second
+
+// stopListRetryLocked stops the pending retry of a failed listing, if any;
+// u.mu is held.
+func (u *upstream) stopListRetryLocked() {
+	if u.listRetry != nil {
+		u.listRetry.Stop()
+		u.listRetry = nil
+	}
+}
+
 func (u *upstream) close() error {
 	u.mu.Lock()
 	u.closed = true
+	u.stopListRetryLocked()
 	cs := u.cs
 	u.cs = nil
 	u.mu.Unlock()
@@ -1353,17 +1381,26 @@ func (u *upstream) exited(tr mcp.Transport) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "its command %s exited (%s)", strconv.QuoteToASCII(ClipText(u.cfg.Command[0], 256, "")), st)
+	fmt.Fprintf(&b, "its command %s exited (%s)", u.quoted(u.cfg.Command[0], 256), st)
 	if ll, ok := ct.cmd.Stderr.(*lineLogger); ok {
 		if tail := ll.tail(); len(tail) > 0 {
 			for i, l := range tail {
-				tail[i] = strconv.QuoteToASCII(l)
+				tail[i] = u.quoted(l, stderrTailLine)
 			}
 			fmt.Fprintf(&b, "; the last lines of its stderr: %s", strings.Join(tail, " "))
 		}
 	}
 	b.WriteString("; run the upstream's command by hand to see why it stops, then fix its command, args, env or dir in the configuration")
 	return u.p.redactor.RedactString(b.String())
+}
+
+// quoted returns s, its secrets masked, cut to max bytes, quoted in ASCII
+// (strconv.QuoteToASCII) to be shown in a status or a log. It masks first:
+// quoted, a secret with a rune past U+FFFF is spelled with Go's \U escape,
+// and a secret cut at the end of s is followed by the closing quote,
+// neither of which the masking reads.
+func (u *upstream) quoted(s string, max int) string {
+	return strconv.QuoteToASCII(ClipText(u.p.redactor.RedactString(s), max, ""))
 }
 
 // lineLogger logs what a stdio upstream writes to stderr, a line at a time
