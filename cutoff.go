@@ -620,7 +620,13 @@ func derivedKey(key, root, call string) bool {
 // claim, ends as the refusal (nothing ran; recovery must not take it for
 // a write cut off), and the key is let go.
 func (rt *Runtime) cutOffRefused(c *Call, claim *IdemClaim, skey string, w cutOffWrite) *Result {
-	res := w.refusal()
+	return rt.refuseClaimed(c, claim, skey, w.refusal())
+}
+
+// refuseClaimed answers c with res, a refusal made after its claim: its
+// "executing" checkpoint, if durable with the claim, ends as res, and its
+// key skey is let go.
+func (rt *Runtime) refuseClaimed(c *Call, claim *IdemClaim, skey string, res *Result) *Result {
 	if claim.Checkpointed {
 		end := &c.records().ended
 		*end = *claim.Checkpoint
@@ -638,17 +644,9 @@ func (rt *Runtime) cutOffRefused(c *Call, claim *IdemClaim, skey string, w cutOf
 // this one): nothing runs. The write is refused, not waited for: its tool
 // may run for as long as its lease, and the answer the retry would wait
 // for is the cut-off one that its next retry gets anyway. c's claim is
-// released and its checkpoint ended, as cutOffRefused does.
+// released and its checkpoint ended (refuseClaimed), as cutOffRefused's.
 func (rt *Runtime) inFlightRefused(c *Call, claim *IdemClaim, skey string) *Result {
-	res := inFlightRefusal(c.Tool, claim.InFlightRequest, claim.InFlightAt)
-	if claim.Checkpointed {
-		end := &c.records().ended
-		*end = *claim.Checkpoint
-		end.End(res, nil)
-		rt.opts.Checkpoints.Ended(&c.detached, end)
-	}
-	rt.idem.Complete(skey, nil)
-	return res
+	return rt.refuseClaimed(c, claim, skey, inFlightRefusal(c.Tool, claim.InFlightRequest, claim.InFlightAt))
 }
 
 // inFlightRefusal is the answer to a write without a key of its own while
