@@ -190,3 +190,29 @@ func TestRefusedInARowHandOffs(t *testing.T) {
 		}
 	}
 }
+
+// A call let through sets the count back in the next life too: seven
+// refusals, a call let through, the request ended (a graceful restart),
+// and the request begun again by its id is not stopped at its first
+// refusal (the store still held seven, the let-through known to the
+// ended life alone), nor before its eighth in a row.
+func TestRefusedInARowLetThroughBeforeRestart(t *testing.T) {
+	st := store.NewMemory()
+	rt, _ := streakRuntime(t, &reach.Options{RefusalCounter: st})
+	ctx, req := begin(t, rt, &reach.RequestOptions{ID: "r-let-end", Principal: "alice"})
+	for i := 1; i <= 7; i++ {
+		call(rt, ctx, "wipe", `{}`)
+	}
+	if res := call(rt, ctx, "lookup", `{"q":"a"}`); res.Status != reach.StatusSuccess {
+		t.Fatalf("the lookup: %+v", res)
+	}
+	req.End()
+	rt, _ = streakRuntime(t, &reach.Options{RefusalCounter: st})
+	ctx, req = begin(t, rt, &reach.RequestOptions{ID: "r-let-end", Principal: "alice"})
+	for i := 1; i <= 8; i++ {
+		call(rt, ctx, "wipe", `{}`)
+		if stopped, want := req.StopCause() != nil, i == 8; stopped != want {
+			t.Fatalf("refusal %d after the restart: stopped %v, want %v", i, stopped, want)
+		}
+	}
+}
