@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // The count is the request's on Options.RefusalCounter: two runtimes that
@@ -195,24 +196,36 @@ func TestRefusedInARowHandOffs(t *testing.T) {
 // refusals, a call let through, the request ended (a graceful restart),
 // and the request begun again by its id is not stopped at its first
 // refusal (the store still held seven, the let-through known to the
-// ended life alone), nor before its eighth in a row.
+// ended life alone), nor before its eighth in a row. On the memory store
+// and on SQLite, the data folder's.
 func TestRefusedInARowLetThroughBeforeRestart(t *testing.T) {
-	st := store.NewMemory()
-	rt, _ := streakRuntime(t, &reach.Options{RefusalCounter: st})
-	ctx, req := begin(t, rt, &reach.RequestOptions{ID: "r-let-end", Principal: "alice"})
-	for i := 1; i <= 7; i++ {
-		call(rt, ctx, "wipe", `{}`)
+	sq, err := sqlite.Open(t.Context(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if res := call(rt, ctx, "lookup", `{"q":"a"}`); res.Status != reach.StatusSuccess {
-		t.Fatalf("the lookup: %+v", res)
-	}
-	req.End()
-	rt, _ = streakRuntime(t, &reach.Options{RefusalCounter: st})
-	ctx, req = begin(t, rt, &reach.RequestOptions{ID: "r-let-end", Principal: "alice"})
-	for i := 1; i <= 8; i++ {
-		call(rt, ctx, "wipe", `{}`)
-		if stopped, want := req.StopCause() != nil, i == 8; stopped != want {
-			t.Fatalf("refusal %d after the restart: stopped %v, want %v", i, stopped, want)
-		}
+	t.Cleanup(func() { sq.Close() })
+	for _, st := range []struct {
+		name string
+		ctr  reach.RefusalCounter
+	}{{"memory", store.NewMemory()}, {"sqlite", sq}} {
+		t.Run(st.name, func(t *testing.T) {
+			rt, _ := streakRuntime(t, &reach.Options{RefusalCounter: st.ctr})
+			ctx, req := begin(t, rt, &reach.RequestOptions{ID: "r-let-end", Principal: "alice"})
+			for i := 1; i <= 7; i++ {
+				call(rt, ctx, "wipe", `{}`)
+			}
+			if res := call(rt, ctx, "lookup", `{"q":"a"}`); res.Status != reach.StatusSuccess {
+				t.Fatalf("the lookup: %+v", res)
+			}
+			req.End()
+			rt, _ = streakRuntime(t, &reach.Options{RefusalCounter: st.ctr})
+			ctx, req = begin(t, rt, &reach.RequestOptions{ID: "r-let-end", Principal: "alice"})
+			for i := 1; i <= 8; i++ {
+				call(rt, ctx, "wipe", `{}`)
+				if stopped, want := req.StopCause() != nil, i == 8; stopped != want {
+					t.Fatalf("refusal %d after the restart: stopped %v, want %v", i, stopped, want)
+				}
+			}
+		})
 	}
 }
