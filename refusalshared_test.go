@@ -229,3 +229,43 @@ func TestRefusedInARowLetThroughBeforeRestart(t *testing.T) {
 		})
 	}
 }
+
+// resetCounter counts what ResetRefused is asked.
+type resetCounter struct {
+	mu     sync.Mutex
+	resets int
+	store.Memory
+}
+
+func (c *resetCounter) ResetRefused(ctx context.Context, id string) error {
+	c.mu.Lock()
+	c.resets++
+	c.mu.Unlock()
+	return c.Memory.ResetRefused(ctx, id)
+}
+
+// The end of a request asks the counter nothing where it holds no count
+// to set back: a request whose id was made for it and that was never
+// refused, and any request when the rule is off. One a client named, with
+// a call let through, asks it once.
+func TestRefusedInARowEndAsksOnlyWhenCounted(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		rule  int
+		id    string
+		wants int
+	}{{"fresh", 0, "", 0}, {"rule off", -1, "r-off", 0}, {"named", 0, "r-named", 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &resetCounter{Memory: *store.NewMemory()}
+			rt, _ := streakRuntime(t, &reach.Options{RefusalCounter: c, RefusedInARow: tc.rule})
+			ctx, req := begin(t, rt, &reach.RequestOptions{ID: tc.id, Principal: "alice"})
+			if res := call(rt, ctx, "lookup", `{"q":"a"}`); res.Status != reach.StatusSuccess {
+				t.Fatalf("the lookup: %+v", res)
+			}
+			req.End()
+			if c.resets != tc.wants {
+				t.Errorf("ResetRefused asked %d times at the end, want %d", c.resets, tc.wants)
+			}
+		})
+	}
+}

@@ -150,9 +150,10 @@ func (rt *Runtime) letThrough(ctx context.Context, r *Request, admitted bool) {
 // restart, on the store that kept the count) would otherwise count on
 // from the run that step ended, and be stopped short of its limit. Asked
 // only where the store may hold a count: this runtime counted a refusal of
-// r there, or a client named r's id (an earlier life may have).
+// r there, or a client named r's id (an earlier life may have); never with
+// the rule off, which counts nothing.
 func (rt *Runtime) settleRefusals(r *Request) {
-	if !r.letThrough.Load() || r.fresh && !r.counted.Load() {
+	if !r.letThrough.Load() || r.fresh && !r.counted.Load() || rt.refusedInARow() == 0 {
 		return
 	}
 	rs, ok := rt.opts.RefusalCounter.(RefusalResetter)
