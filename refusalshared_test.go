@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // The count is the request's on Options.RefusalCounter: two runtimes that
@@ -188,5 +189,83 @@ func TestRefusedInARowHandOffs(t *testing.T) {
 		if i == 8 && (err == nil || !strings.Contains(err.Error(), streakText)) {
 			t.Errorf("the eighth refused hand-off: %v, want the stop's text", err)
 		}
+	}
+}
+
+// A call let through sets the count back in the next life too: seven
+// refusals, a call let through, the request ended (a graceful restart),
+// and the request begun again by its id is not stopped at its first
+// refusal (the store still held seven, the let-through known to the
+// ended life alone), nor before its eighth in a row. On the memory store
+// and on SQLite, the data folder's.
+func TestRefusedInARowLetThroughBeforeRestart(t *testing.T) {
+	sq, err := sqlite.Open(t.Context(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Close() })
+	for _, st := range []struct {
+		name string
+		ctr  reach.RefusalCounter
+	}{{"memory", store.NewMemory()}, {"sqlite", sq}} {
+		t.Run(st.name, func(t *testing.T) {
+			rt, _ := streakRuntime(t, &reach.Options{RefusalCounter: st.ctr})
+			ctx, req := begin(t, rt, &reach.RequestOptions{ID: "r-let-end", Principal: "alice"})
+			for i := 1; i <= 7; i++ {
+				call(rt, ctx, "wipe", `{}`)
+			}
+			if res := call(rt, ctx, "lookup", `{"q":"a"}`); res.Status != reach.StatusSuccess {
+				t.Fatalf("the lookup: %+v", res)
+			}
+			req.End()
+			rt, _ = streakRuntime(t, &reach.Options{RefusalCounter: st.ctr})
+			ctx, req = begin(t, rt, &reach.RequestOptions{ID: "r-let-end", Principal: "alice"})
+			for i := 1; i <= 8; i++ {
+				call(rt, ctx, "wipe", `{}`)
+				if stopped, want := req.StopCause() != nil, i == 8; stopped != want {
+					t.Fatalf("refusal %d after the restart: stopped %v, want %v", i, stopped, want)
+				}
+			}
+		})
+	}
+}
+
+// resetCounter counts what ResetRefused is asked.
+type resetCounter struct {
+	mu     sync.Mutex
+	resets int
+	store.Memory
+}
+
+func (c *resetCounter) ResetRefused(ctx context.Context, id string) error {
+	c.mu.Lock()
+	c.resets++
+	c.mu.Unlock()
+	return c.Memory.ResetRefused(ctx, id)
+}
+
+// The end of a request asks the counter nothing where it holds no count
+// to set back: a request whose id was made for it and that was never
+// refused, and any request when the rule is off. One a client named, with
+// a call let through, asks it once.
+func TestRefusedInARowEndAsksOnlyWhenCounted(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		rule  int
+		id    string
+		wants int
+	}{{"fresh", 0, "", 0}, {"rule off", -1, "r-off", 0}, {"named", 0, "r-named", 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &resetCounter{Memory: *store.NewMemory()}
+			rt, _ := streakRuntime(t, &reach.Options{RefusalCounter: c, RefusedInARow: tc.rule})
+			ctx, req := begin(t, rt, &reach.RequestOptions{ID: tc.id, Principal: "alice"})
+			if res := call(rt, ctx, "lookup", `{"q":"a"}`); res.Status != reach.StatusSuccess {
+				t.Fatalf("the lookup: %+v", res)
+			}
+			req.End()
+			if c.resets != tc.wants {
+				t.Errorf("ResetRefused asked %d times at the end, want %d", c.resets, tc.wants)
+			}
+		})
 	}
 }

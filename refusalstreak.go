@@ -143,6 +143,32 @@ func (rt *Runtime) letThrough(ctx context.Context, r *Request, admitted bool) {
 	}
 }
 
+// settleRefusals sets r's count on the counter back as r ends, if a step
+// let through since its last refusal counted there is known to this
+// runtime alone (letThrough: an unshared counter's, or a shared one's that
+// could not set it back). The request begun again by its id (after a
+// restart, on the store that kept the count) would otherwise count on
+// from the run that step ended, and be stopped short of its limit. Asked
+// only where the store may hold a count: this runtime counted a refusal of
+// r there, or a client named r's id (an earlier life may have); never with
+// the rule off, which counts nothing.
+func (rt *Runtime) settleRefusals(r *Request) {
+	if !r.letThrough.Load() || r.fresh && !r.counted.Load() || rt.refusedInARow() == 0 {
+		return
+	}
+	rs, ok := rt.opts.RefusalCounter.(RefusalResetter)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rs.ResetRefused(ctx, r.id); err != nil {
+		rt.log.Warn("refusals in a row: the count could not be set back as the request ended; begun again by its id, it counts on", "request", r.id, "err", err)
+		return
+	}
+	r.letThrough.Store(false)
+}
+
 // countRefusal adds an actionable refusal to r's count, on the counter if
 // there is one (its count is the request's, across runtimes and lives; if
 // it fails, this runtime's own count stands in), and stops r when the
@@ -161,6 +187,9 @@ func (rt *Runtime) countRefusal(ctx context.Context, r *Request) *Error {
 		cancel()
 		if err == nil {
 			n = int32(min(m, 1<<30))
+			if !r.counted.Load() {
+				r.counted.Store(true)
+			}
 		} else {
 			rt.log.Warn("refusals in a row: the shared count could not be kept; this process's stands in", "request", r.id, "err", err)
 			if reset {

@@ -50,6 +50,9 @@ type Request struct {
 	// counted a refusal of the request on Options.RefusalCounter: the
 	// next refusal counted there starts the count over.
 	letThrough atomic.Bool
+	// counted says that this runtime counted a refusal of the request on
+	// Options.RefusalCounter: the store may hold a count (End).
+	counted atomic.Bool
 
 	delegateOnce sync.Once
 	verdict      atomic.Pointer[string] // what the sub-agent answered (EndWith)
@@ -322,6 +325,7 @@ func (r *Request) End() {
 		// tree; the last to end lets it go.)
 		root.loops.Release()
 	}
+	r.rt.settleRefusals(r)
 	// Stopped by a stop of a request above that is not stored yet there,
 	// its end (which records it stopped) is recorded once that is.
 	if c := r.StopCause(); c != nil && r.afterAbove(*c, true, r.recordEnd) {
