@@ -117,3 +117,49 @@ func TestKill23SessionBeforeAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestKill23EntitiesAtRestartOnPostgres is TestKill22bEntitiesRanOnPostgres
+// with an instance_ttl (10m) that no recovery of a's killed life comes
+// within: a is killed at entities.ran, its write of doc:d run and not
+// claimed again, while a request on b read doc:d; a is started again
+// under its name. Its start moves doc:d on at once, as its earlier life's
+// open write writes it, though that life is not judged dead before the
+// TTL: the request's next write of doc:d on b, based on what it read
+// while the write ran, is refused stale_read and does not run. Before,
+// nothing moved doc:d until the TTL had passed and a recovery came, and
+// the stale write ran.
+func TestKill23EntitiesAtRestartOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	f, g := gateFleet(t, "10m", `tools:
+  gate__gate: {writes: ["doc:{key}"]}
+  up__hop: {reads: ["doc:{key}"]}
+  up__count: {writes: ["doc:{key}"]}
+`)
+	f.stop(0)
+	cmd, reached := startReachAt(t, f.cfg[0], f.addr[0], f.data[0], "entities.ran")
+	f.cmd[0] = cmd
+	gateKeyed(t, f, g, 0, "r-write", "d")
+	if r := callHTTP(t, f.base(1), "r-read", "c1", "up__hop", `{"key":"d"}`, ""); r["status"] != "success" {
+		t.Fatalf("the read of doc:d on b: %v", r)
+	}
+	close(g.gate("d"))
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		t.Fatal("a never reached entities.ran")
+	}
+	f.kill(0)
+	f.start(0)
+	if got := storedRequest(t, f.url, "r-write"); !got.Ended.IsZero() {
+		t.Fatalf("r-write is stored ended %+v: a's earlier life was recovered, which a TTL of 10m should not allow yet", got)
+	}
+	r := callHTTP(t, f.base(1), "r-read", "c2", "up__count", `{"key":"d"}`, "")
+	if e, _ := r["error"].(map[string]any); r["status"] == "success" || e["code"] != "stale_read" {
+		t.Errorf("a write of doc:d based on the read made while a's write ran, after a's restart: %v; want it refused stale_read", r)
+	}
+	if n := f.up.count("count d"); n != 0 {
+		t.Errorf("the stale write ran %d times; want never", n)
+	}
+}
