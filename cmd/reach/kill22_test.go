@@ -14,7 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/policy/pin"
 	"github.com/agentreach/reach/internal/store"
@@ -266,64 +265,6 @@ func TestKill22StopAfterResultsOnPostgres(t *testing.T) {
 		t.Errorf("the write ran %d times; want once", n)
 	}
 	verifyAudit(t, f.url)
-}
-
-// TestKill22SessionStored kills `reach serve` (kill -9) right after the
-// record of a new MCP session is committed (session.stored), the client
-// answered its id and nothing more done in it; then starts it again over
-// the same data: a call on the session is served (the session taken over
-// from its record), not answered 404 as an unknown session.
-func TestKill22SessionStored(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crash test skipped in -short mode")
-	}
-	cfg, data, addr := sessionsConfig(t), t.TempDir(), freeAddr(t)
-	base := "http://" + addr
-	cmd, reached := startReachAt(t, cfg, addr, data, "session.stored")
-	killAtEnd(t, cmd)
-	for i := 0; ; i++ {
-		if status, _ := getStatus(base + "/healthz"); status == 200 {
-			break
-		}
-		if i == 3000 {
-			t.Fatal("the gateway never served")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	sid := make(chan string, 1)
-	go func() {
-		req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(
-			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+mcpwire.SessionProtocol+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			sid <- ""
-			return
-		}
-		resp.Body.Close()
-		sid <- resp.Header.Get(mcpwire.HeaderSession)
-	}()
-	select {
-	case <-reached:
-	case <-time.After(time.Minute):
-		t.Fatal("the gateway never reached session.stored")
-	}
-	var id string
-	select {
-	case id = <-sid:
-	case <-time.After(10 * time.Second):
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	if id == "" {
-		t.Fatal("the client had no session id when the gateway stopped at session.stored")
-	}
-	cmd = startReach(t, cfg, addr, data)
-	killAtEnd(t, cmd)
-	if code := postOn(t, base, id); code != http.StatusOK {
-		t.Errorf("a call on the session after the restart = %d; want 200 (taken over from its record)", code)
-	}
 }
 
 // TestKill22EndSettledAcrossOnPostgres is TestKill22EndSettledOnPostgres

@@ -479,6 +479,25 @@ func (c *Cluster) Dead(ctx context.Context) ([]string, error) {
 	return c.st.Judge(ctx, v.dead, c.ttl)
 }
 
+// Earlier implements durable.Earlier: this instance's earlier lives (its
+// name's, not this life), alive by their heartbeat or not. A kill -9 and
+// a restart leave one whose heartbeat is still fresh: it is not judged
+// dead before the TTL, since one whose lock's connection dropped may run
+// on, but what its open writes may have moved can be said at once.
+func (c *Cluster) Earlier(ctx context.Context) ([]string, error) {
+	lives, err := c.st.Lives(ctx, c.ttl)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range lives {
+		if l.Name == c.name && l.Owner != c.owner {
+			out = append(out, l.Owner)
+		}
+	}
+	return out, nil
+}
+
 // OpenFramesOf implements durable.Shared.
 func (c *Cluster) OpenFramesOf(ctx context.Context, owners []string) ([]*store.Frame, error) {
 	return c.st.OpenFramesOf(ctx, owners)

@@ -672,6 +672,41 @@ func rootOf(ctx context.Context, st Store, id string) string {
 	return ""
 }
 
+// Earlier is a Shared that can name this instance's earlier lives,
+// alive by their heartbeat or not (internal/cluster).
+type Earlier interface {
+	Shared
+	Earlier(ctx context.Context) ([]string, error)
+}
+
+// MoveEarlierEntities moves on, once at start, the entities that the
+// writes left open by this instance's earlier lives write (named from
+// their recorded arguments, as effects.writes names them), before those
+// lives are judged dead (the TTL) and their work recovered: a restart
+// after a kill -9 knows at once that the write may have run, and a read
+// another instance made while it ran is then stale, not only once the
+// recovery comes. It closes nothing: the recovery does, and moves them
+// on again (a read made in between is taken for stale then, as one made
+// while the write ran). Moving an entity on can only make a read stale,
+// so an earlier life that still runs (its lock's connection dropped)
+// loses nothing by it.
+func MoveEarlierEntities(ctx context.Context, sh Earlier, rt *reach.Runtime) error {
+	lives, err := sh.Earlier(ctx)
+	if err != nil || len(lives) == 0 {
+		return err
+	}
+	open, err := sh.OpenFramesOf(ctx, lives)
+	if err != nil {
+		return fmt.Errorf("reading the open checkpoints of this instance's earlier lives: %w", err)
+	}
+	for _, f := range open {
+		if err := rt.MoveWrittenEntities(ctx, f.Name, f.Args); err != nil {
+			return fmt.Errorf("moving on the entities checkpoint %s writes: %w", f.Frame, err)
+		}
+	}
+	return nil
+}
+
 // Recover resolves what a stopped gateway left behind. Call it once at
 // start, after the tools are registered and before serving. In order:
 //

@@ -286,11 +286,14 @@ func (s *Server) opening(ctx context.Context, req mcp.Request) error {
 	return s.tooMany()
 }
 
-// opened handles a session's initialize once the SDK answered it (err,
-// its error): a session not initialized is counted out again; one that
-// is, unless it is one taken over, is recorded in the store (queued: the
-// answer does not wait for the disk, and a DELETE after it, written after
-// it, deletes it).
+// opened handles a session's initialize once the SDK made its answer
+// (err, its error), before the answer is sent: a session not initialized
+// is counted out again; one that is, unless it is one taken over, is
+// recorded in the store, durably, so that no client holds the id of a
+// session that a kill -9 could leave unknown (its client, the TypeScript
+// SDK 1.x's among others, would never open another). A record that cannot
+// be written leaves the session served by this process only, as one with
+// no store.
 func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result, err error) {
 	ss, _ := streamableSession(ctx, req)
 	if ss == nil {
@@ -313,9 +316,7 @@ func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result, er
 	id := ss.ID()
 	hash := hashID(id)
 	if _, ok := s.reviving.Load(id); ok {
-		// Taken over: its record was read, so it is no write on its way,
-		// and a recheck has no grace to give it (RecheckRecorded).
-		s.recorded(ss, st, hash, 0)
+		s.recorded(ss, st, hash) // taken over: its record was read
 		return
 	}
 	ip, _ := req.GetParams().(*mcp.InitializeParams)
@@ -334,17 +335,18 @@ func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result, er
 	if who != nil {
 		rec.Principal, rec.Tenant = who.Principal, who.Tenant
 	}
-	s.records.QueueSession(rec)
-	s.recorded(ss, st, hash, time.Now().UnixNano())
+	if err := s.records.StoreSession(ctx, rec); err != nil {
+		s.log.Warn("an MCP session's record was not stored: the session is served by this process only", "err", err)
+		return
+	}
+	s.recorded(ss, st, hash)
 }
 
-// recorded notes that session ss (st) has a record, named hash, queued at
-// (Unix ns; 0 for one read from the store): its uses are written to it
-// (touchSessions), and the end of the record, on any instance, ends it
-// here (EndRecorded).
-func (s *Server) recorded(ss *mcp.ServerSession, st *session, hash string, at int64) {
+// recorded notes that session ss (st) has a record, named hash: its uses
+// are written to it (touchSessions), and the end of the record, on any
+// instance, ends it here (EndRecorded).
+func (s *Server) recorded(ss *mcp.ServerSession, st *session, hash string) {
 	st.hash.Store(&hash)
-	st.recordedAt.Store(at)
 	s.byHash.Store(hash, ss)
 }
 
@@ -423,8 +425,7 @@ func (s *Server) ended(sid string) bool {
 // RecheckRecorded ends the sessions held here whose record is gone from
 // the store (or idle past the gap): what EndRecorded would have ended had
 // this instance heard each end, called when it listens again after it
-// was cut off. A record queued in the last recheckGrace may not be
-// written yet, and its session is left alone; one taken over was read.
+// was cut off.
 func (s *Server) RecheckRecorded(ctx context.Context) {
 	if s.records == nil {
 		return
@@ -434,11 +435,10 @@ func (s *Server) RecheckRecorded(ctx context.Context) {
 		hash string
 	}
 	var all []held
-	cutoff := time.Now().Add(-recheckGrace).UnixNano()
 	s.sessions.Range(func(k, v any) bool {
 		ss, ok := k.(*mcp.ServerSession)
 		st := v.(*session)
-		if h := st.hash.Load(); ok && h != nil && st.recordedAt.Load() < cutoff {
+		if h := st.hash.Load(); ok && h != nil {
 			all = append(all, held{ss, *h})
 		}
 		return true
@@ -458,10 +458,6 @@ func (s *Server) RecheckRecorded(ctx context.Context) {
 		}
 	}
 }
-
-// recheckGrace is how long a record queued may take to be written, as
-// RecheckRecorded sees it.
-const recheckGrace = 10 * time.Second
 
 // takeOver answers a request naming session sid, which the SDK does not
 // know, when the store has its record: from who opened it, the session is

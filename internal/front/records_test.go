@@ -546,6 +546,58 @@ func TestSessionRecordUnreadable(t *testing.T) {
 	}
 }
 
+// lockedLog is a log's text, written and read under a lock.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// unwritable is a store whose session records cannot be written.
+type unwritable struct{ store.Store }
+
+func (unwritable) StoreSession(context.Context, *store.SessionRecord) error {
+	return errors.New("the database is unreachable")
+}
+
+// A session whose record cannot be written at its initialize is still
+// opened and served by the process that opened it (a warning says the
+// record was not stored); it has no record to take over after a restart
+// (404, as without records), and its id is in no log line.
+func TestSessionRecordUnwritable(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	logs := &lockedLog{}
+	g.log = slog.New(slog.NewTextHandler(logs, nil))
+	g.records = unwritable{g.records}
+	g.start()
+	cs, err := g.connect("")
+	if err != nil {
+		t.Fatalf("initialize with a record that cannot be written: %v; want the session opened", err)
+	}
+	echo(t, cs, "before")
+	if code, body := g.post(cs.ID(), ""); code != http.StatusOK || !strings.Contains(body, "again") {
+		t.Errorf("a call on the session = %d %s", code, body)
+	}
+	if !strings.Contains(logs.String(), "record was not stored") || strings.Contains(logs.String(), cs.ID()) {
+		t.Errorf("the log: %s; want the record's failure said, without the session id", logs.String())
+	}
+	g.start()
+	if code, body := g.post(cs.ID(), ""); code != http.StatusNotFound {
+		t.Errorf("a call on it after a restart = %d %s; want 404 (no record)", code, body)
+	}
+}
+
 // With the SDK's compatibility setting allowsessionsinstateless=1, its
 // stateless handler asks GetSessionID for ids too, from requests that
 // hold no turn, and could be handed the id of a session being taken over:
@@ -625,8 +677,6 @@ func TestSessionEndedElsewhereEndsHere(t *testing.T) {
 	if err := g.records.DeleteSession(t.Context(), hash); err != nil {
 		t.Fatal(err)
 	}
-	v, _ := s.sessions.Load(s.sessionByID(cs.ID()))
-	v.(*session).recordedAt.Store(time.Now().Add(-recheckGrace - time.Second).UnixNano())
 	s.RecheckRecorded(t.Context())
 	gone(cs.ID(), "deleted while this instance did not listen")
 }
@@ -755,7 +805,9 @@ func TestSessionInUseNotEndedIdle(t *testing.T) {
 		t.Fatalf("a session called through the SDK since its use was written, swept as idle elsewhere = %d %s; want it kept", code, body)
 	}
 
-	g.records.QueueSession(&store.SessionRecord{Hash: hash, Used: time.Now()}) // as its client opened it
+	if err := g.records.StoreSession(t.Context(), &store.SessionRecord{Hash: hash, Used: time.Now()}); err != nil { // as its client opened it
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	go func() {
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{}})

@@ -410,11 +410,10 @@ type session struct {
 	// when it has none), whether it was used since the last sweep, how
 	// many of its tool calls run, and its owner once counted against the
 	// bound (claimSession).
-	hash       atomic.Pointer[string]
-	recordedAt atomic.Int64 // when its record was queued, Unix ns (0 for one taken over: its record was read)
-	used       atomic.Bool
-	calls      atomic.Int32
-	counted    atomic.Pointer[string]
+	hash    atomic.Pointer[string]
+	used    atomic.Bool
+	calls   atomic.Int32
+	counted atomic.Pointer[string]
 }
 
 // metaString is a string and the same string as an interface value.

@@ -351,6 +351,11 @@ func (g *Gateway) recover(ctx context.Context) error {
 	if g.cluster != nil {
 		ropts.Shared = g.cluster
 	}
+	if g.cluster != nil {
+		if err := durable.MoveEarlierEntities(ctx, g.cluster, g.rt); err != nil {
+			return fmt.Errorf("recovering from the previous run: %w", err)
+		}
+	}
 	rep, err := durable.Recover(ctx, g.store, g.rt, ropts)
 	if err != nil {
 		return fmt.Errorf("recovering from the previous run: %w", err)

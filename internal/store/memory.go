@@ -872,16 +872,17 @@ func (m *Memory) ListTasks(ctx context.Context, agent, principal, tenant string,
 	return out[:min(len(out), limit)], nil
 }
 
-// QueueSession implements Sessions: a Memory writes it at once.
-func (m *Memory) QueueSession(r *SessionRecord) {
-	if m.lock(context.Background()) != nil {
-		return
+// StoreSession implements Sessions.
+func (m *Memory) StoreSession(ctx context.Context, r *SessionRecord) error {
+	if err := m.lock(ctx); err != nil {
+		return err
 	}
 	defer m.mu.Unlock()
 	c := *r
 	c.Init = clone(r.Init)
 	c.Created, c.Used = Round(c.Created), Round(c.Used)
 	m.sessions[r.Hash] = &c
+	return nil
 }
 
 // GetSession implements Sessions.

@@ -574,10 +574,10 @@ type SessionUse struct {
 // Sessions keeps the records of MCP sessions. A record lives until its
 // session ends: its client's DELETE, or its idle timeout (SweepSessions).
 type Sessions interface {
-	// QueueSession stores r, replacing the record of r.Hash, with a later
-	// batch, in the order of the writes queued or waited for (a
-	// DeleteSession after it deletes it).
-	QueueSession(r *SessionRecord)
+	// StoreSession stores r, replacing the record of r.Hash; durable
+	// when it returns nil, so that a session's initialize is answered
+	// only once its record would outlive a kill.
+	StoreSession(ctx context.Context, r *SessionRecord) error
 	// GetSession returns the record of hash, or an error matching
 	// ErrNotFound.
 	GetSession(ctx context.Context, hash string) (*SessionRecord, error)

@@ -621,7 +621,9 @@ func TestPostgresSessionEndWakes(t *testing.T) {
 		t.Fatal("the listener did not connect")
 	}
 	for _, h := range []string{"h-deleted", "h-idle"} {
-		a.QueueSession(&store.SessionRecord{Hash: h, Init: []byte(`{}`), Created: t0, Used: t0})
+		if err := a.StoreSession(ctx, &store.SessionRecord{Hash: h, Init: []byte(`{}`), Created: t0, Used: t0}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := a.DeleteSession(ctx, "h-none"); err != nil {
 		t.Fatal(err)

@@ -616,16 +616,21 @@ func (c *Core) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, e
 	}, c.D.CheckpointSelect+` ORDER BY seq`)
 }
 
-// QueueSession implements store.Sessions.
-func (c *Core) QueueSession(r *store.SessionRecord) {
+// StoreSession implements store.Sessions: one write, waited for.
+func (c *Core) StoreSession(ctx context.Context, r *store.SessionRecord) error {
+	if c.Closed() {
+		return store.ErrClosed
+	}
 	args := []any{r.Hash, r.Principal, r.Tenant, r.Protocol, c.D.Doc(r.Init), r.Request, store.UnixNano(r.Created), store.UnixNano(r.Used)}
-	c.W.Queue(&Write{What: "an MCP session's record", Run: func(b Batch, w *Write) {
+	err := c.W.Do(ctx, &Write{What: "an MCP session's record", Run: func(b Batch, w *Write) {
+		crashpoint.Reached("session.storing") // a kill here: no record, and its client has no answer
 		b.Exec(w, StSessionPut, args, nil)
-	}, After: func(committed bool) {
-		if committed {
-			crashpoint.Reached("session.stored") // a kill here: the next start takes the session over
-		}
 	}})
+	if err != nil {
+		return fmt.Errorf("storing an MCP session's record: %w", err)
+	}
+	crashpoint.Reached("session.stored") // a kill here: a record its client never heard of, swept once idle
+	return nil
 }
 
 func scanSession(sc interface{ Scan(...any) error }) (*store.SessionRecord, error) {

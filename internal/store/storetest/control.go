@@ -318,19 +318,21 @@ func testTasksStayFinal(t *testing.T, open Opener) {
 }
 
 // testSessions: an MCP session's record is read back as written, touched,
-// and gone once deleted or swept; a queued record is written before a
-// delete that follows it.
+// and gone once deleted or swept; a stored record is there to read when
+// StoreSession returns.
 func testSessions(t *testing.T, open Opener) {
 	contract(t, open, func(t *testing.T, s store.Store) {
 		ctx := t.Context()
 		t0 := time.Unix(1_700_000_000, 0)
 		put := func(hash string, used time.Time) {
-			s.QueueSession(&store.SessionRecord{Hash: hash, Principal: "alice", Tenant: "acme", Protocol: "2025-06-18",
-				Init: []byte(`{"clientInfo":{"name":"agent"}}`), Created: t0, Used: used})
+			if err := s.StoreSession(ctx, &store.SessionRecord{Hash: hash, Principal: "alice", Tenant: "acme", Protocol: "2025-06-18",
+				Init: []byte(`{"clientInfo":{"name":"agent"}}`), Created: t0, Used: used}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		put("h1", t0)
 		put("h2", t0.Add(time.Minute))
-		if err := s.DeleteSession(ctx, "h2"); err != nil { // after the queued put: gone
+		if err := s.DeleteSession(ctx, "h2"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.GetSession(ctx, "h2"); !errors.Is(err, store.ErrNotFound) {
