@@ -45,6 +45,7 @@ type Call struct {
 	executing *Checkpoint  // its "executing" checkpoint (in recs), when the idempotency claim made it durable
 	sysKey    bool         // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
 	ran       bool         // its tool was started (execute's first attempt began)
+	cutRun    *IdemClaim   // a write with a derived key among the writes running (cutoff.go): its claim, whose Args name it; else nil
 	stepped   bool         // the loop guard admitted it: lstep is its record (the bools side by side keep Call in a smaller size class)
 	fwdKey    string       // the caller's key, passed on to the tool when an approval's key replaced it
 	toolKey   string       // the key the tool is given, "tool:"+fwdKey, when fwdKey is set
@@ -499,6 +500,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		}
 		if derived {
 			rt.cutOffs.start(cutID, ctx, c.req.root.id, c.frame.Started, c.req.id, c.ID)
+			c.cutRun = claim
 		}
 		res, err := next(ctx, c)
 		if derived {
@@ -671,6 +673,11 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 		if n > 1 {
 			at = time.Now()
 		}
+		if n == 1 && c.cutRun != nil && !rt.cutOffs.dispatch(c.cutOffID(), ctx, c.req.id, c.ID) {
+			// Its caller went away before its tool was started: nothing
+			// was sent, and its retry runs it (cutoff.go, dispatch).
+			return nil, fault.ContextCause(ctx, "execute")
+		}
 		actx := newAttemptAt(ctx, f, key, at, t.AttemptTimeout)
 		ran := c.ran
 		c.ran = true
@@ -679,6 +686,10 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 		actx.end()
 		if ns, ok := errors.AsType[*NotSentError](err); ok {
 			c.ran = ran // this attempt sent nothing (NotSentError)
+			if ctx.Err() != nil {
+				// Its caller went away before it was sent.
+				return nil, fault.ContextCause(ctx, "execute")
+			}
 			return nil, ns.Err
 		}
 		if c.req.isolated() {

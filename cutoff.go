@@ -122,6 +122,7 @@ type runningWrite struct {
 	began         time.Time       // when it began
 	request, call string
 	taken         bool       // its retry was told
+	started       bool       // its tool was started (dispatch)
 	early         *earlyNote // with a shared store: its note once its caller went away
 }
 
@@ -172,7 +173,9 @@ func (t *cutOffs) start(id cutOffID, ctx context.Context, root string, began tim
 // already or its tool is back.
 func (t *cutOffs) noteEarly(id cutOffID, e *earlyNote, ctx context.Context, root string, began time.Time, request, call string) {
 	t.mu.Lock()
-	if e.state != noteIdle || t.runningTaken(id, request, call) {
+	if e.state != noteIdle || t.runningTaken(id, request, call) || !t.runningStarted(id, request, call) {
+		// Not started: its caller went away before its tool was, which
+		// now never starts (dispatch), so there is nothing to remember.
 		t.mu.Unlock()
 		return
 	}
@@ -204,6 +207,51 @@ func (t *cutOffs) runningTaken(id cutOffID, request, call string) bool {
 		}
 	}
 	return false
+}
+
+// runningStarted says whether the running write of id, request's call
+// call, had its tool started. t.mu is held.
+func (t *cutOffs) runningStarted(id cutOffID, request, call string) bool {
+	if rs, ok := t.running[id]; ok {
+		for i := range rs.len() {
+			if w := rs.at(i); w.request == request && w.call == call {
+				return w.started
+			}
+		}
+	}
+	return false
+}
+
+// dispatch marks the running write of id, request's call call, started,
+// just before its tool's first attempt, unless its caller went away
+// (ctx, or the context it was started under, is done): then it answers
+// false, and the tool must not start. One lock orders the two: a caller
+// that goes away before the mark leaves a write never started, whose
+// early note is not made (noteEarly) and which is not remembered cut off
+// at its end (nothing was sent: its retry runs it); one that goes away
+// after it leaves a write that may have taken effect, remembered as before.
+func (t *cutOffs) dispatch(id cutOffID, ctx context.Context, request, call string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if rs, ok := t.running[id]; ok {
+		for i := range rs.len() {
+			if w := rs.at(i); w.request == request && w.call == call {
+				if ctx.Err() != nil || w.ctx.Err() != nil {
+					return false
+				}
+				w.started = true
+				t.running[id] = rs
+				return true
+			}
+		}
+	}
+	return ctx.Err() == nil
+}
+
+// cutOffID is the id of c among the writes running (c.cutRun set): its
+// owner's scope (its record key without its key), tool and arguments.
+func (c *Call) cutOffID() cutOffID {
+	return cutOffID{c.idemRec[:len(c.idemRec)-len(c.key)], c.Tool, c.cutRun.Args}
 }
 
 // end records the write of id done; cut says it was cut off while its tool
@@ -537,7 +585,7 @@ func (t *cutOffs) takeHereOnce(id cutOffID, root string, started time.Time) (cut
 	}
 	if rs, ok := t.running[id]; ok {
 		for i := range rs.len() {
-			if r := rs.at(i); !r.taken && r.ctx.Err() != nil && retryOf(root, started, r.root, r.began) && r.early.here() {
+			if r := rs.at(i); !r.taken && r.started && r.ctx.Err() != nil && retryOf(root, started, r.root, r.began) && r.early.here() {
 				r.taken = true
 				t.running[id] = rs
 				return cutOffWrite{owner: id.scope, tool: id.tool, root: r.root, began: r.began, request: r.request, call: r.call, at: time.Now(), stopped: stoppedBy(r.ctx), running: true}, true, nil

@@ -308,6 +308,11 @@ type DeadlineContext interface {
 func (p *Conns) RoundTrip(ctx context.Context, s Session, body []byte) (*Exchange, error) {
 	c, err := p.get(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Its caller went away before a connection was had:
+			// nothing was sent.
+			return nil, &HeldBack{Err: err}
+		}
 		return nil, err
 	}
 	stop, deadline := noStop, false
@@ -343,6 +348,15 @@ func (p *Conns) RoundTrip(ctx context.Context, s Session, body []byte) (*Exchang
 			c.nc.Close()
 			return nil, &HeldBack{Err: err}
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		// Its caller went away before a byte of it was written: held
+		// back, so that the runtime knows the call was not sent (its
+		// retry runs it, instead of being told it may have run).
+		PutBuffer(head)
+		stop()
+		c.nc.Close()
+		return nil, &HeldBack{Err: err}
 	}
 	_, err = c.nc.Write(head.Bytes())
 	PutBuffer(head)
@@ -795,7 +809,8 @@ func WithBeforeSend(ctx context.Context, f func(context.Context) error) context.
 }
 
 // HeldBack is RoundTrip's error when WithBeforeSend's function refused the
-// exchange: nothing was sent. Err is that function's error.
+// exchange, or when its context ended before any of it was written:
+// nothing was sent. Err is that function's error, or the context's.
 type HeldBack struct{ Err error }
 
 func (h *HeldBack) Error() string { return h.Err.Error() }

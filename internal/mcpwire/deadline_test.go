@@ -116,3 +116,69 @@ func TestRoundTripDeadlineContext(t *testing.T) {
 		t.Error("an exchange whose context was cancelled did not fail")
 	}
 }
+
+// TestRoundTripCallerGoneHoldsBack: an exchange whose context ended
+// before any of it was written is held back (HeldBack: the runtime takes
+// it for a call not sent, whose retry runs it), and the upstream reads
+// nothing of it, on a pooled connection and on a new one. Before, the
+// request was written, or its write failed as a send does, and the
+// caller's retry was told the call may have taken effect.
+func TestRoundTripCallerGoneHoldsBack(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var got atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var in [4096]byte
+				for {
+					k, err := c.Read(in[:])
+					got.Add(int64(k))
+					if err != nil {
+						return
+					}
+					if bytes.HasSuffix(in[:k], []byte("}")) {
+						c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))
+					}
+				}
+			}()
+		}
+	}()
+	p := NewConns("http://"+ln.Addr().String()+"/mcp", nil)
+	defer p.Close()
+	s := Session{ID: "s1", Protocol: SessionProtocol}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	var hb *HeldBack
+	if _, err := p.RoundTrip(gone, s, []byte(`{"id":"new"}`)); !errors.As(err, &hb) {
+		t.Fatalf("an exchange on a new connection whose caller went away: %v; want HeldBack", err)
+	}
+	x, err := p.RoundTrip(context.Background(), s, []byte(`{"id":"first"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(&x.Body)
+	x.Release(false)
+	sent := got.Load()
+	if sent == 0 {
+		t.Fatal("the upstream read nothing of an exchange that was sent")
+	}
+	for range 20 { // on the pooled connection; its cut (AfterCancel) races the write
+		ctx := &deadlineCtx{Context: gone, deadline: time.Now().Add(time.Minute)}
+		if _, err := p.RoundTrip(ctx, s, []byte(`{"id":"gone"}`)); !errors.As(err, &hb) {
+			t.Fatalf("an exchange whose caller went away: %v; want HeldBack", err)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := got.Load(); n != sent {
+		t.Fatalf("the upstream read %d bytes of exchanges whose caller had gone; want none", n-sent)
+	}
+}

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -219,6 +220,46 @@ func TestFindIgnoresEndedCalls(t *testing.T) {
 	} {
 		if got := fs.find(cs, tc.meta, hasSession); got != tc.want {
 			t.Errorf("%s: found %p, want %p (b is %p)", tc.name, got, tc.want, b)
+		}
+	}
+}
+
+// TestCallerGoneBeforeSessionNotSent: a call whose caller went away while
+// the upstream's session was being opened again is answered as not sent
+// (reach.NotSentError: its retry runs it, and it is not taken for a call
+// the upstream began), and so is one whose caller went away before its
+// request was written. Before, the caller's error came back as the tool's,
+// and a write's retry was told it may have taken effect.
+func TestCallerGoneBeforeSessionNotSent(t *testing.T) {
+	p := newPool(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: serveEcho(t).URL}}})
+	u := p.ups[0]
+	var fn reach.ToolFunc
+	for _, rt := range p.Tools() {
+		if rt.Name == "up__echo" {
+			fn = rt.Func
+		}
+	}
+	if fn == nil {
+		t.Fatal("no tool up__echo")
+	}
+	gone, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, drop := range []bool{true, false} {
+		if drop {
+			u.mu.Lock()
+			dead := u.cs
+			u.cs = nil // the session died: the call waits for it to be opened again
+			u.mu.Unlock()
+			if dead != nil {
+				dead.Close()
+			}
+		} else if _, err := u.session(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		_, err := fn(gone, json.RawMessage(`{"text":"hi"}`))
+		var ns *reach.NotSentError
+		if !errors.As(err, &ns) {
+			t.Fatalf("session dropped %v: the call of a caller gone: %v (%T); want reach.NotSentError", drop, err, err)
 		}
 	}
 }

@@ -1037,7 +1037,9 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 		cs, err := u.session(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, context.Cause(ctx)
+				// Its caller went away before the upstream's session was
+				// had: nothing of the call was sent (its retry runs it).
+				return nil, &reach.NotSentError{Err: context.Cause(ctx)}
 			}
 			return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
 		}
@@ -1057,6 +1059,9 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 		own := CanSample(down) && u.cfg.URL != ""
 		if own {
 			if cs, err = u.sessionFor(ctx, down); err != nil {
+				if ctx.Err() != nil {
+					return nil, &reach.NotSentError{Err: context.Cause(ctx)}
+				}
 				return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
 			}
 		}
