@@ -134,6 +134,11 @@ type Cluster struct {
 	// strayLeave is set while leaveStraysApart's goroutine runs, and
 	// recovering while a recovery of dead lives (Start's recover) does.
 	strayLeave, recovering atomic.Bool
+	// orphaned is set when this instance left a stopped request without
+	// ending it (it holds undos of a dead part, or handed over by a part
+	// that left): the next recovery comes at the next heartbeat that may
+	// recover, not up to 10 TTLs later.
+	orphaned atomic.Bool
 	// afterJoin, in tests, stands for what the store's answer to a join
 	// became (a bound that fired as its commit landed).
 	afterJoin func(error) error
@@ -593,7 +598,7 @@ func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover f
 			lastRecover = time.Now()
 			// When lives died; and now and then, for orphans a recovery
 			// cut short left (their recoverer died in turn).
-			if v := c.view.Load(); (v == nil || len(v.dead) == 0) && time.Since(lastSweep) < 10*c.ttl {
+			if v := c.view.Load(); (v == nil || len(v.dead) == 0) && time.Since(lastSweep) < 10*c.ttl && !c.orphaned.Load() {
 				continue
 			}
 			// On a goroutine of its own, one at a time: a recovery runs
@@ -604,6 +609,7 @@ func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover f
 				continue
 			}
 			lastSweep = time.Now()
+			c.orphaned.Store(false)
 			c.wg.Add(1)
 			go func() {
 				defer c.wg.Done()

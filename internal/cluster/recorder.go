@@ -338,14 +338,37 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 				r.c.log.Error("cluster: leaving a request", "request", q.ID(), "err", err)
 				return
 			}
+			r.c.orphaned.Store(true)
 			r.c.log.Info("cluster: a stopped request has a part on a dead instance: left to a recovery, which undoes that part", "request", q.ID())
 			crashpoint.Reached("request.released") // a kill here: a recovery claims the request, its results here kept
 			return
 		}
 	}
-	if _, err := r.c.st.LeaveRequest(ctx, q.ID(), r.c.owner, r.c.ttl, state, usage, cause, time.Now()); err != nil {
+	// A part that ends with no stop while another part runs on hands the
+	// undos of its writes over to the request's record: a later stop of
+	// the request, through any instance, has them run (by the recovery
+	// that takes the stopped request over once its last part left), once
+	// each. Before, they stayed here, where the stop no longer reaches a
+	// part that is over, and were never run. A stopped part's own stop
+	// runs its undos.
+	undos := 0
+	if state == "ended" {
+		undos = q.Undos()
+	}
+	last, err := r.c.st.LeaveRequestHanding(ctx, q.ID(), r.c.owner, r.c.ttl, state, usage, cause, time.Now(), undos)
+	if err != nil {
 		r.c.log.Error("cluster: leaving a request", "request", q.ID(), "err", err)
 		return
+	}
+	if state == "stopped" && !last {
+		// Left, not ended: other parts run on, or (handed undos) it is an
+		// orphan for the next recovery to end, its undos run.
+		r.c.orphaned.Store(true)
+		crashpoint.Reached("request.left") // a kill here: an orphan if no live part is left, for a recovery
+	}
+	if undos > 0 && !last {
+		// a kill here: the part left, its undos handed over (durable)
+		crashpoint.Reached("request.handed")
 	}
 	crashpoint.Reached("request.ended")
 }

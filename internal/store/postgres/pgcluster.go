@@ -254,6 +254,20 @@ func (p *Store) JoinRequestAfter(ctx context.Context, r *store.Request, owner st
 // stored before stays, and its cause), with usage, and LeaveRequest
 // reports true.
 func (p *Store) LeaveRequest(ctx context.Context, id, owner string, ttl time.Duration, state string, usage, cause []byte, ended time.Time) (bool, error) {
+	return p.LeaveRequestHanding(ctx, id, owner, ttl, state, usage, cause, ended, 0)
+}
+
+// LeaveRequestHanding is LeaveRequest for a part that holds undos, the
+// undos of its writes not run: a part that leaves while another live one
+// runs on hands them over to the request's record (its handed count), in
+// the same transaction, and so does the last one of a request stopped
+// meanwhile. A later stop of the request, through any instance, then has
+// them run: the last live part of a stopped request that holds handed
+// undos does not end it but leaves it, an orphan with no part, which a
+// recovery claims (ClaimOrphans) and ends stopped, its undos run (every
+// part's, each once under its key). A request that ends with no stop
+// lets them go. It reports true when it stored the request ended.
+func (p *Store) LeaveRequestHanding(ctx context.Context, id, owner string, ttl time.Duration, state string, usage, cause []byte, ended time.Time, undos int) (bool, error) {
 	if p.Closed() {
 		return false, store.ErrClosed
 	}
@@ -267,8 +281,8 @@ func (p *Store) LeaveRequest(ctx context.Context, id, owner string, ttl time.Dur
 		return false, fmt.Errorf("leaving request %s: %w", id, err)
 	}
 	var last bool
-	err := p.pool.QueryRow(ctx, `SELECT reach_leave($1, $2, $3, $4, $5, $6, $7)`,
-		id, owner, int64(ttl), state, dialect.Text(usage), dialect.Text(cause), store.UnixNano(ended)).Scan(&last)
+	err := p.pool.QueryRow(ctx, `SELECT reach_leave($1, $2, $3, $4, $5, $6, $7, $8)`,
+		id, owner, int64(ttl), state, dialect.Text(usage), dialect.Text(cause), store.UnixNano(ended), int32(min(undos, 1<<30))).Scan(&last)
 	if err != nil {
 		return false, fmt.Errorf("leaving request %s: %w", id, err)
 	}
@@ -538,7 +552,7 @@ func (p *Store) ClaimOrphans(ctx context.Context, owner string, ttl time.Duratio
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT r.id FROM requests r
 	WHERE (r.state = 'running' OR r.state = 'stopped' AND r.ended = 0)
-		AND EXISTS (SELECT 1 FROM replicas x WHERE x.request = r.id)
+		AND (EXISTS (SELECT 1 FROM replicas x WHERE x.request = r.id) OR r.handed > 0)
 		AND NOT EXISTS (SELECT 1 FROM replicas x JOIN instances i ON i.owner = x.owner
 			WHERE x.request = r.id AND i.seen >= 0)
 	ORDER BY (r.parent <> ''), r.started
