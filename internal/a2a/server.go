@@ -453,6 +453,7 @@ func (e *endpoint) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.T
 					"Ask with a smaller historyLength (its artifacts count too), or follow the task with SubscribeToTask, which keeps to the bound.", e.a.cfg.Name, req.ID, e.g.opts.MaxTaskBytes)}
 			}
 			if err == nil && up.ID == req.ID {
+				tidy(up)
 				e.g.mask(up)
 				// The agent's history and artifacts, with reach's state as
 				// stored: the caller sees no state the store does not hold

@@ -389,6 +389,7 @@ func (t *task) wakeLocked() {
 
 // apply folds one upstream event into the task.
 func (t *task) apply(ev a2a.Event) {
+	tidy(ev)
 	var before *a2a.TaskArtifactUpdateEvent
 	if e, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
 		t.mu.Lock()
@@ -992,6 +993,19 @@ func (t *task) overread() {
 	t.mu.Unlock()
 	for _, f := range after {
 		f()
+	}
+}
+
+// tidy drops the null entries of a task an agent sent (its history's and
+// artifacts': `[null]` decodes as a nil pointer): reach keeps and relays
+// none of them, and reads no field of one. Before, a null artifact left in
+// a task's view was read at the next artifact (addArtifact) with the
+// task's lock held: the task hung for good, with its caller's send, its
+// GetTask and every wait on it.
+func tidy(ev a2a.Event) {
+	if e, ok := ev.(*a2a.Task); ok && e != nil {
+		e.History = slices.DeleteFunc(e.History, func(m *a2a.Message) bool { return m == nil })
+		e.Artifacts = slices.DeleteFunc(e.Artifacts, func(a *a2a.Artifact) bool { return a == nil })
 	}
 }
 
