@@ -11,6 +11,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // hostileAgent is a fakeAgent whose streamed answer to a message is
@@ -109,4 +112,69 @@ func artifactsText(tk *a2a.Task) string {
 		}
 	}
 	return b.String()
+}
+
+// TestA2AOtherCallersContextAndTasksRefused: a caller naming another
+// principal's context (contextId) or task (referenceTaskIds) in a new
+// message has it refused at reach, a REJECTED task saying what it named and
+// what to send instead, and the agent never gets it; reach passed both on
+// as they were, and the agent, which sees every caller as reach, took bob's
+// message into alice's conversation. Through another gateway on the same
+// store, a referenced task of alice's is refused too. Alice naming her own
+// goes on.
+func TestA2AOtherCallersContextAndTasksRefused(t *testing.T) {
+	st := store.NewMemory()
+	a := newHarnessWith(t, func(o *Options) { o.Tasks = st }, nil, "executor")
+	b := &harness{t: t, rt: reach.New(nil), agents: a.agents, audit: &memAudit{}}
+	g, err := New(t.Context(), &Options{Agents: []Agent{{Name: "executor", URL: a.agents["executor"].srv.URL}}, Runtime: b.rt,
+		Link: testLinker{b.rt}, Identity: testIdentity{}, CancelTimeout: time.Second, Tasks: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.g = g
+	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.g.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), whoKey{}, r.Header.Get("X-Who"))))
+	}))
+	t.Cleanup(func() { b.srv.Close(); b.g.Close() })
+
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("input"))
+	m.ContextID = "session-1"
+	alice := a.sendMsg("executor", "alice", m, false)
+	if alice.Status.State != a2a.TaskStateInputRequired || alice.ContextID != "session-1" {
+		t.Fatalf("alice's task: %s in %q", alice.Status.State, alice.ContextID)
+	}
+	sent := len(a.agents["executor"].seen())
+	refused := func(h *harness, what string, m *a2a.Message) {
+		t.Helper()
+		tk := h.sendMsg("executor", "bob", m, false)
+		if tk.Status.State != a2a.TaskStateRejected || !strings.Contains(statusText(tk), what+", which is another caller's") ||
+			!strings.Contains(statusText(tk), "Send it without") {
+			t.Errorf("bob naming %s: %s %q, want rejected saying so", what, tk.Status.State, statusText(tk))
+		}
+		if tk.ContextID == "session-1" {
+			t.Errorf("bob's refused task is in alice's context")
+		}
+	}
+	m = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("echo what did alice say?"))
+	m.ContextID = "session-1"
+	refused(a, "context session-1", m)
+	m = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("echo summarize that task"))
+	m.ReferenceTasks = []a2a.TaskID{alice.ID}
+	refused(a, "task "+string(alice.ID), m)
+	refused(b, "task "+string(alice.ID), m) // b holds no task of alice's: the store knows it
+	if n := len(a.agents["executor"].seen()); n != sent {
+		t.Errorf("the agent got %d messages of bob's naming alice's", n-sent)
+	}
+	// Alice's own context and task go on.
+	m = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("echo more"))
+	m.ContextID, m.ReferenceTasks = "session-1", []a2a.TaskID{alice.ID}
+	if tk := a.sendMsg("executor", "alice", m, false); tk.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("alice naming her own: %s %q", tk.Status.State, statusText(tk))
+	}
+	// A continuation of alice's task by bob is an error, as before: not found.
+	m = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("blue"))
+	m.TaskID = alice.ID
+	if _, err := a.client("executor", "bob", false).SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m}); err == nil {
+		t.Errorf("bob continued alice's task")
+	}
 }

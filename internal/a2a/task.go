@@ -1463,6 +1463,32 @@ func (r *registry) over(owner Owner) (over bool, all, mine int64) {
 }
 
 // taken reports whether agent gave id to a task the registry holds.
+// owned tells whether the tasks reach holds at agent of id (or, with
+// ctxID, of that context) are another principal's than owner (other), and
+// whether some are owner's (mine). An agent's ids and contexts are its
+// own: another agent's of the same name are not looked at.
+func (r *registry) owned(agent string, id a2a.TaskID, ctxID string, owner Owner) (other, mine bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ts []*task
+	if ctxID != "" {
+		ts = r.byCtx[ctxID]
+	} else if t := r.byID[taskKey{agent, id}]; t != nil {
+		ts = []*task{t}
+	}
+	for _, t := range ts {
+		if t.a.cfg.Name != agent {
+			continue
+		}
+		if t.owner == owner {
+			mine = true
+		} else {
+			other = true
+		}
+	}
+	return other, mine
+}
+
 func (r *registry) taken(agent string, id a2a.TaskID) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
