@@ -5,6 +5,7 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,5 +177,61 @@ func TestA2AOtherCallersContextAndTasksRefused(t *testing.T) {
 	m.TaskID = alice.ID
 	if _, err := a.client("executor", "bob", false).SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m}); err == nil {
 		t.Errorf("bob continued alice's task")
+	}
+}
+
+// TestCardMovedToAnotherHostNotFollowed: an agent whose card, once reach
+// follows it, moves its JSON-RPC interface to another origin (here another
+// agent's server) is not followed there: the callers' messages go on to
+// the origin reach had, and the card reach serves is the one it had. Reach
+// followed the new card within CardTTL, sending every caller's messages to
+// a host the operator never configured, on the card's word alone. A change
+// that stays at the origin (a new skill) is followed.
+func TestCardMovedToAnotherHostNotFollowed(t *testing.T) {
+	h := newHarnessWith(t, func(o *Options) { o.CardTTL = 20 * time.Millisecond }, nil, "executor", "elsewhere")
+	if tk := h.send("executor", "alice", "say hi", nil); tk.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("first task: %s", tk.Status.State)
+	}
+	other := h.agents["elsewhere"].srv.URL + "/"
+	h.agents["executor"].setCard(func(c *a2a.AgentCard) {
+		c.SupportedInterfaces = []*a2a.AgentInterface{{URL: other, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version}}
+		c.Description = "moved"
+	})
+	ag := h.g.agents["executor"]
+	for range 3 {
+		time.Sleep(30 * time.Millisecond)
+		if err := ag.resolve(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := len(h.agents["elsewhere"].seen())
+	if tk := h.send("executor", "alice", "say again", nil); tk.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("a task after the move: %s %q", tk.Status.State, statusText(tk))
+	}
+	if n := len(h.agents["elsewhere"].seen()) - before; n != 0 {
+		t.Errorf("the other host got %d messages sent to executor", n)
+	}
+	if got := h.agents["executor"].seen(); len(got) != 2 || got[1].text != "say again" {
+		t.Errorf("executor got %d messages, want its 2", len(got))
+	}
+	ag.mu.Lock()
+	desc := ag.card.Description
+	ag.mu.Unlock()
+	if desc == "moved" {
+		t.Error("reach took the moved card")
+	}
+	// Back at its origin, with a new skill: followed.
+	h.agents["executor"].setCard(func(c *a2a.AgentCard) {
+		c.SupportedInterfaces = []*a2a.AgentInterface{{URL: h.agents["executor"].srv.URL + "/", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version}}
+		c.Skills = append(slices.Clone(c.Skills), a2a.AgentSkill{ID: "s2", Name: "new", Description: "d", Tags: []string{"t"}})
+	})
+	if err := ag.resolve(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ag.mu.Lock()
+	skills := len(ag.card.Skills)
+	ag.mu.Unlock()
+	if skills != 2 {
+		t.Errorf("the card with a new skill at the same origin: %d skills, want 2", skills)
 	}
 }
