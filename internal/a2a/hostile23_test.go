@@ -172,11 +172,44 @@ func TestA2AOtherCallersContextAndTasksRefused(t *testing.T) {
 	if tk := a.sendMsg("executor", "alice", m, false); tk.Status.State != a2a.TaskStateCompleted {
 		t.Errorf("alice naming her own: %s %q", tk.Status.State, statusText(tk))
 	}
-	// A continuation of alice's task by bob is an error, as before: not found.
-	m = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("blue"))
-	m.TaskID = alice.ID
-	if _, err := a.client("executor", "bob", false).SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m}); err == nil {
-		t.Errorf("bob continued alice's task")
+	// What held before: bob's continuation, GetTask, CancelTask,
+	// SubscribeToTask and push configs of alice's task, on either gateway,
+	// find nothing of hers, and her task still waits for her.
+	live := a.sendMsg("executor", "alice", a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("input")), false)
+	eventually(t, "alice's task stored", func() bool {
+		rec, err := st.GetTask(t.Context(), "executor", string(live.ID))
+		return err == nil && rec.State == string(a2a.TaskStateInputRequired)
+	})
+	for _, h := range []*harness{a, b} {
+		c := h.client("executor", "bob", false)
+		m = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("blue"))
+		m.TaskID, m.ContextID = live.ID, live.ContextID
+		if _, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m}); err == nil {
+			t.Errorf("bob continued alice's task")
+		}
+		if _, err := c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: live.ID}); err == nil {
+			t.Errorf("bob got alice's task")
+		}
+		if _, err := c.CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: live.ID}); err == nil {
+			t.Errorf("bob canceled alice's task")
+		}
+		for ev, err := range c.SubscribeToTask(t.Context(), &a2a.SubscribeToTaskRequest{ID: live.ID}) {
+			if err == nil {
+				t.Errorf("bob subscribed to alice's task: %T", ev)
+			}
+			break
+		}
+		if _, err := c.CreateTaskPushConfig(t.Context(), &a2a.PushConfig{TaskID: live.ID, URL: "http://127.0.0.1:1/hook"}); err == nil {
+			t.Errorf("bob set a push config on alice's task")
+		}
+		if l, err := c.ListTasks(t.Context(), &a2a.ListTasksRequest{}); err != nil {
+			t.Errorf("bob's ListTasks: %v", err)
+		} else if slices.ContainsFunc(l.Tasks, func(x *a2a.Task) bool { return x.ID == live.ID }) {
+			t.Errorf("bob's ListTasks lists alice's task")
+		}
+	}
+	if s := a.state("executor", "alice", live.ID); s != a2a.TaskStateInputRequired {
+		t.Errorf("alice's task after bob's tries: %s", s)
 	}
 }
 
