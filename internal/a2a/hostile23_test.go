@@ -2,11 +2,13 @@ package a2a
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -266,5 +268,57 @@ func TestCardMovedToAnotherHostNotFollowed(t *testing.T) {
 	ag.mu.Unlock()
 	if skills != 2 {
 		t.Errorf("the card with a new skill at the same origin: %d skills, want 2", skills)
+	}
+}
+
+// TestCardGrownOrLoopingKeepsCard: an agent whose card, once reach has it,
+// grows past maxCardBytes, or redirects to itself without end, has the
+// card reach has kept (and its tasks go on through it); an agent first
+// seen so is refused with an error saying what the card did. (Held.)
+func TestCardGrownOrLoopingKeepsCard(t *testing.T) {
+	var mode atomic.Value
+	mode.Store("ok")
+	f := newFakeAgent(t, "executor", true)
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	card := *f.card
+	card.SupportedInterfaces = []*a2a.AgentInterface{{URL: srv.URL + "/", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version}}
+	good, _ := json.Marshal(&card)
+	big := *f.card
+	big.Description = strings.Repeat("x", maxCardBytes)
+	huge, _ := json.Marshal(&big)
+	mux.HandleFunc("GET "+a2asrv.WellKnownAgentCardPath, func(w http.ResponseWriter, r *http.Request) {
+		switch mode.Load() {
+		case "big":
+			w.Write(huge)
+		case "loop":
+			http.Redirect(w, r, r.URL.Path, http.StatusFound)
+		default:
+			w.Write(good)
+		}
+	})
+	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(f))
+	for _, m := range []string{"big", "loop"} {
+		t.Run(m, func(t *testing.T) {
+			h := newHarnessWith(t, func(o *Options) { o.Agents[0].URL = srv.URL }, nil, "executor")
+			mode.Store(m)
+			tk := h.send("executor", "alice", "say hi", nil)
+			if tk.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(tk), "could not hand this message") {
+				t.Errorf("first seen with such a card: %s %q", tk.Status.State, statusText(tk))
+			}
+			mode.Store("ok")
+			eventually(t, "a task through its card, once the failed fetch is past", func() bool {
+				return h.send("executor", "alice", "say hi", nil).Status.State == a2a.TaskStateCompleted
+			})
+			mode.Store(m)
+			if err := h.g.agents["executor"].resolve(t.Context()); err != nil {
+				t.Errorf("a refresh that failed: %v, want the card kept", err)
+			}
+			if tk := h.send("executor", "alice", "say again", nil); tk.Status.State != a2a.TaskStateCompleted {
+				t.Errorf("after the %s card: %s %q", m, tk.Status.State, statusText(tk))
+			}
+			mode.Store("ok")
+		})
 	}
 }
