@@ -321,7 +321,15 @@ func TestLinkWithoutMetadata(t *testing.T) {
 				t.Fatalf("cycle: %s %q", tk.Status.State, statusText(tk))
 			}
 			// bob naming alice's task is not linked to it: a new request.
+			// (Her context, which her task at the executor is in now, is
+			// hers there: refused, TestA2AOtherCallersContextAndTasksRefused.)
 			tk = h.sendMsg("executor", "bob", name(a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("echo bob"))), false)
+			if by == "contextId" {
+				if tk.Status.State != a2a.TaskStateRejected || !strings.Contains(statusText(tk), "another caller's") {
+					t.Errorf("bob naming alice's context at the executor: %s %q", tk.Status.State, statusText(tk))
+				}
+				return
+			}
 			if tk.Status.State != a2a.TaskStateCompleted {
 				t.Fatalf("bob: %s %q", tk.Status.State, statusText(tk))
 			}

@@ -96,10 +96,24 @@ func (a *agent) resolve(ctx context.Context) error {
 	if err == nil {
 		a.mu.Lock()
 		same := a.client != nil && sameCard(a.card, card)
-		if same {
+		var to string
+		if !same && a.client != nil {
+			to = a.moved(a.card, card)
+		}
+		if same || to != "" {
 			a.tried = time.Now()
 		}
 		a.mu.Unlock()
+		if to != "" {
+			// The card reach follows sends JSON-RPC where the agent's
+			// first card and its configured URL did not: the callers'
+			// messages would go to another host on the agent's word
+			// alone. The card reach has stands until the operator
+			// restarts reach (or points the agent's url there).
+			a.g.log.Warn("a2a: agent card not refreshed: it moved the agent's JSON-RPC interface to another origin; reach keeps the card it has (restart reach, or set the agent's url, to follow it)",
+				"agent", a.cfg.Name, "to", a.g.shown(shownURL(to)))
+			return nil
+		}
 		if same {
 			// A refresh that found the card as it was: the client stands
 			// (a new one each CardTTL would never be destroyed, since
@@ -144,6 +158,31 @@ func (a *agent) resolve(ctx context.Context) error {
 	// (their streams and cancels go on through it).
 	a.card, a.client, a.proto, a.err = card, c, proto, nil
 	return nil
+}
+
+// moved is the URL of a JSON-RPC interface of card at an origin (scheme
+// and host) neither the agent's configured URL nor any JSON-RPC interface
+// of the card reach has (old) is at, or "".
+func (a *agent) moved(old, card *a2a.AgentCard) string {
+	origin := func(s string) string {
+		u, err := url.Parse(s)
+		if err != nil {
+			return s
+		}
+		return strings.ToLower(u.Scheme + "://" + u.Host)
+	}
+	known := map[string]bool{origin(a.cfg.URL): true}
+	for _, i := range old.SupportedInterfaces {
+		if i != nil && i.ProtocolBinding == a2a.TransportProtocolJSONRPC {
+			known[origin(i.URL)] = true
+		}
+	}
+	for _, i := range card.SupportedInterfaces {
+		if i != nil && i.ProtocolBinding == a2a.TransportProtocolJSONRPC && !known[origin(i.URL)] {
+			return i.URL
+		}
+	}
+	return ""
 }
 
 // sameCard reports whether two cards an agent served say the same.

@@ -63,13 +63,13 @@ func TestAppendedChunksGrowInPlace(t *testing.T) {
 	for i := range evs {
 		evs[i] = &a2a.TaskArtifactUpdateEvent{Append: i > 0, Artifact: &a2a.Artifact{ID: "a", Parts: a2a.ContentParts{a2a.NewTextPart(fmt.Sprint(i))}}}
 	}
-	tk := &a2a.Task{}
-	addArtifact(tk, evs[0])
+	tk, x := &a2a.Task{}, &artIndex{}
+	addArtifact(tk, x, evs[0])
 	early := tk.Artifacts[0]
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for _, e := range evs[1:] {
-		addArtifact(tk, e)
+		addArtifact(tk, x, e)
 	}
 	runtime.ReadMemStats(&after)
 	// A copy each chunk allocates about 8 bytes × n²/2 (256 MB); growing
@@ -89,8 +89,8 @@ func TestAppendedChunksGrowInPlace(t *testing.T) {
 	// An artifact replaced, then appended to: the event that replaced it
 	// keeps its parts.
 	repl := &a2a.TaskArtifactUpdateEvent{Artifact: &a2a.Artifact{ID: "a", Parts: a2a.ContentParts{a2a.NewTextPart("new")}}}
-	addArtifact(tk, repl)
-	addArtifact(tk, &a2a.TaskArtifactUpdateEvent{Append: true, Artifact: &a2a.Artifact{ID: "a", Parts: a2a.ContentParts{a2a.NewTextPart("more")}}})
+	addArtifact(tk, x, repl)
+	addArtifact(tk, x, &a2a.TaskArtifactUpdateEvent{Append: true, Artifact: &a2a.Artifact{ID: "a", Parts: a2a.ContentParts{a2a.NewTextPart("more")}}})
 	if len(repl.Artifact.Parts) != 1 || len(tk.Artifacts[0].Parts) != 2 {
 		t.Errorf("the replacing event's parts %d, the artifact's %d; want 1 and 2", len(repl.Artifact.Parts), len(tk.Artifacts[0].Parts))
 	}
@@ -101,17 +101,17 @@ func TestAppendedChunksGrowInPlace(t *testing.T) {
 // messages do: each counted nothing, and an agent that streamed them
 // without end had reach keep every one.
 func TestEmptyArtifactsCount(t *testing.T) {
-	tk := &a2a.Task{}
+	tk, x := &a2a.Task{}, &artIndex{}
 	var held int64
 	const n = 1000
 	for i := range n {
-		held += addArtifact(tk, &a2a.TaskArtifactUpdateEvent{Artifact: &a2a.Artifact{ID: a2a.ArtifactID(fmt.Sprint("art-", i))}})
+		held += addArtifact(tk, x, &a2a.TaskArtifactUpdateEvent{Artifact: &a2a.Artifact{ID: a2a.ArtifactID(fmt.Sprint("art-", i))}})
 	}
 	if len(tk.Artifacts) != n || held < n*artifactOverhead {
 		t.Fatalf("%d empty artifacts held %d bytes (%d kept); want at least %d", n, held, len(tk.Artifacts), n*artifactOverhead)
 	}
 	// Replaced by itself, an artifact counts the same.
-	if d := addArtifact(tk, &a2a.TaskArtifactUpdateEvent{Artifact: &a2a.Artifact{ID: "art-7"}}); d != 0 {
+	if d := addArtifact(tk, x, &a2a.TaskArtifactUpdateEvent{Artifact: &a2a.Artifact{ID: "art-7"}}); d != 0 {
 		t.Errorf("an artifact replaced by the same grew the task by %d", d)
 	}
 }

@@ -220,7 +220,7 @@ func (t *task) heldChunk(id a2a.ArtifactID, st *redact.Stream) *a2a.TaskArtifact
 func (t *task) flushChunks() {
 	for _, id := range slices.Sorted(maps.Keys(t.chunks)) {
 		if ev := t.heldChunk(id, t.chunks[id]); ev != nil && t.snap != nil {
-			t.held += addArtifact(t.snap, ev)
+			t.held += addArtifact(t.snap, &t.arts, ev)
 			t.push(ev)
 		}
 	}

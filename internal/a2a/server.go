@@ -127,6 +127,21 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 		return nil, 0, &a2a.Error{Err: a2a.ErrInvalidParams, Message: "The message is missing or has no parts; send a message with at least one part."}
 	}
 	owner := e.owner(ctx)
+	// A further message of a task goes on in that task's context: another
+	// caller's task is answered not found (resume), and only the tasks the
+	// message references are looked at.
+	if what := e.foreign(ctx, owner, m, m.TaskID == ""); what != "" && (m.TaskID == "" || e.g.tasks.get(e.a.cfg.Name, m.TaskID, owner) != nil) {
+		text := fmt.Sprintf("reach refused this message to agent %s: it names %s, which is another caller's; a caller's tasks and contexts are its own. "+
+			"Send it without that name (no contextId starts a new context), or with a task or context of yours.", e.a.cfg.Name, what)
+		if m.TaskID != "" {
+			return nil, 0, &a2a.Error{Err: a2a.ErrInvalidParams, Message: text}
+		}
+		mine := *req
+		mc := *m
+		mc.ContextID = "" // the refusal's own: not filed under another's context
+		mine.Message = &mc
+		return e.refuse(owner, &mine, nil, a2a.TaskStateRejected, nil, text), 0, nil
+	}
 	if m.TaskID != "" {
 		return e.resume(ctx, req, owner)
 	}
@@ -177,6 +192,34 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	out := e.forward(req, t)
 	e.g.background(func() { t.pump(client, card.Capabilities.Streaming, out, t.out, 0) })
 	return t, 0, nil
+}
+
+// foreign names what of m is another principal's at this agent, as reach
+// knows it: a task it references (referenceTaskIds) or, withContext, its
+// context (contextId), which reach would pass on to the agent as they
+// are, and which the agent, that sees every caller as reach, would take
+// as the other caller's (the conversation of its context, the content of
+// its tasks). "" when none. A context is known by the tasks reach holds (a
+// context of tasks let go, or held by another instance only, is not); a
+// referenced task by those and the store's.
+func (e *endpoint) foreign(ctx context.Context, owner Owner, m *a2a.Message, withContext bool) string {
+	for _, id := range m.ReferenceTasks {
+		if other, _ := e.g.tasks.owned(e.a.cfg.Name, id, "", owner); other {
+			return "task " + string(id)
+		}
+		if ts := e.g.opts.Tasks; ts != nil {
+			rec, err := ts.GetTask(ctx, e.a.cfg.Name, string(id))
+			if err == nil && (rec.Principal != owner.Principal || rec.Tenant != owner.Tenant) {
+				return "task " + string(id)
+			}
+		}
+	}
+	if withContext && m.ContextID != "" {
+		if other, mine := e.g.tasks.owned(e.a.cfg.Name, "", m.ContextID, owner); other && !mine {
+			return "context " + m.ContextID
+		}
+	}
+	return ""
 }
 
 // resume passes a further message of a task on, in the task's hand-off,
@@ -453,6 +496,7 @@ func (e *endpoint) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.T
 					"Ask with a smaller historyLength (its artifacts count too), or follow the task with SubscribeToTask, which keeps to the bound.", e.a.cfg.Name, req.ID, e.g.opts.MaxTaskBytes)}
 			}
 			if err == nil && up.ID == req.ID {
+				tidy(up)
 				e.g.mask(up)
 				// The agent's history and artifacts, with reach's state as
 				// stored: the caller sees no state the store does not hold

@@ -64,6 +64,7 @@ type task struct {
 	stopSent bool   // CancelTask was sent to the agent
 	updated  time.Time
 	chunks   map[a2a.ArtifactID]*redact.Stream // artifacts streamed in chunks: the end of their text held back (joinChunks)
+	arts     artIndex                          // snap's artifacts by id (addArtifact)
 	held     int64                             // the bytes of snap's artifacts and messages (sizeOf), bounded by Options.MaxTaskBytes
 	fed      int64                             // the bytes of the feed's events, bounded likewise
 	overgrew bool                              // failed at reach for its size (overflow): GetTask answers from reach's record
@@ -389,6 +390,7 @@ func (t *task) wakeLocked() {
 
 // apply folds one upstream event into the task.
 func (t *task) apply(ev a2a.Event) {
+	tidy(ev)
 	var before *a2a.TaskArtifactUpdateEvent
 	if e, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
 		t.mu.Lock()
@@ -504,10 +506,10 @@ func (t *task) apply(ev a2a.Event) {
 			break
 		}
 		if before != nil {
-			t.held += addArtifact(t.snap, before)
+			t.held += addArtifact(t.snap, &t.arts, before)
 			t.push(before)
 		}
-		t.held += addArtifact(t.snap, e)
+		t.held += addArtifact(t.snap, &t.arts, e)
 		t.push(e)
 	}
 	if t.held > t.g.opts.MaxTaskBytes && t.snap != nil && !t.state.Terminal() {
@@ -995,6 +997,19 @@ func (t *task) overread() {
 	}
 }
 
+// tidy drops the null entries of a task an agent sent (its history's and
+// artifacts': `[null]` decodes as a nil pointer): reach keeps and relays
+// none of them, and reads no field of one. Before, a null artifact left in
+// a task's view was read at the next artifact (addArtifact) with the
+// task's lock held: the task hung for good, with its caller's send, its
+// GetTask and every wait on it.
+func tidy(ev a2a.Event) {
+	if e, ok := ev.(*a2a.Task); ok && e != nil {
+		e.History = slices.DeleteFunc(e.History, func(m *a2a.Message) bool { return m == nil })
+		e.Artifacts = slices.DeleteFunc(e.Artifacts, func(a *a2a.Artifact) bool { return a == nil })
+	}
+}
+
 // overflow fails the task at reach, its artifacts and messages having grown
 // past Options.MaxTaskBytes (t.mu held): what it held is let go (the
 // artifacts, the history, the feed; the caller gets the failed task), the
@@ -1004,7 +1019,7 @@ func (t *task) overflow(after *[]func(), first bool) {
 	limit := t.g.opts.MaxTaskBytes
 	t.overgrew = true
 	t.snap.Artifacts, t.snap.History = nil, nil
-	t.chunks = nil
+	t.chunks, t.arts = nil, artIndex{}
 	t.held = 0
 	clear(t.feed)
 	t.base += len(t.feed)
@@ -1124,31 +1139,88 @@ func metaSize(m map[string]any) int64 {
 	return int64(len(j))
 }
 
-// addArtifact adds or grows an artifact of t, and returns by how many
-// bytes (artifactSize; an appended chunk adds its parts only) t's artifacts
-// grew (less than zero if a replaced one was larger).
-func addArtifact(t *a2a.Task, e *a2a.TaskArtifactUpdateEvent) int64 {
-	// The newest first: a chunk is most often of the artifact streamed last.
-	for i := len(t.Artifacts) - 1; i >= 0; i-- {
-		if a := t.Artifacts[i]; a.ID == e.Artifact.ID {
-			if e.Append {
-				grew := partsSize(e.Artifact.Parts) // only the chunk's parts are kept
-				// A new artifact, its parts grown in place: a view or an
-				// event handed out before holds the parts it had (a slice
-				// no longer), and only this artifact's newest parts are
-				// appended to. (A copy of them all each chunk was
-				// quadratic: an agent streaming 20,000 chunks took 5 s.)
-				c := *a
-				c.Parts = append(a.Parts, e.Artifact.Parts...)
-				t.Artifacts[i] = &c
-				return grew
-			}
-			t.Artifacts[i] = e.Artifact
-			return artifactSize(e.Artifact) - artifactSize(a)
-		}
+// artIndex finds an artifact of a task's view by its id in constant time.
+// Each artifact of a new id was looked for among all before it
+// (addArtifact): an agent streaming artifacts each of a new id had reach
+// scan them all for each, quadratic in their number (some 32,000 at the
+// default MaxTaskBytes, as each counts artifactOverhead).
+//
+// It indexes the first n artifacts of the view of; the view's artifacts
+// only grow at their end (addArtifact) or are let go whole (overflow), and
+// a new view is another *a2a.Task: a view other than of, or with fewer
+// than n artifacts, is indexed anew, and a hit whose id differs (its
+// artifacts replaced otherwise) too.
+type artIndex struct {
+	of *a2a.Task
+	n  int
+	at map[a2a.ArtifactID]int // an id's index among the first n (the last of that id)
+}
+
+// artScan is how many artifacts a view has before it is indexed: a few are
+// found as fast by a scan, without a map.
+const artScan = 16
+
+// find is the index in t.Artifacts of the last artifact whose id is id, or
+// -1. A nil x scans.
+func (x *artIndex) find(t *a2a.Task, id a2a.ArtifactID) int {
+	if x != nil && (x.of != t || len(t.Artifacts) < x.n) {
+		// Another view, or its artifacts let go (each addArtifact finds
+		// first: this one, after the view's artifacts were let go, sees
+		// fewer than were indexed).
+		x.of, x.n = t, 0
+		clear(x.at)
 	}
-	t.Artifacts = append(t.Artifacts, e.Artifact)
-	return artifactSize(e.Artifact)
+	if x == nil || len(t.Artifacts) <= artScan {
+		// The newest first: a chunk is most often of the artifact streamed last.
+		for i := len(t.Artifacts) - 1; i >= 0; i-- {
+			if t.Artifacts[i].ID == id {
+				return i
+			}
+		}
+		return -1
+	}
+	if x.at == nil {
+		x.at = make(map[a2a.ArtifactID]int, len(t.Artifacts))
+	}
+	for ; x.n < len(t.Artifacts); x.n++ {
+		x.at[t.Artifacts[x.n].ID] = x.n
+	}
+	i, ok := x.at[id]
+	if !ok {
+		return -1
+	}
+	if t.Artifacts[i].ID != id {
+		x.of = nil // replaced otherwise than addArtifact does: indexed anew
+		return x.find(t, id)
+	}
+	return i
+}
+
+// addArtifact adds or grows an artifact of t, found by x (which may be
+// nil: a scan), and returns by how many bytes (artifactSize; an appended
+// chunk adds its parts only) t's artifacts grew (less than zero if a
+// replaced one was larger).
+func addArtifact(t *a2a.Task, x *artIndex, e *a2a.TaskArtifactUpdateEvent) int64 {
+	i := x.find(t, e.Artifact.ID)
+	if i < 0 {
+		t.Artifacts = append(t.Artifacts, e.Artifact)
+		return artifactSize(e.Artifact)
+	}
+	a := t.Artifacts[i]
+	if e.Append {
+		grew := partsSize(e.Artifact.Parts) // only the chunk's parts are kept
+		// A new artifact, its parts grown in place: a view or an event
+		// handed out before holds the parts it had (a slice no longer),
+		// and only this artifact's newest parts are appended to. (A copy
+		// of them all each chunk was quadratic: an agent streaming 20,000
+		// chunks took 5 s.)
+		c := *a
+		c.Parts = append(a.Parts, e.Artifact.Parts...)
+		t.Artifacts[i] = &c
+		return grew
+	}
+	t.Artifacts[i] = e.Artifact
+	return artifactSize(e.Artifact) - artifactSize(a)
 }
 
 func textOfMessage(m *a2a.Message) string {
@@ -1391,6 +1463,32 @@ func (r *registry) over(owner Owner) (over bool, all, mine int64) {
 }
 
 // taken reports whether agent gave id to a task the registry holds.
+// owned tells whether the tasks reach holds at agent of id (or, with
+// ctxID, of that context) are another principal's than owner (other), and
+// whether some are owner's (mine). An agent's ids and contexts are its
+// own: another agent's of the same name are not looked at.
+func (r *registry) owned(agent string, id a2a.TaskID, ctxID string, owner Owner) (other, mine bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ts []*task
+	if ctxID != "" {
+		ts = r.byCtx[ctxID]
+	} else if t := r.byID[taskKey{agent, id}]; t != nil {
+		ts = []*task{t}
+	}
+	for _, t := range ts {
+		if t.a.cfg.Name != agent {
+			continue
+		}
+		if t.owner == owner {
+			mine = true
+		} else {
+			other = true
+		}
+	}
+	return other, mine
+}
+
 func (r *registry) taken(agent string, id a2a.TaskID) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
