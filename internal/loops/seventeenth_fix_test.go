@@ -85,3 +85,37 @@ func TestAboutCarriedDocument(t *testing.T) {
 		t.Errorf("a verdict naming nothing of the document tied to it: %v", p.v)
 	}
 }
+
+// A search in words that found nothing, asked again in other words with
+// the same numbers (one date respelled, its operators reordered), is the
+// same empty answer again (rephrase at the fifth asking); a sweep over
+// weeks, each empty, names another window each time and goes on.
+func TestSearchSameNumbersRespelled(t *testing.T) {
+	loop := asRunOf("mail-same-window", "mail", true)
+	sweep := asRunOf("mail-weeks", "mail", false)
+	for i, q := range []string{
+		"from:billing@acme.io subject:invoice after:2026/11/01",
+		"subject:invoice from:billing@acme.io after:2026/11/01",
+		"after:2026/11/01 from:(billing@acme.io) subject:(invoice)",
+		"from:\"billing@acme.io\" subject:\"invoice\" after:2026/11/1",
+		"subject:invoice after:2026/11/01 from:billing@acme.io",
+		"invoice from:billing@acme.io after:2026/11/01",
+	} {
+		if i == 4 {
+			loop.then()
+		}
+		loop.t("", asOK("search_emails", obj{"query": q, "maxResults": 10}, s17Mail()))
+		sweep.t("", asOK("search_emails", obj{"query": fmt.Sprintf("from:billing@acme.io subject:invoice after:2026/%02d/01 before:2026/%02d/01", 6+i, 7+i), "maxResults": 10}, s17Mail()))
+	}
+	for _, w := range []*asw{loop, sweep} {
+		p := playAs(w.run)
+		got := asOutcome(w.run, p)
+		want := "ok"
+		if w.run.loop {
+			want = "detected"
+		}
+		if got != want || w.run.loop && p.v.Detector != "rephrase" {
+			t.Errorf("%s: %s at %d, want %s (%v)", w.run.id, got, p.refusedAt, want, p.v)
+		}
+	}
+}

@@ -52,7 +52,6 @@ var s17Known = map[string]string{
 	// of them a slip of the probe's own (a feed scrolled by a key press
 	// declared read; Playwright's browser_press_key is not read-only, so
 	// it is declared a write now, as the probe's rule says).
-	"gmail-operators-reordered-empty":     "missed",
 	"pdf-scanned-page-respelled":          "missed",
 	"lead-coder-reviewer-ring":            "missed",
 	"sql-index-renamed-plan-same":         "missed",

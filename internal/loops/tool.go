@@ -593,15 +593,27 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// question when nothing in it is new: asked again respelled, it
 		// is the question going round.
 		// So is a search in words that found nothing, asked again in
-		// other words; not one whose arguments hold a number (a sweep over
-		// weeks or hours, each empty, names its window in numbers).
-		small := !judged && !sc.cut && fresh == 0 && (!s.prose || s.search && !bytes.ContainsAny(s.Args, "0123456789"))
+		// other words; one whose arguments hold a number only with the
+		// same numbers (a sweep over weeks or hours, each empty, names
+		// another window in numbers each time).
+		small := !judged && !sc.cut && fresh == 0 && (!s.prose || s.search)
+		swept := small && s.prose && bytes.ContainsAny(s.Args, "0123456789")
 		// A question in words whose short answer says, in words, that it
 		// was given already ("I already told you", "Again, ...", "stop
 		// asking") is the same answer as the one before it, whatever it
 		// repeats: the asking before it counts too.
 		told := s.prose && !sc.cut && saysToldBefore(o.Result)
 		qAnswer := answer
+		if swept {
+			// Its numbers are part of what it asks, then: the same
+			// window (after:2026/11/01, after:2026/11/1) asked again in
+			// other words is the same empty answer again; another week
+			// is another answer, and the sweep goes on.
+			var buf [8]uint64
+			for _, n := range numbers(string(s.Args), buf[:0]) {
+				qAnswer = mix(qAnswer, n)
+			}
+		}
 		if told {
 			qAnswer, small = toldAnswer, !judged
 		}
