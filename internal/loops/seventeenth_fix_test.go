@@ -119,3 +119,47 @@ func TestSearchSameNumbersRespelled(t *testing.T) {
 		}
 	}
 }
+
+// A mail server's transient reply (4yz) is a failure worth a retry, not
+// a complaint said again: alerts to one greylisting address go on, and
+// one message sent again and again is still bounded by the retry budget.
+// A permanent reply (5yz) is not transient.
+func TestSMTPTransient(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"SMTP 451 4.7.1 <oncall@acme.example>: Recipient address rejected: Greylisted": true,
+		"451 4.7.1 Please try again later":                                             true,
+		"smtp error: 421 Too many connections from your host":                          true,
+		"SMTP error (code 450): mailbox busy":                                          false, // a code inside brackets, no enhanced code: not read
+		"SMTP 550 5.7.1 Client host blocked":                                           false,
+		"Error 4512: quota":                                                            false,
+		"HTTP 429 Too Many Requests":                                                   false,
+		"disk 451 GB free, 4.7.1 release":                                              false,
+	} {
+		if got := smtpTransient([]byte(msg)); got != want {
+			t.Errorf("smtpTransient(%q) = %v, want %v", msg, got, want)
+		}
+	}
+	alerts := asRunOf("alerts-greylisted", "mail", false).acc("write", "send_email")
+	again := asRunOf("one-mail-greylisted", "mail", true).acc("write", "send_email")
+	grey := "SMTP 451 4.7.1 <oncall@acme.example>: Recipient address rejected: Greylisted, see https://postgrey.example/help"
+	for i, s := range []string{"Disk 91% on db-1", "Backup finished late", "Certificate expires in 7 days", "Queue depth above 10k", "Error rate back to normal"} {
+		a := obj{"to": arr{"oncall@acme.example"}, "subject": s, "body": s + "."}
+		if i < 4 {
+			alerts.t("", asFail("send_email", a, "tool_error", grey))
+		} else {
+			alerts.t("", asOK("send_email", a, "Email sent successfully."))
+		}
+	}
+	for i := range 6 {
+		if i == 4 {
+			again.then()
+		}
+		again.t("", asFail("send_email", obj{"to": arr{"oncall@acme.example"}, "subject": "Disk full", "body": "Disk full."}, "tool_error", grey))
+	}
+	if p := playAs(alerts.run); p.v != nil {
+		t.Errorf("alerts to a greylisting address refused: %v", p.v)
+	}
+	if p := playAs(again.run); asOutcome(again.run, p) != "detected" || p.v.Detector != "retry_budget" {
+		t.Errorf("one mail greylisted again and again: refused at %d (%v), want retry_budget at 4", p.refusedAt, p.v)
+	}
+}

@@ -406,6 +406,11 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 			o.Error, o.ErrorType = true, untypedStreak
 		}
 	}
+	if o.Error && (o.ErrorType == untypedStreak || o.ErrorType == "upstream_error" || o.ErrorType == "") && smtpTransient(o.Result) {
+		// A mail server's "try again later" (451 4.7.1 greylisted) is
+		// a transient failure, whatever the tool called it (smtp.go).
+		o.ErrorType = "unavailable"
+	}
 	var ent uint64 // the write's entity (writeEntity), once it succeeded
 	if write && !o.Error {
 		// A tool that declares its key (a file's path) names the entity it
