@@ -163,3 +163,47 @@ func TestSMTPTransient(t *testing.T) {
 		t.Errorf("one mail greylisted again and again: refused at %d (%v), want retry_budget at 4", p.refusedAt, p.v)
 	}
 }
+
+// The things a command names are compared as paths, not as written: an
+// archive named bare or as an option's value (--file=), a folder as
+// restore/, ./restore or restore, are the same things, so one corrupt
+// archive extracted under other flags fails the same way (same_error at
+// the fourth); other archives extracted one by one, one of them corrupt,
+// and one archive into other nested folders, go on.
+func TestCommandPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"--file=backup.tar.gz": "backup.tar.gz", "./restore": "restore", "restore//": "restore",
+		"-count=1": "1", "./": ".", "/": "/", "--output=": "--output=", "src/a/": "src/a",
+	} {
+		if got := string(commandPath([]byte(in))); got != want {
+			t.Errorf("commandPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+	corrupt := s17Shell(2, "", "gzip: stdin: unexpected end of file\ntar: Unexpected EOF in archive\ntar: Error is not recoverable: exiting now\n")
+	loop := asRunOf("one-archive-flags", "shell", true).acc("write", "run_command")
+	dirs := asRunOf("one-archive-other-dirs", "shell", false).acc("write", "run_command")
+	for i, c := range []string{
+		"tar -xzf backup.tar.gz -C restore/",
+		"tar xzf backup.tar.gz -C restore",
+		"tar -x -z -f backup.tar.gz --directory ./restore/",
+		"tar --extract --gzip --file=backup.tar.gz -C ./restore",
+		"tar -xvzf backup.tar.gz -C restore/",
+	} {
+		if i == 3 {
+			loop.then()
+		}
+		loop.t("", asOK("run_command", obj{"command": c}, corrupt))
+		dirs.t("", asOK("run_command", obj{"command": fmt.Sprintf("tar -xzf backup.tar.gz -C restore/host-%d/", i)}, corrupt))
+	}
+	for _, w := range []*asw{loop, dirs} {
+		p := playAs(w.run)
+		got := asOutcome(w.run, p)
+		want := "ok"
+		if w.run.loop {
+			want = "detected"
+		}
+		if got != want || w.run.loop && p.v.Detector != "same_error" {
+			t.Errorf("%s: %s at %d, want %s (%v)", w.run.id, got, p.refusedAt, want, p.v)
+		}
+	}
+}

@@ -52,12 +52,11 @@ var s17Known = map[string]string{
 	// of them a slip of the probe's own (a feed scrolled by a key press
 	// declared read; Playwright's browser_press_key is not read-only, so
 	// it is declared a write now, as the probe's rule says).
-	"pdf-scanned-page-respelled":          "missed",
-	"lead-coder-reviewer-ring":            "missed",
-	"sql-index-renamed-plan-same":         "missed",
-	"jq-path-respelled-null":              "missed",
-	"browser-login-same-password":         "missed",
-	"tar-extract-flags-respelled-corrupt": "missed",
+	"pdf-scanned-page-respelled":  "missed",
+	"lead-coder-reviewer-ring":    "missed",
+	"sql-index-renamed-plan-same": "missed",
+	"jq-path-respelled-null":      "missed",
+	"browser-login-same-password": "missed",
 	// A job polled twice pending before a runner takes it is refused at
 	// its third identical poll, as the sixteenth probe's DNS record is:
 	// the probe's own convention marks a third identical poll a loop,
