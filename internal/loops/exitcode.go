@@ -156,13 +156,33 @@ func commandThings(args []byte) uint64 {
 				// A unit systemctl is asked about, by its bare name or
 				// not: each its own thing (unitname.go).
 				sum += hashBytes(unitStem(l.raw[j:k])) | 1
-			} else if w := unitStem(l.raw[j:k]); namesCommandThing(w) {
+			} else if w := commandPath(unitStem(l.raw[j:k])); namesCommandThing(w) {
 				sum += hashBytes(w) | 1
 			}
 			j = k
 		}
 	}
 	return sum
+}
+
+// commandPath is a command's word as the thing it names: an option's
+// value (--file=backup.tar.gz names the archive, as the word alone does),
+// a path without its leading ./ or its trailing slashes (restore/,
+// ./restore and restore are one folder). A folder of one word is then no
+// thing, as restore written bare is not.
+func commandPath(w []byte) []byte {
+	if len(w) > 2 && w[0] == '-' {
+		if i := bytes.IndexByte(w, '='); i > 0 && i+1 < len(w) {
+			w = w[i+1:]
+		}
+	}
+	for len(w) > 2 && w[0] == '.' && w[1] == '/' {
+		w = w[2:]
+	}
+	for len(w) > 1 && w[len(w)-1] == '/' {
+		w = w[:len(w)-1]
+	}
+	return w
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

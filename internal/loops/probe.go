@@ -147,6 +147,18 @@ func (d *Detector) template(msg, args []byte) uint64 {
 			}
 		}
 		if matched > 0 {
+			if g := generatedSuffix(msg[i+matched:]); g > 0 {
+				// A name built on the echoed value for this one attempt
+				// (a pod named after its deployment,
+				// checkout-api-6c9d8b7f4-x2kqp) names that value, its
+				// suffix another each attempt: the value is kept, so
+				// that other deployments refused alike stay a batch.
+				h.Write(msg[last : i+matched])
+				h.WriteString("\x00G")
+				i += matched + g
+				last = i
+				continue
+			}
 			h.Write(msg[last:i])
 			// An echoed value is a value, as a word with a digit is
 			// when the arguments do not hold it: a charge's id is
@@ -302,6 +314,7 @@ func sameThing(msg, args []byte) uint64 {
 	var h maphash.Hash
 	h.SetSeed(seed)
 	named := false
+	var vals argValues
 	for i := 0; i < len(msg); {
 		c := msg[i]
 		if (c == '\'' || c == '/') && (i == 0 || opensValue(msg[i-1])) {
@@ -323,6 +336,14 @@ func sameThing(msg, args []byte) uint64 {
 		}
 		if digits > 0 && requestIDBefore(msg[:i]) {
 			h.WriteString("\x00R")
+		} else if n := builtOnArg(msg[i:j], args, &vals); n > 0 {
+			// A name the system built on a value of the call for this
+			// attempt (deployment checkout-api-7d9f4a1, its pod
+			// checkout-api-7d9f4a1-x0q) names that value: each attempt
+			// builds another suffix.
+			named = true
+			h.Write(msg[i : i+n])
+			h.WriteString("\x00G")
 		} else {
 			named = named || digits > 0 && letters || digits >= 4
 			h.Write(msg[i:j])
@@ -333,6 +354,58 @@ func sameThing(msg, args []byte) uint64 {
 		return 0
 	}
 	return h.Sum64() | 1
+}
+
+// generatedSuffix returns the length of a generated suffix at the start
+// of b, right after a value: a hyphen and the rest of the word, holding a
+// digit (-6c9d8b7f4-x2kqp, -7d9f4a1), or 0. A suffix of letters alone
+// (-worker) names another thing.
+func generatedSuffix(b []byte) int {
+	if len(b) < 2 || b[0] != '-' || !isTokenByte(b[1]) {
+		return 0
+	}
+	k, digit := 1, false
+	for k < len(b) && isTokenByte(b[k]) {
+		digit = digit || isDigit(b[k])
+		k++
+	}
+	if !digit {
+		return 0
+	}
+	return k
+}
+
+// argValues holds a call's string argument values of three bytes or more,
+// scanned once when first needed.
+type argValues struct {
+	done bool
+	n    int
+	v    [maxEcho][]byte
+}
+
+// builtOnArg returns the length of the value of args that word w is built
+// on, followed by a generated suffix (generatedSuffix) to its end, or 0.
+func builtOnArg(w, args []byte, vals *argValues) int {
+	if bytes.IndexByte(w, '-') < 0 {
+		return 0
+	}
+	if !vals.done {
+		vals.done = true
+		var buf [maxEcho]leaf
+		for _, l := range scanLeaves(args, buf[:0], len(buf), false).out {
+			if l.kind == leafString && len(l.raw) >= 3 && vals.n < len(vals.v) {
+				vals.v[vals.n] = l.raw
+				vals.n++
+			}
+		}
+	}
+	best := 0
+	for _, v := range vals.v[:vals.n] {
+		if len(v) > best && len(v) < len(w) && bytes.HasPrefix(w, v) && generatedSuffix(w[len(v):]) == len(w)-len(v) {
+			best = len(v)
+		}
+	}
+	return best
 }
 
 // opensValue reports whether a quote or a slash after byte c opens a
@@ -1665,6 +1738,40 @@ func (qs *questionState) about(s *Step) bool {
 	return false
 }
 
+// aboutCarried reports whether the streak's answer is about a text the
+// question carries, the same in each asking (a document handed over to be
+// summarised under reworded instructions): it names two words or more of
+// a string argument of eight words or more that is not free text, so not
+// part of what is reworded but of the question itself. The instructions
+// reworded ("Summarise in three bullets", "Give me a 3-bullet summary")
+// need not appear in an answer about the document they apply to. Another
+// document is another question: its askings are another streak.
+func (d *Detector) aboutCarried(s *Step, qs *questionState) bool {
+	if qs.nfound < 2 {
+		return false
+	}
+	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	f := qs.found[:qs.nfound]
+	for i := range as.out {
+		l := &as.out[i]
+		if l.kind != leafString || keyKind(l.key) == codeKey || proseArg(l.key, l.raw) || bytes.Count(l.raw, []byte(" ")) < 7 {
+			continue
+		}
+		d.wordsOf = cutWords(l.raw, d.wordsOf[:0], linkPrefix)
+		named := 0
+		for _, x := range d.wordsOf {
+			if has(f, x) {
+				named++
+			}
+		}
+		if named >= 2 {
+			return true
+		}
+	}
+	return false
+}
+
 // sameText reports whether the free text of asking s is the streak's
 // again, word for word (its content words those of every asking so far):
 // not another text that an answer alike could tie to it by mistake (a
@@ -1717,7 +1824,7 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 		return nil // the last asking again, word for word, is repeat's to judge
 	}
 	d.askedWords(s)
-	if !(qs.records && s.search) && !qs.sameText(s) && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || qs.answer != toldAnswer && !qs.about(s)) {
+	if !(qs.records && s.search) && !qs.sameText(s) && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || qs.answer != toldAnswer && !qs.about(s) && !d.aboutCarried(s, qs)) {
 		return nil // another question with the same arguments, or an answer that says nothing of it
 	}
 	brought := ") brought nothing that " + a.who() + " had not seen already"

@@ -406,6 +406,11 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 			o.Error, o.ErrorType = true, untypedStreak
 		}
 	}
+	if o.Error && (o.ErrorType == untypedStreak || o.ErrorType == "upstream_error" || o.ErrorType == "") && smtpTransient(o.Result) {
+		// A mail server's "try again later" (451 4.7.1 greylisted) is
+		// a transient failure, whatever the tool called it (smtp.go).
+		o.ErrorType = "unavailable"
+	}
 	var ent uint64 // the write's entity (writeEntity), once it succeeded
 	if write && !o.Error {
 		// A tool that declares its key (a file's path) names the entity it
@@ -593,15 +598,27 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// question when nothing in it is new: asked again respelled, it
 		// is the question going round.
 		// So is a search in words that found nothing, asked again in
-		// other words; not one whose arguments hold a number (a sweep over
-		// weeks or hours, each empty, names its window in numbers).
-		small := !judged && !sc.cut && fresh == 0 && (!s.prose || s.search && !bytes.ContainsAny(s.Args, "0123456789"))
+		// other words; one whose arguments hold a number only with the
+		// same numbers (a sweep over weeks or hours, each empty, names
+		// another window in numbers each time).
+		small := !judged && !sc.cut && fresh == 0 && (!s.prose || s.search)
+		swept := small && s.prose && bytes.ContainsAny(s.Args, "0123456789")
 		// A question in words whose short answer says, in words, that it
 		// was given already ("I already told you", "Again, ...", "stop
 		// asking") is the same answer as the one before it, whatever it
 		// repeats: the asking before it counts too.
 		told := s.prose && !sc.cut && saysToldBefore(o.Result)
 		qAnswer := answer
+		if swept {
+			// Its numbers are part of what it asks, then: the same
+			// window (after:2026/11/01, after:2026/11/1) asked again in
+			// other words is the same empty answer again; another week
+			// is another answer, and the sweep goes on.
+			var buf [8]uint64
+			for _, n := range numbers(string(s.Args), buf[:0]) {
+				qAnswer = mix(qAnswer, n)
+			}
+		}
 		if told {
 			qAnswer, small = toldAnswer, !judged
 		}
