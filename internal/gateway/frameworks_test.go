@@ -855,6 +855,7 @@ func checkOneGraph(t *testing.T, g *Gateway, turns, calls int) {
 		for _, r := range roots {
 			ids = append(ids, fmt.Sprintf("%s (%d frames)", r.ID(), len(r.Frames())))
 		}
+		logFrames(t, g)
 		t.Fatalf("the run is in %d requests, want 1: %v", len(roots), ids)
 	}
 	nm, nt, unlinked := 0, 0, 0
@@ -874,16 +875,41 @@ func checkOneGraph(t *testing.T, g *Gateway, turns, calls int) {
 		t.Errorf("request %s has %d model turns and %d tool calls, want %d and %d", roots[0].ID(), nm, nt, turns, calls)
 	}
 	if unlinked > 0 || nm != turns || nt != calls {
-		// What a failure under load left, in the order the frames began:
-		// each frame's request, kind, state, parent and times.
-		for _, r := range g.rt.Requests() {
-			for _, f := range r.Frames() {
-				parent := "-"
-				if f.Parent != nil {
-					parent = fmt.Sprintf("%s %s", f.Parent.Kind, f.Parent.ID)
-				}
-				t.Logf("%s %s %s %s %v parent=%s %s", r.ID(), f.Kind, f.ID, f.Name, f.State(), parent, clip(string(f.Args), 60))
+		logFrames(t, g)
+	}
+}
+
+// logFrames logs what a failure under load left, in the order the frames
+// began: each frame's request, kind, id, state and parent, and whether the
+// request still keeps it in memory or read it back from the audit log (a
+// request keeps only its newest ended tool calls: reach.Options.StoredFrames),
+// with the audit log's dropped and failed events, which a frame read back
+// would miss.
+func logFrames(t *testing.T, g *Gateway) {
+	t.Helper()
+	if g.audit != nil {
+		st := g.audit.Stats()
+		t.Logf("audit log: %d events appended, %d dropped, %d failed, %d queued", st.Appended, st.Dropped, st.Failed, st.Queued)
+	}
+	for _, r := range g.rt.Requests() {
+		kept, gone := r.KeptFrames()
+		inMemory := map[reach.FrameID]bool{}
+		for _, f := range kept {
+			inMemory[f.ID] = true
+		}
+		if gone.Frames > 0 {
+			t.Logf("%s let %d ended tool calls go from memory (read back from the audit log)", r.ID(), gone.Frames)
+		}
+		for _, f := range r.Frames() {
+			parent := "-"
+			if f.Parent != nil {
+				parent = fmt.Sprintf("%s %s", f.Parent.Kind, f.Parent.ID)
 			}
+			where := "kept"
+			if !inMemory[f.ID] {
+				where = "read back"
+			}
+			t.Logf("%s %s %s %s %v parent=%s (%s) %s", r.ID(), f.Kind, f.ID, f.Name, f.State(), parent, where, clip(string(f.Args), 60))
 		}
 	}
 }
