@@ -117,10 +117,7 @@ func TestTypeScriptSessionAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(dir, "reach-session-restart.mjs") // beside node_modules, so that its imports resolve
-	if err := os.WriteFile(script, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := nodeScript(t, dir, "reach-session-restart", src) // beside node_modules, so that its imports resolve
 	cfg, data, addr := sessionsConfig(t), t.TempDir(), freeAddr(t)
 	cmd := startReach(t, cfg, addr, data)
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
@@ -174,6 +171,28 @@ func TestTypeScriptSessionAcrossRestart(t *testing.T) {
 	if got.Session != ready.Session {
 		t.Errorf("the session id went from %s to %s", ready.Session, got.Session)
 	}
+}
+
+// nodeScript writes src into folder dir under a name of this test's own
+// (name-*.mjs), removed when the test ends, and returns its path: the
+// folder is shared by every checkout whose tests use the same
+// REACH_FRAMEWORKS_CACHE, and a script under a fixed name could be another
+// checkout's version by the time it runs.
+func nodeScript(t *testing.T, dir, name string, src []byte) string {
+	t.Helper()
+	f, err := os.CreateTemp(dir, name+"-*.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(f.Name()) })
+	if _, err := f.Write(src); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
 }
 
 // nodeSDK finds the folder scripts/frameworks-deps.sh installs into, with
@@ -391,10 +410,7 @@ func TestTypeScriptSSEPerPrincipal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(dir, "reach-sse-cap.mjs") // beside node_modules, so that its imports resolve
-	if err := os.WriteFile(script, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := nodeScript(t, dir, "reach-sse-cap", src) // beside node_modules, so that its imports resolve
 	c := &counter{runs: map[string]int{}}
 	cfg := writeConfig(t, "sessions_per_principal: 2\nupstreams:\n  - {name: shop, url: '"+shopUpstream(t, c)+"'}\ntools:\n  shop__search: {access: read}\n")
 	data, addr := t.TempDir(), freeAddr(t)

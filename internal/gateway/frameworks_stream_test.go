@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -306,10 +305,7 @@ func runStream(t *testing.T, dir, node, mode string, v any, env ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(dir, "reach-stream.mjs")
-	if err := os.WriteFile(script, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := writeScript(t, dir, "reach-stream", src)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, script)

@@ -82,11 +82,38 @@ func frameworksCache(t *testing.T) (dir, node string) {
 		dirs = append(dirs, filepath.Join(dir, fw))
 	}
 	for _, d := range dirs {
-		if err := os.WriteFile(filepath.Join(d, "reach-agent.mjs"), src, 0o644); err != nil { // beside node_modules, so that its imports resolve
-			t.Fatal(err)
-		}
+		agentScripts.Store(d, writeScript(t, d, "reach-agent", src)) // beside node_modules, so that its imports resolve
 	}
 	return dir, node
+}
+
+// agentScripts holds, by folder, the copy of agent.mjs this test process
+// wrote there (writeScript).
+var agentScripts sync.Map
+
+// writeScript writes src into folder dir (beside the node_modules its
+// imports resolve from) under a name of this test's own (name-*.mjs),
+// removed when the test ends, and returns its path. The folder is shared:
+// every checkout whose tests run with the same REACH_FRAMEWORKS_CACHE
+// writes its scripts there, and a script under a fixed name was replaced
+// by another checkout's version while this one's tests ran it (an older
+// agent.mjs named a request on KaibanJS's clients, and a run's tool calls
+// were at the top of its request, under no model turn).
+func writeScript(t *testing.T, dir, name string, src []byte) string {
+	t.Helper()
+	f, err := os.CreateTemp(dir, name+"-*.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(f.Name()) })
+	if _, err := f.Write(src); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
 }
 
 // ownFolder are the frameworks installed in a folder of their own beside
@@ -606,10 +633,15 @@ func runAgent(t *testing.T, dir, node, fw, mcpClient, modelAPI, mcpURL, modelURL
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	h, _ := json.Marshal(headers)
-	script := filepath.Join(dir, "reach-agent.mjs")
+	folder := dir
 	if _, ok := ownFolder[fw]; ok {
-		script = filepath.Join(dir, fw, "reach-agent.mjs")
+		folder = filepath.Join(dir, fw)
 	}
+	v, ok := agentScripts.Load(folder)
+	if !ok {
+		t.Fatalf("no agent script in %s: frameworksCache writes it", folder)
+	}
+	script := v.(string)
 	cmd := exec.CommandContext(ctx, node, script)
 	cmd.Env = append(os.Environ(), "FRAMEWORK="+fw, "MCP_URL="+mcpURL, "MODEL_URL="+modelURL, "TASK="+task, "HEADERS="+string(h),
 		"MCP_CLIENT="+mcpClient, "MODEL_API="+modelAPI, "MAX_STEPS=50",
@@ -839,6 +871,41 @@ func TestFrameworks(t *testing.T) {
 	}
 }
 
+// TestFrameworksScriptsOwn: a test runs the agent script it wrote, not
+// one another checkout's tests wrote into the shared frameworks folder
+// meanwhile. The script was "reach-agent.mjs" in the shared folder,
+// rewritten by every checkout's tests: a run of an older agent.mjs, which
+// named a request on KaibanJS's clients (Reach-Request), has its MCP calls
+// in the request they name, not linked by the text their model wrote —
+// its nine tool calls at the top of its request, under no model turn, as
+// TestFrameworks/kaibanjs/legit failed once in CI under load. Here such an
+// agent is where that name was, and the run is still one request with
+// each tool call under its turn.
+func TestFrameworksScriptsOwn(t *testing.T) {
+	dir, node := frameworksCache(t)
+	src, err := os.ReadFile("testdata/frameworks/agent.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	older := bytes.Replace(src, []byte("process.env.KAIBAN_REQUEST === '1'"), []byte("true"), 1)
+	if bytes.Equal(older, src) {
+		t.Fatal("agent.mjs no longer reads KAIBAN_REQUEST: make the older agent another way")
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "kaibanjs")} {
+		shared := filepath.Join(d, "reach-agent.mjs")
+		if err := os.WriteFile(shared, older, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(shared) })
+	}
+	s := newShop(t, "")
+	r := runAgent(t, dir, node, "kaibanjs", "", "", s.url+"/mcp", s.url+"/v1", "legit", nil)
+	if !r.OK || r.Text != "all done" {
+		t.Fatalf("the run: %+v", r)
+	}
+	checkOneGraph(t, s.g, 10, 9)
+}
+
 // checkOneGraph checks that the gateway holds one request with the run's
 // model turns and tool calls, each tool call under a model turn (KaibanJS's
 // too, which its agent writes into the model's text: reach reads it there).
@@ -855,6 +922,7 @@ func checkOneGraph(t *testing.T, g *Gateway, turns, calls int) {
 		for _, r := range roots {
 			ids = append(ids, fmt.Sprintf("%s (%d frames)", r.ID(), len(r.Frames())))
 		}
+		logFrames(t, g)
 		t.Fatalf("the run is in %d requests, want 1: %v", len(roots), ids)
 	}
 	nm, nt, unlinked := 0, 0, 0
@@ -874,16 +942,41 @@ func checkOneGraph(t *testing.T, g *Gateway, turns, calls int) {
 		t.Errorf("request %s has %d model turns and %d tool calls, want %d and %d", roots[0].ID(), nm, nt, turns, calls)
 	}
 	if unlinked > 0 || nm != turns || nt != calls {
-		// What a failure under load left, in the order the frames began:
-		// each frame's request, kind, state, parent and times.
-		for _, r := range g.rt.Requests() {
-			for _, f := range r.Frames() {
-				parent := "-"
-				if f.Parent != nil {
-					parent = fmt.Sprintf("%s %s", f.Parent.Kind, f.Parent.ID)
-				}
-				t.Logf("%s %s %s %s %v parent=%s %s", r.ID(), f.Kind, f.ID, f.Name, f.State(), parent, clip(string(f.Args), 60))
+		logFrames(t, g)
+	}
+}
+
+// logFrames logs what a failure under load left, in the order the frames
+// began: each frame's request, kind, id, state and parent, and whether the
+// request still keeps it in memory or read it back from the audit log (a
+// request keeps only its newest ended tool calls: reach.Options.StoredFrames),
+// with the audit log's dropped and failed events, which a frame read back
+// would miss.
+func logFrames(t *testing.T, g *Gateway) {
+	t.Helper()
+	if g.audit != nil {
+		st := g.audit.Stats()
+		t.Logf("audit log: %d events appended, %d dropped, %d failed, %d queued", st.Appended, st.Dropped, st.Failed, st.Queued)
+	}
+	for _, r := range g.rt.Requests() {
+		kept, gone := r.KeptFrames()
+		inMemory := map[reach.FrameID]bool{}
+		for _, f := range kept {
+			inMemory[f.ID] = true
+		}
+		if gone.Frames > 0 {
+			t.Logf("%s let %d ended tool calls go from memory (read back from the audit log)", r.ID(), gone.Frames)
+		}
+		for _, f := range r.Frames() {
+			parent := "-"
+			if f.Parent != nil {
+				parent = fmt.Sprintf("%s %s", f.Parent.Kind, f.Parent.ID)
 			}
+			where := "kept"
+			if !inMemory[f.ID] {
+				where = "read back"
+			}
+			t.Logf("%s %s %s %s %v parent=%s (%s) %s", r.ID(), f.Kind, f.ID, f.Name, f.State(), parent, where, clip(string(f.Args), 60))
 		}
 	}
 }
@@ -933,10 +1026,7 @@ func TestTypeScriptClientSessionless(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(dir, "reach-ts-client.mjs")
-	if err := os.WriteFile(script, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := writeScript(t, dir, "reach-ts-client", src)
 	g, _, srv := upstreamGateway(t, probeConfig+"tools:\n  up__slow: {access: forbidden}\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -990,10 +1080,7 @@ func TestFrameworksLegacySSE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(dir, "reach-sse-client.mjs")
-	if err := os.WriteFile(script, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := writeScript(t, dir, "reach-sse-client", src)
 	_, _, srv := upstreamGateway(t, probeConfig+"tools:\n  up__slow: {access: forbidden}\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

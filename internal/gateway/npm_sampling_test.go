@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -37,14 +36,11 @@ tools:
   everything__trigger-long-running-operation: {timeout: 2m}
 `)
 
-	script := filepath.Join(cache, "reach-npm-sampling.mjs") // beside node_modules, so that its imports resolve
 	src, err := os.ReadFile("testdata/npm-sampling.mjs")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(script, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := writeScript(t, cache, "reach-npm-sampling", src) // beside node_modules, so that its imports resolve
 	// After each abort the client listens for 5s: two and a half steps of
 	// the 30s, 15-step operation, in which progress reach should have
 	// dropped would arrive.

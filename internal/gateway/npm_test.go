@@ -130,14 +130,11 @@ tools:
 	go func() { served <- g.Serve(ctx, ln) }()
 	defer func() { cancel(); <-served }()
 
-	script := filepath.Join(cache, "reach-npm-client.mjs") // beside node_modules, so that its imports resolve
 	src, err := os.ReadFile("testdata/npm-client.mjs")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(script, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := writeScript(t, cache, "reach-npm-client", src) // beside node_modules, so that its imports resolve
 	cctx, ccancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer ccancel()
 	out, err := exec.CommandContext(cctx, "node", script, "http://"+ln.Addr().String()+"/mcp").CombinedOutput()
