@@ -254,6 +254,15 @@ func (m *Meter) AdmitToolCall() (*Meter, string) {
 	return m.admit(func(q *Meter) (*atomic.Int64, int) { return &q.toolCalls, q.Limit.ToolCalls }, "%d tool calls made of %d")
 }
 
+// GiveBackToolCall takes back one tool call AdmitToolCall counted on m
+// and the meters above it, for a call answered without being dispatched
+// (a retry answered from the record of the call it repeats).
+func (m *Meter) GiveBackToolCall() {
+	for q := m; q != nil; q = q.Parent {
+		q.toolCalls.Add(-1)
+	}
+}
+
 func (m *Meter) admit(get func(*Meter) (*atomic.Int64, int), detail string) (*Meter, string) {
 	for q := m; q != nil; q = q.Parent {
 		ctr, lim := get(q)
