@@ -442,11 +442,11 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		if derived && rt.cutOffs.mayHave() {
 			if w, ok := rt.cutOffs.takeHere(cutID, c.req.root.id, c.req.root.started); ok {
 				if w.inFlight {
-					return inFlightRefusal(c.Tool, w.request, w.began), nil
+					return notDispatched(c, inFlightRefusal(c.Tool, w.request, w.began))
 				}
 				if w.told {
 					// Another retry, told it now, answers for it.
-					return w.refusal(), nil
+					return notDispatched(c, w.refusal())
 				}
 				// Its key claimed before the write is taken from the store:
 				// a kill before the refusal is answered leaves the claim,
@@ -461,7 +461,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 					res = rt.cutOffRefused(c, claim, skey, w)
 				}
 				rt.cutOffs.release(cutID, &w) // its refusal made: the next call runs
-				return res, nil
+				return notDispatched(c, res)
 			}
 			if rt.cutOffs.shared {
 				// A shared store's cut-off writes: looked for by the claim's
@@ -474,12 +474,12 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			if w, ok := rt.cutOffs.look(ctx, cutID, claim, c.req.root.id, c.req.root.started, c.req.id, c.ID); ok {
 				res := rt.cutOffRefused(c, claim, skey, w)
 				rt.cutOffs.store.TakeCutOff(context.WithoutCancel(ctx), claim.CutOff, c.req.id, c.ID) // handed over to this call: answered now
-				return res, nil
+				return notDispatched(c, res)
 			}
 			if claim.InFlight && claim.InFlightRoot == c.req.root.id {
 				// An identical write still runs (its caller may have gone
 				// and no instance has noticed yet): not run a second time.
-				return rt.inFlightRefused(c, claim, skey), nil
+				return notDispatched(c, rt.inFlightRefused(c, claim, skey))
 			}
 		}
 		if err != nil {
@@ -492,7 +492,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			return nil, idempotency.Unreadable(err)
 		}
 		if !claimed {
-			return rec.Replay(), nil
+			return notDispatched(c, rec.Replay())
 		}
 		c.frame.idem = c.key
 		if claim.Checkpointed {
@@ -527,6 +527,18 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		}
 		return res, err
 	}
+}
+
+// notDispatched is the answer res of the idempotency stage to c, a call it
+// answered for the call with c's key that was made before (its recorded
+// result, or the word that it still runs or was cut off): nothing was
+// dispatched, so the tool call the admit stage counted is given back, as
+// the shared ledger, debited only as a call is dispatched, never counts it.
+// A client that retries a call by its key, as it is told to, spends its
+// request's tool-call budget once.
+func notDispatched(c *Call, res *Result) (*Result, error) {
+	c.req.meter.GiveBackToolCall()
+	return res, nil
 }
 
 // cutOff is the record of an approved call whose run err cut off after

@@ -90,14 +90,21 @@ func Remaining(limit Budget, u Usage) Budget {
 // parent has left: explicit amounts (capped at what is left) where given,
 // otherwise fraction of what is left. A dimension the parent does not
 // limit stays unlimited unless explicit limits it; a limited one is never
-// carved to zero.
+// carved to zero. A fraction out of (0, 1] (NaN too) is 1, and an explicit
+// amount that is negative (a cost NaN or infinite) is none: it neither
+// limits a dimension the parent does not, nor turns a float's NaN into a
+// budget no view can show.
 func Carve(limit, left Budget, explicit *Budget, fraction float64) Budget {
-	if fraction <= 0 || fraction > 1 {
+	if !(fraction > 0 && fraction <= 1) {
 		fraction = 1
 	}
 	var e Budget
 	if explicit != nil {
 		e = *explicit
+		e.Turns, e.Depth, e.ToolCalls, e.Tokens, e.Wall = max(e.Turns, 0), max(e.Depth, 0), max(e.ToolCalls, 0), max(e.Tokens, 0), max(e.Wall, 0)
+		if !(e.Cost > 0 && e.Cost <= math.MaxFloat64) {
+			e.Cost = 0
+		}
 	}
 	pick := func(exp, rem, lim int64) int64 {
 		switch {
@@ -252,6 +259,15 @@ func (m *Meter) AdmitTurn() (*Meter, string) {
 // AdmitToolCall is AdmitTurn for a tool call.
 func (m *Meter) AdmitToolCall() (*Meter, string) {
 	return m.admit(func(q *Meter) (*atomic.Int64, int) { return &q.toolCalls, q.Limit.ToolCalls }, "%d tool calls made of %d")
+}
+
+// GiveBackToolCall takes back one tool call AdmitToolCall counted on m
+// and the meters above it, for a call answered without being dispatched
+// (a retry answered from the record of the call it repeats).
+func (m *Meter) GiveBackToolCall() {
+	for q := m; q != nil; q = q.Parent {
+		q.toolCalls.Add(-1)
+	}
 }
 
 func (m *Meter) admit(get func(*Meter) (*atomic.Int64, int), detail string) (*Meter, string) {

@@ -48,6 +48,24 @@ func TestCarve(t *testing.T) {
 	if got := Carve(limit, left, nil, 7); got.Turns != 18 {
 		t.Fatalf("Carve fraction 7: turns = %d, want all 18 left", got.Turns)
 	}
+	// NaN too: it made the cost NaN (a budget no view encodes) and every
+	// other dimension 1 (int64 of NaN, then the floor of 1).
+	if got, want := Carve(limit, left, nil, math.NaN()), Carve(limit, left, nil, 1); got != want {
+		t.Fatalf("Carve fraction NaN = %+v, want all that is left, %+v", got, want)
+	}
+	// A negative explicit amount (a NaN or infinite cost) is none: under
+	// a parent that limits the dimension the child gets its share, under
+	// one that does not it stays unlimited, never negative.
+	bad := &Budget{Turns: -1, Depth: -3, ToolCalls: -5, Tokens: -7, Cost: math.NaN(), Wall: -time.Second}
+	if got, want := Carve(limit, left, bad, 0.5), Carve(limit, left, nil, 0.5); got != want {
+		t.Fatalf("Carve negative explicit = %+v, want the half share %+v", got, want)
+	}
+	for _, c := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), -2} {
+		bad.Cost = c
+		if got := Carve(Budget{}, Budget{}, bad, 1); got != (Budget{}) {
+			t.Fatalf("Carve of an unlimited parent with explicit %+v = %+v, want unlimited", *bad, got)
+		}
+	}
 }
 
 func TestCharge(t *testing.T) {

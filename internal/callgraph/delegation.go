@@ -12,10 +12,12 @@ type Delegation struct {
 	Agent string // the receiving agent
 	Task  string // the sub-task
 	ID    string // the sub-request's id; if empty, a new one
-	// Budget gives explicit amounts, each capped at what the parent has left.
+	// Budget gives explicit amounts, each capped at what the parent has left
+	// (a negative one, or a cost NaN or infinite, is none).
 	Budget *budget.Budget
 	// Fraction of the parent's remaining budget for every dimension Budget
-	// does not give; if zero, 1 (all that remains; spend still counts for both).
+	// does not give; if zero (or out of (0, 1], NaN too), 1 (all that remains;
+	// spend still counts for both).
 	Fraction float64
 	// Reentrancy is the receiving agent's contract (G2) for a hand-off
 	// while the agent is already on the delegation stack (it is the agent
