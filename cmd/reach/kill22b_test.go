@@ -31,6 +31,10 @@ func TestKill22bReleasedOnPostgres(t *testing.T) {
 		t.Fatalf("r's call on b: %v", r)
 	}
 	f.kill(1)
+	// b's life is held alive on the store's clock until r is stopped: a
+	// restart of a slower than the TTL would otherwise recover b's part
+	// of r at once, and r would end interrupted before its write w.
+	releaseB := holdAlive(t, f.url, "b")
 	f.stop(0)
 	cmd, reached := startReachAt(t, f.cfg[0], f.addr[0], f.data[0], "request.released")
 	f.cmd[0] = cmd // serving (startReachAt waits for it); no other request runs on a
@@ -39,6 +43,7 @@ func TestKill22bReleasedOnPostgres(t *testing.T) {
 		t.Fatalf("the soft stop of r: %v", out)
 	}
 	// b is dead for a once its heartbeat is older than the TTL.
+	releaseB()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		alive := false
 		for _, l := range f.lives(t) {
