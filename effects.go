@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/agentreach/reach/internal/batch"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/entities"
 	"github.com/agentreach/reach/internal/fault"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/template"
 )
 
@@ -50,7 +52,7 @@ func (rt *Runtime) state(next Handler) Handler {
 			var writes []string
 			writes, err = effects.Names(eff.Writes, s)
 			if err == nil {
-				return rt.withEntities(ctx, c, next, reads, writes)
+				return rt.withEntities(ctx, c, next, reads, writes, rt.entityShower(c))
 			}
 		}
 		return nil, &Error{Guard: "state", Type: TypeInvalidArgs, Code: "invalid_arguments",
@@ -59,12 +61,56 @@ func (rt *Runtime) state(next Handler) Handler {
 	}
 }
 
-func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, reads, writes []string) (*Result, error) {
+// entityShower returns what shows an entity of c's (named from its real
+// arguments) as the model, logs, records and views may see it: the name
+// its effects' template gives from c's arguments masked by the runtime's
+// Redactor (the value of an argument under a secret name, a registered
+// secret), then masked as text. An entity named from a secret argument
+// (acct:{token}) is shown acct:[REDACTED]. It is computed once, when first
+// asked: most calls show no entity.
+func (rt *Runtime) entityShower(c *Call) func(string) string {
+	var once sync.Once
+	var shown map[string]string
+	return func(n string) string {
+		once.Do(func() { shown = rt.shownEntities(c) })
+		if s, ok := shown[n]; ok {
+			return s
+		}
+		return rt.opts.Redactor.RedactString(n)
+	}
+}
+
+// shownEntities maps each entity c reads or writes to its name as shown
+// (entityShower).
+func (rt *Runtime) shownEntities(c *Call) map[string]string {
+	eff := c.tool.Effects
+	named := template.NewScope(c.args, nil)
+	masked := template.NewScope(rt.opts.Redactor.Redact(c.args), nil)
+	shown := map[string]string{}
+	for _, t := range slices.Concat(eff.Reads, eff.Writes) {
+		n, err := t.Text(named)
+		if err != nil {
+			continue
+		}
+		s, err := t.Text(masked)
+		if err != nil {
+			s = redact.Mask // a path into a value masked whole
+		}
+		s = rt.opts.Redactor.RedactString(s)
+		if prev, ok := shown[n]; ok && prev != n {
+			continue // named by two templates: keep the one that masks
+		}
+		shown[n] = s
+	}
+	return shown
+}
+
+func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, reads, writes []string, show func(string) string) (*Result, error) {
 	if rt.opts.Entities != nil {
-		return rt.withSharedEntities(ctx, c, next, reads, writes)
+		return rt.withSharedEntities(ctx, c, next, reads, writes, show)
 	}
 	rv := &c.req.root.reads
-	release, err := rt.lockWrites(ctx, c, writes)
+	release, err := rt.lockWrites(ctx, c, writes, show)
 	if err != nil {
 		return nil, err
 	}
@@ -82,11 +128,11 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 				return nil, err
 			}
 			rv.Set(n, now)
-			rt.noteRefresh(c, n, seen, now, before)
+			rt.noteRefresh(c, show(n), seen, now, before)
 			continue
 		}
 		release(false)
-		return nil, entities.StaleRead(n, seen, now)
+		return nil, entities.StaleRead(show(n), seen, now)
 	}
 	readAt := make([]uint64, len(reads))
 	for i, n := range reads {
@@ -113,8 +159,8 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 	return res, err
 }
 
-// noteRefresh tells, in c's result, that entity n changed from version
-// seen to now since its request read it, and what the refresh read.
+// noteRefresh tells, in c's result, that entity n (as shown) changed from
+// version seen to now since its request read it, and what the refresh read.
 func (rt *Runtime) noteRefresh(c *Call, n string, seen, now uint64, before json.RawMessage) {
 	w := rt.opts.Redactor.RedactString(fmt.Sprintf("%s changed since you read it (v%d -> v%d); reach read it again before writing: %s",
 		entities.Words(n), seen, now, callgraph.Preview(before, 200)))
@@ -126,13 +172,14 @@ func (rt *Runtime) noteRefresh(c *Call, n string, seen, now uint64, before json.
 // lockWrites takes the write locks of the entities c writes, as its root
 // request (or as the request an undo writes as), and returns what
 // releases them (entityTable.Lock); without writes, a release that does
-// nothing.
-func (rt *Runtime) lockWrites(ctx context.Context, c *Call, writes []string) (func(bool) map[string]uint64, error) {
+// nothing. show shows c's entities (entityShower), for a deadlock's
+// refusal.
+func (rt *Runtime) lockWrites(ctx context.Context, c *Call, writes []string, show func(string) string) (func(bool) map[string]uint64, error) {
 	if len(writes) == 0 {
 		return func(bool) map[string]uint64 { return nil }, nil
 	}
 	root := c.req.root
-	h := &holder{Root: root, Frame: c.frame, Batch: batch.From(ctx)}
+	h := &holder{Root: root, Frame: c.frame, Batch: batch.From(ctx), Show: show}
 	if as := root.lockAs; as != nil {
 		h.Root, h.Origin, h.Batch, h.Undoes = as.Root, as.Origin, as.Batch, as.Undoes
 	}
@@ -388,10 +435,10 @@ type EntityClaim = entities.Claim
 // others it writes set), so that a read made while it ran is stale too.
 // A store that fails refuses the call: a check that cannot be made does
 // not pass.
-func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler, reads, writes []string) (*Result, error) {
+func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler, reads, writes []string, show func(string) string) (*Result, error) {
 	es := rt.opts.Entities
 	rv := &c.req.root.reads
-	release, err := rt.lockWrites(ctx, c, writes)
+	release, err := rt.lockWrites(ctx, c, writes, show)
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +486,7 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 			keep()
 			release(false)
 			seen, _ := rv.Get(stale[0])
-			return nil, entities.StaleRead(stale[0], seen, now[stale[0]])
+			return nil, entities.StaleRead(show(stale[0]), seen, now[stale[0]])
 		}
 		// Re-read before the write instead of refusing (seed 004), then
 		// claim from the versions the refresh read at.
@@ -454,7 +501,7 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 			seen, _ := rv.Get(n)
 			rv.Set(n, now[n])
 			claims = append(claims, EntityClaim{Name: n, From: now[n], Check: true})
-			rt.noteRefresh(c, n, seen, now[n], before)
+			rt.noteRefresh(c, show(n), seen, now[n], before)
 		}
 	}
 	var readAt map[string]uint64
