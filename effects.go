@@ -3,10 +3,13 @@ package reach
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -436,7 +439,7 @@ type EntityClaim = entities.Claim
 // A store that fails refuses the call: a check that cannot be made does
 // not pass.
 func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler, reads, writes []string, show func(string) string) (*Result, error) {
-	es := rt.opts.Entities
+	es := &keyedEntities{es: rt.opts.Entities, show: show}
 	rv := &c.req.root.reads
 	release, err := rt.lockWrites(ctx, c, writes, show)
 	if err != nil {
@@ -539,6 +542,75 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 	return res, err
 }
 
+// keyedEntities is the shared store as one call's entities are kept in it:
+// an entity whose name is shown as it is (no secret in it) under its name;
+// one named from a secret (entityShower shows it otherwise) under
+// "sha256:" and the SHA-256 of its name in hex, so that the store, its
+// backups and whoever reads them never hold the secret. The digest is not
+// keyed: every instance must find one entity under one key, and no key is
+// shared by all instances that the store does not hold; a secret with
+// little entropy (a PIN) could be guessed from it, a token could not.
+// Names in, names out: the caller never sees a key. Used by one call's
+// goroutine at a time.
+type keyedEntities struct {
+	es    EntityStore
+	show  func(string) string
+	names map[string]string // key -> name, of the names keyed
+}
+
+// entityKey returns the key of the entity named n that shown shows so
+// (keyedEntities).
+func entityKey(n, shown string) string {
+	if shown == n {
+		return n
+	}
+	sum := sha256.Sum256([]byte(n))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func (k *keyedEntities) key(n string) string {
+	key := entityKey(n, k.show(n))
+	if key != n {
+		if k.names == nil {
+			k.names = map[string]string{}
+		}
+		k.names[key] = n
+	}
+	return key
+}
+
+func (k *keyedEntities) EntityVersions(ctx context.Context, names []string) (map[string]uint64, error) {
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = k.key(n)
+	}
+	v, err := k.es.EntityVersions(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]uint64, len(v))
+	for i, n := range names {
+		if x, ok := v[keys[i]]; ok {
+			out[n] = x
+		}
+	}
+	return out, nil
+}
+
+func (k *keyedEntities) ClaimEntities(ctx context.Context, claims []EntityClaim) (uint64, []string, error) {
+	keyed := slices.Clone(claims)
+	for i := range keyed {
+		keyed[i].Name = k.key(keyed[i].Name)
+	}
+	v, stale, err := k.es.ClaimEntities(ctx, keyed)
+	for i, key := range stale {
+		if n, ok := k.names[key]; ok {
+			stale[i] = n
+		}
+	}
+	return v, stale, err
+}
+
 // entityMove is a shared-entity write's claim after its tool ran
 // (withSharedEntities), run once.
 type entityMove struct {
@@ -599,7 +671,9 @@ func (m *entityMove) run() {
 // checkpoint left open), so that a read another runtime made while it ran
 // is stale all the same. It does nothing without a shared entity store,
 // for a tool not registered or that declares no writes, and for arguments
-// that do not name them (redacted in the checkpoint).
+// that do not name them: an entity named from what the checkpoint keeps
+// masked (a secret argument) is not moved on, as its name there is not its
+// name (and its key is a digest of the real name: keyedEntities).
 func (rt *Runtime) MoveWrittenEntities(ctx context.Context, tool string, args []byte) error {
 	es := rt.opts.Entities
 	if es == nil {
@@ -613,9 +687,14 @@ func (rt *Runtime) MoveWrittenEntities(ctx context.Context, tool string, args []
 	if err != nil || len(names) == 0 {
 		return nil
 	}
-	claims := make([]EntityClaim, len(names))
-	for i, n := range names {
-		claims[i] = EntityClaim{Name: n}
+	claims := make([]EntityClaim, 0, len(names))
+	for _, n := range names {
+		if !strings.Contains(n, redact.Mask) { // named from what the checkpoint masked: not this entity
+			claims = append(claims, EntityClaim{Name: n})
+		}
+	}
+	if len(claims) == 0 {
+		return nil
 	}
 	_, _, err = es.ClaimEntities(ctx, claims)
 	return err

@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/pgtest"
+	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -44,7 +46,8 @@ func accountTokens(t *testing.T) *httptest.Server {
 // (acct:{token}) is shown masked wherever it is shown: in the stale_read
 // refusal the model gets, in the note of a refresh, and so in the
 // request's view, its graph, the audit log and the logs; on SQLite and on
-// PostgreSQL, where the versions are the store's. The versions are
+// PostgreSQL, where the versions are the store's, and where the entities
+// table keeps the account under a digest of its name, not the token. The versions are
 // still the real entity's: the stale write is refused, and a write on
 // another token's account is not. Before, the refusal said
 // "Acct tok_live_... changed since you read it".
@@ -61,9 +64,11 @@ func TestSecretEntityNamesMasked(t *testing.T) {
 		{"refreshed/postgres", "    refresh: {tool: bank__balance, args: '{\"token\": \"{token}\"}'}\n", "success", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			db := ""
 			if tc.postgres {
 				// The versions are the store's (withSharedEntities).
-				tc.extra += "store: " + pgtest.Database(t) + "\n"
+				db = pgtest.Database(t)
+				tc.extra += "store: " + db + "\n"
 			}
 			yaml := "upstreams:\n  - name: bank\n    url: " + up.URL + "\ntools:\n  bank__balance: {reads: [\"acct:{token}\"]}\n" +
 				"  bank__charge:\n    access: write\n    writes: [\"acct:{token}\"]\n" + tc.extra
@@ -122,6 +127,23 @@ func TestSecretEntityNamesMasked(t *testing.T) {
 				resp.Body.Close()
 			}
 			everything.Write(logs.Bytes())
+			if db != "" {
+				// The store keeps the account under a digest of its name.
+				conn, err := pgx.Connect(context.Background(), db)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close(context.Background())
+				rows, _ := conn.Query(context.Background(), "SELECT name FROM entities")
+				names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "sha256:") }) {
+					t.Errorf("the entities table holds %q, want the accounts under digests", names)
+				}
+				everything.WriteString(strings.Join(names, "\n"))
+			}
 			for _, s := range []string{secret, other} {
 				if strings.Contains(everything.String(), s) {
 					t.Errorf("the token %s was shown:\n%s", s, everything.String())
