@@ -3,10 +3,14 @@ package reach
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentreach/reach/internal/batch"
@@ -16,6 +20,7 @@ import (
 	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/entities"
 	"github.com/agentreach/reach/internal/fault"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/template"
 )
 
@@ -50,7 +55,7 @@ func (rt *Runtime) state(next Handler) Handler {
 			var writes []string
 			writes, err = effects.Names(eff.Writes, s)
 			if err == nil {
-				return rt.withEntities(ctx, c, next, reads, writes)
+				return rt.withEntities(ctx, c, next, reads, writes, rt.entityShower(c))
 			}
 		}
 		return nil, &Error{Guard: "state", Type: TypeInvalidArgs, Code: "invalid_arguments",
@@ -59,12 +64,56 @@ func (rt *Runtime) state(next Handler) Handler {
 	}
 }
 
-func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, reads, writes []string) (*Result, error) {
+// entityShower returns what shows an entity of c's (named from its real
+// arguments) as the model, logs, records and views may see it: the name
+// its effects' template gives from c's arguments masked by the runtime's
+// Redactor (the value of an argument under a secret name, a registered
+// secret), then masked as text. An entity named from a secret argument
+// (acct:{token}) is shown acct:[REDACTED]. It is computed once, when first
+// asked: most calls show no entity.
+func (rt *Runtime) entityShower(c *Call) func(string) string {
+	var once sync.Once
+	var shown map[string]string
+	return func(n string) string {
+		once.Do(func() { shown = rt.shownEntities(c) })
+		if s, ok := shown[n]; ok {
+			return s
+		}
+		return rt.opts.Redactor.RedactString(n)
+	}
+}
+
+// shownEntities maps each entity c reads or writes to its name as shown
+// (entityShower).
+func (rt *Runtime) shownEntities(c *Call) map[string]string {
+	eff := c.tool.Effects
+	named := template.NewScope(c.args, nil)
+	masked := template.NewScope(rt.opts.Redactor.Redact(c.args), nil)
+	shown := map[string]string{}
+	for _, t := range slices.Concat(eff.Reads, eff.Writes) {
+		n, err := t.Text(named)
+		if err != nil {
+			continue
+		}
+		s, err := t.Text(masked)
+		if err != nil {
+			s = redact.Mask // a path into a value masked whole
+		}
+		s = rt.opts.Redactor.RedactString(s)
+		if prev, ok := shown[n]; ok && prev != n {
+			continue // named by two templates: keep the one that masks
+		}
+		shown[n] = s
+	}
+	return shown
+}
+
+func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, reads, writes []string, show func(string) string) (*Result, error) {
 	if rt.opts.Entities != nil {
-		return rt.withSharedEntities(ctx, c, next, reads, writes)
+		return rt.withSharedEntities(ctx, c, next, reads, writes, show)
 	}
 	rv := &c.req.root.reads
-	release, err := rt.lockWrites(ctx, c, writes)
+	release, err := rt.lockWrites(ctx, c, writes, show)
 	if err != nil {
 		return nil, err
 	}
@@ -82,11 +131,11 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 				return nil, err
 			}
 			rv.Set(n, now)
-			rt.noteRefresh(c, n, seen, now, before)
+			rt.noteRefresh(c, show(n), seen, now, before)
 			continue
 		}
 		release(false)
-		return nil, entities.StaleRead(n, seen, now)
+		return nil, entities.StaleRead(show(n), seen, now)
 	}
 	readAt := make([]uint64, len(reads))
 	for i, n := range reads {
@@ -113,8 +162,8 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 	return res, err
 }
 
-// noteRefresh tells, in c's result, that entity n changed from version
-// seen to now since its request read it, and what the refresh read.
+// noteRefresh tells, in c's result, that entity n (as shown) changed from
+// version seen to now since its request read it, and what the refresh read.
 func (rt *Runtime) noteRefresh(c *Call, n string, seen, now uint64, before json.RawMessage) {
 	w := rt.opts.Redactor.RedactString(fmt.Sprintf("%s changed since you read it (v%d -> v%d); reach read it again before writing: %s",
 		entities.Words(n), seen, now, callgraph.Preview(before, 200)))
@@ -126,13 +175,14 @@ func (rt *Runtime) noteRefresh(c *Call, n string, seen, now uint64, before json.
 // lockWrites takes the write locks of the entities c writes, as its root
 // request (or as the request an undo writes as), and returns what
 // releases them (entityTable.Lock); without writes, a release that does
-// nothing.
-func (rt *Runtime) lockWrites(ctx context.Context, c *Call, writes []string) (func(bool) map[string]uint64, error) {
+// nothing. show shows c's entities (entityShower), for a deadlock's
+// refusal.
+func (rt *Runtime) lockWrites(ctx context.Context, c *Call, writes []string, show func(string) string) (func(bool) map[string]uint64, error) {
 	if len(writes) == 0 {
 		return func(bool) map[string]uint64 { return nil }, nil
 	}
 	root := c.req.root
-	h := &holder{Root: root, Frame: c.frame, Batch: batch.From(ctx)}
+	h := &holder{Root: root, Frame: c.frame, Batch: batch.From(ctx), Show: show}
 	if as := root.lockAs; as != nil {
 		h.Root, h.Origin, h.Batch, h.Undoes = as.Root, as.Origin, as.Batch, as.Undoes
 	}
@@ -388,10 +438,10 @@ type EntityClaim = entities.Claim
 // others it writes set), so that a read made while it ran is stale too.
 // A store that fails refuses the call: a check that cannot be made does
 // not pass.
-func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler, reads, writes []string) (*Result, error) {
-	es := rt.opts.Entities
+func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler, reads, writes []string, show func(string) string) (*Result, error) {
+	es := &keyedEntities{es: rt.opts.Entities, show: show}
 	rv := &c.req.root.reads
-	release, err := rt.lockWrites(ctx, c, writes)
+	release, err := rt.lockWrites(ctx, c, writes, show)
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +489,7 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 			keep()
 			release(false)
 			seen, _ := rv.Get(stale[0])
-			return nil, entities.StaleRead(stale[0], seen, now[stale[0]])
+			return nil, entities.StaleRead(show(stale[0]), seen, now[stale[0]])
 		}
 		// Re-read before the write instead of refusing (seed 004), then
 		// claim from the versions the refresh read at.
@@ -454,7 +504,7 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 			seen, _ := rv.Get(n)
 			rv.Set(n, now[n])
 			claims = append(claims, EntityClaim{Name: n, From: now[n], Check: true})
-			rt.noteRefresh(c, n, seen, now[n], before)
+			rt.noteRefresh(c, show(n), seen, now[n], before)
 		}
 	}
 	var readAt map[string]uint64
@@ -490,6 +540,75 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 		}
 	}
 	return res, err
+}
+
+// keyedEntities is the shared store as one call's entities are kept in it:
+// an entity whose name is shown as it is (no secret in it) under its name;
+// one named from a secret (entityShower shows it otherwise) under
+// "sha256:" and the SHA-256 of its name in hex, so that the store, its
+// backups and whoever reads them never hold the secret. The digest is not
+// keyed: every instance must find one entity under one key, and no key is
+// shared by all instances that the store does not hold; a secret with
+// little entropy (a PIN) could be guessed from it, a token could not.
+// Names in, names out: the caller never sees a key. Used by one call's
+// goroutine at a time.
+type keyedEntities struct {
+	es    EntityStore
+	show  func(string) string
+	names map[string]string // key -> name, of the names keyed
+}
+
+// entityKey returns the key of the entity named n that shown shows so
+// (keyedEntities).
+func entityKey(n, shown string) string {
+	if shown == n {
+		return n
+	}
+	sum := sha256.Sum256([]byte(n))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func (k *keyedEntities) key(n string) string {
+	key := entityKey(n, k.show(n))
+	if key != n {
+		if k.names == nil {
+			k.names = map[string]string{}
+		}
+		k.names[key] = n
+	}
+	return key
+}
+
+func (k *keyedEntities) EntityVersions(ctx context.Context, names []string) (map[string]uint64, error) {
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = k.key(n)
+	}
+	v, err := k.es.EntityVersions(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]uint64, len(v))
+	for i, n := range names {
+		if x, ok := v[keys[i]]; ok {
+			out[n] = x
+		}
+	}
+	return out, nil
+}
+
+func (k *keyedEntities) ClaimEntities(ctx context.Context, claims []EntityClaim) (uint64, []string, error) {
+	keyed := slices.Clone(claims)
+	for i := range keyed {
+		keyed[i].Name = k.key(keyed[i].Name)
+	}
+	v, stale, err := k.es.ClaimEntities(ctx, keyed)
+	for i, key := range stale {
+		if n, ok := k.names[key]; ok {
+			stale[i] = n
+		}
+	}
+	return v, stale, err
 }
 
 // entityMove is a shared-entity write's claim after its tool ran
@@ -552,7 +671,9 @@ func (m *entityMove) run() {
 // checkpoint left open), so that a read another runtime made while it ran
 // is stale all the same. It does nothing without a shared entity store,
 // for a tool not registered or that declares no writes, and for arguments
-// that do not name them (redacted in the checkpoint).
+// that do not name them: an entity named from what the checkpoint keeps
+// masked (a secret argument) is not moved on, as its name there is not its
+// name (and its key is a digest of the real name: keyedEntities).
 func (rt *Runtime) MoveWrittenEntities(ctx context.Context, tool string, args []byte) error {
 	es := rt.opts.Entities
 	if es == nil {
@@ -566,9 +687,14 @@ func (rt *Runtime) MoveWrittenEntities(ctx context.Context, tool string, args []
 	if err != nil || len(names) == 0 {
 		return nil
 	}
-	claims := make([]EntityClaim, len(names))
-	for i, n := range names {
-		claims[i] = EntityClaim{Name: n}
+	claims := make([]EntityClaim, 0, len(names))
+	for _, n := range names {
+		if !strings.Contains(n, redact.Mask) { // named from what the checkpoint masked: not this entity
+			claims = append(claims, EntityClaim{Name: n})
+		}
+	}
+	if len(claims) == 0 {
+		return nil
 	}
 	_, _, err = es.ClaimEntities(ctx, claims)
 	return err

@@ -14,6 +14,7 @@
 package entities
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"errors"
@@ -97,7 +98,20 @@ type Holder[F, R comparable] struct {
 	// running when the compensation began: once it is stopped (cancel or
 	// isolate), the undo waits no longer (Lock fails with ErrHalted).
 	Undoes R
-	waits  string // the entity it waits for, while it waits
+	// Show, if not nil, returns an entity of the call's as it may be shown
+	// (to the model, in logs, records and views): its name with what came
+	// from a secret argument masked. Names are the real ones (the versions
+	// are keyed by them); only what is shown goes through Show.
+	Show  func(name string) string
+	waits string // the entity it waits for, while it waits
+}
+
+// show returns entity n of h's call as it may be shown (Holder.Show).
+func (h *Holder[F, R]) show(n string) string {
+	if h == nil || h.Show == nil {
+		return n
+	}
+	return h.Show(n)
 }
 
 // on reports whether f is on h's stack: h's frame or one of its callers,
@@ -218,16 +232,25 @@ var ErrHalted = errors.New("the request the undo compensates was stopped")
 // Deadlock is Lock's error when waiting for Entity would close a cycle of
 // calls that wait for each other: Holder holds it (the first holder on
 // the cycle), and waits, through Waiter, for the entity Waiter waits for
-// (Waiting), which the caller holds.
+// (Waiting), which the caller holds. Shown holds the two as they may be
+// shown (Holder.Show of the caller and of Waiter): the error's texts say
+// those.
 type Deadlock[F, R comparable] struct {
 	Entity  string
 	Holder  *Holder[F, R]
 	Waiter  *Holder[F, R]
 	Waiting string
+	Shown   [2]string // Entity and Waiting as shown
+}
+
+// shown returns Entity and Waiting as they may be shown.
+func (d *Deadlock[F, R]) shown() (entity, waiting string) {
+	return cmp.Or(d.Shown[0], d.Entity), cmp.Or(d.Shown[1], d.Waiting)
 }
 
 func (d *Deadlock[F, R]) Error() string {
-	return fmt.Sprintf("writing %s would deadlock: it is held by a call that waits for %s", Words(d.Entity), Words(d.Waiting))
+	e, w := d.shown()
+	return fmt.Sprintf("writing %s would deadlock: it is held by a call that waits for %s", Words(e), Words(w))
 }
 
 // Lock takes the write locks of names (sorted) for h, waiting while another
@@ -275,7 +298,8 @@ func (t *Table[F, R]) Lock(ctx context.Context, h *Holder[F, R], names []string)
 			h.waits = n
 			t.waiting[h] = struct{}{}
 			if o, w := t.deadlock(h); o != nil {
-				d := &Deadlock[F, R]{Entity: n, Holder: o, Waiter: w, Waiting: w.waits}
+				d := &Deadlock[F, R]{Entity: n, Holder: o, Waiter: w, Waiting: w.waits,
+					Shown: [2]string{h.show(n), w.show(w.waits)}}
 				delete(t.waiting, h)
 				t.mu.Unlock()
 				release(false)

@@ -171,7 +171,9 @@ func TestLock(t *testing.T) { synctest.Test(t, testLock) }
 func testLock(t *testing.T) {
 	tab := newTable(DefaultMaxExact)
 	a, b := &req{}, &req{halt: make(chan struct{})}
-	ha := &Holder[*frame, *req]{Root: a, Frame: &frame{}}
+	// Each call shows its entities its own way (Holder.Show): a deadlock
+	// names each entity as the call it belongs to shows it.
+	ha := &Holder[*frame, *req]{Root: a, Frame: &frame{}, Show: func(n string) string { return "a's " + n }}
 	relX, err := tab.Lock(t.Context(), ha, []string{"x"})
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +184,7 @@ func testLock(t *testing.T) {
 		t.Fatalf("a second call of the same request: %v", err)
 	}
 	relX2(false)
-	hb := &Holder[*frame, *req]{Root: b, Frame: &frame{}}
+	hb := &Holder[*frame, *req]{Root: b, Frame: &frame{}, Show: func(n string) string { return "b's " + n }}
 	relY, err := tab.Lock(t.Context(), hb, []string{"y"})
 	if err != nil {
 		t.Fatal(err)
@@ -202,6 +204,10 @@ func testLock(t *testing.T) {
 	d, ok := errors.AsType[*Deadlock[*frame, *req]](err)
 	if !ok || d.Entity != "y" || d.Holder != hb || d.Waiting != "x" {
 		t.Fatalf("closing a cycle: err = %v, want a deadlock on y held by b waiting for x", err)
+	}
+	if d.Shown != [2]string{"a's y", "b's x"} || d.Error() != "writing a's y would deadlock: it is held by a call that waits for b's x" ||
+		d.Refusal(false, "b", "w").Message != "Writing a's y would deadlock: request b holds it and waits for b's x, which this request holds." {
+		t.Errorf("the deadlock shows %q, %q, %q; want y as a shows it and x as b does", d.Shown, d.Error(), d.Refusal(false, "b", "w").Message)
 	}
 	if vers := relX(true); vers["x"] == 0 {
 		t.Errorf("release(bump) = %v, want x at a new version", vers)

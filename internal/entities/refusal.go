@@ -11,18 +11,20 @@ import (
 // request is the id of the request whose call holds the entity, call that
 // call's name, and same says the write is that request's too.
 func (d *Deadlock[F, R]) Refusal(same bool, request, call string) *fault.Error {
+	e, w := d.shown()
 	msg := fmt.Sprintf("Writing %s would deadlock: request %s holds it and waits for %s, which this request holds.",
-		Words(d.Entity), request, Words(d.Waiting))
+		Words(e), request, Words(w))
 	if same {
 		msg = fmt.Sprintf("Writing %s would deadlock: %s, another call of request %s, holds it and waits for %s, which this call holds.",
-			Words(d.Entity), call, request, Words(d.Waiting))
+			Words(e), call, request, Words(w))
 	}
 	return &fault.Error{Guard: "state", Type: fault.TypeState, Code: "deadlock", Message: msg,
 		Suggestion: "Finish or undo what this request holds, then try again; do not nest writes to these entities."}
 }
 
 // StaleRead is the state stage's refusal of a write based on a read of the
-// entity n at version seen, which is at version now.
+// entity n (as it may be shown: Holder.Show) at version seen, which is at
+// version now.
 func StaleRead(n string, seen, now uint64) *fault.Error {
 	w := Words(n)
 	if w != "" {

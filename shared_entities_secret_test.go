@@ -1,0 +1,60 @@
+package reach_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/store"
+)
+
+// An entity named from a secret argument is kept in the shared store under
+// a digest of its name, one that names no secret under its name: a
+// write on a stale read of either is refused, the refusal shows the secret
+// masked, and recovery (MoveWrittenEntities from a checkpoint's masked
+// arguments) claims no entity under the masked name.
+func TestSharedEntitiesSecretNamesKeyed(t *testing.T) {
+	const secret = "tok_live_5e6f7a8b9c0d1e"
+	es := store.NewMemory()
+	rt := reach.New(&reach.Options{Entities: es})
+	rt.MustRegister(
+		reach.Tool{Name: "get", Reentrancy: reach.Reentrant, Reads: []string{"acct:{token}", "item:{id}"}, Func: echo},
+		reach.Tool{Name: "put", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"acct:{token}", "item:{id}"}, Func: echo},
+	)
+	ctx, _ := begin(t, rt, nil)
+	args := `{"token":"` + secret + `","id":"7"}`
+	if res := call(rt, ctx, "get", args); res.IsError() {
+		t.Fatal(res.ModelText())
+	}
+	// Nothing is kept before a write.
+	v, err := es.EntityVersions(context.Background(), []string{"item:7", "acct:" + secret})
+	if err != nil || len(v) != 0 {
+		t.Fatalf("versions before any write: %v, %v", v, err)
+	}
+	ctx2, _ := begin(t, rt, nil) // another request writes both
+	if res := rt.Call(ctx2, &reach.Call{ID: "w0", Tool: "put", Arguments: json.RawMessage(args)}); res.IsError() {
+		t.Fatal(res.ModelText())
+	}
+	if v, _ := es.EntityVersions(context.Background(), []string{"acct:" + secret}); len(v) != 0 {
+		t.Errorf("the account is kept under its name, with the token in it: %v", v)
+	}
+	if v, _ := es.EntityVersions(context.Background(), []string{"item:7"}); len(v) != 1 {
+		t.Errorf("item:7, named from no secret, is not kept under its name: %v", v)
+	}
+	res := rt.Call(ctx, &reach.Call{ID: "w1", Tool: "put", Arguments: json.RawMessage(args)})
+	if res.Status != reach.StatusRefused || res.Error.Code != "stale_read" {
+		t.Fatalf("a write on a stale read: %s", res.ModelText())
+	}
+	if strings.Contains(res.ModelText(), secret) {
+		t.Errorf("the refusal shows the token: %s", res.ModelText())
+	}
+	// A recovery gets the arguments as the checkpoint keeps them, masked.
+	if err := rt.MoveWrittenEntities(context.Background(), "put", []byte(`{"token":"[REDACTED]","id":"8"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := es.EntityVersions(context.Background(), []string{"acct:[REDACTED]", "item:8"}); v["acct:[REDACTED]"] != 0 || v["item:8"] == 0 {
+		t.Errorf("after a recovery from masked arguments: %v, want item:8 moved on and nothing under acct:[REDACTED]", v)
+	}
+}
