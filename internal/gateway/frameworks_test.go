@@ -29,9 +29,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Eleven agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
-// Mastra, Genkit, VoltAgent, KaibanJS, LlamaIndex, BeeAI, Google's ADK and
-// Strands Agents —
+// Twelve agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
+// Mastra, Genkit, VoltAgent, KaibanJS, LlamaIndex, BeeAI, Google's ADK,
+// Strands Agents and LangChain's createAgent —
 // on their default settings (KaibanJS, LlamaIndex, BeeAI and ADK with the
 // hooks, settings and model class of their pages in docs/frameworks), their MCP tools and their model pointed at
 // reach (testdata/frameworks/agent.mjs), with a scripted model behind
@@ -61,7 +61,7 @@ func frameworksCache(t *testing.T) (dir, node string) {
 		dir = filepath.Join(root, ".cache", "frameworks")
 	}
 	for _, pkg := range []string{"@openai/agents", "@langchain/langgraph", "@langchain/mcp-adapters", "@langchain/openai", "ai", "@ai-sdk/mcp",
-		"@ai-sdk/openai", "@modelcontextprotocol/client", "@modelcontextprotocol/sdk", "@mastra/core", "@mastra/mcp", "genkit", "@genkit-ai/mcp", "@genkit-ai/compat-oai"} {
+		"@ai-sdk/openai", "@modelcontextprotocol/client", "@modelcontextprotocol/sdk", "@mastra/core", "@mastra/mcp", "genkit", "@genkit-ai/mcp", "@genkit-ai/compat-oai", "langchain"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
 			missing("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", pkg, dir)
 		}
@@ -725,6 +725,10 @@ var frameworkCases = []struct {
 	// Google's ADK: its MCPToolset (the TypeScript SDK's client), its model
 	// through docs/frameworks/adk.md's class of chat completions.
 	{"adk", "2025-11-25", "", "", "", false},
+	// LangChain's agent (createAgent of langchain 1.x) with its MCP client
+	// (MultiServerMCPClient, 2025-11-25 only) and ChatOpenAI, which calls
+	// chat completions by default.
+	{"langchain", "2025-11-25", "", "", "", false},
 	// Strands Agents (TypeScript) on its default, the Responses API
 	// streamed. Its agent has no step limit: without reach, the loop's
 	// baseline would never end.
@@ -737,7 +741,7 @@ var streamsResponses = map[string]bool{"strands": true}
 
 // modelPath is the model API a case's framework calls.
 func modelPath(fw, modelAPI string) string {
-	if fw == "langgraph" || fw == "kaibanjs" || fw == "llamaindex" || fw == "mastra" || fw == "genkit" || fw == "beeai" || fw == "adk" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
+	if fw == "langgraph" || fw == "langchain" || fw == "kaibanjs" || fw == "llamaindex" || fw == "mastra" || fw == "genkit" || fw == "beeai" || fw == "adk" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
 		return "/v1/chat/completions"
 	}
 	return "/v1/responses"

@@ -6,7 +6,7 @@
 // prints last: {ok, text, error, status}.
 //
 //   FRAMEWORK   openai-agents | langgraph | ai-sdk | mastra | genkit | voltagent | kaibanjs |
-//               llamaindex | beeai | adk | strands
+//               llamaindex | beeai | adk | strands | langchain
 //   MCP_URL     the MCP endpoint (reach's /mcp)
 //   MODEL_URL   the OpenAI-compatible base URL (reach's /v1)
 //   MODEL_API   the model API, for OpenAI Agents and the AI SDK: their
@@ -405,7 +405,27 @@ async function strands() {
   }
 }
 
-const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent, kaibanjs: kaiban, llamaindex, beeai, adk, strands };
+async function langchain() {
+  const { createAgent } = await import('langchain');
+  const { ChatOpenAI } = await import('@langchain/openai');
+  const { MultiServerMCPClient } = await import('@langchain/mcp-adapters');
+  // The lines that point it at reach: LangChain's MCP client by URL (the
+  // way LangChain documents MCP tools for createAgent), and ChatOpenAI with
+  // reach's base URL in its `configuration` (the openai SDK's options).
+  const client = new MultiServerMCPClient({ mcpServers: { reach: { url: MCP_URL } } });
+  try {
+    const tools = await client.getTools();
+    const model = new ChatOpenAI({ model: 'gpt-4o-mini', apiKey: 'sk-test', configuration: { baseURL: MODEL_URL, defaultHeaders: HEADERS } });
+    const agent = createAgent({ model, tools });
+    const state = await agent.invoke({ messages: [{ role: 'user', content: TASK }] }, { recursionLimit: 2 * MAX_STEPS + 1 });
+    const last = state.messages[state.messages.length - 1];
+    return { ok: true, text: String(last?.content ?? '') };
+  } finally {
+    await client.close();
+  }
+}
+
+const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent, kaibanjs: kaiban, llamaindex, beeai, adk, strands, langchain };
 try {
   out(await runners[FRAMEWORK]());
 } catch (e) {
