@@ -29,10 +29,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Twelve agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
+// Thirteen agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
 // Mastra, Genkit, VoltAgent, KaibanJS, LlamaIndex, BeeAI, Google's ADK,
-// Strands Agents and LangChain's createAgent —
-// on their default settings (KaibanJS, LlamaIndex, BeeAI and ADK with the
+// Strands Agents, LangChain's createAgent and Ax —
+// on their default settings (KaibanJS, LlamaIndex, BeeAI, ADK and Ax with the
 // hooks, settings and model class of their pages in docs/frameworks), their MCP tools and their model pointed at
 // reach (testdata/frameworks/agent.mjs), with a scripted model behind
 // reach's model proxy and a shop upstream behind its MCP server.
@@ -61,7 +61,7 @@ func frameworksCache(t *testing.T) (dir, node string) {
 		dir = filepath.Join(root, ".cache", "frameworks")
 	}
 	for _, pkg := range []string{"@openai/agents", "@langchain/langgraph", "@langchain/mcp-adapters", "@langchain/openai", "ai", "@ai-sdk/mcp",
-		"@ai-sdk/openai", "@modelcontextprotocol/client", "@modelcontextprotocol/sdk", "@mastra/core", "@mastra/mcp", "genkit", "@genkit-ai/mcp", "@genkit-ai/compat-oai", "langchain"} {
+		"@ai-sdk/openai", "@modelcontextprotocol/client", "@modelcontextprotocol/sdk", "@mastra/core", "@mastra/mcp", "genkit", "@genkit-ai/mcp", "@genkit-ai/compat-oai", "langchain", "@ax-llm/ax"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
 			missing("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", pkg, dir)
 		}
@@ -280,7 +280,8 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			results = append(results, c)
 		}
 	}
-	task = strings.TrimPrefix(task, "Your task: ") // BeeAI's RequirementAgent wraps the prompt so
+	task = strings.TrimPrefix(task, "Your task: ")                   // BeeAI's RequirementAgent wraps the prompt so
+	task = strings.TrimSpace(strings.TrimPrefix(task, "Question: ")) // Ax writes its program's input field so, a line
 	if responses {
 		var items []struct {
 			Type    string          `json:"type"`
@@ -372,7 +373,7 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			say = "refund: " + last
 		}
 	default:
-		say = "unknown task " + task
+		say = fmt.Sprintf("unknown task %q", task)
 	}
 	// A framework that ends its run through a tool of its own (BeeAI's
 	// final_answer, which it makes the model call: tool_choice required)
@@ -729,6 +730,11 @@ var frameworkCases = []struct {
 	// (MultiServerMCPClient, 2025-11-25 only) and ChatOpenAI, which calls
 	// chat completions by default.
 	{"langchain", "2025-11-25", "", "", "", false},
+	// Ax (@ax-llm/ax): its AxGen program with its own MCP client, which
+	// speaks the sessionless protocol first, and its OpenAI profile. No
+	// baseline: the shop's go-sdk server speaks no 2026-07-28, and Ax's
+	// fallback to 2025-11-25 is refused by it.
+	{"ax", "2026-07-28", "", "", "", true},
 	// Strands Agents (TypeScript) on its default, the Responses API
 	// streamed. Its agent has no step limit: without reach, the loop's
 	// baseline would never end.
@@ -741,7 +747,7 @@ var streamsResponses = map[string]bool{"strands": true}
 
 // modelPath is the model API a case's framework calls.
 func modelPath(fw, modelAPI string) string {
-	if fw == "langgraph" || fw == "langchain" || fw == "kaibanjs" || fw == "llamaindex" || fw == "mastra" || fw == "genkit" || fw == "beeai" || fw == "adk" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
+	if fw == "langgraph" || fw == "langchain" || fw == "ax" || fw == "kaibanjs" || fw == "llamaindex" || fw == "mastra" || fw == "genkit" || fw == "beeai" || fw == "adk" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
 		return "/v1/chat/completions"
 	}
 	return "/v1/responses"
