@@ -685,6 +685,10 @@ func runAgent(t *testing.T, dir, node, fw, mcpClient, modelAPI, mcpURL, modelURL
 		t.Fatalf("%s %s printed:\n%s", fw, task, out)
 	}
 	r.took = took
+	// The run's wall time beside node's CPU time: how much of the test's
+	// time is node working (a figure for its running time, not a check).
+	t.Logf("%s %s: %v wall, %v CPU in node", fw, task, took.Round(time.Millisecond),
+		(cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Round(time.Millisecond))
 	if len(lines) > 1 {
 		t.Logf("%s %s also printed:\n%s", fw, task, clip(strings.Join(lines[:len(lines)-1], "\n"), 3000))
 	}
