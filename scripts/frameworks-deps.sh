@@ -2,7 +2,8 @@
 # frameworks-deps.sh installs the agent frameworks that the gateway's
 # interoperability tests (internal/gateway, TestFrameworks*) run on their
 # default settings against reach: OpenAI Agents (@openai/agents), LangGraph
-# (@langchain/langgraph with @langchain/mcp-adapters and @langchain/openai)
+# (@langchain/langgraph with @langchain/mcp-adapters and @langchain/openai),
+# LangChain's agent (langchain, its createAgent), Ax (@ax-llm/ax),
 # the AI SDK (ai with @ai-sdk/mcp and @ai-sdk/openai), Mastra (@mastra/core
 # with @mastra/mcp), Genkit (genkit with @genkit-ai/mcp and
 # @genkit-ai/compat-oai), VoltAgent (@voltagent/core, in voltagent/), KaibanJS
@@ -34,6 +35,8 @@ pkgs=(
 	@langchain/mcp-adapters@1.1.4
 	@langchain/openai@1.6.0
 	@langchain/core@1.4.0
+	langchain@1.5.14
+	@ax-llm/ax@24.0.21
 	ai@7.0.173
 	@ai-sdk/mcp@2.0.99
 	@ai-sdk/openai@4.0.118

@@ -21,7 +21,7 @@ func TestFrameworksIgnoredRefusals(t *testing.T) {
 	dir, node := frameworksCache(t)
 	const stopText = "refused 8 times in a row"
 	for _, fc := range frameworkCases {
-		if fc.noBaseline && fc.fw != "llamaindex" && fc.fw != "strands" { // each framework once, on its defaults
+		if fc.noBaseline && fc.fw != "llamaindex" && fc.fw != "strands" && fc.fw != "ax" { // each framework once, on its defaults
 			continue
 		}
 		name := fc.fw + "/" + fc.protocol

@@ -32,7 +32,7 @@ when { context.arguments has order && context.arguments.order == "1001" };
 		t.Fatal(err)
 	}
 	for _, fc := range frameworkCases {
-		if fc.noBaseline && fc.fw != "llamaindex" && fc.fw != "strands" { // LlamaIndex and Strands have one case each, with no baseline
+		if fc.noBaseline && fc.fw != "llamaindex" && fc.fw != "strands" && fc.fw != "ax" { // LlamaIndex, Strands and Ax have one case each, with no baseline
 			continue // each framework once, on its defaults: TestFrameworks tries the rest
 		}
 		name := fc.fw + "/" + fc.protocol

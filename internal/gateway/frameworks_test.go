@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
@@ -27,10 +29,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Eleven agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
-// Mastra, Genkit, VoltAgent, KaibanJS, LlamaIndex, BeeAI, Google's ADK and
-// Strands Agents —
-// on their default settings (KaibanJS, LlamaIndex, BeeAI and ADK with the
+// Thirteen agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
+// Mastra, Genkit, VoltAgent, KaibanJS, LlamaIndex, BeeAI, Google's ADK,
+// Strands Agents, LangChain's createAgent and Ax —
+// on their default settings (KaibanJS, LlamaIndex, BeeAI, ADK and Ax with the
 // hooks, settings and model class of their pages in docs/frameworks), their MCP tools and their model pointed at
 // reach (testdata/frameworks/agent.mjs), with a scripted model behind
 // reach's model proxy and a shop upstream behind its MCP server.
@@ -59,7 +61,7 @@ func frameworksCache(t *testing.T) (dir, node string) {
 		dir = filepath.Join(root, ".cache", "frameworks")
 	}
 	for _, pkg := range []string{"@openai/agents", "@langchain/langgraph", "@langchain/mcp-adapters", "@langchain/openai", "ai", "@ai-sdk/mcp",
-		"@ai-sdk/openai", "@modelcontextprotocol/client", "@modelcontextprotocol/sdk", "@mastra/core", "@mastra/mcp", "genkit", "@genkit-ai/mcp", "@genkit-ai/compat-oai"} {
+		"@ai-sdk/openai", "@modelcontextprotocol/client", "@modelcontextprotocol/sdk", "@mastra/core", "@mastra/mcp", "genkit", "@genkit-ai/mcp", "@genkit-ai/compat-oai", "langchain", "@ax-llm/ax"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
 			missing("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", pkg, dir)
 		}
@@ -224,6 +226,7 @@ type shopModel struct {
 	tokens   atomic.Int64
 	refusals atomic.Int64 // turns whose last tool result was a budget's refusal
 	raw      atomic.Value // string: the last tool message of chat completions, as sent
+	streamed atomic.Int64 // Responses API answers streamed
 }
 
 func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -304,7 +307,8 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			results = append(results, c)
 		}
 	}
-	task = strings.TrimPrefix(task, "Your task: ") // BeeAI's RequirementAgent wraps the prompt so
+	task = strings.TrimPrefix(task, "Your task: ")                   // BeeAI's RequirementAgent wraps the prompt so
+	task = strings.TrimSpace(strings.TrimPrefix(task, "Question: ")) // Ax writes its program's input field so, a line
 	if responses {
 		var items []struct {
 			Type    string          `json:"type"`
@@ -396,7 +400,7 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			say = "refund: " + last
 		}
 	default:
-		say = "unknown task " + task
+		say = fmt.Sprintf("unknown task %q", task)
 	}
 	// A framework that ends its run through a tool of its own (BeeAI's
 	// final_answer, which it makes the model call: tool_choice required)
@@ -413,7 +417,7 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		call, callArgs, say = "final_answer", string(b), ""
 	}
 	if responses {
-		m.respond(w, len(raw), toolName(call), callArgs, say, call != "")
+		m.respond(w, len(raw), toolName(call), callArgs, say, call != "", body.Stream)
 		return
 	}
 	if react {
@@ -465,10 +469,13 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
-// respond writes a Responses API answer (not streamed: neither framework
-// streams by default) to a request of size bytes: a function call of name
-// with args, or the text say.
-func (m *shopModel) respond(w http.ResponseWriter, size int, name, args, say string, call bool) {
+// respond writes a Responses API answer to a request of size bytes: a
+// function call of name with args, or the text say; whole, or streamed as
+// OpenAI's endpoint streams it (Strands' default; OpenAI Agents and the AI
+// SDK do not stream by default): named events, the item added, its text or
+// arguments as deltas and again whole in .done events, the item done, and
+// the whole response with its usage in response.completed.
+func (m *shopModel) respond(w http.ResponseWriter, size int, name, args, say string, call, stream bool) {
 	id := func(prefix string) string {
 		var b [6]byte
 		rand.Read(b[:])
@@ -480,11 +487,62 @@ func (m *shopModel) respond(w http.ResponseWriter, size int, name, args, say str
 	if call {
 		out = map[string]any{"type": "function_call", "id": id("fc_"), "call_id": id("call_"), "name": name, "arguments": args, "status": "completed"}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"id": id("resp_"), "object": "response", "created_at": time.Now().Unix(), "status": "completed",
+	resp := map[string]any{"id": id("resp_"), "object": "response", "created_at": time.Now().Unix(), "status": "completed",
 		"model": "scripted", "output": []any{out}, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{},
 		"usage": map[string]any{"input_tokens": size / 4, "output_tokens": 40, "total_tokens": size/4 + 40,
-			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}})
+			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}}
+	if !stream {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(resp)
+		return
+	}
+	m.streamed.Add(1)
+	w.Header().Set("Content-Type", "text/event-stream")
+	seq := 0
+	event := func(typ string, fields map[string]any) {
+		fields["type"], fields["sequence_number"] = typ, seq
+		seq++
+		b, _ := json.Marshal(fields)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
+	}
+	begun := maps.Clone(resp)
+	begun["status"], begun["output"], begun["usage"] = "in_progress", []any{}, nil
+	event("response.created", map[string]any{"response": begun})
+	event("response.in_progress", map[string]any{"response": begun})
+	added := maps.Clone(out)
+	added["status"] = "in_progress"
+	item := out["id"]
+	if call {
+		added["arguments"] = ""
+		event("response.output_item.added", map[string]any{"output_index": 0, "item": added})
+		for _, d := range halves(args) { // in deltas, as a model writes them
+			event("response.function_call_arguments.delta", map[string]any{"item_id": item, "output_index": 0, "delta": d})
+		}
+		event("response.function_call_arguments.done", map[string]any{"item_id": item, "output_index": 0, "arguments": args})
+	} else {
+		added["content"] = []any{}
+		event("response.output_item.added", map[string]any{"output_index": 0, "item": added})
+		part := map[string]any{"type": "output_text", "text": "", "annotations": []any{}}
+		event("response.content_part.added", map[string]any{"item_id": item, "output_index": 0, "content_index": 0, "part": part})
+		for _, d := range halves(say) {
+			event("response.output_text.delta", map[string]any{"item_id": item, "output_index": 0, "content_index": 0, "delta": d, "logprobs": []any{}})
+		}
+		event("response.output_text.done", map[string]any{"item_id": item, "output_index": 0, "content_index": 0, "text": say, "logprobs": []any{}})
+		done := maps.Clone(part)
+		done["text"] = say
+		event("response.content_part.done", map[string]any{"item_id": item, "output_index": 0, "content_index": 0, "part": done})
+	}
+	event("response.output_item.done", map[string]any{"output_index": 0, "item": out})
+	event("response.completed", map[string]any{"response": resp})
+}
+
+// halves cuts s in two at a rune's start.
+func halves(s string) []string {
+	half := len(s) / 2
+	for half > 0 && !utf8.RuneStart(s[half]) {
+		half--
+	}
+	return []string{s[:half], s[half:]}
 }
 
 // resultText is the text of a tool result as a framework passes it to the
@@ -659,6 +717,10 @@ func runAgent(t *testing.T, dir, node, fw, mcpClient, modelAPI, mcpURL, modelURL
 		t.Fatalf("%s %s printed:\n%s", fw, task, out)
 	}
 	r.took = took
+	// The run's wall time beside node's CPU time: how much of the test's
+	// time is node working (a figure for its running time, not a check).
+	t.Logf("%s %s: %v wall, %v CPU in node", fw, task, took.Round(time.Millisecond),
+		(cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Round(time.Millisecond))
 	if len(lines) > 1 {
 		t.Logf("%s %s also printed:\n%s", fw, task, clip(strings.Join(lines[:len(lines)-1], "\n"), 3000))
 	}
@@ -700,16 +762,28 @@ var frameworkCases = []struct {
 	// Google's ADK: its MCPToolset (the TypeScript SDK's client), its model
 	// through docs/frameworks/adk.md's class of chat completions.
 	{"adk", "2025-11-25", "", "", "", false},
-	// Strands Agents (TypeScript) on chat completions (api: 'chat'): its
-	// default, the Responses API, it streams, which the scripted model does
-	// not. Its agent has no step limit: without reach, the loop's baseline
-	// would never end.
-	{"strands", "2025-11-25", "", "", "chat", true},
+	// LangChain's agent (createAgent of langchain 1.x) with its MCP client
+	// (MultiServerMCPClient, 2025-11-25 only) and ChatOpenAI, which calls
+	// chat completions by default.
+	{"langchain", "2025-11-25", "", "", "", false},
+	// Ax (@ax-llm/ax): its AxGen program with its own MCP client, which
+	// speaks the sessionless protocol first, and its OpenAI profile. No
+	// baseline: the shop's go-sdk server speaks no 2026-07-28, and Ax's
+	// fallback to 2025-11-25 is refused by it.
+	{"ax", "2026-07-28", "", "", "", true},
+	// Strands Agents (TypeScript) on its default, the Responses API
+	// streamed. Its agent has no step limit: without reach, the loop's
+	// baseline would never end.
+	{"strands", "2025-11-25", "", "", "", true},
 }
+
+// streamsResponses are the frameworks that stream their Responses API
+// calls by default (OpenAI Agents and the AI SDK do not).
+var streamsResponses = map[string]bool{"strands": true}
 
 // modelPath is the model API a case's framework calls.
 func modelPath(fw, modelAPI string) string {
-	if fw == "langgraph" || fw == "kaibanjs" || fw == "llamaindex" || fw == "mastra" || fw == "genkit" || fw == "beeai" || fw == "adk" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
+	if fw == "langgraph" || fw == "langchain" || fw == "ax" || fw == "kaibanjs" || fw == "llamaindex" || fw == "mastra" || fw == "genkit" || fw == "beeai" || fw == "adk" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
 		return "/v1/chat/completions"
 	}
 	return "/v1/responses"
@@ -791,6 +865,9 @@ func TestFrameworks(t *testing.T) {
 				}
 				checkOneGraph(t, s.g, 10, 9)
 				checkProtocol(s)
+				if want, n := streamsResponses[fc.fw] && modelPath(fc.fw, fc.modelAPI) == "/v1/responses", s.model.streamed.Load(); want != (n == 10) || (!want && n != 0) {
+					t.Errorf("%d of 10 Responses API answers streamed; want all streamed: %v", n, want)
+				}
 			})
 
 			t.Run("budget", func(t *testing.T) {

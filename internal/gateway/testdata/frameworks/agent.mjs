@@ -6,7 +6,7 @@
 // prints last: {ok, text, error, status}.
 //
 //   FRAMEWORK   openai-agents | langgraph | ai-sdk | mastra | genkit | voltagent | kaibanjs |
-//               llamaindex | beeai | adk | strands
+//               llamaindex | beeai | adk | strands | langchain | ax
 //   MCP_URL     the MCP endpoint (reach's /mcp)
 //   MODEL_URL   the OpenAI-compatible base URL (reach's /v1)
 //   MODEL_API   the model API, for OpenAI Agents and the AI SDK: their
@@ -405,7 +405,64 @@ async function strands() {
   }
 }
 
-const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent, kaibanjs: kaiban, llamaindex, beeai, adk, strands };
+async function langchain() {
+  const { createAgent } = await import('langchain');
+  const { ChatOpenAI } = await import('@langchain/openai');
+  const { MultiServerMCPClient } = await import('@langchain/mcp-adapters');
+  // The lines that point it at reach: LangChain's MCP client by URL (the
+  // way LangChain documents MCP tools for createAgent), and ChatOpenAI with
+  // reach's base URL in its `configuration` (the openai SDK's options).
+  const client = new MultiServerMCPClient({ mcpServers: { reach: { url: MCP_URL } } });
+  try {
+    const tools = await client.getTools();
+    const model = new ChatOpenAI({ model: 'gpt-4o-mini', apiKey: 'sk-test', configuration: { baseURL: MODEL_URL, defaultHeaders: HEADERS } });
+    const agent = createAgent({ model, tools });
+    const state = await agent.invoke({ messages: [{ role: 'user', content: TASK }] }, { recursionLimit: 2 * MAX_STEPS + 1 });
+    const last = state.messages[state.messages.length - 1];
+    return { ok: true, text: String(last?.content ?? '') };
+  } finally {
+    await client.close();
+  }
+}
+
+async function axRun() {
+  const { ai, ax, AxMCPClient, AxMCPStreamableHTTPTransport } = await import('@ax-llm/ax');
+  // The lines that point it at reach: its MCP client (Streamable HTTP,
+  // passed to the program by `mcp`), and its OpenAI profile with reach's
+  // base URL.
+  // docs/frameworks/ax.md's setting: Ax's MCP transport wants https and a
+  // host that is not loopback; a reach on loopback over plain HTTP (its
+  // default) needs both allowed.
+  const transport = new AxMCPStreamableHTTPTransport(MCP_URL, { ssrfProtection: { allowHTTP: true, allowLoopback: true } });
+  const client = new AxMCPClient(transport, { namespace: 'reach' });
+  try {
+    // Its OpenAI profile takes no extra headers; its credentialProvider,
+    // whose headers it sends with each model call, carries a named budget
+    // (docs/frameworks/ax.md).
+    const llm = ai({
+      name: 'openai', apiKey: 'sk-test', apiURL: MODEL_URL, config: { model: 'gpt-4o-mini' },
+      ...(Object.keys(HEADERS ?? {}).length ? { credentialProvider: async () => ({ Authorization: 'Bearer sk-test', ...HEADERS }) } : {}),
+    });
+    const gen = ax('question:string -> answer:string', { mcp: client, maxSteps: MAX_STEPS });
+    try {
+      const r = await gen.forward(llm, { question: TASK });
+      return { ok: true, text: String(r.answer ?? '') };
+    } catch (e) {
+      // Its error says the status ("HTTP 402 - Payment Required"); reach's
+      // text is in the response's body, which it keeps
+      // (responseBody.responseBody).
+      let cause = e;
+      while (cause && cause.responseBody === undefined && cause.cause) cause = cause.cause;
+      const body = cause?.responseBody?.responseBody ?? cause?.responseBody;
+      const text = typeof body === 'string' ? body : body?.error?.message ?? '';
+      throw Object.assign(new Error(`${e?.message} ${text}`), { status: cause?.status ?? e?.status });
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun, voltagent, kaibanjs: kaiban, llamaindex, beeai, adk, strands, langchain, ax: axRun };
 try {
   out(await runners[FRAMEWORK]());
 } catch (e) {
