@@ -313,18 +313,24 @@ func (t *cutOffs) end(ctx context.Context, id cutOffID, request, call string, cu
 const cutOffStoreWait = 10 * time.Second
 
 // letGo takes from the shared store the early note of the write of id,
-// request's call call, whose tool answered after its caller went away,
-// within cutOffStoreWait: a store that hangs holds no goroutine past it. A
+// request's call call, whose tool answered after its caller went away. A
 // take that fails leaves the note until it expires (CutOffWindow): the
 // first identical write without a key of its own in that time is answered
-// interrupted, though this one was answered (docs/STATE.md). It is logged,
-// by tool, request and call, never the arguments.
+// interrupted, though this one was answered (docs/STATE.md).
 func (t *cutOffs) letGo(ctx context.Context, id cutOffID, request, call string) {
+	t.takeNote(ctx, storeKey(id.scope, id.key()), id.tool, request, call,
+		"a cut-off write's note not let go once its tool answered: the first identical write without a key in the cut-off window is answered interrupted")
+}
+
+// takeNote takes the note of key, request's call call, from the store
+// within cutOffStoreWait (a store that hangs holds no goroutine, nor a
+// caller, past it), and logs a take that fails with what it leaves (why),
+// by tool, request and call, never the arguments.
+func (t *cutOffs) takeNote(ctx context.Context, key, tool, request, call, why string) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cutOffStoreWait)
 	defer cancel()
-	if _, err := t.store.TakeCutOff(sctx, storeKey(id.scope, id.key()), request, call); err != nil && t.log != nil {
-		t.log.Warn("a cut-off write's note not let go once its tool answered: the first identical write without a key in the cut-off window is answered interrupted",
-			"tool", id.tool, "request", request, "call", call, "err", err)
+	if _, err := t.store.TakeCutOff(sctx, key, request, call); err != nil && t.log != nil {
+		t.log.Warn(why, "tool", tool, "request", request, "call", call, "err", err)
 	}
 }
 
@@ -504,7 +510,8 @@ func (t *cutOffs) take(ctx context.Context, id cutOffID, root string, started ti
 // next retry is told instead of running it (cutoff.taken, docs/STATE.md).
 func (t *cutOffs) untake(ctx context.Context, id cutOffID, w *cutOffWrite) {
 	if t.store != nil && !w.running {
-		t.store.TakeCutOff(context.WithoutCancel(ctx), t.memKey(&id), w.request, w.call)
+		t.takeNote(ctx, t.memKey(&id), id.tool, w.request, w.call,
+			"a cut-off write's note not taken from the store once its retry was told: after a restart its next identical retry is answered interrupted again")
 	}
 }
 

@@ -68,3 +68,36 @@ func TestCutOffLetGoBoundedAndLogged(t *testing.T) {
 		t.Errorf("the log names the arguments: %q", got)
 	}
 }
+
+// A retry told of a write cut off, on a store this process alone uses,
+// takes the write from the store too (untake) with a bounded call, and a
+// take that fails is logged: the write left there is told again after a
+// restart. Before, the take had no deadline (a store that hung held the
+// retry's call) and its error was dropped.
+func TestCutOffUntakeBoundedAndLogged(t *testing.T) {
+	st := &failingTake{memCutOffStore: new(memCutOffStore)}
+	var logs bytes.Buffer
+	co := &cutOffs{store: st, log: slog.New(slog.NewTextHandler(&logs, nil))}
+	id := cutOffID{scope: "owner\x00", tool: "add_item", args: "digest-of-secret-args"}
+	began := time.Now()
+	co.note(id.key(), cutOffWrite{owner: id.scope, tool: id.tool, root: "r", began: began, request: "r", call: "c1", at: time.Now()})
+	w, ok := co.take(t.Context(), id, "r", began)
+	if !ok || w.call != "c1" {
+		t.Fatalf("the retry was not told of the write cut off: %+v %v", w, ok)
+	}
+	st.mu.Lock()
+	takes, bounded := st.takes, st.deadline
+	st.mu.Unlock()
+	if takes != 1 || !bounded {
+		t.Errorf("the write taken from the store by %d takes, with a deadline: %v; want one, bounded", takes, bounded)
+	}
+	got := logs.String()
+	for _, want := range []string{"level=WARN", "tool=add_item", "request=r", "call=c1", "the store is unreachable", "after a restart"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the log %q does not say %q", got, want)
+		}
+	}
+	if strings.Contains(got, "digest-of-secret-args") {
+		t.Errorf("the log names the arguments: %q", got)
+	}
+}
