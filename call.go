@@ -258,6 +258,14 @@ func (rt *Runtime) validate(next Handler) Handler {
 			raw = []byte("{}")
 		}
 		args, names, err := callgraph.NormalizeArguments(make([]byte, 0, len(raw)), raw)
+		if de := (*callgraph.DepthError)(nil); errors.As(err, &de) {
+			// Valid JSON, maybe: refused for its depth, which no check
+			// reads past.
+			return nil, &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
+				Message: fmt.Sprintf("The arguments of %s nest too deep: they hold a value inside more than %d arrays and objects (at byte %d), deeper than reach reads arguments, so the call was not run.",
+					c.Tool, callgraph.MaxDepth, de.Offset),
+				Suggestion: fmt.Sprintf("Send arguments nested at most %d deep: flatten the deep part (a list of items rather than items inside items), and call it again.", callgraph.MaxDepth)}
+		}
 		if err != nil {
 			return nil, &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
 				Message:    fmt.Sprintf("The arguments of %s are not valid JSON: %v.", c.Tool, err),

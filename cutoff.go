@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -81,6 +82,7 @@ type CutOffRecord struct {
 
 type cutOffs struct {
 	store   CutOffStore  // if not nil, where the cut-off writes are kept
+	log     *slog.Logger // the runtime's
 	shared  bool         // store is shared: read by each take, not kept in m
 	n       atomic.Int64 // entries: a write looks only when there are some
 	live    atomic.Int64 // writes running, in running
@@ -296,7 +298,7 @@ func (t *cutOffs) end(ctx context.Context, id cutOffID, request, call string, cu
 				// Its tool answered after all (as a write whose caller
 				// is there is not remembered): the note is let go,
 				// unless a retry was handed it already.
-				t.store.TakeCutOff(context.WithoutCancel(ctx), storeKey(id.scope, id.key()), request, call)
+				t.letGo(ctx, id, request, call)
 			}
 			return // its retry is told from the store, once
 		}
@@ -304,6 +306,31 @@ func (t *cutOffs) end(ctx context.Context, id cutOffID, request, call string, cu
 	if cut && !(mine && r.taken) {
 		w := cutOffWrite{owner: id.scope, tool: id.tool, root: r.root, began: r.began, request: request, call: call, at: time.Now(), stopped: stoppedBy(ctx)}
 		t.note(id.key(), w)
+	}
+}
+
+// cutOffStoreWait bounds a store's call that no caller waits for.
+const cutOffStoreWait = 10 * time.Second
+
+// letGo takes from the shared store the early note of the write of id,
+// request's call call, whose tool answered after its caller went away. A
+// take that fails leaves the note until it expires (CutOffWindow): the
+// first identical write without a key of its own in that time is answered
+// interrupted, though this one was answered (docs/STATE.md).
+func (t *cutOffs) letGo(ctx context.Context, id cutOffID, request, call string) {
+	t.takeNote(ctx, storeKey(id.scope, id.key()), id.tool, request, call,
+		"a cut-off write's note not let go once its tool answered: the first identical write without a key in the cut-off window is answered interrupted")
+}
+
+// takeNote takes the note of key, request's call call, from the store
+// within cutOffStoreWait (a store that hangs holds no goroutine, nor a
+// caller, past it), and logs a take that fails with what it leaves (why),
+// by tool, request and call, never the arguments.
+func (t *cutOffs) takeNote(ctx context.Context, key, tool, request, call, why string) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cutOffStoreWait)
+	defer cancel()
+	if _, err := t.store.TakeCutOff(sctx, key, request, call); err != nil && t.log != nil {
+		t.log.Warn(why, "tool", tool, "request", request, "call", call, "err", err)
 	}
 }
 
@@ -483,7 +510,8 @@ func (t *cutOffs) take(ctx context.Context, id cutOffID, root string, started ti
 // next retry is told instead of running it (cutoff.taken, docs/STATE.md).
 func (t *cutOffs) untake(ctx context.Context, id cutOffID, w *cutOffWrite) {
 	if t.store != nil && !w.running {
-		t.store.TakeCutOff(context.WithoutCancel(ctx), t.memKey(&id), w.request, w.call)
+		t.takeNote(ctx, t.memKey(&id), id.tool, w.request, w.call,
+			"a cut-off write's note not taken from the store once its retry was told: after a restart its next identical retry is answered interrupted again")
 	}
 }
 

@@ -385,6 +385,7 @@ func New(opts *Options) *Runtime {
 		rt.idem = NewMemoryIdempotency(o.IdempotencyTTL)
 	}
 	rt.log = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	rt.cutOffs.log = rt.log
 	rt.dead = o.DeadLetters
 	if rt.dead == nil {
 		rt.dead = deadletter.NewMemory()

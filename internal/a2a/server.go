@@ -126,6 +126,11 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	if m == nil || len(m.Parts) == 0 {
 		return nil, 0, &a2a.Error{Err: a2a.ErrInvalidParams, Message: "The message is missing or has no parts; send a message with at least one part."}
 	}
+	if n := len(m.ReferenceTasks); n > MaxReferenceTasks {
+		// Each one reach does not hold costs a read of the store
+		// (foreign): bounded here, not by the body's size alone.
+		return nil, 0, &a2a.Error{Err: a2a.ErrInvalidParams, Message: fmt.Sprintf("The message references %d tasks (referenceTaskIds); reach passes on at most %d. Reference only the tasks this message needs, at most %d, and send it again.", n, MaxReferenceTasks, MaxReferenceTasks)}
+	}
 	owner := e.owner(ctx)
 	// A further message of a task goes on in that task's context: another
 	// caller's task is answered not found (resume), and only the tasks the
@@ -193,6 +198,11 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	e.g.background(func() { t.pump(client, card.Capabilities.Streaming, out, t.out, 0) })
 	return t, 0, nil
 }
+
+// MaxReferenceTasks is the most tasks a message may reference
+// (referenceTaskIds): past it the message is refused, unread, as each
+// reference reach does not hold is read from the store.
+const MaxReferenceTasks = 64
 
 // foreign names what of m is another principal's at this agent, as reach
 // knows it: a task it references (referenceTaskIds) or, withContext, its

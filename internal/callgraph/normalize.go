@@ -41,6 +41,24 @@ var ErrSyntax = errors.New("invalid JSON")
 // Is reports whether target is ErrSyntax.
 func (e *SyntaxError) Is(target error) bool { return target == ErrSyntax }
 
+// ErrTooDeep is matched by every *DepthError (errors.Is).
+var ErrTooDeep = errors.New("JSON nested too deep")
+
+// DepthError reports a value inside more than MaxDepth arrays and
+// objects, at its byte offset. It is no syntax
+// error (it does not match ErrSyntax): the JSON may be valid, and is
+// refused for its depth alone.
+type DepthError struct {
+	Offset int
+}
+
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("a value inside more than %d nested arrays and objects, at byte %d", MaxDepth, e.Offset)
+}
+
+// Is reports whether target is ErrTooDeep.
+func (e *DepthError) Is(target error) bool { return target == ErrTooDeep }
+
 // Normalize appends to dst the canonical form of the JSON value in src and
 // returns the extended buffer: object members sorted by key (bytewise, as
 // canonical bytes), insignificant white space removed, strings in one
@@ -143,7 +161,7 @@ func (n *normalizer) skipSpace() {
 
 func (n *normalizer) value(dst []byte, depth int) ([]byte, error) {
 	if depth > MaxDepth {
-		return dst, n.errorf("nesting deeper than %d", MaxDepth)
+		return dst, &DepthError{Offset: n.pos}
 	}
 	if n.pos >= len(n.src) {
 		return dst, n.errorf("unexpected end of input")

@@ -61,6 +61,23 @@ func TestNormalizeErrors(t *testing.T) {
 	}
 }
 
+// TestNormalizeTooDeep: a value inside more than MaxDepth arrays and
+// objects is refused for its depth (ErrTooDeep), not as a syntax error,
+// valid or not past it; one inside MaxDepth is accepted.
+func TestNormalizeTooDeep(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	if _, err := Normalize(nil, []byte(deep(MaxDepth+1))); err != nil { // the innermost array is inside MaxDepth
+		t.Errorf("an array inside %d: %v, want accepted", MaxDepth, err)
+	}
+	for _, in := range []string{deep(MaxDepth + 2), `{"a":` + deep(MaxDepth+1) + `}`, strings.Repeat("[", MaxDepth+2) + "tru"} {
+		_, err := Normalize(nil, []byte(in))
+		var de *DepthError
+		if !errors.Is(err, ErrTooDeep) || errors.Is(err, ErrSyntax) || !errors.As(err, &de) || de.Offset <= MaxDepth {
+			t.Errorf("Normalize(%.20q...) error = %v, want too deep at its offset, no syntax error", in, err)
+		}
+	}
+}
+
 func TestFilter(t *testing.T) {
 	var f Filter
 	hs := make([]Hash, 20)
@@ -92,7 +109,7 @@ func FuzzNormalize(f *testing.F) {
 		}
 		out, err := Normalize(nil, in)
 		if err != nil {
-			if len(in) > 0 && json.Valid(in) && !errors.Is(err, ErrSyntax) {
+			if len(in) > 0 && json.Valid(in) && !errors.Is(err, ErrSyntax) && !errors.Is(err, ErrTooDeep) {
 				t.Fatalf("valid JSON %q refused with %v", in, err)
 			}
 			return

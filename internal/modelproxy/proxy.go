@@ -597,8 +597,9 @@ type answer struct {
 	// far and whether each has ended (its finish_reason): the text is
 	// whole when all have, before the chunk that ends the last is passed
 	// on, and the client may run the call it writes then, before the
-	// stream's [DONE] reaches the proxy.
+	// stream's [DONE] reaches the proxy. open counts those not ended.
 	finished map[int]bool
+	open     int
 }
 
 // end is called just before the end of the answer is passed on: the whole
@@ -877,7 +878,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 				a.note(&c)
 				a.noteReasoning(d)
 				a.tools.add(d)
-				if a.wrote != nil && len(c.Error) == 0 && a.choicesEnded(c.Choices) {
+				if a.wrote != nil && !a.calledAPI && len(c.Error) == 0 && a.choicesEnded(c.Choices) { // a tool call of the API: no text is told
 					a.wroteText() // the text is whole: recorded before the client has its end
 				}
 				ended = ended || len(c.Error) > 0 || slices.ContainsFunc(c.Choices, func(ch openai.Choice) bool { return ch.FinishReason != "" })

@@ -195,19 +195,23 @@ func (a *answer) choicesEnded(chs []openai.Choice) bool {
 	}
 	ends := false
 	for _, ch := range chs {
-		if ch.FinishReason != "" {
-			a.finished[ch.Index], ends = true, true
-		} else if !a.finished[ch.Index] {
+		done, seen := a.finished[ch.Index]
+		switch {
+		case ch.FinishReason != "":
+			ends = true
+			if !done {
+				a.finished[ch.Index] = true
+				if seen {
+					a.open--
+				}
+			}
+		case !seen:
 			a.finished[ch.Index] = false
+			a.open++
 		}
 	}
-	if !ends {
-		return false
-	}
-	for _, done := range a.finished {
-		if !done {
-			return false
-		}
-	}
-	return true
+	// A count, not a walk of every choice read on each chunk that ends
+	// one: a stream of one choice never ended and many chunks each ending
+	// a new one costs no more than one walk of them.
+	return ends && a.open == 0
 }

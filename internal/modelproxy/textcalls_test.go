@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -297,6 +298,55 @@ func TestChoicesEnded(t *testing.T) {
 		if got := a.choicesEnded(step.chunk); got != step.want {
 			t.Errorf("chunk %d %+v: %v, want %v", i, step.chunk, got, step.want)
 		}
+	}
+}
+
+// TestChoicesEndedCountsOpen: a model that keeps one choice open and ends
+// a new one on each chunk never makes the text whole; the choices not
+// ended are counted (open), so that each chunk is read once, not with a
+// walk of every choice read before (BenchmarkChoicesEndedHostile); the
+// text is whole once the open one ends.
+func TestChoicesEndedCountsOpen(t *testing.T) {
+	var a answer
+	for i, ch := range hostileChoices(500) {
+		if a.choicesEnded(ch) {
+			t.Fatalf("chunk %d: whole while choice 0 is open", i)
+		}
+	}
+	if a.open != 1 {
+		t.Errorf("open = %d after 500 choices ended and one not, want 1", a.open)
+	}
+	if !a.choicesEnded([]openai.Choice{{Index: 0, FinishReason: "stop"}}) || a.open != 0 {
+		t.Errorf("the open choice ended: open = %d, want whole with 0 open", a.open)
+	}
+	if !a.choicesEnded([]openai.Choice{{Index: 7, FinishReason: "stop"}}) || a.open != 0 {
+		t.Errorf("an ended choice ended again: open = %d, want whole with 0 open", a.open)
+	}
+}
+
+// TestPassStreamToolCallReadsNoChoices: once a stream's answer called a
+// tool of the API, its text is told to no one (wroteText), and the
+// choices of its later chunks are not noted: a model that sends many
+// chunks ending new choices after a tool call costs nothing for them.
+func TestPassStreamToolCallReadsNoChoices(t *testing.T) {
+	var body strings.Builder
+	body.WriteString(`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"lookup","arguments":"{}"}}]}}]}` + "\n\n")
+	for i := 1; i <= 50; i++ {
+		fmt.Fprintf(&body, `data: {"choices":[{"index":%d,"delta":{"content":"x"},"finish_reason":"stop"}]}`+"\n\n", i)
+	}
+	body.WriteString("data: [DONE]\n\n")
+	told := 0
+	a := &answer{wrote: func(string) { told++ }}
+	p := &Proxy{}
+	resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(body.String()))}
+	if err := p.passStream(httptest.NewRecorder(), resp, true, a); err != nil {
+		t.Fatal(err)
+	}
+	if told != 0 {
+		t.Errorf("the text of an answer that called a tool was told %d times, want none", told)
+	}
+	if a.finished != nil {
+		t.Errorf("the choices of %d chunks after the tool call were noted, want none", len(a.finished))
 	}
 }
 
