@@ -45,6 +45,7 @@ type Call struct {
 	executing *Checkpoint  // its "executing" checkpoint (in recs), when the idempotency claim made it durable
 	sysKey    bool         // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
 	ran       bool         // its tool was started (execute's first attempt began)
+	budgetDue bool         // the admit stage found its tool-call budget spent and let it on to its own key's record (admitDue)
 	cutRun    *IdemClaim   // a write with a derived key among the writes running (cutoff.go): its claim, whose Args name it; else nil
 	stepped   bool         // the loop guard admitted it: lstep is its record (the bools side by side keep Call in a smaller size class)
 	fwdKey    string       // the caller's key, passed on to the tool when an approval's key replaced it
@@ -203,10 +204,34 @@ func (rt *Runtime) admit(next Handler) Handler {
 			return nil, e
 		}
 		if q, detail := c.req.meter.AdmitToolCall(); q != nil {
-			return nil, budgetError("tool_calls", q, detail)
+			if c.IdempotencyKey == "" || c.sysKey {
+				return nil, budgetError("tool_calls", q, detail)
+			}
+			// A retry by the caller's own key (sent again while the
+			// first call still runs, or after it ended) is answered by
+			// the key, which needs no budget: it is counted only if it
+			// is to run (admitDue), in the idempotency stage, or before
+			// a human is asked to approve it.
+			c.budgetDue = true
 		}
 		return next(ctx, c)
 	}
+}
+
+// admitDue counts c's tool call, if the admit stage let it on uncounted
+// (budgetDue): at the idempotency stage, once its key was claimed and c is
+// to run; before a human is asked to approve it, who must not be asked
+// for a call its budget refuses. It returns the budget's refusal, and
+// the call does not run.
+func (c *Call) admitDue() *Error {
+	if !c.budgetDue {
+		return nil
+	}
+	if q, detail := c.req.meter.AdmitToolCall(); q != nil {
+		return budgetError("tool_calls", q, detail)
+	}
+	c.budgetDue = false
+	return nil
 }
 
 // resolve (2): the tool exists.
@@ -333,6 +358,9 @@ func (rt *Runtime) authorize(next Handler) Handler {
 		case d == Permit && e == nil:
 			return next(ctx, c)
 		case d == NeedsApproval && rt.opts.Approver != nil:
+			if e := c.admitDue(); e != nil {
+				return nil, e // no human asked to approve what its budget refuses
+			}
 			c.frame.setState(AwaitingApproval)
 			d, e = rt.opts.Approver.Approve(ctx, c)
 			switch {
@@ -502,6 +530,12 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		if !claimed {
 			return notDispatched(c, rec.Replay())
 		}
+		if e := c.admitDue(); e != nil {
+			// Its key had no record and no call running: it would run,
+			// and its budget is spent.
+			rt.refuseClaimed(c, claim, skey, nil, e)
+			return nil, e
+		}
 		c.frame.idem = c.key
 		if claim.Checkpointed {
 			c.executing = claim.Checkpoint
@@ -520,7 +554,11 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		// for one run, and a retry must not run it again. So does a run cut
 		// off while its tool ran (cancelled, isolated): the tool may have
 		// done its work, and each retry would have run it once more under
-		// the one approval.
+		// the one approval. A run under the caller's own key cut off so is
+		// recorded too: the key says "this same write", and the write may
+		// have been done; a failure that surely was not (nothing sent, a
+		// refusal, the tool's error answer) lets the key go, and a retry
+		// runs.
 		approved := strings.HasPrefix(key, "approval:")
 		once := approved && err == nil && res.Status == StatusError
 		switch {
@@ -530,6 +568,8 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			rt.idem.Complete(skey, &rec)
 		case approved && err != nil && c.ran:
 			rt.idem.Complete(skey, cutOff(c, err))
+		case !c.sysKey && c.IdempotencyKey != "" && err != nil && c.ran:
+			rt.idem.Complete(skey, cutOffOwnKey(c, key, err))
 		default:
 			rt.idem.Complete(skey, nil)
 		}
@@ -545,7 +585,9 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 // A client that retries a call by its key, as it is told to, spends its
 // request's tool-call budget once.
 func notDispatched(c *Call, res *Result) (*Result, error) {
-	c.req.meter.GiveBackToolCall()
+	if !c.budgetDue { // else its budget was spent, and it was never counted
+		c.req.meter.GiveBackToolCall()
+	}
 	return res, nil
 }
 
@@ -562,6 +604,19 @@ func cutOff(c *Call, err error) *Result {
 		Message: fmt.Sprintf("The approved run of %s was cut off while the tool ran (%s); it may have done its work. Its approval was for that one run, and reach does not run it again.",
 			c.Tool, strings.TrimSuffix(cause.Message, ".")),
 		Suggestion: "Check whether it took effect before going on. The same call is answered so until its approval expires, and asks the user again after that; tell the user it was cut off rather than calling it again now."}}
+}
+
+// cutOffOwnKey is the record of a call under the caller's own key, key,
+// whose run err cut off after its tool was started (its caller went away,
+// its request was cancelled or isolated): what each retry of the key is
+// answered, as after a restart that cut it off (the error interrupted), not
+// a second run of a write that may have been done.
+func cutOffOwnKey(c *Call, key string, err error) *Result {
+	cause := fault.As(err)
+	return &Result{Status: StatusError, Error: &Error{Guard: "idempotency", Type: TypeInterrupted, Code: "interrupted",
+		Message: fmt.Sprintf("The call of %s under the idempotency key %q was cut off while the tool ran (%s); it may have done its work, and reach does not run it again under that key.",
+			c.Tool, key, strings.TrimSuffix(cause.Message, ".")),
+		Suggestion: "Check whether it took effect. If it must still happen, call again with a new idempotency key."}}
 }
 
 // idemKeys returns the keys of c, a call with an idempotency key (its

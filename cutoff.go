@@ -696,21 +696,22 @@ func derivedKey(key, root, call string) bool {
 // claim, ends as the refusal (nothing ran; recovery must not take it for
 // a write cut off), and the key is let go.
 func (rt *Runtime) cutOffRefused(c *Call, claim *IdemClaim, skey string, w cutOffWrite) *Result {
-	return rt.refuseClaimed(c, claim, skey, w.refusal())
+	res := w.refusal()
+	rt.refuseClaimed(c, claim, skey, res, nil)
+	return res
 }
 
-// refuseClaimed answers c with res, a refusal made after its claim: its
-// "executing" checkpoint, if durable with the claim, ends as res, and its
-// key skey is let go.
-func (rt *Runtime) refuseClaimed(c *Call, claim *IdemClaim, skey string, res *Result) *Result {
+// refuseClaimed settles c's claim for a refusal made after it (res, or
+// err): its "executing" checkpoint, if durable with the claim, ends so, and
+// its key skey is let go.
+func (rt *Runtime) refuseClaimed(c *Call, claim *IdemClaim, skey string, res *Result, err error) {
 	if claim.Checkpointed {
 		end := &c.records().ended
 		*end = *claim.Checkpoint
-		end.End(res, nil)
+		end.End(res, err)
 		rt.opts.Checkpoints.Ended(&c.detached, end)
 	}
 	rt.idem.Complete(skey, nil)
-	return res
 }
 
 // inFlightRefused answers c, a write without a key of its own whose claim
@@ -722,7 +723,9 @@ func (rt *Runtime) refuseClaimed(c *Call, claim *IdemClaim, skey string, res *Re
 // for is the cut-off one that its next retry gets anyway. c's claim is
 // released and its checkpoint ended (refuseClaimed), as cutOffRefused's.
 func (rt *Runtime) inFlightRefused(c *Call, claim *IdemClaim, skey string) *Result {
-	return rt.refuseClaimed(c, claim, skey, inFlightRefusal(c.Tool, claim.InFlightRequest, claim.InFlightAt))
+	res := inFlightRefusal(c.Tool, claim.InFlightRequest, claim.InFlightAt)
+	rt.refuseClaimed(c, claim, skey, res, nil)
+	return res
 }
 
 // inFlightRefusal is the answer to a write without a key of its own while
