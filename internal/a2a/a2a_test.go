@@ -284,19 +284,22 @@ func TestReentryRefused(t *testing.T) {
 
 // An agent that does not pass reach's context on is linked where the
 // protocol allows: a message naming a task reach forwarded (referenceTaskIds
-// or contextId) comes from that task's hand-off. Another caller naming it
-// is not linked.
+// or contextId, its caller's or the one reach gave the agent) comes from
+// that task's hand-off. Another caller naming it is not linked.
 func TestLinkWithoutMetadata(t *testing.T) {
-	for _, by := range []string{"referenceTaskIds", "contextId"} {
+	for _, by := range []string{"referenceTaskIds", "contextId", "agentContextId"} {
 		t.Run(by, func(t *testing.T) {
 			h := newHarness(t, func(a *Agent) { a.Reentrancy = reach.Reentrant }, "planner", "executor")
 			planner := h.sendMsg("planner", "alice", a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("slow")), true)
 			h.working("planner")
 			ptask := h.g.tasks.get("planner", planner.ID, Owner{"alice", ""})
 			name := func(m *a2a.Message) *a2a.Message {
-				if by == "contextId" {
+				switch by {
+				case "contextId":
 					m.ContextID = ptask.ctxID
-				} else {
+				case "agentContextId": // as the planner would pass on what it got
+					m.ContextID = ptask.upCtx
+				default:
 					m.ReferenceTasks = []a2a.TaskID{planner.ID}
 				}
 				return m
@@ -320,15 +323,16 @@ func TestLinkWithoutMetadata(t *testing.T) {
 			if tk.Status.State != a2a.TaskStateRejected || !strings.Contains(statusText(tk), "cycle") {
 				t.Fatalf("cycle: %s %q", tk.Status.State, statusText(tk))
 			}
-			// bob naming alice's task is not linked to it: a new request.
-			// (Her context, which her task at the executor is in now, is
-			// hers there: refused, TestA2AOtherCallersContextAndTasksRefused.)
+			// bob naming alice's task or context is not linked to it: a
+			// new request. (Her context, which her task at the executor is
+			// in now, is bob's own there under the same name, in another
+			// context at the agent: TestA2AContextsPerPrincipal.)
 			tk = h.sendMsg("executor", "bob", name(a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("echo bob"))), false)
-			if by == "contextId" {
-				if tk.Status.State != a2a.TaskStateRejected || !strings.Contains(statusText(tk), "another caller's") {
-					t.Errorf("bob naming alice's context at the executor: %s %q", tk.Status.State, statusText(tk))
+			if by != "referenceTaskIds" {
+				seen := h.agents["executor"].seen()
+				if bob, alice := seen[len(seen)-1], seen[0]; bob.ctx == alice.ctx {
+					t.Errorf("bob's message reached the executor in alice's context %q", alice.ctx)
 				}
-				return
 			}
 			if tk.Status.State != a2a.TaskStateCompleted {
 				t.Fatalf("bob: %s %q", tk.Status.State, statusText(tk))

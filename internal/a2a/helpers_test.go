@@ -60,6 +60,7 @@ type seen struct {
 	auth        string
 	version     string
 	task        a2a.TaskID
+	ctx         string // the message's contextId as the agent got it
 }
 
 func newFakeAgent(t testing.TB, name string, streaming bool) *fakeAgent {
@@ -104,7 +105,7 @@ func (f *fakeAgent) setCard(change func(*a2a.AgentCard)) {
 }
 
 func (f *fakeAgent) record(ctx context.Context, m *a2a.Message) {
-	s := seen{text: textOf(m.Parts), meta: m.Metadata, task: m.TaskID}
+	s := seen{text: textOf(m.Parts), meta: m.Metadata, task: m.TaskID, ctx: m.ContextID}
 	if cc, ok := a2asrv.CallContextFrom(ctx); ok {
 		get := func(k string) string {
 			v, _ := cc.ServiceParams().Get(k)

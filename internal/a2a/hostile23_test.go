@@ -118,13 +118,14 @@ func artifactsText(tk *a2a.Task) string {
 }
 
 // TestA2AOtherCallersContextAndTasksRefused: a caller naming another
-// principal's context (contextId) or task (referenceTaskIds) in a new
-// message has it refused at reach, a REJECTED task saying what it named and
-// what to send instead, and the agent never gets it; reach passed both on
-// as they were, and the agent, which sees every caller as reach, took bob's
-// message into alice's conversation. Through another gateway on the same
-// store, a referenced task of alice's is refused too. Alice naming her own
-// goes on.
+// principal's task (referenceTaskIds) in a new message has it refused at
+// reach, a REJECTED task saying what it named and what to send instead,
+// and the agent never gets it; reach passed it on as it was, and the
+// agent, which sees every caller as reach, took bob's message as about
+// alice's task. Through another gateway on the same store, a referenced
+// task of alice's is refused too. Naming her context (contextId) puts
+// bob's message in a context of his own at the agent, never in hers
+// (TestA2AContextsPerPrincipal). Alice naming her own goes on.
 func TestA2AOtherCallersContextAndTasksRefused(t *testing.T) {
 	st := store.NewMemory()
 	a := newHarnessWith(t, func(o *Options) { o.Tasks = st }, nil, "executor")
@@ -146,7 +147,17 @@ func TestA2AOtherCallersContextAndTasksRefused(t *testing.T) {
 	if alice.Status.State != a2a.TaskStateInputRequired || alice.ContextID != "session-1" {
 		t.Fatalf("alice's task: %s in %q", alice.Status.State, alice.ContextID)
 	}
-	sent := len(a.agents["executor"].seen())
+	aliceCtx := a.agents["executor"].seen()[0].ctx
+	m = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("echo what did alice say?"))
+	m.ContextID = "session-1"
+	if tk := a.sendMsg("executor", "bob", m, false); tk.Status.State != a2a.TaskStateCompleted || tk.ContextID != "session-1" {
+		t.Errorf("bob naming context session-1: %s in %q, want completed in his own session-1", tk.Status.State, tk.ContextID)
+	}
+	seen := a.agents["executor"].seen()
+	if c := seen[len(seen)-1].ctx; c == aliceCtx {
+		t.Errorf("bob's message reached the agent in alice's context %q", c)
+	}
+	sent := len(seen)
 	refused := func(h *harness, what string, m *a2a.Message) {
 		t.Helper()
 		tk := h.sendMsg("executor", "bob", m, false)
@@ -154,19 +165,13 @@ func TestA2AOtherCallersContextAndTasksRefused(t *testing.T) {
 			!strings.Contains(statusText(tk), "Send it without") {
 			t.Errorf("bob naming %s: %s %q, want rejected saying so", what, tk.Status.State, statusText(tk))
 		}
-		if tk.ContextID == "session-1" {
-			t.Errorf("bob's refused task is in alice's context")
-		}
 	}
-	m = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("echo what did alice say?"))
-	m.ContextID = "session-1"
-	refused(a, "context session-1", m)
 	m = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("echo summarize that task"))
 	m.ReferenceTasks = []a2a.TaskID{alice.ID}
 	refused(a, "task "+string(alice.ID), m)
 	refused(b, "task "+string(alice.ID), m) // b holds no task of alice's: the store knows it
 	if n := len(a.agents["executor"].seen()); n != sent {
-		t.Errorf("the agent got %d messages of bob's naming alice's", n-sent)
+		t.Errorf("the agent got %d messages of bob's naming alice's task", n-sent)
 	}
 	// Alice's own context and task go on.
 	m = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("echo more"))

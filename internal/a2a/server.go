@@ -132,20 +132,15 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 		return nil, 0, &a2a.Error{Err: a2a.ErrInvalidParams, Message: fmt.Sprintf("The message references %d tasks (referenceTaskIds); reach passes on at most %d. Reference only the tasks this message needs, at most %d, and send it again.", n, MaxReferenceTasks, MaxReferenceTasks)}
 	}
 	owner := e.owner(ctx)
-	// A further message of a task goes on in that task's context: another
-	// caller's task is answered not found (resume), and only the tasks the
-	// message references are looked at.
-	if what := e.foreign(ctx, owner, m, m.TaskID == ""); what != "" && (m.TaskID == "" || e.g.tasks.get(e.a.cfg.Name, m.TaskID, owner) != nil) {
+	// Another caller's task is answered not found (resume); a further
+	// message of one's own task that references another's is refused.
+	if what := e.foreign(ctx, owner, m); what != "" && (m.TaskID == "" || e.g.tasks.get(e.a.cfg.Name, m.TaskID, owner) != nil) {
 		text := fmt.Sprintf("reach refused this message to agent %s: it names %s, which is another caller's; a caller's tasks and contexts are its own. "+
-			"Send it without that name (no contextId starts a new context), or with a task or context of yours.", e.a.cfg.Name, what)
+			"Send it without that reference, or with a task of yours.", e.a.cfg.Name, what)
 		if m.TaskID != "" {
 			return nil, 0, &a2a.Error{Err: a2a.ErrInvalidParams, Message: text}
 		}
-		mine := *req
-		mc := *m
-		mc.ContextID = "" // the refusal's own: not filed under another's context
-		mine.Message = &mc
-		return e.refuse(owner, &mine, nil, a2a.TaskStateRejected, nil, text), 0, nil
+		return e.refuse(owner, req, nil, a2a.TaskStateRejected, nil, text), 0, nil
 	}
 	if m.TaskID != "" {
 		return e.resume(ctx, req, owner)
@@ -191,7 +186,17 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	t.req, t.frame, t.release, t.unhook = sub, sub.DelegateFrame(), release, unhook
 	e.g.live.fill(slot, t)
 	placed = true
-	t.history = []*a2a.Message{m}
+	// The task's context is the caller's (a new one if it named none),
+	// and the agent gets the owner's own id for it (upContext).
+	mc := *m
+	if mc.ContextID == "" {
+		mc.ContextID = a2a.NewContextID()
+	}
+	t.ctxID, t.upCtx = mc.ContextID, upContext(owner, mc.ContextID)
+	mine := *req
+	mine.Message = &mc
+	req = &mine
+	t.history = []*a2a.Message{&mc}
 	t.pumps = 1
 	context.AfterFunc(sub.Context(), t.stopped)
 	out := e.forward(req, t)
@@ -213,8 +218,15 @@ const MaxReferenceTasks = 64
 // context of tasks let go, or held by another instance only, is not); a
 // referenced task by those and the store's.
 func (e *endpoint) foreign(ctx context.Context, owner Owner, m *a2a.Message, withContext bool) string {
+// foreign names a task of another principal's at this agent that m
+// references (referenceTaskIds), which reach would pass on to the agent as
+// it is, and which the agent, that sees every caller as reach, would take
+// as the other caller's (the content of its task). "" when none. A task is
+// known by those reach holds and the store's. A message's context needs no
+// such check: the agent gets the caller's own id for it (upContext).
+func (e *endpoint) foreign(ctx context.Context, owner Owner, m *a2a.Message) string {
 	for _, id := range m.ReferenceTasks {
-		if other, _ := e.g.tasks.owned(e.a.cfg.Name, id, "", owner); other {
+		if e.g.tasks.owned(e.a.cfg.Name, id, owner) {
 			return "task " + string(id)
 		}
 		if ts := e.g.opts.Tasks; ts != nil {
@@ -222,11 +234,6 @@ func (e *endpoint) foreign(ctx context.Context, owner Owner, m *a2a.Message, wit
 			if err == nil && (rec.Principal != owner.Principal || rec.Tenant != owner.Tenant) {
 				return "task " + string(id)
 			}
-		}
-	}
-	if withContext && m.ContextID != "" {
-		if other, mine := e.g.tasks.owned(e.a.cfg.Name, "", m.ContextID, owner); other && !mine {
-			return "context " + m.ContextID
 		}
 	}
 	return ""
@@ -315,6 +322,9 @@ func (e *endpoint) forward(req *a2a.SendMessageRequest, t *task) *a2a.SendMessag
 	m.Metadata[MetaRequest] = t.req.ID()
 	m.Metadata[MetaParent] = t.frame.ID.String()
 	delete(m.Metadata, MetaBudget) // spent here: the hand-off's budget is reach's to keep
+	if t.upCtx != "" {
+		m.ContextID = t.upCtx // the owner's own context at the agent, whatever the message names
+	}
 	out.Message = &m
 	if _, ok := req.Metadata[MetaBudget]; ok {
 		out.Metadata = maps.Clone(req.Metadata)
@@ -507,6 +517,9 @@ func (e *endpoint) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.T
 			}
 			if err == nil && up.ID == req.ID {
 				tidy(up)
+				t.mu.Lock()
+				toCaller(up, t.ctxID)
+				t.mu.Unlock()
 				e.g.mask(up)
 				// The agent's history and artifacts, with reach's state as
 				// stored: the caller sees no state the store does not hold

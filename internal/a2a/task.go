@@ -47,7 +47,8 @@ type task struct {
 
 	mu       sync.Mutex
 	id       a2a.TaskID
-	ctxID    string
+	ctxID    string        // the caller's context id
+	upCtx    string        // the agent's for it (upContext), "" for a task reach answered itself
 	state    a2a.TaskState // at reach: once terminal, final
 	upFinal  bool          // the agent reported a terminal state
 	ended    bool          // the hand-off is over (its sub-request ended)
@@ -391,6 +392,10 @@ func (t *task) wakeLocked() {
 // apply folds one upstream event into the task.
 func (t *task) apply(ev a2a.Event) {
 	tidy(ev)
+	t.mu.Lock()
+	cx := t.ctxID
+	t.mu.Unlock()
+	toCaller(ev, cx) // the caller's context id, never the agent's
 	var before *a2a.TaskArtifactUpdateEvent
 	if e, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
 		t.mu.Lock()
@@ -430,7 +435,10 @@ func (t *task) apply(ev a2a.Event) {
 				t.takenID(e.ID, &after)
 				break
 			}
-			t.id, t.ctxID = e.ID, e.ContextID
+			t.id = e.ID
+			if t.ctxID == "" {
+				t.ctxID = e.ContextID
+			}
 			t.g.tasks.add(t)
 			if t.wantStop != "" {
 				reason := t.wantStop
@@ -1321,8 +1329,8 @@ func (r *registry) add(t *task) {
 	defer r.trimLocked()
 	r.byID[taskKey{t.a.cfg.Name, t.id}] = t
 	r.byTask[t.id] = append(r.byTask[t.id], t)
-	if t.ctxID != "" {
-		r.byCtx[t.ctxID] = append(r.byCtx[t.ctxID], t)
+	for _, c := range t.contexts() {
+		r.byCtx[c] = append(r.byCtx[c], t)
 	}
 	if t.frame != nil {
 		r.byFrame[t.frame.ID] = t
@@ -1462,31 +1470,17 @@ func (r *registry) over(owner Owner) (over bool, all, mine int64) {
 	return len(per) == 0 || mine >= r.maxBytes/int64(len(per)), all, mine
 }
 
+// owned tells whether the task reach holds at agent of id is another
+// principal's than owner. An agent's ids are its own: another agent's of
+// the same name are not looked at. (Contexts need no such check: each
+// principal's are its own at the agent, upContext.)
+//
 // taken reports whether agent gave id to a task the registry holds.
-// owned tells whether the tasks reach holds at agent of id (or, with
-// ctxID, of that context) are another principal's than owner (other), and
-// whether some are owner's (mine). An agent's ids and contexts are its
-// own: another agent's of the same name are not looked at.
-func (r *registry) owned(agent string, id a2a.TaskID, ctxID string, owner Owner) (other, mine bool) {
+func (r *registry) owned(agent string, id a2a.TaskID, owner Owner) (other bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var ts []*task
-	if ctxID != "" {
-		ts = r.byCtx[ctxID]
-	} else if t := r.byID[taskKey{agent, id}]; t != nil {
-		ts = []*task{t}
-	}
-	for _, t := range ts {
-		if t.a.cfg.Name != agent {
-			continue
-		}
-		if t.owner == owner {
-			mine = true
-		} else {
-			other = true
-		}
-	}
-	return other, mine
+	t := r.byID[taskKey{agent, id}]
+	return t != nil && t.owner != owner
 }
 
 func (r *registry) taken(agent string, id a2a.TaskID) bool {
@@ -1506,10 +1500,12 @@ func (r *registry) forget(t *task) {
 	} else {
 		delete(r.byTask, t.id)
 	}
-	if l := slices.DeleteFunc(r.byCtx[t.ctxID], drop); len(l) > 0 {
-		r.byCtx[t.ctxID] = l
-	} else {
-		delete(r.byCtx, t.ctxID)
+	for _, c := range t.contexts() {
+		if l := slices.DeleteFunc(r.byCtx[c], drop); len(l) > 0 {
+			r.byCtx[c] = l
+		} else {
+			delete(r.byCtx, c)
+		}
 	}
 	if t.frame != nil && r.byFrame[t.frame.ID] == t {
 		delete(r.byFrame, t.frame.ID)
@@ -1517,6 +1513,19 @@ func (r *registry) forget(t *task) {
 }
 
 func (t *task) done() bool { return t.final.Load() }
+
+// contexts are the context ids a message may name t by: the caller's, and
+// the agent's (which the agent passes on when it hands work on through
+// reach). Both are owner's only: a task is found by them for its owner.
+func (t *task) contexts() []string {
+	var out []string
+	for _, c := range []string{t.ctxID, t.upCtx} {
+		if c != "" && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
 
 // get returns agent's task id if owner owns it.
 func (r *registry) get(agent string, id a2a.TaskID, owner Owner) *task {

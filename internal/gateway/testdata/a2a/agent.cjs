@@ -187,7 +187,7 @@ class Executor {
     const link = linkOf(rc);
     const abort = new AbortController();
     this.live.set(taskId, { abort, contextId });
-    emit({ event: 'task', task: taskId, text, meta: rc.userMessage.metadata || {} });
+    emit({ event: 'task', task: taskId, text, meta: rc.userMessage.metadata || {}, context: contextId });
     bus.publish(AgentEvent.task(rc.task || { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, timestamp: new Date().toISOString() },
       artifacts: [], history: [rc.userMessage], metadata: {} }));
     bus.publish(status(taskId, contextId, TaskState.TASK_STATE_WORKING));
