@@ -209,15 +209,6 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 // reference reach does not hold is read from the store.
 const MaxReferenceTasks = 64
 
-// foreign names what of m is another principal's at this agent, as reach
-// knows it: a task it references (referenceTaskIds) or, withContext, its
-// context (contextId), which reach would pass on to the agent as they
-// are, and which the agent, that sees every caller as reach, would take
-// as the other caller's (the conversation of its context, the content of
-// its tasks). "" when none. A context is known by the tasks reach holds (a
-// context of tasks let go, or held by another instance only, is not); a
-// referenced task by those and the store's.
-func (e *endpoint) foreign(ctx context.Context, owner Owner, m *a2a.Message, withContext bool) string {
 // foreign names a task of another principal's at this agent that m
 // references (referenceTaskIds), which reach would pass on to the agent as
 // it is, and which the agent, that sees every caller as reach, would take
