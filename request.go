@@ -403,7 +403,17 @@ func (r *Request) endDelegate() {
 // then isolate); a weaker one after a stronger one changes nothing. Stop
 // returns once every context it cancels has been cancelled: handlers see
 // ctx.Done() with context.Cause(ctx) a *StopError.
+//
+// A request that ended with no stop (State RequestCompleted: its agent's
+// work done, or ended by its client) is over, and Stop changes nothing
+// there: its writes stay done, its state completed (a stop would run its
+// undos). A stop of a request above it still undoes it (a stop undoes the
+// whole chain below it, a sub-agent's finished work too). Callers tell a
+// stop refused so by State after it.
 func (r *Request) Stop(mode StopMode, by, reason string) {
+	if r.State() == RequestCompleted {
+		return
+	}
 	r.stop(Cause{Mode: mode, By: by, Reason: r.rt.opts.Redactor.RedactString(reason), At: time.Now(), Request: r.id})
 }
 

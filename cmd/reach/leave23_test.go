@@ -39,9 +39,9 @@ func leftPart(t *testing.T, f *fleet, id string) {
 // takes the stopped request over once a's part left too runs it. Before,
 // a stop through a was applied only to the part still running there:
 // "unbook sb" ran 0 times, the request stored stopped and b's booking kept.
-// (Through b, b's part, over but kept for its views, ran its own undo at
-// the stop, and does so still: the recovery's run of it answers from its
-// key, and it runs once.) A request that ends with no stop lets the
+// (Through b, whose part is over but kept for its views, the stop is
+// stored as through a: b's part runs no undo of its own, the recovery
+// runs the one it handed over, once.) A request that ends with no stop lets the
 // handed undo go: stored ended, no recovery claims it.
 func TestLeave23StopRunsHandedUndos(t *testing.T) {
 	if testing.Short() {

@@ -1073,15 +1073,22 @@ func (c *Cluster) mayAct(ctx context.Context, id string, may func(principal, ten
 
 // Stop stops request id, which another instance may run, as an operator's
 // stop through this instance's API: stored with its cause, every instance
-// woken. may says whether the caller may stop a request of principal and
+// woken. A request that ended with no stop (completed, or ended by its
+// client) is not stopped: Stop returns an error for which Ended is true. may says whether the caller may stop a request of principal and
 // tenant. found is false when the store knows no such request.
 func (c *Cluster) Stop(ctx context.Context, id string, mode reach.StopMode, by, reason string, may func(principal, tenant string) bool) (found bool, cause *reach.Cause, err error) {
 	if found, err := c.mayAct(ctx, id, may); !found || err != nil {
 		return found, nil, err
 	}
 	cs := reach.Cause{Mode: mode, By: by, Reason: reason, At: time.Now(), Request: id}
-	if _, err := c.st.StopRequest(ctx, id, int(mode), durable.EncodeCause(cs)); err != nil {
+	_, ended, err := c.st.StopOpenRequest(ctx, id, int(mode), durable.EncodeCause(cs))
+	if err != nil {
 		return true, nil, err
+	}
+	if ended {
+		// Over, on every instance (or ending, its client's end stored):
+		// a stop now would undo writes of a request that completed.
+		return true, nil, errEnded
 	}
 	rec, err := c.st.GetRequest(ctx, id)
 	if err != nil {
@@ -1092,6 +1099,12 @@ func (c *Cluster) Stop(ctx context.Context, id string, mode reach.StopMode, by, 
 }
 
 var errNotYours = errors.New("the request belongs to another principal")
+
+var errEnded = errors.New("the request ended")
+
+// Ended reports whether err is Stop's refusal of a request that ended
+// (with no stop: completed, or ended by its client).
+func (c *Cluster) Ended(err error) bool { return errors.Is(err, errEnded) }
 
 // ErrNotYours is what Stop returns for a request of another principal.
 func ErrNotYours(err error) bool { return errors.Is(err, errNotYours) }

@@ -69,6 +69,12 @@ func (g *Gateway) newAgents() (*a2a.Gateway, error) {
 		o.Stop = func(ctx context.Context, request, reason string) error {
 			// The task's owner was checked against the stored task.
 			_, _, err := c.Stop(ctx, request, reach.Cancel, "a2a", reason, func(string, string) bool { return true })
+			if c.Ended(err) {
+				// Its hand-off ended (the task's final record not read
+				// yet): nothing to cancel; the answer is the task as it
+				// ends.
+				return nil
+			}
 			return err
 		}
 	}

@@ -113,6 +113,9 @@ type RemoteRequests interface {
 	End(ctx context.Context, id string, may func(principal, tenant string) bool) (found bool, err error)
 	Stop(ctx context.Context, id string, mode reach.StopMode, by, reason string, may func(principal, tenant string) bool) (found bool, cause *reach.Cause, err error)
 	NotYours(err error) bool
+	// Ended reports whether err is Stop's refusal of a request that ended
+	// with no stop (completed, or ended by its client): nothing stored.
+	Ended(err error) bool
 	// RunningElsewhere returns, of the requests ids, those the store holds
 	// running on another instance, with those instances' names: for the
 	// views of a request whose part here ended while another's runs on.
@@ -894,12 +897,29 @@ func (a *API) endRemote(w http.ResponseWriter, r *http.Request) {
 func (a *API) cancelRemote(w http.ResponseWriter, r *http.Request, mode reach.StopMode, by, reason string) {
 	id := r.PathValue("id")
 	found, cause, err := a.remote.Stop(r.Context(), id, mode, by, reason, a.mayFor(r))
+	if found && err != nil && a.remote.Ended(err) {
+		endedConflict(w, id)
+		return
+	}
 	if a.remoteFailed(w, id, found, err, "stop", "stopped") {
 		return
 	}
 	a.log.Info("request stopped through the API, for another instance", "request", id, "mode", mode.String())
 	state := reach.RequestState("stopped_" + cause.Mode.String())
 	httpjson.Write(w, http.StatusOK, map[string]any{"id": id, "state": state, "stop": cause})
+}
+
+// endedConflict answers a stop of request id, which ended with no stop
+// (completed, or ended by its client): 409, nothing changed, its writes
+// kept, with its final state.
+func endedConflict(w http.ResponseWriter, id string) {
+	httpjson.Write(w, http.StatusConflict, map[string]any{
+		"id": id, "state": reach.RequestCompleted,
+		"error": httpjson.Error{Code: "request_ended",
+			Message: fmt.Sprintf("Request %s ended (completed) before this stop: a request that is over is not stopped, and its writes stay done. Nothing changed.", id),
+			Suggestion: "A stop of the request above a sub-request undoes the sub-request's work too; a sub-request still running is stopped by its own id. " +
+				"Otherwise undo the writes you do not want with the tools' own calls."},
+	})
 }
 
 // remoteFailed answers an action (verb: end or stop, past: ended or
@@ -992,11 +1012,22 @@ func (a *API) cancelRequest(w http.ResponseWriter, r *http.Request) {
 	if a.authn != nil {
 		by = principalOf(r)
 	}
+	if req != nil && a.remote != nil && req.State() == reach.RequestCompleted {
+		// Its part here is over; the request may run on another
+		// instance, which the stored stop reaches (its undos, this
+		// part's handed over, run there). The store refuses the stop if
+		// the request ended everywhere, or its client ended it.
+		req = nil
+	}
 	if req == nil {
 		a.cancelRemote(w, r, mode, by, in.Reason)
 		return
 	}
 	req.Stop(mode, by, in.Reason)
+	if req.State() == reach.RequestCompleted {
+		endedConflict(w, req.ID())
+		return
+	}
 	a.log.Info("request stopped through the API", "request", req.ID(), "mode", in.Mode)
 	httpjson.Write(w, http.StatusOK, map[string]any{"id": req.ID(), "state": req.State(), "stop": req.StopCause()})
 }

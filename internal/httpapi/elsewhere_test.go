@@ -28,6 +28,7 @@ func (e *elsewhereRemote) Stop(context.Context, string, reach.StopMode, string, 
 	return false, nil, nil
 }
 func (e *elsewhereRemote) NotYours(error) bool { return false }
+func (e *elsewhereRemote) Ended(error) bool    { return false }
 func (e *elsewhereRemote) RunningElsewhere(_ context.Context, ids []string) (map[string][]string, error) {
 	e.asked = append(e.asked, slices.Clone(ids))
 	out := map[string][]string{}

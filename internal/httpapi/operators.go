@@ -32,6 +32,13 @@ func (a *API) newUI() *ui.UI {
 	if a.remote != nil {
 		uo.Elsewhere = func(ctx context.Context, rs []*reach.Request) map[string][]string { return a.elsewhere(ctx, rs...) }
 		uo.Shared = a.sharedUsage
+		uo.StopElsewhere = func(r *http.Request, id string, mode reach.StopMode, by, reason string) (bool, error) {
+			found, _, err := a.remote.Stop(r.Context(), id, mode, by, reason, a.mayFor(r))
+			if err != nil && a.remote.Ended(err) || !found && err == nil {
+				return true, nil // over everywhere, or forgotten
+			}
+			return false, err
+		}
 	}
 	if len(a.shown) > 0 {
 		uo.Also = func() []*reach.Request { return a.shown }

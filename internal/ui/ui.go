@@ -141,6 +141,12 @@ type Options struct {
 	// the store cannot say (the request page then shows this instance's
 	// part). Nil without a shared store.
 	Shared func(ctx context.Context, q *reach.Request) (used reach.Usage, left reach.Budget, ok bool)
+	// StopElsewhere stores the stop of request id, whose part here ended,
+	// in the shared store, for the instances that still run it (r is the
+	// form's request, for who may stop what); ended is true, and nothing
+	// stored, when the request ended there too (or its client ended it).
+	// Nil without a shared store.
+	StopElsewhere func(r *http.Request, id string, mode reach.StopMode, by, reason string) (ended bool, err error)
 	// Login, if set, makes the UI sign people in itself (see [Login]);
 	// the gateway sets it when it authenticates its callers, and then
 	// sends /ui/ to the UI without its own authentication.
@@ -348,6 +354,7 @@ func (u *UI) page(r *http.Request, title, nav, flash string) page {
 var (
 	requestFlashes = map[string]string{
 		"stopped":     "Your stop is recorded.",
+		"not_stopped": "Your stop changed nothing: the request had ended (completed), and its writes stay done. A stop of the request above a sub-request undoes the sub-request's work too.",
 		"approved":    "Your approval is recorded.",
 		"denied":      "Your denial is recorded.",
 		"not_decided": "Your decision was not recorded: it was decided or expired already, you approved it already, or it is not yours to decide.",
@@ -847,6 +854,23 @@ func (u *UI) stop(w http.ResponseWriter, r *http.Request) {
 	}
 	by := u.actor(r).Principal
 	q.Stop(mode, by, reason)
+	if q.State() == reach.RequestCompleted {
+		// Over here (Stop changes nothing on a request that ended): over
+		// for good, or its part here ended while others run on.
+		ended := true
+		if u.o.StopElsewhere != nil {
+			var err error
+			if ended, err = u.o.StopElsewhere(r, id, mode, by, reason); err != nil && !ended {
+				http.Error(w, fmt.Sprintf("Request %s could not be stopped: %v. Try again in a moment; it runs on until it is stopped.", id, err), http.StatusServiceUnavailable)
+				return
+			}
+		}
+		if ended {
+			u.log.Info("a stop from the UI of a request that had ended changed nothing", "request", id, "by", by)
+			http.Redirect(w, r, requestPath(id)+"?flash=not_stopped", http.StatusSeeOther)
+			return
+		}
+	}
 	u.log.Info("request stopped from the UI", "request", id, "mode", mode.String(), "by", by)
 	http.Redirect(w, r, requestPath(id)+"?flash=stopped", http.StatusSeeOther)
 }
