@@ -34,7 +34,7 @@ func (s *stallingAudit) AppendAudit(ctx context.Context, recs []*store.AuditReco
 
 // Through the gateway on SQLite: while the audit log's writer is stalled
 // and its queue full, the tool calls whose events it drops stay in the
-// request's views (GET /v1/requests/{id}, its graph), marked audit_lost,
+// request's views (GET /v1/requests/{id}, its graph, the UI), marked audit_lost,
 // with the request's count of lost events; /healthz says degraded with
 // the counts, /metrics counts the drops, and the chain verifies with a
 // loss note that says how many are missing. Before, those calls were let
@@ -105,6 +105,9 @@ func TestAuditDropsStayInViews(t *testing.T) {
 	}
 	if _, graph := do(t, "GET", srv.URL+"/v1/requests/lost1/graph", "", nil); len(graph["frames"].([]any)) != 40 {
 		t.Errorf("the graph has %d frames, want 40", len(graph["frames"].([]any)))
+	}
+	if code, page := get(t, srv.URL+"/ui/requests/lost1"); code != 200 || !strings.Contains(page, fmt.Sprintf("%d events of its calls were lost by the audit log", dropped)) {
+		t.Errorf("the UI's request page (%d) does not say that %d events were lost", code, dropped)
 	}
 	_, health := do(t, "GET", srv.URL+"/healthz", "", nil)
 	if health["status"] != "degraded" || path(health, "audit", "dropped") != float64(dropped) {
