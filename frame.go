@@ -50,8 +50,16 @@ type Frame struct {
 	sub atomic.Pointer[Request] // delegate frames: the sub-request they started
 
 	upstream string      // tool frames: the upstream of the tool the call was dispatched to (Tool.Upstream)
-	recorded atomic.Bool // a tool frame whose last event the Recorder was given (Options.StoredFrames)
+	recorded atomic.Bool // a tool frame whose last event is stored (the Recorder kept it, or took it if it is no Keeper): Options.StoredFrames
+	lost     atomic.Bool // an event of the frame the Recorder (a Keeper) did not keep: the frame stays in memory
 }
+
+// AuditLost reports whether an event of the frame was lost: the Recorder
+// (a Keeper, such as the audit log) dropped it (its queue was full) or
+// failed to store it. The frame is then never let go from memory
+// (Options.StoredFrames): views show it from memory, though the log lacks
+// its event.
+func (f *Frame) AuditLost() bool { return f.lost.Load() }
 
 // SubRequest returns the sub-request a delegate frame started, or nil (a
 // tool or model frame, or a refused hand-off).

@@ -142,6 +142,11 @@ type (
 	// Recorder receives an Event for every frame that ends, and stops (see
 	// internal/records). It must be safe for concurrent use and fast.
 	Recorder = records.Recorder
+	// Keeper is an optional interface of a Recorder that stores events
+	// durably (the audit log): it says whether it kept each one, and the
+	// runtime lets a frame go from memory only once it did (see
+	// internal/records).
+	Keeper = records.Keeper
 	// Checkpointer makes the call path durable: Executing before a call runs
 	// (its error refuses the call), Ended when it ends (see internal/records).
 	Checkpointer = records.Checkpointer

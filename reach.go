@@ -177,9 +177,10 @@ type Options struct {
 	// as Load gives them): with it, a request keeps in memory only its
 	// newest FrameWindow ended tool frames besides those still running,
 	// and Frames and Frame read the older ones back from the store. A tool
-	// frame is let go once its last event was handed to the Recorder, so
-	// StoredFrames must see every event the Recorder was given (flush what
-	// the recorder queues before it reads).
+	// frame is let go once its last event was handed to the Recorder (a
+	// Keeper: once it kept it, and never if it dropped an event of the
+	// frame), so StoredFrames must see every event the Recorder was given
+	// (flush what the recorder queues before it reads).
 	StoredFrames func(request string) []PastFrame
 	// FrameWindow is how many ended tool frames a request keeps in memory
 	// with StoredFrames (up to twice as many between two lets go); if
@@ -919,8 +920,26 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 	if _, ok := ctx.(*detached); !ok {
 		ctx = context.WithoutCancel(ctx)
 	}
-	rt.opts.Recorder.Record(ctx, e)
-	if f.Kind == ToolFrame && e.State.Done() {
-		f.recorded.Store(true) // its last event: the request may let it go (Options.StoredFrames)
+	last := f.Kind == ToolFrame && e.State.Done()
+	k, ok := rt.opts.Recorder.(Keeper)
+	if !ok {
+		rt.opts.Recorder.Record(ctx, e)
+		if last {
+			f.recorded.Store(true) // its last event: the request may let it go (Options.StoredFrames)
+		}
+		return
 	}
+	// A frame is let go from memory once its last event is stored, not
+	// when it is handed over: an event the Recorder dropped (its queue
+	// full) would be in no view. A frame with an event lost stays, and the
+	// request counts the loss.
+	k.Keep(ctx, e, func(kept bool) {
+		switch {
+		case !kept:
+			f.lost.Store(true)
+			f.Request.auditLost.Add(1)
+		case last && !f.lost.Load():
+			f.recorded.Store(true)
+		}
+	})
 }

@@ -59,6 +59,8 @@ type Request struct {
 
 	meter budget.Meter // its limit and what it spent; its parent's meter is above it
 
+	auditLost atomic.Int64 // its frames' events the Recorder (a Keeper) did not keep (AuditLost)
+
 	mu       sync.Mutex
 	frames   []*Frame
 	dropped  int
@@ -228,6 +230,12 @@ func (r *Request) Frames() []*Frame {
 	}
 	return r.withStored(fs)
 }
+
+// AuditLost returns how many events of the request's frames the Recorder
+// (a Keeper, such as the audit log) did not keep: it dropped them (its
+// queue was full) or failed to store them. Their frames stay in memory
+// (Frame.AuditLost); the audit log lacks those events.
+func (r *Request) AuditLost() int64 { return r.auditLost.Load() }
 
 // LetGo tallies the ended tool frames a request let go from memory
 // (Options.StoredFrames): how many, of them how many failed, were refused

@@ -46,7 +46,8 @@ the PostgreSQL database that several instances share (--store postgres://...).`,
 		Short: "Check the audit log's hash chain",
 		Long: `Walks the whole hash chain and checks every event and checkpoint. Exits 0
 and prints "chain ok: N events" when nothing was edited, deleted, reordered or
-inserted; otherwise exits non-zero, naming the first bad event's seq and what
+inserted (and, when the log noted recorded events it lost before writing
+them, how many: they were never chained); otherwise exits non-zero, naming the first bad event's seq and what
 is wrong with it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -63,6 +64,9 @@ is wrong with it.`,
 				v := map[string]any{"ok": err == nil}
 				if rep != nil {
 					v["events"], v["checkpoints"] = rep.Events, rep.Checkpoints
+					if rep.LossNotes > 0 {
+						v["lost"], v["loss_notes"] = rep.Lost, rep.LossNotes
+					}
 					if rep.Head != nil {
 						v["head"] = audit.FormatHash(rep.Head)
 					}
@@ -88,6 +92,11 @@ is wrong with it.`,
 				fmt.Fprintf(out, " (head %s, %d checkpoints matched)", audit.FormatHash(rep.Head), rep.Checkpoints)
 			}
 			fmt.Fprintln(out)
+			if rep.LossNotes > 0 {
+				// The chain is whole, but not everything was written.
+				fmt.Fprintf(out, "%d recorded events were lost before they were written (queue full or failed commits), as %d loss notes in the log say (kind %s, code %s)\n",
+					rep.Lost, rep.LossNotes, audit.LossKind, audit.LossCode)
+			}
 			return nil
 		},
 	}

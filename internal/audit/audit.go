@@ -253,12 +253,13 @@ type Log struct {
 	batches  atomic.Int64
 
 	// Owned by the writer goroutine.
-	seq    int64
-	head   []byte
-	lastCp int64
-	recs   []*store.AuditRecord
-	hasher *hasher
-	raw    rawEvent // a recorded event's conversion (see encode)
+	notedDropped, notedFailed int64 // the losses the log's last loss note covered (lossNote)
+	seq                       int64
+	head                      []byte
+	lastCp                    int64
+	recs                      []*store.AuditRecord
+	hasher                    *hasher
+	raw                       rawEvent // a recorded event's conversion (see encode)
 }
 
 // rawEvent is a recorded event converted for prepare by the writer: its
@@ -269,7 +270,10 @@ type rawEvent struct {
 	frame, parent [16]byte
 }
 
-var _ reach.Recorder = (*Log)(nil)
+var (
+	_ reach.Recorder = (*Log)(nil)
+	_ reach.Keeper   = (*Log)(nil)
+)
 
 // item is one entry of the queue: a prepared record (Append), a raw
 // reach.Event (Record), or neither (a flush marker).
@@ -277,6 +281,7 @@ type item struct {
 	rec  *store.AuditRecord
 	raw  *reach.Event
 	done chan error // nil for Record
+	kept func(bool) // Keep's, or nil
 }
 
 // New reads the head of the chain in st and starts the writer.
@@ -369,20 +374,32 @@ func (l *Log) poke() {
 // Record implements reach.Recorder: it enqueues e and returns at once. The
 // writer converts it. When the queue is full, or the log is
 // closed, the event is dropped and counted (see Stats).
-func (l *Log) Record(_ context.Context, e *reach.Event) {
+func (l *Log) Record(ctx context.Context, e *reach.Event) { l.Keep(ctx, e, nil) }
+
+// Keep implements reach.Keeper: it records e as Record does, and calls
+// kept (if not nil) with true once the transaction that holds e committed,
+// or with false when e is dropped (queue full, log closed: at once) or its
+// commit failed. kept runs on the log's writer goroutine: it must be fast.
+func (l *Log) Keep(_ context.Context, e *reach.Event, kept func(ok bool)) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
 		l.dropped.Add(1)
+		if kept != nil {
+			kept(false)
+		}
 		return
 	}
 	select {
-	case l.q <- item{raw: e}:
+	case l.q <- item{raw: e, kept: kept}:
 		if len(l.q) >= cap(l.q)/2 {
 			l.poke() // no lingering while the queue fills: Record would drop
 		}
 	default:
 		l.dropped.Add(1)
+		if kept != nil {
+			kept(false)
+		}
 	}
 }
 
@@ -608,6 +625,12 @@ const commitTries = 64
 
 func (l *Log) commit(batch []item) {
 	l.recs = l.recs[:0]
+	dropped, failed := l.dropped.Load(), l.failed.Load()
+	if dropped > l.notedDropped || failed > l.notedFailed {
+		// Recorded events were lost since the last note: the chain says
+		// so where they would have been, before this batch.
+		l.recs = append(l.recs, l.prepare(lossNote(dropped-l.notedDropped, failed-l.notedFailed)))
+	}
 	for i := range batch {
 		it := &batch[i]
 		if it.raw != nil {
@@ -667,6 +690,9 @@ func (l *Log) commit(batch []item) {
 			err = fmt.Errorf("appending to the audit log: %w", err)
 		}
 	}
+	if err == nil {
+		l.notedDropped, l.notedFailed = dropped, failed
+	}
 	for i := range batch {
 		it := &batch[i]
 		if it.done != nil {
@@ -674,11 +700,55 @@ func (l *Log) commit(batch []item) {
 		} else if err != nil {
 			l.failed.Add(1)
 		}
+		if it.kept != nil {
+			it.kept(err == nil)
+		}
 	}
 	if err != nil {
 		l.log.Error("audit: a batch failed", "events", len(l.recs), "err", err)
 	}
 	clear(l.recs)
+}
+
+// Loss notes: the event the log writes, before the next batch it
+// commits, when recorded events were lost since its last one (dropped
+// because the queue was full or the log closed, or lost to a failed
+// commit), so that the chain itself says that events are missing where
+// they are: Verify counts them (Report.Lost).
+const (
+	LossKind     = "audit"             // its Kind
+	LossDecision = "lost"              // its Decision
+	LossCode     = "audit_events_lost" // its Code
+)
+
+// Loss is what a loss note's Args hold: the recorded events lost since
+// the previous note.
+type Loss struct {
+	Dropped int64 `json:"dropped"` // the queue was full, or the log closed
+	Failed  int64 `json:"failed"`  // lost to a failed commit
+}
+
+func lossNote(dropped, failed int64) *Event {
+	args, _ := json.Marshal(Loss{Dropped: dropped, Failed: failed})
+	return &Event{Time: time.Now(), Kind: LossKind, Decision: LossDecision, Code: LossCode, Args: args,
+		Message: fmt.Sprintf("%d recorded events were lost before they were written (%d dropped: the audit queue was full or the log closed; %d lost to a failed commit): the log holds none of them; the requests they belong to count them (audit_lost)",
+			dropped+failed, dropped, failed)}
+}
+
+// lossOf reports the events a loss note says were lost, if data (a
+// stored event) is one.
+func lossOf(data []byte) (int64, bool) {
+	if !bytes.Contains(data, []byte(`"code":"`+LossCode+`"`)) {
+		return 0, false
+	}
+	var e struct {
+		Kind, Code, Frame string
+		Args              Loss
+	}
+	if json.Unmarshal(data, &e) != nil || e.Kind != LossKind || e.Code != LossCode || e.Frame != "" {
+		return 0, false
+	}
+	return e.Args.Dropped + e.Args.Failed, true
 }
 
 // committed moves the chain's head past the batch just appended: seq and

@@ -112,6 +112,12 @@ type Report struct {
 	Events      int64  // events verified
 	Head        []byte // the last event's hash (nil for an empty log)
 	Checkpoints int    // checkpoints that matched
+	// Lost is how many recorded events the log's loss notes say were
+	// never written (dropped because its queue was full, or lost to a
+	// failed commit), and LossNotes how many notes say so. The chain
+	// verifies with them: what was never written was never chained.
+	Lost      int64
+	LossNotes int
 }
 
 func short(b []byte) string {
@@ -187,6 +193,10 @@ func Verify(ctx context.Context, src store.AuditLog) (*Report, error) {
 							short(e.Hash), e.Seq, short(cp))}
 				}
 				rep.Checkpoints++
+			}
+			if n, ok := lossOf(e.Data); ok && e.Request == "" {
+				rep.Lost += n
+				rep.LossNotes++
 			}
 			prev = append(prev[:0], e.Hash...)
 			next++

@@ -182,8 +182,9 @@ func TestRecordNeverBlocks(t *testing.T) {
 		}
 		close(bs.release)
 		l.Close()
-		if s := l.Stats(); s.Appended != 5 {
-			t.Errorf("Appended = %d, want 5", s.Appended)
+		// The 5 events, and the note that says 95 were lost before them.
+		if s := l.Stats(); s.Appended != 6 {
+			t.Errorf("Appended = %d, want 6", s.Appended)
 		}
 		l.Record(ctx, e)
 		if _, err := l.Append(ctx, testEvent(1)); !errors.Is(err, audit.ErrClosed) {
@@ -270,7 +271,7 @@ func TestLingerEndsWhenTheQueueFills(t *testing.T) {
 }
 
 // A failed commit fails its Appends and counts its Records; the chain
-// goes on from the last committed event.
+// goes on from the last committed event, with a note of the lost Record.
 func TestCommitFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
@@ -297,12 +298,15 @@ func TestCommitFailure(t *testing.T) {
 		if s := l.Stats(); s.Failed != 1 {
 			t.Errorf("Failed = %d, want 1 (the Record in the failed batch)", s.Failed)
 		}
-		if seq, err := l.Append(ctx, testEvent(1)); err != nil || seq != 1 {
-			t.Errorf("Append after a failure = %d, %v; want seq 1", seq, err)
+		// Seq 1 is the note of the Record lost, before the Append.
+		if seq, err := l.Append(ctx, testEvent(1)); err != nil || seq != 2 {
+			t.Errorf("Append after a failure = %d, %v; want seq 2", seq, err)
 		}
 		l.Close()
-		if _, err := audit.Verify(ctx, mem); err != nil {
+		if rep, err := audit.Verify(ctx, mem); err != nil {
 			t.Error(err)
+		} else if rep.Lost != 1 || rep.LossNotes != 1 {
+			t.Errorf("Verify: %d lost in %d notes, want 1 in 1", rep.Lost, rep.LossNotes)
 		}
 	})
 }

@@ -257,7 +257,11 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 		}
 		st, where, g.unlockData = sq, dir, unlock
 	}
-	log, err := audit.New(ctx, st, ao)
+	var ast store.AuditLog = st
+	if auditTest != nil {
+		ast = auditTest(ao, st)
+	}
+	log, err := audit.New(ctx, ast, ao)
 	if err != nil {
 		g.closeCluster()
 		st.Close()
@@ -512,3 +516,7 @@ func (g *Gateway) releaseData() {
 		g.unlockData = nil
 	}
 }
+
+// auditTest, set by tests only, changes the audit log's options and wraps
+// the store it appends to (to stall its writer).
+var auditTest func(*audit.Options, store.AuditLog) store.AuditLog

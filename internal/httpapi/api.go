@@ -433,8 +433,9 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 //     otherwise, also when an optional upstream is down
 //     (its tools are refused with a structured error; the rest work).
 //   - GET /healthz: the report, for people and monitors: {"status": "ok" |
-//     "degraded" (an upstream is not connected), "ready", "tools",
-//     "upstreams": [...]}, always 200 while the process serves, like /livez:
+//     "degraded" (an upstream is not connected, or the audit log lost
+//     recorded events), "ready", "tools", "upstreams": [...], "audit":
+//     {"appended", "dropped", "failed"} with a data folder}, always 200 while the process serves, like /livez:
 //     decide on traffic with /readyz, not on this.
 //
 // None of them needs credentials, and none tells more than names, counts
@@ -504,7 +505,18 @@ func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
 		}
 		breakers = append(breakers, b)
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"status": status, "ready": len(a.whyNotReady()) == 0, "tools": len(a.rt.Tools()), "upstreams": ups, "breakers": breakers})
+	out := map[string]any{"status": status, "ready": len(a.whyNotReady()) == 0, "tools": len(a.rt.Tools()), "upstreams": ups, "breakers": breakers}
+	if a.audit != nil {
+		// Recorded events the audit log lost since the gateway started:
+		// the log lacks them (its loss notes say where), so the instance
+		// is degraded until a restart.
+		st := a.audit.Stats()
+		out["audit"] = map[string]int64{"dropped": st.Dropped, "failed": st.Failed, "appended": st.Appended}
+		if st.Dropped+st.Failed > 0 {
+			out["status"] = "degraded"
+		}
+	}
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 // postCalls runs an R3 envelope: {"request_id", "tool_calls": [...]}.
@@ -744,18 +756,23 @@ func (a *API) getRequest(w http.ResponseWriter, r *http.Request) {
 		Stop   *reach.Cause `json:"stop,omitempty"`
 		// Shared: Used and Left are the shared store's (every instance's
 		// spend), not this instance's part (sharedUsage).
-		Shared   bool           `json:"shared,omitempty"`
-		Children []string       `json:"children,omitempty"`
-		Frames   []render.Frame `json:"frames"`
+		Shared   bool     `json:"shared,omitempty"`
+		Children []string `json:"children,omitempty"`
+		// AuditLost counts the events of its frames the audit log never
+		// got (its queue was full) or failed to store: their frames are
+		// kept in memory (each marked audit_lost), the log lacks them.
+		AuditLost int64          `json:"audit_lost,omitempty"`
+		Frames    []render.Frame `json:"frames"`
 	}{
 		requestSummary: summarize(req, telemetry.RequestActivityPending(req, time.Now(), a.pendingApprovals())),
 		Scene:          req.Scene(),
 		Budget:         req.Budget().View(),
 		Used: usageJSON{Turns: u.Turns, ToolCalls: u.ToolCalls, Tokens: u.Tokens, Cost: u.Cost,
 			Wall: u.Wall.Round(time.Millisecond).String(), MaxDepth: u.MaxDepth},
-		Left:   req.Remaining().View(),
-		Stop:   req.StopCause(),
-		Frames: render.Frames(req),
+		Left:      req.Remaining().View(),
+		Stop:      req.StopCause(),
+		AuditLost: req.AuditLost(),
+		Frames:    render.Frames(req),
 	}
 	out.runsOn(a.elsewhere(r.Context(), req)[req.ID()])
 	if used, left, ok := a.sharedUsage(r.Context(), req); ok {

@@ -2,6 +2,7 @@ package records
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentreach/reach/internal/budget"
@@ -16,6 +17,16 @@ import (
 // be safe for concurrent use and fast (queue, don't block).
 type Recorder interface {
 	Record(ctx context.Context, e *Event)
+}
+
+// Keeper is an optional interface of a Recorder that keeps events
+// durably (an audit log): Keep records e as Record does, and calls kept
+// once, with true once e is durably stored, or with false once it never
+// will be (dropped because its queue was full or it was closed, or lost to
+// a failed write). kept must be fast and must not block: it may be called
+// from Keep itself or from the keeper's writer.
+type Keeper interface {
+	Keep(ctx context.Context, e *Event, kept func(ok bool))
 }
 
 // Observer is an optional interface of a Recorder: it is told when a
@@ -36,6 +47,41 @@ type fan[R any] []Recorder
 func (m fan[R]) Record(ctx context.Context, e *Event) {
 	for _, r := range m {
 		r.Record(ctx, e)
+	}
+}
+
+// Keep records e to every Recorder of m, and calls kept once every Keeper
+// among them reported: true when each kept e (and at once when none of
+// them is a Keeper), false when one did not.
+func (m fan[R]) Keep(ctx context.Context, e *Event, kept func(ok bool)) {
+	n := 0
+	for _, r := range m {
+		if _, ok := r.(Keeper); ok {
+			n++
+		}
+	}
+	if n == 0 {
+		m.Record(ctx, e)
+		kept(true)
+		return
+	}
+	var left atomic.Int32
+	var lost atomic.Bool
+	left.Store(int32(n))
+	one := func(ok bool) {
+		if !ok {
+			lost.Store(true)
+		}
+		if left.Add(-1) == 0 {
+			kept(!lost.Load())
+		}
+	}
+	for _, r := range m {
+		if k, ok := r.(Keeper); ok {
+			k.Keep(ctx, e, one)
+		} else {
+			r.Record(ctx, e)
+		}
 	}
 }
 

@@ -36,6 +36,10 @@ type Frame struct {
 	// Folded counts the frames under this one that a viewer folded away
 	// (Fold; drawn as "+N" on its box).
 	Folded int `json:"folded,omitempty"`
+	// AuditLost says that an event of the frame never reached the audit
+	// log (dropped: its queue was full; or its commit failed): the frame
+	// is shown from memory, and the log lacks it.
+	AuditLost bool `json:"audit_lost,omitempty"`
 
 	ran time.Duration // Ended - Started on this process's monotonic clock, when Of made it
 }
@@ -72,7 +76,7 @@ func Frames(r *reach.Request) []Frame {
 func Of(f *reach.Frame) Frame {
 	j := Frame{ID: f.ID, Request: f.Request.ID(), Kind: f.Kind.String(), Name: f.Name, CallID: f.CallID,
 		Agent: f.Agent, Depth: f.Depth, Status: f.State().String(), Error: f.Err(), Why: f.Why(),
-		Summary: f.Summary(), Started: f.Started.UTC(), Tokens: f.Tokens()}
+		Summary: f.Summary(), Started: f.Started.UTC(), Tokens: f.Tokens(), AuditLost: f.AuditLost()}
 	if a := f.ShownArgs(); len(a) > 0 && json.Valid(a) {
 		j.Arguments = a
 	}

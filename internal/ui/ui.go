@@ -444,6 +444,9 @@ type requestView struct {
 	// Shared: the meters are the shared store's, every instance's spend
 	// of what the request may spend in all (sharedMeters).
 	Shared bool
+	// AuditLost counts the events of its calls the audit log lost
+	// (Request.AuditLost): those calls are shown from memory.
+	AuditLost int64
 }
 
 // sharedMeters shows in v what q spent on every instance (used), of what
@@ -495,7 +498,7 @@ func viewRequest(q *reach.Request, now time.Time) requestView {
 		Started:   newWhen(q.Started(), now),
 		ToolCalls: newMeter(int64(us.ToolCalls), int64(b.ToolCalls)), Turns: newMeter(int64(us.Turns), int64(b.Turns)),
 		Tokens: newMeter(us.Tokens, b.Tokens), MaxDepth: us.MaxDepth, DepthLimit: b.Depth, Cause: q.StopCause(),
-		Cost: money(us.Cost)}
+		Cost: money(us.Cost), AuditLost: q.AuditLost()}
 	if v.Cause != nil {
 		v.Stopped = newWhen(v.Cause.At, now)
 	}
