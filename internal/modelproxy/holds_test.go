@@ -3,6 +3,7 @@ package modelproxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -253,5 +254,59 @@ func TestTurnHeldTooLongIsRefused(t *testing.T) {
 	io.Copy(io.Discard, resp.Body)
 	if n := calls.Load(); n != 1 {
 		t.Errorf("the model had %d calls, want only the first turn's", n)
+	}
+}
+
+// TestHoldsBindTheRequestsAbove: a turn of one sub-request holds what it
+// may spend on its parent too, so that a turn of a sibling (whose own
+// budget is the parent's whole) waits for it; once it is let go the
+// sibling gets the cap the first had, and a wait that ends first is a
+// budget_tokens_held refusal naming the parent.
+func TestHoldsBindTheRequestsAbove(t *testing.T) {
+	rt := reach.New(nil)
+	ctx, root, err := rt.Begin(context.Background(), &reach.RequestOptions{Budget: &reach.Budget{Tokens: 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.End()
+	var subs []*reach.Request
+	for _, agent := range []string{"a", "b"} {
+		_, sub, err := rt.Delegate(ctx, &reach.Delegation{Agent: agent, Task: "task " + agent, Fraction: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.End()
+		subs = append(subs, sub)
+	}
+	if subs[1].Budget().Tokens != 1000 {
+		t.Fatalf("the sub-request's budget is %d tokens, want its parent's 1000", subs[1].Budget().Tokens)
+	}
+	var h holds
+	capA, _, releaseA, err := h.take(context.Background(), subs[0], 100, 0, 1, 0, false, time.Minute)
+	if err != nil || capA <= 0 || capA > 900 {
+		t.Fatalf("the first turn's cap is %d (%v), want one in (0, 900]", capA, err)
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, _, err := h.take(gone, subs[1], 100, 0, 1, 0, false, time.Minute); err != context.Canceled {
+		t.Fatalf("a sibling's turn while the first holds the parent's budget: %v, want it to wait (until its client went away)", err)
+	}
+	_, _, _, err = h.take(context.Background(), subs[1], 100, 0, 1, 0, false, 0)
+	var re *reach.Error
+	if !errors.As(err, &re) || re.Code != "budget_tokens_held" || re.Type != reach.TypeTransient || !strings.Contains(re.Message, root.ID()) {
+		t.Fatalf("a sibling's turn whose wait ended: %v, want budget_tokens_held naming the parent %s", err, root.ID())
+	}
+	if _, _, _, err := h.take(context.Background(), subs[1], 100, 50, 1, 0, false, 0); err == nil {
+		t.Fatal("a sibling's turn asking 50 tokens passed, with the parent's budget all held")
+	}
+	releaseA()
+	releaseA() // once only
+	capB, _, releaseB, err := h.take(context.Background(), subs[1], 100, 0, 1, 0, false, time.Minute)
+	if err != nil || capB != capA {
+		t.Fatalf("the sibling's turn once the first was let go: cap %d (%v), want %d", capB, err, capA)
+	}
+	releaseB()
+	if len(h.tokens) != 0 || len(h.turns) != 0 {
+		t.Errorf("holds left after every turn was let go: %v %v", h.tokens, h.turns)
 	}
 }
