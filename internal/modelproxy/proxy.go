@@ -12,8 +12,9 @@
 //     history holds (link.ModelChoices.Continued); a new one may name its
 //     budget (Reach-Budget, or baggage reach.budget).
 //   - Before forwarding, the frame passes admit and budgets, the answer is
-//     capped at the tokens left once the prompt is counted, and a prompt
-//     that alone needs more is refused (budget.go); a spent budget is an
+//     capped at the tokens left once the prompt and the holds of the turns
+//     running beside it are counted (holds.go), and a prompt that alone
+//     needs more is refused (budget.go); a spent budget is an
 //     OpenAI-style error with HTTP 402 and type "budget_exceeded", a stopped
 //     request 403 "request_stopped", both with x-should-retry: false, which
 //     agent frameworks surface as is and do not retry. With model.context, a
