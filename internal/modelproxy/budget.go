@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/openai"
 )
 
 // A model turn and the request's token budget. The proxy caps the answer a
@@ -27,22 +28,15 @@ import (
 // out of credit) and a stopped request 403, both with x-should-retry:
 // false.
 
-// tokensLeft returns the fewest tokens r and the requests above it have
-// left, and whether any of them has a token budget.
-func tokensLeft(r *reach.Request) (int64, bool) {
-	var left int64
-	limited := false
+// tokenBudgeted reports whether r or a request above it has a token
+// budget.
+func tokenBudgeted(r *reach.Request) bool {
 	for q := r; q != nil; q = q.Parent() {
-		if q.Budget().Tokens <= 0 {
-			continue
+		if q.Budget().Tokens > 0 {
+			return true
 		}
-		l := q.Remaining().Tokens
-		if !limited || l < left {
-			left = l
-		}
-		limited = true
 	}
-	return left, limited
+	return false
 }
 
 // minOutputTokens is the least max_output_tokens the Responses API takes.
@@ -118,6 +112,10 @@ func finishNote(left int64) json.RawMessage {
 			"Finish now with what you have: give your final answer without further tool calls.", left)})
 	return b
 }
+
+// noteTokens is the most a turn's finish note (and the wrapping of a
+// Responses API request's text input, to hold it) adds to its prompt.
+var noteTokens = openai.EstimateTokens(len(finishNote(math.MaxInt64)) + 64)
 
 // withNote appends a system message to a chat request's messages, or to a
 // Responses API request's input (whose text alone, a string, is the

@@ -12,8 +12,9 @@
 //     history holds (link.ModelChoices.Continued); a new one may name its
 //     budget (Reach-Budget, or baggage reach.budget).
 //   - Before forwarding, the frame passes admit and budgets, the answer is
-//     capped at the tokens left once the prompt is counted, and a prompt
-//     that alone needs more is refused (budget.go); a spent budget is an
+//     capped at the tokens left once the prompt and the holds of the turns
+//     running beside it are counted (holds.go), and a prompt that alone
+//     needs more is refused (budget.go); a spent budget is an
 //     OpenAI-style error with HTTP 402 and type "budget_exceeded", a stopped
 //     request 403 "request_stopped", both with x-should-retry: false, which
 //     agent frameworks surface as is and do not retry. With model.context, a
@@ -167,6 +168,8 @@ type Proxy struct {
 	eps []*endpoint
 	// owners are the owners of the newest Responses API answers.
 	owners ownerMemory
+	// holds are what the running turns of each request may still spend.
+	holds holds
 }
 
 // New returns a proxy.
@@ -337,22 +340,30 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if fs := fold(body, mc.Context, req); len(fs) > 0 {
 		mf.SetWhy(foldWhy(fs))
 	}
-	left, limited := tokensLeft(req)
+	timeout := time.Duration(mc.Timeout)
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	if stream {
+		timeout = max(timeout, 10*time.Minute)
+	}
+	limited := tokenBudgeted(req)
 	// held is what the turn debited of the shared ledger: its prompt,
 	// reserved just before it is sent, and then its charge, settled before
 	// the end of its answer is passed on (answer.end).
 	var held struct{ tokens, cost int64 }
+	var sleft int64
+	slimited := false
 	if l := p.opts.Ledger; l != nil {
-		sleft, slimited, err := l.AdmitTurn(ctx, req)
+		var err error
+		sleft, slimited, err = l.AdmitTurn(ctx, req)
 		if err != nil {
 			// A budget spent on every instance together is a refusal the
 			// agent can act on: it counts among its refusals in a row.
 			refuse(w, req, mf.RefuseModel(ctx, err))
 			return
 		}
-		if slimited && (!limited || sleft < left) {
-			left, limited = sleft, true
-		}
+		limited = limited || slimited
 		defer func() { // what the turn was charged, on every instance's ledger, less what it debited
 			t, c := mf.Tokens()-held.tokens, budget.Nanos(mf.Usage().Cost)-held.cost
 			if t != 0 || c != 0 {
@@ -371,14 +382,24 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		prompt = openai.EstimateTokens(len(out)) + p.kept(api, body, who)
 	}
 	if limited {
-		if prompt >= left {
-			e := promptTooLarge(req, prompt, left)
-			mf.FailModel(e)
-			refuse(w, req, e)
+		// The turn holds its prompt and its answer's cap until it is
+		// charged (holds.go): turns at the same time never together
+		// spend past the budget.
+		minimum := choices(body["n"])
+		if api == responsesAPI {
+			minimum = minOutputTokens
+		}
+		answerMax, told, release, err := p.holds.take(ctx, req, prompt, askedTokens(api, body), minimum, sleft, slimited, timeout)
+		if err != nil {
+			mf.FailModel(err)
+			refuse(w, req, err)
 			return
 		}
-		if capTokens(api, body, left-prompt) {
-			withNote(api, body, finishNote(left-prompt))
+		// Registered after the frame's end is: let go once the turn is
+		// charged, as the function returns.
+		defer release()
+		if capTokens(api, body, answerMax) && told {
+			withNote(api, body, finishNote(answerMax))
 		}
 	}
 	if l := p.opts.Ledger; l != nil && (limited || costBudgeted(req)) {
@@ -399,13 +420,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(link.HeaderRequest, req.ID())
 	w.Header().Set(link.HeaderFrame, mf.ID.String())
 
-	timeout := time.Duration(mc.Timeout)
-	if timeout == 0 {
-		timeout = 60 * time.Second
-	}
-	if stream {
-		timeout = max(timeout, 10*time.Minute)
-	}
 	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, api, body, model, timeout, eps)
 	if !ok {
 		return
