@@ -748,10 +748,12 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 		if n > 1 {
 			at = time.Now()
 		}
-		if n == 1 && c.cutRun != nil && !rt.cutOffs.dispatch(c.cutOffID(), ctx, c.req.id, c.ID) {
-			// Its caller went away before its tool was started: nothing
-			// was sent, and its retry runs it (cutoff.go, dispatch).
-			return nil, fault.ContextCause(ctx, "execute")
+		if n == 1 && c.cutRun != nil {
+			if gone := rt.cutOffs.dispatch(c.cutOffID(), ctx, c.req.id, c.ID); gone != nil {
+				// Its caller went away before its tool was started: nothing
+				// was sent, and its retry runs it (cutoff.go, dispatch).
+				return nil, fault.ContextCause(gone, "execute")
+			}
 		}
 		actx := newAttemptAt(ctx, f, key, at, t.AttemptTimeout)
 		ran := c.ran

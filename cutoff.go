@@ -227,27 +227,33 @@ func (t *cutOffs) runningStarted(id cutOffID, request, call string) bool {
 // dispatch marks the running write of id, request's call call, started,
 // just before its tool's first attempt, unless its caller went away
 // (ctx, or the context it was started under, is done): then it answers
-// false, and the tool must not start. One lock orders the two: a caller
+// that context, and the tool must not start (it answers nil when the
+// write is marked). The two differ when a middleware between the
+// idempotency stage and the tool hands the tool a context that outlives
+// its caller's (context.WithoutCancel): the caller's is the one done. One lock orders the two: a caller
 // that goes away before the mark leaves a write never started, whose
 // early note is not made (noteEarly) and which is not remembered cut off
 // at its end (nothing was sent: its retry runs it); one that goes away
 // after it leaves a write that may have taken effect, remembered as before.
-func (t *cutOffs) dispatch(id cutOffID, ctx context.Context, request, call string) bool {
+func (t *cutOffs) dispatch(id cutOffID, ctx context.Context, request, call string) (gone context.Context) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if ctx.Err() != nil {
+		return ctx
+	}
 	if rs, ok := t.running[id]; ok {
 		for i := range rs.len() {
 			if w := rs.at(i); w.request == request && w.call == call {
-				if ctx.Err() != nil || w.ctx.Err() != nil {
-					return false
+				if w.ctx.Err() != nil {
+					return w.ctx
 				}
 				w.started = true
 				t.running[id] = rs
-				return true
+				return nil
 			}
 		}
 	}
-	return ctx.Err() == nil
+	return nil
 }
 
 // cutOffID is the id of c among the writes running (c.cutRun set): its

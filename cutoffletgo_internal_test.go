@@ -41,7 +41,7 @@ func TestCutOffLetGoBoundedAndLogged(t *testing.T) {
 	id := cutOffID{scope: "owner\x00", tool: "add_item", args: "digest-of-secret-args"}
 	ctx, leave := context.WithCancel(context.Background())
 	co.start(id, ctx, "r", time.Now(), "r", "c1")
-	if !co.dispatch(id, ctx, "r", "c1") {
+	if co.dispatch(id, ctx, "r", "c1") != nil {
 		t.Fatal("the write was not started")
 	}
 	leave()

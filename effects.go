@@ -673,7 +673,9 @@ func (m *entityMove) run() {
 // for a tool not registered or that declares no writes, and for arguments
 // that do not name them: an entity named from what the checkpoint keeps
 // masked (a secret argument) is not moved on, as its name there is not its
-// name (and its key is a digest of the real name: keyedEntities).
+// name (and its key is a digest of the real name: keyedEntities); one
+// that is masked only when shown is moved on under its digest, as a call
+// keeps it.
 func (rt *Runtime) MoveWrittenEntities(ctx context.Context, tool string, args []byte) error {
 	es := rt.opts.Entities
 	if es == nil {
@@ -690,7 +692,10 @@ func (rt *Runtime) MoveWrittenEntities(ctx context.Context, tool string, args []
 	claims := make([]EntityClaim, 0, len(names))
 	for _, n := range names {
 		if !strings.Contains(n, redact.Mask) { // named from what the checkpoint masked: not this entity
-			claims = append(claims, EntityClaim{Name: n})
+			// Under the key a call of it uses (keyedEntities): a name
+			// that reads as holding a secret only as a whole
+			// ("token:Tk-42") is masked when shown, so kept by its digest.
+			claims = append(claims, EntityClaim{Name: entityKey(n, rt.opts.Redactor.RedactString(n))})
 		}
 	}
 	if len(claims) == 0 {

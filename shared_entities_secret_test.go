@@ -58,3 +58,39 @@ func TestSharedEntitiesSecretNamesKeyed(t *testing.T) {
 		t.Errorf("after a recovery from masked arguments: %v, want item:8 moved on and nothing under acct:[REDACTED]", v)
 	}
 }
+
+// An entity whose name only as a whole reads as holding a secret
+// ("token:Tk-42": a credential after "token", though no argument is under
+// a secret name) is keyed by its digest when a call writes it, and the
+// checkpoint keeps its arguments as they are (nothing in them is masked):
+// a recovery's MoveWrittenEntities moves on the entity under that same
+// digest, so a read made before is stale, and keeps nothing under the
+// name. Before, it claimed the name itself: the read stayed fresh, and the
+// store held the name the runtime masks everywhere else.
+func TestMoveWrittenEntitiesKeysAsCallsDo(t *testing.T) {
+	es := store.NewMemory()
+	rt := reach.New(&reach.Options{Entities: es})
+	rt.MustRegister(
+		reach.Tool{Name: "get", Reentrancy: reach.Reentrant, Reads: []string{"token:{id}"}, Func: echo},
+		reach.Tool{Name: "revoke", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"token:{id}"}, Func: echo},
+	)
+	args := `{"id":"Tk-42"}`
+	ctx, _ := begin(t, rt, nil)
+	if res := call(rt, ctx, "get", args); res.IsError() {
+		t.Fatal(res.ModelText())
+	}
+	// The recovery of another life's revoke of it, cut off while it ran.
+	if err := rt.MoveWrittenEntities(context.Background(), "revoke", []byte(args)); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := es.EntityVersions(context.Background(), []string{"token:Tk-42"}); len(v) != 0 {
+		t.Errorf("the recovery kept the entity under its name: %v", v)
+	}
+	res := rt.Call(ctx, &reach.Call{ID: "w1", Tool: "revoke", Arguments: json.RawMessage(args)})
+	if res.Status != reach.StatusRefused || res.Error.Code != "stale_read" {
+		t.Fatalf("a write on a read made before a recovery moved the entity on: %s; want refused as stale", res.ModelText())
+	}
+	if strings.Contains(res.ModelText(), "Tk-42") {
+		t.Errorf("the refusal shows the token: %s", res.ModelText())
+	}
+}

@@ -134,10 +134,11 @@ type Cluster struct {
 	// strayLeave is set while leaveStraysApart's goroutine runs, and
 	// recovering while a recovery of dead lives (Start's recover) does.
 	strayLeave, recovering atomic.Bool
-	// orphaned is set when this instance left a stopped request without
-	// ending it (it holds undos of a dead part, or handed over by a part
-	// that left): the next recovery comes at the next heartbeat that may
-	// recover, not up to 10 TTLs later.
+	// orphaned is set when this instance left a request without ending
+	// it (stopped, here or through another instance not heard yet, it
+	// holds undos of a dead part, or handed over by a part that left):
+	// the next recovery comes at the next heartbeat that may recover, not
+	// up to 10 TTLs later.
 	orphaned atomic.Bool
 	// afterJoin, in tests, stands for what the store's answer to a join
 	// became (a bound that fired as its commit landed).

@@ -360,10 +360,14 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 		r.c.log.Error("cluster: leaving a request", "request", q.ID(), "err", err)
 		return
 	}
-	if state == "stopped" && !last {
+	if !last {
 		// Left, not ended: other parts run on, or (handed undos) it is an
-		// orphan for the next recovery to end, its undos run.
+		// orphan for the next recovery to end, its undos run. A part that
+		// leaves as ended may leave one too: the request was stopped
+		// through another instance and the stop not heard here yet.
 		r.c.orphaned.Store(true)
+	}
+	if state == "stopped" && !last {
 		crashpoint.Reached("request.left") // a kill here: an orphan if no live part is left, for a recovery
 	}
 	if undos > 0 && !last {
