@@ -283,7 +283,7 @@ func (rt *Runtime) validate(next Handler) Handler {
 			raw = []byte("{}")
 		}
 		args, names, err := callgraph.NormalizeArguments(make([]byte, 0, len(raw)), raw)
-		if de := (*callgraph.DepthError)(nil); errors.As(err, &de) {
+		if de, ok := errors.AsType[*callgraph.DepthError](err); ok {
 			// Valid JSON, maybe: refused for its depth, which no check
 			// reads past.
 			return nil, &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
