@@ -138,7 +138,28 @@ func TestKill22bEntitiesRanOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
-	f, g := gateFleet(t, "2s", `tools:
+	f := killedAtEntitiesRan(t, "2s")
+	for deadline := time.Now().Add(2 * time.Minute); storedRequest(t, f.url, "r-write").Ended.IsZero(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("b did not recover a's dead life: r-write is stored %+v", storedRequest(t, f.url, "r-write"))
+		}
+	}
+	r := callHTTP(t, f.base(1), "r-read", "c2", "up__count", `{"key":"d"}`, "")
+	if e, _ := r["error"].(map[string]any); r["status"] == "success" || e["code"] != "stale_read" {
+		t.Errorf("a write of doc:d based on the read made while a's write ran: %v; want it refused stale_read", r)
+	}
+	if n := f.up.count("count d"); n != 0 {
+		t.Errorf("the stale write ran %d times; want never", n)
+	}
+}
+
+// killedAtEntitiesRan starts two instances sharing a PostgreSQL store
+// (instance_ttl ttl) whose tools write and read doc:{key}, has a write of
+// doc:d run on a (armed at entities.ran) while a request on b reads
+// doc:d, and kills a (kill -9) once its write claimed the entity again.
+func killedAtEntitiesRan(t *testing.T, ttl string) *fleet {
+	t.Helper()
+	f, g := gateFleet(t, ttl, `tools:
   gate__gate: {writes: ["doc:{key}"]}
   up__hop: {reads: ["doc:{key}"]}
   up__count: {writes: ["doc:{key}"]}
@@ -157,16 +178,5 @@ func TestKill22bEntitiesRanOnPostgres(t *testing.T) {
 		t.Fatal("a never reached entities.ran")
 	}
 	f.kill(0)
-	for deadline := time.Now().Add(2 * time.Minute); storedRequest(t, f.url, "r-write").Ended.IsZero(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("b did not recover a's dead life: r-write is stored %+v", storedRequest(t, f.url, "r-write"))
-		}
-	}
-	r := callHTTP(t, f.base(1), "r-read", "c2", "up__count", `{"key":"d"}`, "")
-	if e, _ := r["error"].(map[string]any); r["status"] == "success" || e["code"] != "stale_read" {
-		t.Errorf("a write of doc:d based on the read made while a's write ran: %v; want it refused stale_read", r)
-	}
-	if n := f.up.count("count d"); n != 0 {
-		t.Errorf("the stale write ran %d times; want never", n)
-	}
+	return f
 }

@@ -132,25 +132,7 @@ func TestKill23EntitiesAtRestartOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
-	f, g := gateFleet(t, "10m", `tools:
-  gate__gate: {writes: ["doc:{key}"]}
-  up__hop: {reads: ["doc:{key}"]}
-  up__count: {writes: ["doc:{key}"]}
-`)
-	f.stop(0)
-	cmd, reached := startReachAt(t, f.cfg[0], f.addr[0], f.data[0], "entities.ran")
-	f.cmd[0] = cmd
-	gateKeyed(t, f, g, 0, "r-write", "d")
-	if r := callHTTP(t, f.base(1), "r-read", "c1", "up__hop", `{"key":"d"}`, ""); r["status"] != "success" {
-		t.Fatalf("the read of doc:d on b: %v", r)
-	}
-	close(g.gate("d"))
-	select {
-	case <-reached:
-	case <-time.After(time.Minute):
-		t.Fatal("a never reached entities.ran")
-	}
-	f.kill(0)
+	f := killedAtEntitiesRan(t, "10m")
 	f.start(0)
 	if got := storedRequest(t, f.url, "r-write"); !got.Ended.IsZero() {
 		t.Fatalf("r-write is stored ended %+v: a's earlier life was recovered, which a TTL of 10m should not allow yet", got)
