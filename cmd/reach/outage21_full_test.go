@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,14 +43,18 @@ func TestOutage21FullDiskThenKilled(t *testing.T) {
 				t.Fatalf("the call that ended on a full disk: %v; want success", r)
 			}
 			// The completion, refused by the full disk, is kept once the
-			// reserve file made room for it (no reserve file: nothing to
-			// wait for).
-			reserve := filepath.Join(data, ".idempotency-kept.jsonl.reserve")
+			// reserve file made room for it. The client's answer does not
+			// wait for the completion (it is queued), and the reserve file
+			// goes just before the line is written: the test waits for the
+			// line itself, complete, before it stops the gateway.
+			keptPath := filepath.Join(data, "idempotency-kept.jsonl")
 			for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-				if _, err := os.Stat(reserve); os.IsNotExist(err) {
+				if keptLineFor(keptPath, "k-full") {
 					break
 				} else if time.Now().After(deadline) {
-					t.Fatalf("the reserve file is still there a minute after a completion was refused on a full disk: %v", err)
+					b, _ := os.ReadFile(keptPath)
+					_, rerr := os.Stat(filepath.Join(data, ".idempotency-kept.jsonl.reserve"))
+					t.Fatalf("a minute after a completion was refused on a full disk, the kept file holds no complete line with its result: %q (reserve file: %v)", b, rerr)
 				}
 			}
 			if how == "kill" {
@@ -77,4 +82,24 @@ func TestOutage21FullDiskThenKilled(t *testing.T) {
 			}
 		})
 	}
+}
+
+// keptLineFor reports whether the kept file at path holds a complete line
+// (newline-terminated JSON) keeping the completion, with its result, of
+// the idempotency key ending in key.
+func keptLineFor(path, key string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var l struct {
+			Key    string          `json:"key"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal([]byte(line), &l) == nil && strings.HasSuffix(l.Key, ":"+key) && len(l.Result) > 0 {
+			return true
+		}
+	}
+	return false
 }
