@@ -108,6 +108,15 @@ func TestCrashChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestCrashRecovery")
 	}
+	// A test that ends without killing it (its time ran out) does not
+	// leave it running: it stops once its parent is gone.
+	parent := os.Getppid()
+	go func() {
+		for os.Getppid() == parent {
+			time.Sleep(50 * time.Millisecond)
+		}
+		os.Exit(2)
+	}()
 	u := upstreamFile(t, filepath.Join(dir, "upstream.log"))
 	rt, _, _ := open(t, dir, u)
 	for chain := 1; ; chain++ {
@@ -280,7 +289,8 @@ func (s *crashSeen) String(rep *Report) string {
 }
 
 // waitForLines waits until the file at path has n lines, and reports
-// whether it had them before the child ended (exited; it is put back).
+// whether it had them before the child ended (exited; its outcome is put
+// back).
 func waitForLines(path string, n int, exited chan error) bool {
 	for {
 		b, _ := os.ReadFile(path)
