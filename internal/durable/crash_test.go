@@ -172,6 +172,7 @@ func crashOnce(t *testing.T, iter int, delay time.Duration) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	defer os.RemoveAll(dir) // a sweep keeps one data folder at a time, not all of them
 	cmd := exec.Command(exe, "-test.run=^TestCrashChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "REACH_CRASH_DIR="+dir)
 	var out bytes.Buffer
