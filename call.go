@@ -46,6 +46,7 @@ type Call struct {
 	sysKey    bool         // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
 	ran       bool         // its tool was started (execute's first attempt began)
 	budgetDue bool         // the admit stage found its tool-call budget spent and let it on to its own key's record (admitDue)
+	asked     bool         // the admit stage found its tool-call budget spent and let it on uncounted: it was asked for approval before (ApprovalFinder)
 	cutRun    *IdemClaim   // a write with a derived key among the writes running (cutoff.go): its claim, whose Args name it; else nil
 	stepped   bool         // the loop guard admitted it: lstep is its record (the bools side by side keep Call in a smaller size class)
 	fwdKey    string       // the caller's key, passed on to the tool when an approval's key replaced it
@@ -79,6 +80,14 @@ func (c *Call) Tags() []string {
 		return nil
 	}
 	return c.tool.Tags
+}
+
+// CountedWhenAsked reports whether the call is one a human was asked to
+// approve, collected by a retry: let on past its request's spent
+// tool-call budget (its tool call was counted when it was asked), or
+// running under its approval. A shared ledger counts it without its cap.
+func (c *Call) CountedWhenAsked() bool {
+	return c.asked || c.sysKey && strings.HasPrefix(c.IdempotencyKey, "approval:")
 }
 
 // Args returns the canonical arguments (nil before validate).
@@ -204,6 +213,15 @@ func (rt *Runtime) admit(next Handler) Handler {
 			return nil, e
 		}
 		if q, detail := c.req.meter.AdmitToolCall(); q != nil {
+			if rt.askedBefore(ctx, c) {
+				// Its approval was asked when it was admitted, and its
+				// tool call counted then: collecting it (a human may
+				// have approved it since) needs no budget again. The
+				// authorize stage counts it after all if it turns out
+				// not to need that approval.
+				c.asked = true
+				return next(ctx, c)
+			}
 			if c.IdempotencyKey == "" || c.sysKey {
 				return nil, budgetError("tool_calls", q, detail)
 			}
@@ -216,6 +234,27 @@ func (rt *Runtime) admit(next Handler) Handler {
 		}
 		return next(ctx, c)
 	}
+}
+
+// askedBefore reports whether c, refused by its spent tool-call budget,
+// was asked for approval before and the approval stands (ApprovalFinder):
+// its arguments, normalized here for the look only (the validate stage
+// normalizes and checks them for the call), name the approval.
+func (rt *Runtime) askedBefore(ctx context.Context, c *Call) bool {
+	f, ok := rt.opts.Approver.(ApprovalFinder)
+	if !ok || c.sysKey {
+		return false
+	}
+	raw := c.Arguments
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = []byte("{}")
+	}
+	args, _, err := callgraph.NormalizeArguments(nil, raw)
+	if err != nil {
+		return false
+	}
+	c.args = args
+	return f.Asked(ctx, c)
 }
 
 // admitDue counts c's tool call, if the admit stage let it on uncounted
@@ -354,6 +393,14 @@ func (rt *Runtime) authorize(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		c.frame.setState(Authorizing)
 		d, e := rt.opts.Authorizer.Authorize(ctx, c)
+		if c.asked && (d != NeedsApproval || rt.opts.Approver == nil) {
+			// Let on past its spent budget for an approval it no longer
+			// needs: counted as any other call, and refused so.
+			c.asked, c.budgetDue = false, true
+			if e := c.admitDue(); e != nil {
+				return nil, e
+			}
+		}
 		switch {
 		case d == Permit && e == nil:
 			return next(ctx, c)
@@ -585,7 +632,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 // A client that retries a call by its key, as it is told to, spends its
 // request's tool-call budget once.
 func notDispatched(c *Call, res *Result) (*Result, error) {
-	if !c.budgetDue { // else its budget was spent, and it was never counted
+	if !c.budgetDue && !c.asked { // else its budget was spent, and it was never counted
 		c.req.meter.GiveBackToolCall()
 	}
 	return res, nil

@@ -138,6 +138,18 @@ type Approver interface {
 	Approve(ctx context.Context, c *Call) (Decision, *Error)
 }
 
+// ApprovalFinder is an optional interface of an Approver. Asked reports,
+// without changing anything, whether c (its tool and normalized arguments,
+// Call.Args) was asked for a human's approval before and that approval
+// stands: pending, approved, or used and still remembered. Such a call was
+// admitted, its tool call counted, when it was asked: a retry that collects
+// it (the agent calls again once a human approved) is not refused by the
+// request's tool-call budget spent since, and is not counted again
+// (Call.CountedWhenAsked). A call never asked is refused by it as before.
+type ApprovalFinder interface {
+	Asked(ctx context.Context, c *Call) bool
+}
+
 // Redactor removes secrets from what the model, logs and records see (P6):
 // Redact masks JSON (keeping it JSON) or text, RedactString masks text.
 // Both return their input when there is nothing to mask. It must be safe

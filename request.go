@@ -43,6 +43,11 @@ type Request struct {
 	mode  atomic.Int32 // StopMode
 	cause atomic.Pointer[Cause]
 	ended atomic.Bool
+	// settle orders End's mark of the request ended against Stop's look
+	// at it and its mark of it stopped: one wins, and a stop that finds
+	// it completed does nothing. Held for those two marks only, never
+	// across a store write.
+	settle sync.Mutex
 	// refusedInARow counts the actionable refusals of its agent's tool
 	// calls since one was last let through (refusalstreak.go).
 	refusedInARow atomic.Int32
@@ -320,7 +325,10 @@ func (r *Request) Undos() int { return r.saga.Len() }
 // stopped by a stop above whose stop is not stored yet is recorded once
 // it is (stoporder.go).
 func (r *Request) End() {
-	if r.ended.Swap(true) {
+	r.settle.Lock()
+	was := r.ended.Swap(true)
+	r.settle.Unlock()
+	if was {
 		return
 	}
 	r.endDelegate()
@@ -418,22 +426,44 @@ func (r *Request) endDelegate() {
 // undos). A stop of a request above it still undoes it (a stop undoes the
 // whole chain below it, a sub-agent's finished work too). Callers tell a
 // stop refused so by State after it.
+//
+// The look at its state and the mark of it stopped are one step against
+// End's mark of it ended (Request.settle): a Stop that races End either
+// marks it stopped before the end, and the request ends stopped, undone,
+// or finds it completed and does nothing. Before, a Stop that saw it
+// running while End landed marked it stopped after its end was recorded
+// completed, and ran the undos of a request that had completed
+// (TestStopRacingEndUndoesOnlyWhatItWon).
 func (r *Request) Stop(mode StopMode, by, reason string) {
-	if r.State() == RequestCompleted {
-		return
+	c := Cause{Mode: mode, By: by, Reason: r.rt.opts.Redactor.RedactString(reason), At: time.Now(), Request: r.id}
+	var old StopMode
+	ok := false
+	r.settle.Lock()
+	if r.State() != RequestCompleted {
+		old, ok = r.mark(c)
 	}
-	r.stop(Cause{Mode: mode, By: by, Reason: r.rt.opts.Redactor.RedactString(reason), At: time.Now(), Request: r.id})
+	r.settle.Unlock()
+	if ok {
+		r.stopMarked(c, old)
+	}
 }
 
 func (r *Request) stop(c Cause) {
-	if r.interrupted != nil || r.past != nil {
-		return // over already, and kept as it was found
+	if old, ok := r.mark(c); ok {
+		r.stopMarked(c, old)
 	}
-	var old StopMode
+}
+
+// mark marks r stopped by c, unless it is over already or stopped as
+// strongly, and returns the mode it had; ok says it marked it.
+func (r *Request) mark(c Cause) (old StopMode, ok bool) {
+	if r.interrupted != nil || r.past != nil {
+		return 0, false // over already, and kept as it was found
+	}
 	for {
 		old = StopMode(r.mode.Load())
 		if c.Mode <= old {
-			return
+			return 0, false
 		}
 		if r.mode.CompareAndSwap(int32(old), int32(c.Mode)) {
 			break
@@ -441,6 +471,12 @@ func (r *Request) stop(c Cause) {
 	}
 	cc := c
 	r.cause.Store(&cc)
+	return old, true
+}
+
+// stopMarked does the rest of a stop that mark made: the stop's order,
+// the contexts cancelled, its record, and the requests below.
+func (r *Request) stopMarked(c Cause, old StopMode) {
 	r.order.begin(c.Mode) // before a request below can see it (stoporder.go)
 	if c.Mode >= Cancel {
 		r.cancel(&StopError{Cause: c})

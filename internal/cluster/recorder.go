@@ -401,7 +401,12 @@ func (c *Cluster) Admission() reach.Middleware {
 			ids := make([]string, len(links))
 			caps := make([]store.Spend, len(links))
 			for i, l := range links {
-				ids[i], caps[i] = l.id, store.Spend{ToolCalls: int64(l.budget.ToolCalls)}
+				ids[i] = l.id
+				if !call.CountedWhenAsked() {
+					// An approved call collected past its spent budget
+					// was admitted when it was asked: counted, not capped.
+					caps[i] = store.Spend{ToolCalls: int64(l.budget.ToolCalls)}
+				}
 			}
 			adm, err := c.st.Admit(ctx, ids, store.Spend{ToolCalls: 1}, caps)
 			if err != nil {

@@ -410,6 +410,23 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 	}
 }
 
+// Asked implements reach.ApprovalFinder: whether c was asked for approval
+// before and its approval stands (pending, approved, or used and not yet
+// expired), read from the store first when instances share it. It changes
+// nothing: no approval is made, used or expired by it.
+func (g gate) Asked(ctx context.Context, c *reach.Call) bool {
+	q := g.q
+	k := callKeys(c)
+	q.sync(ctx, k)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := time.Now()
+	if rec := q.inForce(k); rec != nil && (rec.Status == Pending || rec.Status == Approved) {
+		return now.Before(rec.Expires)
+	}
+	return q.usedRecently(k, now)
+}
+
 // DefaultMaxPending is Options.MaxPending's default. Nothing bounded the
 // approvals one principal filed: each pending one is kept (its arguments
 // and reason, up to a request body each) and listed to the user and every
