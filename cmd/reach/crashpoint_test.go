@@ -188,9 +188,13 @@ func startReachAt(t *testing.T, cfg, addr, data, point string) (*exec.Cmd, <-cha
 		}
 	}()
 	// The point may be reached before the gateway serves (by the undos
-	// its recovery runs): then it never answers.
+	// its recovery runs): then it never answers. A start may take
+	// seconds before it serves: on PostgreSQL, right after a kill -9 of
+	// the same instance, it asks for its name for up to ConnectTimeout
+	// (5 s) until the server has ended the killed process's backend. It
+	// is given a minute, not the 500 looks (5 s) such a start outlasted.
 	c := &http.Client{Timeout: time.Second}
-	for range 500 {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		select {
 		case <-reached:
 			return cmd, reached
@@ -200,7 +204,6 @@ func startReachAt(t *testing.T, cfg, addr, data, point string) (*exec.Cmd, <-cha
 			resp.Body.Close()
 			return cmd, reached
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	cmd.Process.Kill()
 	cmd.Wait()

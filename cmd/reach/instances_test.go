@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,6 +21,7 @@ import (
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store/postgres"
+	"github.com/agentreach/reach/internal/testport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -416,8 +416,17 @@ func TestInstances(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer pg.Close()
-		time.Sleep(200 * time.Millisecond) // the recorded events are committed with the next batch
-		rep, err := audit.Verify(t.Context(), pg)
+		// The recorded events are committed with their batches, each
+		// instance's on its own: read until they are there (a minute at
+		// most), not a fixed 200 ms, which a loaded race build can spend
+		// before the last batch commits.
+		var rep *audit.Report
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			rep, err = audit.Verify(t.Context(), pg)
+			if err != nil || rep.Events >= 20 || time.Now().After(deadline) {
+				break
+			}
+		}
 		if err != nil || rep.Events < 20 {
 			t.Fatalf("audit.Verify = %+v, %v", rep, err)
 		}
@@ -775,13 +784,17 @@ func serving(addr string, tries int) bool {
 	return false
 }
 
+// freeAddr returns a loopback address nobody listens on, for a reach serve
+// started (and maybe killed and started again on it) later: below the
+// kernel's ephemeral range, which any listener on port 0 or outbound
+// connection of the tests running beside may take meanwhile (testport).
 func freeAddr(t testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	t.Helper()
+	addr, err := testport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 // A request that ran on both instances is ended by its client through a

@@ -64,11 +64,12 @@ func TestInstancesRunningShownAcross(t *testing.T) {
 	if out := postTo(t, f.base(0)+"/v1/requests/r-run/end", `{}`); out["state"] == nil {
 		t.Fatalf("the end through a: %v", out)
 	}
-	for range 100 {
+	// A minute at most (it waited 100 looks, some 5 s, which a loaded
+	// race build can spend before b reads the end).
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if got = getJSONTB(t, f.base(1)+"/v1/requests/r-run"); got["state"] == "completed" {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	if got["state"] != "completed" || got["running_on"] != nil {
 		t.Fatalf("b's API after the end shows %v (running on %v); want completed", got["state"], got["running_on"])

@@ -43,13 +43,15 @@ func TestInstancesStopShownAcross(t *testing.T) {
 		t.Fatalf("the stop through a: %v", out)
 	}
 	var got map[string]any
-	for range 100 { // the stop reaches b as a wake-up (or its catch-up)
+	// The stop reaches b as a wake-up (or its catch-up), a minute at most
+	// (it waited 100 looks, some 5 s, which a loaded race build can spend
+	// before b hears the stop).
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		// running on a, as the store said, until the stop; completed, b's
 		// part, between the stop's write and b's hearing of it
 		if got = getJSONTB(t, f.base(1)+"/v1/requests/r-both"); got["state"] != "running" && got["state"] != "completed" {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	gotStop, _ := got["stop"].(map[string]any)
 	if got["state"] != "stopped_cancel" || got["activity"] != "stopped" || gotStop == nil ||

@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,6 +50,7 @@ type fakeAgent struct {
 	working chan a2a.TaskID // each task that reached WORKING
 	card    *a2a.AgentCard  // served as it stands (setCard changes it)
 	flooded chan int        // a flood's chunks, once its stream ended
+	slow    time.Duration   // how long "slowask" works before it asks again (600 ms if 0)
 }
 
 // seen is what the agent got with a message.
@@ -249,7 +251,10 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 				return
 			}
 			if first == "slowask" { // works a while (past the test's wait), then asks again
-				time.Sleep(600 * time.Millisecond)
+				f.mu.Lock()
+				slow := cmp.Or(f.slow, 600*time.Millisecond)
+				f.mu.Unlock()
+				time.Sleep(slow)
 				status(a2a.TaskStateInputRequired, "which shade?")
 				return
 			}
@@ -601,7 +606,9 @@ func (h *harness) working(name string) a2a.TaskID {
 // eventually waits for cond, failing with what after 10 seconds.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+	// A minute at most (10 s, before, is less than a loaded race build can
+	// take to reach what a test waits for).
+	for deadline := time.Now().Add(time.Minute); !cond(); {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}

@@ -45,8 +45,19 @@ func TestInputWaitBounded(t *testing.T) {
 // task as it stood (still waiting), works longer than the wait, then asks
 // again, is given the whole wait from its new question: its next answer
 // is taken, and an unanswered question still ends the task.
+//
+// The answer must reach reach within the wait of the first question: with
+// a wait of 300 ms, a loaded race build sent it later (the test's client
+// is answered the question, then sends its answer), the first wait ended
+// the task, and the answer found it canceled. So the wait is 2 s, and the
+// agent works twice that before it asks again.
 func TestInputWaitCountsFromTheLastAsk(t *testing.T) {
-	h := newHarnessWith(t, func(o *Options) { o.InputWait = 300 * time.Millisecond }, nil, "executor")
+	const wait = 2 * time.Second
+	h := newHarnessWith(t, func(o *Options) { o.InputWait = wait }, nil, "executor")
+	ag := h.agents["executor"]
+	ag.mu.Lock()
+	ag.slow = 2 * wait
+	ag.mu.Unlock()
 	tk := h.send("executor", "alice", "slowask the fence", nil)
 	got := h.continueTask("executor", "alice", tk, "blue")
 	if got.Status.State != a2a.TaskStateInputRequired || statusText(got) != "which shade?" {

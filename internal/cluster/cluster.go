@@ -170,6 +170,10 @@ type Cluster struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 	once sync.Once
+	// early ends the heartbeats New begins (beatEarly), earlyDone is
+	// closed once they ended: Start's loop heartbeats from then on.
+	early, earlyDone chan struct{}
+	startOnce        sync.Once
 }
 
 // liveView is who was alive at a heartbeat.
@@ -181,7 +185,8 @@ type liveView struct {
 
 // New registers this instance on the store: it takes its name
 // (postgres.Store.HoldInstance: a second process of the same name is
-// refused) and heartbeats once. Its earlier lives are dead once their
+// refused) and heartbeats, once and then every TTL/5 until Start (whose
+// loop goes on with it) or Close. Its earlier lives are dead once their
 // heartbeats are older than the TTL (one that lost its lock's connection
 // may still run until it finds the name taken: see Lost).
 func New(ctx context.Context, o *Options) (*Cluster, error) {
@@ -217,7 +222,60 @@ func New(ctx context.Context, o *Options) (*Cluster, error) {
 	if err := c.beat(ctx); err != nil {
 		return nil, err
 	}
+	if earlyBeats {
+		c.early, c.earlyDone = make(chan struct{}), make(chan struct{})
+		c.wg.Add(1)
+		go c.beatEarly()
+	}
 	return c, nil
+}
+
+// earlyBeats says New begins the heartbeats (beatEarly); the tests of this
+// package that drive a life's heartbeats themselves until Start, or hold
+// them (a paused process), turn it off.
+var earlyBeats = true
+
+// beatEarly heartbeats from New until Start (or Close). What a gateway
+// does between the two (it connects its upstreams and recovers its earlier
+// life's work) may take longer than the TTL, on a loaded machine or with a
+// slow upstream: with New's one heartbeat, the others took the new life
+// for dead and recovered its (empty) work, and its first heartbeat after
+// Start fenced it: it admitted no work until restarted. Its lease lapsed
+// too, for a recovery that waits for it.
+func (c *Cluster) beatEarly() {
+	defer c.wg.Done()
+	defer close(c.earlyDone)
+	t := time.NewTicker(max(c.ttl/5, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-c.early:
+			return
+		case <-c.stop:
+			return
+		case <-c.st.NameLost(): // Start's loop says so
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.ttl)
+		err := c.beat(ctx)
+		cancel()
+		if errors.Is(err, errFenced) || errors.Is(err, errLost) {
+			return
+		}
+		if err != nil {
+			c.log.Warn("cluster: a heartbeat failed", "instance", c.name, "err", err)
+		}
+	}
+}
+
+// endEarly ends the heartbeats New began, and waits for the last one.
+func (c *Cluster) endEarly() {
+	if c.early == nil { // not made by New
+		return
+	}
+	c.startOnce.Do(func() { close(c.early) })
+	<-c.earlyDone
 }
 
 // Owner returns this life's name, "<instance>/<life>": what its
@@ -535,6 +593,7 @@ var _ durable.Shared = (*Cluster)(nil)
 // have gone on for a TTL, recover run every TTL/2 (durable.Recover with
 // this cluster as its Shared), for the work of instances that died.
 func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover func(ctx context.Context) error) error {
+	c.endEarly() // its loop below heartbeats from now on, one beat at a time
 	c.rt, c.onApproval, c.recover = rt, onApproval, recover
 	c.caught.Store(time.Now().Add(-c.ttl).UnixNano())
 	if err := c.st.Watch(c.signal, c.catchUp); err != nil {

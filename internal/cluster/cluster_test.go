@@ -18,7 +18,13 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) {
+	// The tests here drive a life's heartbeats themselves until Start, or
+	// hold them (a paused process); TestStartingLifeHeartbeats turns
+	// New's on.
+	earlyBeats = false
+	os.Exit(pgtest.Main(m))
+}
 
 // Instance a loses the connection that holds its name; a second process
 // named a starts meanwhile and is let in. The second does not take the

@@ -204,13 +204,13 @@ func TestPolicyFiltersAndReloads(t *testing.T) {
 	}
 	later := time.Now().Add(2 * time.Second) // a different modification time
 	os.Chtimes(polFile, later, later)
-	deadline := time.Now().Add(8 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		if got := toolNames(t, cs); strings.Contains(got, "get_order") {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the policy change did not apply within 8s")
+			t.Fatal("the policy change did not apply within a minute")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -242,7 +242,7 @@ func TestApprovalNeedsTwoPrincipals(t *testing.T) {
 	alice := map[string]string{"Authorization": "Bearer " + keys["alice"]}
 	bob := map[string]string{"Authorization": "Bearer " + keys["bob"]}
 	var id string
-	for deadline := time.Now().Add(5 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); id == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		_, out := do(t, "GET", url+"/v1/approvals?status=pending", "", alice)
 		id, _ = path(out, "approvals", 0, "id").(string)
 	}

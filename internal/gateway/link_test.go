@@ -67,13 +67,13 @@ func TestUpstreamDroppedToolIsUnregistered(t *testing.T) {
 		t.Fatal("up__echo is not registered")
 	}
 	p.server.RemoveTools("echo")
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		if _, ok := g.rt.Tool("up__echo"); !ok {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("up__echo is still registered 5s after the upstream dropped it")
+			t.Fatal("up__echo is still registered a minute after the upstream dropped it")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -147,7 +147,7 @@ func TestMCPSessionCloseEndsItsRequest(t *testing.T) {
 		t.Fatalf("request is %s after a sweep with its session open, want running", req.State())
 	}
 	cs.Close()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for req.State() != "completed" {
 		if time.Now().After(deadline) {
 			t.Fatalf("request is %s after the session closed and a sweep, want completed", req.State())

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/testport"
 )
 
 // npmCache finds the folder scripts/npm-deps.sh installs into, or skips.
@@ -38,13 +39,16 @@ func npmCache(t *testing.T) string {
 	return dir
 }
 
+// freePort returns a loopback port for a server that another process
+// binds later: below the kernel's ephemeral range, which the listeners and
+// outbound connections of the tests running beside may take meanwhile
+// (testport).
 func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := testport.Free()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // startEverything runs server-everything's Streamable HTTP transport on a

@@ -114,7 +114,7 @@ func TestApprovalHeldCallCompletes(t *testing.T) {
 		done <- answer{res, text}
 	}()
 	var id string
-	for deadline := time.Now().Add(5 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); id == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		_, out := do(t, "GET", srv.URL+"/v1/approvals?status=pending", "", nil)
 		if s, ok := path(out, "approvals", 0, "id").(string); ok {
 			id = s

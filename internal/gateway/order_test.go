@@ -187,7 +187,7 @@ func TestCancelReasonThroughSDK(t *testing.T) {
 	waitFor(t, p.cancelled, "the upstream call to be cancelled")
 	<-done
 	var msg string
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for msg == "" && time.Now().Before(deadline) {
 		for _, req := range g.rt.Requests() {
 			for _, f := range req.Frames() {

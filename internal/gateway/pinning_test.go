@@ -80,7 +80,9 @@ func changedToolIsHeld(t *testing.T, cfg string) {
 
 func waitUntil(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	// A minute at most: a race build on two loaded cores can spend the
+	// 5 s this waited before a listing changed or a count came.
+	deadline := time.Now().Add(time.Minute)
 	for !ok() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -35,7 +35,7 @@ func TestShutdownAnswersHeldCall(t *testing.T) {
 		done <- answer{resp.StatusCode, b, err}
 	}()
 	held := false
-	for deadline := time.Now().Add(5 * time.Second); !held && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); !held && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		_, out := do(t, "GET", srv.URL+"/v1/approvals?status=pending", "", nil)
 		_, held = path(out, "approvals", 0, "id").(string)
 	}

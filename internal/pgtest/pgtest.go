@@ -36,6 +36,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agentreach/reach/internal/testport"
 )
 
 // Cluster is a running throwaway cluster.
@@ -271,14 +273,11 @@ func version(binDir string) int {
 	return n
 }
 
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort is a loopback port for the cluster, which binds it again on
+// each Resume and Restart: below the kernel's ephemeral range, so that no
+// other listener or outbound connection takes it while the cluster is
+// halted (testport).
+func freePort() (int, error) { return testport.Free() }
 
 // CPU returns the CPU time (user and system) the cluster's processes have
 // used: the postmaster, its live children (each connection's backend, the

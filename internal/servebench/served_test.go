@@ -23,6 +23,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/valyala/fasthttp"
+
+	"github.com/agentreach/reach/internal/testport"
 )
 
 // The benchmarks here run every party in a process of its own, as deployed:
@@ -227,14 +229,16 @@ var reachBinary = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
-// freeAddr returns a loopback address that was free a moment ago.
+// freeAddr returns a loopback address that was free a moment ago, for a
+// gateway started on it: below the kernel's ephemeral range, which the
+// listeners and outbound connections of other processes may take before
+// the gateway binds it (testport).
 func freeAddr(b *testing.B) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := testport.Addr()
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 // startReach runs `reach serve` as a user would, with a configuration that

@@ -1,0 +1,100 @@
+// Package testport hands tests loopback ports for servers that a process
+// other than the test binds later (a reach serve the test starts, a
+// PostgreSQL cluster), and binds again after a kill or a halt.
+//
+// A port taken with a listen on port 0 and closed is in the kernel's
+// ephemeral range (ip_local_port_range): the kernel hands ports of that
+// range to every listener on port 0 and to every outbound connection, of
+// this process and of the other packages' tests that run beside it. One
+// taken between the check and the server's bind, or while the server is
+// down for a restart, fails the bind with "address already in use"; an
+// outbound connection holds its port a minute more in TIME_WAIT, which a
+// listener's SO_REUSEADDR does not pass. So the ports come from below that
+// range, where the kernel hands out none, are checked free, and no port is
+// handed out twice in one process.
+package testport
+
+import (
+	"errors"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+var given struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// Free returns a loopback port nobody listens on, below the kernel's
+// ephemeral range when it can read it (Linux), and not returned before in
+// this process. Elsewhere it returns a port the kernel chose (port 0).
+func Free() (int, error) {
+	given.Lock()
+	defer given.Unlock()
+	if given.ports == nil {
+		given.ports = map[int]bool{}
+	}
+	if low := ephemeralLow(); low > 2048 {
+		// Random ports of the span below the range: two processes that
+		// both use this package rarely try the same one.
+		first := max(1024, low-16384)
+		span := low - first
+		for range 4 * span {
+			p := first + rand.IntN(span)
+			if given.ports[p] {
+				continue
+			}
+			ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+			if err != nil {
+				continue
+			}
+			ln.Close()
+			given.ports[p] = true
+			return p, nil
+		}
+	}
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		p := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if !given.ports[p] {
+			given.ports[p] = true
+			return p, nil
+		}
+	}
+	return 0, errors.New("testport: no free loopback port")
+}
+
+// Addr is Free's port as a loopback host:port.
+func Addr() (string, error) {
+	p, err := Free()
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), nil
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range, or 0 if
+// it cannot be read.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 0
+	}
+	return n
+}
