@@ -49,3 +49,40 @@ func TestSameAccountRounds(t *testing.T) {
 		t.Errorf("the same account after another agent's write each time: refused at %d: %v", p.refusedAt, p.v)
 	}
 }
+
+// A form filled and submitted round after round under the refs each
+// snapshot gives its elements, the page the same but for its refs, is one
+// cycle of writes made again: the fourth round is refused. A form whose
+// page moves (another field asked for each time), and one typed with
+// another person's name each round, go on.
+func TestCycleUnderRenumberedRefs(t *testing.T) {
+	run := func(id string, text func(r int) string, alert func(r int) string) asPlay {
+		w := asRunOf(id, "browser", false).acc("write", "browser_type", "browser_click")
+		for r := 0; r < 5; r++ {
+			b := 40 + r*12
+			w.t("", asOK("browser_type", obj{"element": "Full name textbox", "ref": fmt.Sprintf("e%d", b), "text": text(r)}, "- Ran Playwright code:\n```js\nawait page.fill('Full name');\n```"))
+			w.t("", asOK("browser_click", obj{"element": "Place order button", "ref": fmt.Sprintf("e%d", b+5)}, s17Snap("https://shop.example/checkout", "Checkout",
+				fmt.Sprintf("- textbox \"Phone\" [ref=e%d]", b+13), "- alert: "+alert(r), fmt.Sprintf("- button \"Place order\" [ref=e%d]", b+17))))
+		}
+		return playAs(w.run)
+	}
+	same := func(int) string { return "Ana Lopez" }
+	phone := func(int) string { return "Phone number is required." }
+	p := run("same", same, phone)
+	if p.refusedAt != 6 || p.v.Detector != "short_cycle" {
+		t.Fatalf("the same form under renumbered refs: refused at %d (%v), want the fourth round's first call (6)", p.refusedAt, p.v)
+	}
+	if want := "renumbered ref"; !strings.Contains(p.v.Message, want) {
+		t.Errorf("message %q does not say %q", p.v.Message, want)
+	}
+	moves := func(r int) string {
+		return []string{"Phone number is required.", "Enter a valid postcode.", "Choose a delivery slot.", "Accept the terms.", "Card declined."}[r]
+	}
+	if p := run("page-moves", same, moves); p.refusedAt >= 0 {
+		t.Errorf("another field asked for each round: refused at %d: %v", p.refusedAt, p.v)
+	}
+	names := func(r int) string { return []string{"Ana Lopez", "Tom Berg", "Mia Chen", "Omar Haddad", "Lea Roth"}[r] }
+	if p := run("other-values", names, phone); p.refusedAt >= 0 {
+		t.Errorf("another value typed each round: refused at %d: %v", p.refusedAt, p.v)
+	}
+}
