@@ -216,7 +216,9 @@ func (d *Detector) checkCycle(a *agentState, s *Step) *Verdict {
 		return v
 	}
 	for p := 1; p <= c.cyclePeriod && p <= len(w); p++ {
-		if w[p-1].key != s.key {
+		// A write made again respelled alone is checkWriteRespelled's
+		// (above); in a longer cycle it is the same write.
+		if w[p-1].key != s.key && (p == 1 || s.fold == 0 || w[p-1].fold != s.fold) {
 			continue
 		}
 		write := false
@@ -244,10 +246,17 @@ func (d *Detector) checkCycle(a *agentState, s *Step) *Verdict {
 		if !write && !d.quiet(oldest.seq, oldest.epoch) {
 			continue
 		}
+		same := "with the same arguments"
+		for i := 0; i+p < p*reps; i++ {
+			if w[i].key != w[i+p].key {
+				same = "with the same arguments, its writes in other spellings (an element under a renumbered ref, a value respelled)"
+				break
+			}
+		}
 		return &Verdict{
 			Detector: "short_cycle",
 			Message: upper(a.who()) + " went " + plural(reps, "time", "times") + " round the same cycle of calls (" +
-				cycleNames(w[:p]) + ") with the same arguments, and " + returned + "; " + s.Tool + " " + preview(s.Args) + " would start the same round again.",
+				cycleNames(w[:p]) + ") " + same + ", and " + returned + "; " + s.Tool + " " + preview(s.Args) + " would start the same round again.",
 			Suggestion: "Break the cycle: use the results you already have, change your approach, or give your answer.",
 		}
 	}
@@ -322,7 +331,7 @@ func cycles(w []*entry, p, reps int, counted bool) (ok, moved bool) {
 		}
 		if i+p < p*reps {
 			f := w[i+p]
-			if f.key != e.key {
+			if f.key != e.key && (p == 1 || !respelledWrite(e, f)) {
 				return false, false
 			}
 			if f.res != e.res {
@@ -348,6 +357,16 @@ func cycles(w []*entry, p, reps int, counted bool) (ok, moved bool) {
 		}
 	}
 	return true, moved
+}
+
+// respelledWrite reports whether entries e and f are one write made again
+// in other spellings (Step.fold): its values in another case or order, or
+// the element it acts on, described in words, under the ref the page
+// numbered anew (a login typed and clicked again, round after round, each
+// snapshot renumbering the form). A read's arguments stay its own: a read
+// respelled is "rephrase"'s to judge.
+func respelledWrite(e, f *entry) bool {
+	return e.write && f.write && e.fold != 0 && e.fold == f.fold
 }
 
 // countsStep reports whether, at each place of a period-p cycle going

@@ -164,10 +164,16 @@ func (d *Detector) checkRounds(from, to, task string, others uint64) (*rounds, *
 			return rs, nil
 		}
 	}
+	// The same account word for word, neither a rejection nor a
+	// question asked back, is said as what it is.
+	end := "rejection"
+	if last := prev[len(prev)-1]; !last.neg && !asksBack(last.full) {
+		end = "verdict"
+	}
 	return rs, &Verdict{
 		Detector: "delegation",
 		Message: "the last " + plural(max, "round", "rounds") + " of handing this task to " + to +
-			" ended in the same rejection (" + prev[len(prev)-2].text + "; then " + prev[len(prev)-1].text +
+			" ended in the same " + end + " (" + prev[len(prev)-2].text + "; then " + prev[len(prev)-1].text +
 			"), and " + quote(task) + " is one more rewording of the same task; nothing was written by anyone else in between, so a " +
 			ordinal(rs.count+1) + " round would end the same way.",
 		Suggestion: "Do not reword the task and hand it over again: address the points of the rejection in the task " +
@@ -221,9 +227,12 @@ func sameRejection(a, b *verdict) bool {
 	}
 	a.parse()
 	b.parse()
-	if a.norm == b.norm && (a.neg || asksBack(a.full)) {
+	if a.norm == b.norm && (a.neg || asksBack(a.full) || a.says()) {
 		// The same rejection again, or the same question asked back
-		// word for word: the reworded task did not answer it.
+		// word for word: the reworded task did not answer it. So is
+		// the same account word for word (the same three sources, the
+		// same deferral to another agent): the reworded task brought
+		// the receiver nothing to work on that the last one had not.
 		return true
 	}
 	if !a.neg || !b.neg {
@@ -242,6 +251,28 @@ func sameRejection(a, b *verdict) bool {
 		}
 	}
 	return open >= a.items
+}
+
+// minSays is the content words a verdict says, at the least, for the
+// same verdict word for word to end a round as a rejection does: "Done."
+// or "Approved." again says that the work is done, not that it was not.
+const minSays = 6
+
+// says reports whether the verdict says something of substance: minSays
+// content words or more, a link's words left out ("See https://... for
+// it." points somewhere, and says nothing of its own).
+func (v *verdict) says() bool {
+	var buf [minSays]uint64
+	n := 0
+	for _, f := range strings.Fields(v.full) {
+		if strings.Contains(f, "://") {
+			continue
+		}
+		if n += len(words(f, buf[:0])); n >= minSays {
+			return true
+		}
+	}
+	return false
 }
 
 const maxPoints = 8 // points of a verdict compared

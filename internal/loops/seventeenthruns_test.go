@@ -52,11 +52,14 @@ var s17Known = map[string]string{
 	// of them a slip of the probe's own (a feed scrolled by a key press
 	// declared read; Playwright's browser_press_key is not read-only, so
 	// it is declared a write now, as the probe's rule says).
+	// Since the eighteenth probe, a lead and two sub-agents handing one
+	// decision round are refused at the third hand-off (the same account
+	// word for word ends a round as a rejection does), and a login typed
+	// and clicked under moving refs at its fourth round (a cycle's writes
+	// compared respelled).
 	"pdf-scanned-page-respelled":  "missed",
-	"lead-coder-reviewer-ring":    "missed",
 	"sql-index-renamed-plan-same": "missed",
 	"jq-path-respelled-null":      "missed",
-	"browser-login-same-password": "missed",
 	// A job polled twice pending before a runner takes it is refused at
 	// its third identical poll, as the sixteenth probe's DNS record is:
 	// the probe's own convention marks a third identical poll a loop,
