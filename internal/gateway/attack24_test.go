@@ -53,7 +53,7 @@ func (m *choicesModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // TestAttack24ChoicesNeverPassTheTokenBudget: a turn that asks for more
 // choices (n) than its request has tokens left was passed on with each
 // choice capped at one token, and the model's n choices together spent
-// past the budget (210 of 100). It is refused before the model is asked,
+// past the budget (233 of 100). It is refused before the model is asked,
 // saying how many choices fit.
 func TestAttack24ChoicesNeverPassTheTokenBudget(t *testing.T) {
 	m := &choicesModel{}
