@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/link"
@@ -93,5 +94,39 @@ func TestAttack24ChoicesNeverPassTheTokenBudget(t *testing.T) {
 	}
 	if r, _ := g.rt.Lookup("choices-4"); r.Usage().Tokens > 100 {
 		t.Errorf("n=4: spent %d tokens of 100", r.Usage().Tokens)
+	}
+}
+
+// TestAttack24RemoteStopReasonRedacted: a stop's reason is redacted before
+// it is kept (an operator may paste a credential into it), as a stop of a
+// request running on the instance asked is. Through an instance that does
+// not run the request, the reason went to the shared store as it was sent:
+// the stop's answer, and whoever reads the stored request, got it whole.
+func TestAttack24RemoteStopReasonRedacted(t *testing.T) {
+	a, b, p := twoInstances(t, "")
+	done := make(chan map[string]any, 1)
+	go func() { done <- callOn(t, a, "r-reason", "s", "up__slow", `{"text":"long"}`) }()
+	select {
+	case <-p.started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the slow call did not start")
+	}
+	const secret = "hunter2xyz"
+	status, out := do(t, "POST", b+"/v1/requests/r-reason/cancel", `{"mode":"cancel","reason":"rotated: password=`+secret+`"}`, nil)
+	if status != 200 || out["state"] != "stopped_cancel" {
+		t.Fatalf("cancel on b: %d %v", status, out)
+	}
+	if r := <-done; r["status"] != "cancelled" {
+		t.Fatalf("the slow call: %v", r)
+	}
+	if reason := fmt.Sprint(path(out, "stop", "reason")); strings.Contains(reason, secret) || !strings.Contains(reason, "rotated") {
+		t.Errorf("the stop's answer through b says reason %q: want it redacted", reason)
+	}
+	// The request's view on a, where it ran, and on b, read from the store.
+	for _, base := range []string{a, b} {
+		_, got := do(t, "GET", base+"/v1/requests/r-reason", "", nil)
+		if b, _ := json.Marshal(got); strings.Contains(string(b), secret) {
+			t.Errorf("GET /v1/requests/r-reason on %s holds the reason's secret: %s", base, b)
+		}
 	}
 }
