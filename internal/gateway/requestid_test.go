@@ -11,8 +11,10 @@ import (
 
 // TestRequestIDRefusesControlCharacters: a request id is shown to
 // operators (reach requests, approval prompts), so one with a control
-// character (a terminal escape, a newline) or that is not UTF-8 is refused
-// as a long one is, however it came, and no request is begun.
+// character (a terminal escape, a newline), a format character (a
+// right-to-left override, a zero-width space) or a line separator, or that
+// is not UTF-8, is refused as a long one is, however it came, and no
+// request is begun.
 func TestRequestIDRefusesControlCharacters(t *testing.T) {
 	fake := &fakeOpenAI{toolName: "search_kb", args: `{}`}
 	g, srv := proxyGateway(t, fake, "")
@@ -25,6 +27,12 @@ func TestRequestIDRefusesControlCharacters(t *testing.T) {
 		{"delete", `x\u007fy`, "x%7Fy", "x\x7fy"},
 		{"C1 CSI", `x\u009by`, "x%C2%9By", "x\u009by"},
 		{"not UTF-8", "", "x%FFy", "x\xffy"},
+		// Format characters and separators: "r1" and "r1\u200b" look
+		// alike on the UI's pages, and an override turns what follows.
+		{"right-to-left override", `r1\u202eevil`, "r1%E2%80%AEevil", "r1\u202eevil"},
+		{"zero-width space", `r1\u200b`, "r1%E2%80%8B", "r1\u200b"},
+		{"byte order mark", `\ufeffr1`, "%EF%BB%BFr1", "\ufeffr1"},
+		{"line separator", `r1\u2028x`, "r1%E2%80%A8x", "r1\u2028x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.json != "" {

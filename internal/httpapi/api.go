@@ -910,10 +910,13 @@ func (a *API) endRemote(w http.ResponseWriter, r *http.Request) {
 }
 
 // cancelRemote stops a request that this instance does not run, and
-// another one may: the stop is stored and every instance woken.
+// another one may: the stop is stored and every instance woken. Its
+// reason is redacted before it is stored, as a local stop's is (Stop):
+// the store's copy is what the stop's answer and every view of the
+// stored request show.
 func (a *API) cancelRemote(w http.ResponseWriter, r *http.Request, mode reach.StopMode, by, reason string) {
 	id := r.PathValue("id")
-	found, cause, err := a.remote.Stop(r.Context(), id, mode, by, reason, a.mayFor(r))
+	found, cause, err := a.remote.Stop(r.Context(), id, mode, by, a.redactor.RedactString(reason), a.mayFor(r))
 	if found && err != nil && a.remote.Ended(err) {
 		endedConflict(w, id)
 		return

@@ -828,6 +828,15 @@ func (q *Owned) EndAll() {
 // MaxRequestID bounds a request id a client names.
 const MaxRequestID = 128
 
+// unshown reports whether r is a character a request id may not hold: a
+// control or format character, or a line or paragraph separator. The id
+// is shown to operators (the UI's pages, the audit, the logs), where a
+// right-to-left override or a zero-width space would make one request
+// look like another ("r1" and "r1\u200b"), as an agent's name may not.
+func unshown(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
+}
+
 // CallContext returns the context a call from a client runs in: under the frame
 // t names (Reach-Parent, reach/parent, or the parent span of a traceparent
 // when that is one of ours), found with [reach.Request.Frame] and entered
@@ -858,9 +867,10 @@ func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ contex
 		return nil, nil, nil, nil, &Error{Status: http.StatusBadRequest, Code: "bad_request_id",
 			Message: fmt.Sprintf("The request id is longer than %d characters.", MaxRequestID), Suggestion: "Use a shorter id."}
 	}
-	if !utf8.ValidString(t.Request) || strings.ContainsFunc(t.Request, unicode.IsControl) { // it is shown to operators
+	if !utf8.ValidString(t.Request) || strings.ContainsFunc(t.Request, unshown) { // it is shown to operators
 		return nil, nil, nil, nil, &Error{Status: http.StatusBadRequest, Code: "bad_request_id",
-			Message: "The request id has a control character or is not UTF-8.", Suggestion: "Use printable characters only."}
+			Message:    "The request id has a control character or a format character (a right-to-left override, a zero-width space, a line separator), or is not UTF-8.",
+			Suggestion: "Use printable characters only."}
 	}
 	if id := t.Parent; id != 0 || t.Trace != 0 {
 		if id == 0 {

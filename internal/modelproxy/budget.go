@@ -91,17 +91,34 @@ func capTokens(api apiKind, body map[string]json.RawMessage, answerMax int64) bo
 // number without a fraction (4.0 is an integer to JSON Schema, and to
 // pydantic), or a string of one (pydantic's lax mode); 1 for anything
 // else. (As an int64 alone, 4.0 and "4" were read as one choice, each of
-// the four then capped at the whole answer.)
+// the four then capped at the whole answer.) One above maxChoices is read
+// as maxChoices: it is at least that many (1e12 was read as one choice,
+// and passed on as it was).
 func choices(raw json.RawMessage) int64 {
 	s := strings.TrimSpace(string(raw))
 	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
 		s = strings.TrimSpace(s[1 : len(s)-1])
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != math.Trunc(f) || f < 1 || f > 1<<31 {
+	if err != nil || f != math.Trunc(f) || f < 1 {
 		return 1
 	}
+	if f > maxChoices {
+		return maxChoices
+	}
 	return int64(f)
+}
+
+// maxChoices is the most choices (n) a turn is counted as asking for.
+const maxChoices = 1 << 31
+
+// tooManyChoices is the refusal of a chat turn that asks for more choices
+// (n) than there are tokens left for its answer: each choice spends one
+// at least, so that, each capped at one, they would spend past the budget.
+func tooManyChoices(req *reach.Request, n, left int64) *reach.Error {
+	return &reach.Error{Guard: "admit", Type: reach.TypeBudget, Code: "budget_tokens",
+		Message: fmt.Sprintf("The token budget of request %s leaves this turn's answer %d tokens once its prompt is counted, and it asks for %d choices (n), each of which spends a token at least. At most %d choices fit: ask for that many or fewer (n).",
+			req.ID(), max(left, 0), n, max(left, 0))}
 }
 
 // finishNote is the system message a turn gets when the budget left caps

@@ -398,6 +398,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Registered after the frame's end is: let go once the turn is
 		// charged, as the function returns.
 		defer release()
+		if n := choices(body["n"]); api == chatAPI && n > answerMax {
+			// Each choice spends a token at least: capped at one, n of
+			// them would spend past what the budget leaves the answer.
+			err := tooManyChoices(req, n, answerMax)
+			mf.FailModel(err)
+			refuse(w, req, err)
+			return
+		}
 		if capTokens(api, body, answerMax) && told {
 			withNote(api, body, finishNote(answerMax))
 		}

@@ -265,6 +265,7 @@ func (s *Idempotency) journal(l keptLine) {
 		return
 	}
 	s.fileLines++
+	s.compact()
 }
 
 // journalDone removes the kept file once nothing is kept: every line in
