@@ -29,9 +29,13 @@ import (
 // or until its client goes away; past that it is refused with a 503 the
 // client may retry, which says what holds the budget. A turn that sets no
 // max_tokens holds all its request has left: turns of parallel sub-agents
-// that set none run one after another. This bounds the turns of one
-// instance: the shared ledger of several instances holds no answer caps
-// (INSTANCES.md).
+// that set none run one after another. A cost budget bounds a priced
+// turn's answer the same way: what is left of it, less the prompt at the
+// input price, at the output price; a turn holds its cost too. With
+// several instances (a Holder), a turn holds its prompt and cap on the
+// shared ledger as well, which refuses a hold the other instances' holds
+// leave no room for: the turn then waits as for this instance's turns,
+// asking again every sharedPoll (INSTANCES.md).
 
 // holds are the tokens and cost the running turns of each request hold
 // (theirs and their sub-requests').
