@@ -247,3 +247,49 @@ func TestHolds24KilledInstanceHoldIsFreedByTTL(t *testing.T) {
 		t.Fatalf("the request spent %d tokens of 1,000 (%d before the last turns were charged), and %d are held by %d turns, want none", total, spent, held, turns)
 	}
 }
+
+// The same two turns on two instances under a cost budget of 1 with the
+// model priced at 1,000 a million tokens (0.001 a token, prompt and
+// answer): a cost budget capped no answer, and the two spent 1.22. The
+// second turn waits for the first's hold (its cap's cost) and is refused
+// 503 budget_tokens_held; its retry is capped at what the cost left pays.
+func TestHolds24TurnsOnTwoInstancesKeepTheCostBudget(t *testing.T) {
+	m := newHeldModel(t)
+	prices := "prices: {m: {input: 1000, output: 1000}}"
+	base, _, url := holdsFleet(t, m, "{cost: 1}", [2]string{"timeout: 1m, " + prices, "timeout: 2s, " + prices})
+	first := sendTurn(base[0], "R3", 600)
+	if cap := <-m.arrived; cap != 600 {
+		t.Fatalf("the first turn reached the model capped at %d, want the 600 it asked", cap)
+	}
+	second := sendTurn(base[1], "R3", 600)
+	var r2 turnResult
+	select {
+	case cap := <-m.arrived:
+		m.open()
+		<-first
+		<-second
+		_, cost, _, _ := spentOn(t, url, "R3")
+		t.Fatalf("the second turn reached the model (capped at %d) while the first held 0.6 of the cost budget of 1: the two spent %.3f",
+			cap, float64(cost)/1e9)
+	case r2 = <-second:
+	}
+	if r2.status != http.StatusServiceUnavailable || !strings.Contains(r2.body, "budget_tokens_held") {
+		t.Fatalf("the second turn, while the first held its cap's cost on the other instance: %d %s, want 503 budget_tokens_held", r2.status, r2.body)
+	}
+	m.open()
+	if r1 := <-first; r1.status != http.StatusOK {
+		t.Fatalf("the first turn: %d %s", r1.status, r1.body)
+	}
+	_, spent, _, _ := spentOn(t, url, "R3")
+	again := sendTurn(base[1], "R3", 600)
+	cap := <-m.arrived
+	if r := <-again; r.status != http.StatusOK {
+		t.Fatalf("the second turn, retried once the first ended: %d %s", r.status, r.body)
+	}
+	if left := (1e9 - spent) / 1e6; cap <= 0 || heldModelPrompt+cap > left {
+		t.Fatalf("the retried turn was capped at %d tokens with %.3f of 1 spent (%d tokens paid for)", cap, float64(spent)/1e9, left)
+	}
+	if _, total, _, turns := spentOn(t, url, "R3"); total > 1e9 || turns != 0 {
+		t.Fatalf("the two turns spent %.3f of a cost budget of 1 (%d holds left)", float64(total)/1e9, turns)
+	}
+}
