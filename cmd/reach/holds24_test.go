@@ -174,8 +174,8 @@ func TestHolds24TurnsOnTwoInstancesKeepTheTokenBudget(t *testing.T) {
 			cap, r1.status, tokens)
 	case r2 = <-second:
 	}
-	if r2.status != http.StatusServiceUnavailable || !strings.Contains(r2.body, "budget_tokens_held") {
-		t.Fatalf("the second turn, while the first held its cap on the other instance: %d %s, want 503 budget_tokens_held", r2.status, r2.body)
+	if r2.status != http.StatusServiceUnavailable || !strings.Contains(r2.body, "budget_tokens_held") || !strings.Contains(r2.body, "every gateway instance") {
+		t.Fatalf("the second turn, while the first held its cap on the other instance: %d %s, want 503 budget_tokens_held naming the turns of every instance", r2.status, r2.body)
 	}
 	m.open()
 	if r1 := <-first; r1.status != http.StatusOK {

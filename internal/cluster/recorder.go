@@ -620,7 +620,6 @@ func (c *Cluster) HoldTurn(ctx context.Context, req *reach.Request, turn string,
 			sl.CostLimited = true
 		}
 	}
-	sl.HeldTokens, sl.HeldCost = h.Held[h.Over].Tokens, h.Held[h.Over].CostNano
 	return false, sl, nil
 }
 

@@ -170,21 +170,27 @@ func (h *holds) take(ctx context.Context, req *reach.Request, a ask, sl SharedLe
 			}
 			// Turns on other instances hold what this one needs: it
 			// waits as for this instance's own, with what the shared
-			// ledger said.
+			// ledger said. Asked again at once if what it said differs
+			// from what the turn was capped by (an estimate, or other
+			// turns let go or spent meanwhile); else once a turn of this
+			// instance ends or sharedPoll has passed.
 			release()
+			known := sl.Known
 			sl = got
 			h.mu.Lock()
-			if f := h.left(req, a, sl); f.free >= hd.tokens || f.alone != lf.alone || f.free != lf.free {
-				// Others let go (or spent) meanwhile: asked again at once.
+			if f := h.left(req, a, sl); !known || f.alone != lf.alone || f.free != lf.free {
 				h.mu.Unlock()
 				continue
 			}
 			settled = h.settled
-			he = &heldError{req: req, held: max(sl.HeldTokens, sl.Tokens-sl.FreeTokens), left: lf.alone, prompt: a.prompt, want: want, bound: req, others: true}
+			he = &heldError{req: req, held: max(lf.alone-lf.free, 0), left: lf.alone, prompt: a.prompt, want: want, bound: req, others: true}
 			h.mu.Unlock()
 		} else {
 			settled = h.settled
 			he = &heldError{req: req, held: h.tokens[lf.bound], turns: h.turns[lf.bound], left: lf.alone, prompt: a.prompt, want: want, bound: lf.bound}
+			if sl.Known { // the shared ledger's holds, of every instance, count
+				he.held, he.bound, he.others = max(lf.alone-lf.free, h.tokens[lf.bound]), req, true
+			}
 			h.mu.Unlock()
 		}
 		if timer == nil {

@@ -357,3 +357,52 @@ func TestHoldsCostBudgetCapsTheAnswer(t *testing.T) {
 	}
 	releaseU()
 }
+
+// TestHoldsSharedLedgerRefusesThenTakes: a turn whose hold the shared
+// ledger refuses (other instances' turns hold what it needs) is capped
+// again by what the ledger said, waits while that leaves less than it
+// would get alone, asks again, and takes its hold once the others let go;
+// a wait that ends first is budget_tokens_held naming the turns of every
+// instance. Nothing stays held on this instance after a refusal.
+func TestHoldsSharedLedgerRefusesThenTakes(t *testing.T) {
+	rt := reach.New(nil)
+	_, root, err := rt.Begin(context.Background(), &reach.RequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.End()
+	sl := SharedLeft{Tokens: 1000, TokensLimited: true}
+	var asked []int64
+	others := int64(700) // held by other instances' turns
+	hs := func(tokens, cost, needTokens, needCost int64) (bool, SharedLeft, error) {
+		asked = append(asked, tokens)
+		if len(asked) >= 4 {
+			others = 0 // they let go
+		}
+		if others > 0 && tokens > 1000-others {
+			return false, SharedLeft{Tokens: 1000, TokensLimited: true, FreeTokens: 1000 - others, Known: true}, nil
+		}
+		return true, SharedLeft{}, nil
+	}
+	var h holds
+	cap, _, release, err := h.take(context.Background(), root, ask{prompt: 100, asked: 500, minimum: 1, wait: time.Minute}, sl, hs)
+	if err != nil || cap != 500 {
+		t.Fatalf("a turn asking 500 once the others let go: cap %d (%v), want 500", cap, err)
+	}
+	if len(asked) != 4 || asked[3] != 600 {
+		t.Fatalf("the shared ledger was asked for %v, want 600 four times (refused three times, then taken)", asked)
+	}
+	release()
+	others, asked = 700, nil
+	_, _, _, err = h.take(context.Background(), root, ask{prompt: 100, asked: 500, minimum: 1, wait: 0}, sl, func(tokens, cost, n, nc int64) (bool, SharedLeft, error) {
+		asked = append(asked, tokens)
+		return false, SharedLeft{Tokens: 1000, TokensLimited: true, FreeTokens: 300, Known: true}, nil
+	})
+	var re *reach.Error
+	if !errors.As(err, &re) || re.Code != "budget_tokens_held" || !strings.Contains(re.Message, "every gateway instance") || !strings.Contains(re.Message, "700 are held") {
+		t.Fatalf("a turn whose wait ended while other instances held 700 of 1,000: %v, want budget_tokens_held naming them", err)
+	}
+	if len(h.tokens) != 0 || len(h.turns) != 0 {
+		t.Errorf("holds left on this instance after refusals: %v %v", h.tokens, h.turns)
+	}
+}

@@ -168,12 +168,11 @@ type Spend struct{ Tokens, CostNano int64 }
 // requests above it: the fewest tokens and cost (nano-units) they have
 // left (limited false: none of them has a budget in that dimension), and,
 // when Known, the fewest they have free with every instance's holds
-// counted, and what is held on the request that bounds them.
+// counted.
 type SharedLeft struct {
 	Tokens, Cost               int64
 	TokensLimited, CostLimited bool
 	FreeTokens, FreeCost       int64
-	HeldTokens, HeldCost       int64
 	Known                      bool
 }
 
