@@ -101,7 +101,8 @@ func sendTurn(base, request string, asked int) <-chan turnResult {
 }
 
 // holdsFleet starts two `reach serve`, a and b, on one throwaway
-// PostgreSQL, with the model m behind both, budget (YAML) on every
+// PostgreSQL (instance_ttl 5s: a loaded machine that delays a heartbeat
+// by a second does not free a live turn's hold), with the model m behind both, budget (YAML) on every
 // request, and model[i] more of instance i's model configuration; it
 // returns their bases, their commands and the store's URL.
 func holdsFleet(t *testing.T, m *heldModel, budget string, model [2]string) (base [2]string, cmd [2]*exec.Cmd, url string) {
@@ -114,7 +115,7 @@ func holdsFleet(t *testing.T, m *heldModel, budget string, model [2]string) (bas
 		addr := freeAddr(t)
 		cfg := writeConfig(t, fmt.Sprintf(`store: %s
 instance: %s
-instance_ttl: 2s
+instance_ttl: 5s
 model: {base_url: '%s', %s}
 budgets:
   default: %s
