@@ -443,18 +443,21 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var hs sharedHold
 		if hl, ok := p.opts.Ledger.(Holder); ok {
 			turn := mf.ID.String()
+			var once sync.Once
 			hs = func(tokens, cost, needTokens, needCost int64) (bool, SharedLeft, error) {
+				// Let go as the turn ends even when the answer was an
+				// error: the hold may have been taken all the same (its
+				// client went away as it committed).
+				unhold = func() {
+					once.Do(func() {
+						if err := hl.Unhold(context.WithoutCancel(ctx), turn); err != nil {
+							p.log.Error("letting go of a model turn's hold on the shared ledger failed", "request", req.ID(), "err", err)
+						}
+					})
+				}
 				ok, left, err := hl.HoldTurn(ctx, req, turn, Spend{tokens, cost}, Spend{needTokens, needCost}, Spend{pt, pc})
 				if ok {
 					held.tokens, held.cost = pt, pc
-					var once sync.Once
-					unhold = func() {
-						once.Do(func() {
-							if err := hl.Unhold(context.WithoutCancel(ctx), turn); err != nil {
-								p.log.Error("letting go of a model turn's hold on the shared ledger failed", "request", req.ID(), "err", err)
-							}
-						})
-					}
 				}
 				return ok, left, err
 			}
