@@ -14,6 +14,7 @@ import (
 	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/modelproxy"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/postgres"
 )
@@ -496,11 +497,18 @@ func (c *Cluster) Frame(ctx context.Context, id reach.FrameID) (string, []reach.
 // that passes a turn budget, or when a token or cost budget is spent on
 // every instance together. It returns the fewest tokens they have left.
 func (c *Cluster) AdmitTurn(ctx context.Context, req *reach.Request) (left int64, limited bool, err error) {
+	l, err := c.AdmitTurnLeft(ctx, req)
+	return l.Tokens, l.TokensLimited, err
+}
+
+// AdmitTurnLeft implements modelproxy.Holder: AdmitTurn, which says what
+// cost the requests have left too (the fewest nano-units).
+func (c *Cluster) AdmitTurnLeft(ctx context.Context, req *reach.Request) (sl modelproxy.SharedLeft, err error) {
 	if c.lost.Load() {
-		return 0, false, lostError(c.name)
+		return sl, lostError(c.name)
 	}
 	if err := c.Leased(ctx); err != nil {
-		return 0, false, err
+		return sl, err
 	}
 	chain := c.ledgerChain(req)
 	ids := make([]string, len(chain))
@@ -510,18 +518,18 @@ func (c *Cluster) AdmitTurn(ctx context.Context, req *reach.Request) (left int64
 	}
 	adm, err := c.st.Admit(ctx, ids, store.Spend{Turns: 1}, caps)
 	if err != nil {
-		return 0, false, storeError("The shared budget of this model turn's request could not be checked", err)
+		return sl, storeError("The shared budget of this model turn's request could not be checked", err)
 	}
 	if adm.Stopped != "" {
 		cs := durable.DecodeCause(adm.Cause)
 		cs.Request = adm.Stopped
 		if adm.State == "interrupted" {
-			return 0, false, &reach.InterruptedError{Cause: cs}
+			return sl, &reach.InterruptedError{Cause: cs}
 		}
-		return 0, false, &reach.StopError{Cause: cs}
+		return sl, &reach.StopError{Cause: cs}
 	}
 	if !adm.OK {
-		return 0, false, turnRefusal(chain[adm.Over], "turn", fmt.Sprintf("%d turns made of %d", adm.Spent.Turns, caps[adm.Over].Turns))
+		return sl, turnRefusal(chain[adm.Over], "turn", fmt.Sprintf("%d turns made of %d", adm.Spent.Turns, caps[adm.Over].Turns))
 	}
 	crashpoint.Reached("budget.admitted")
 	for i, q := range chain {
@@ -532,23 +540,28 @@ func (c *Cluster) AdmitTurn(ctx context.Context, req *reach.Request) (left int64
 		spent := adm.Spent
 		if i > 0 {
 			if spent, err = c.st.Spent(ctx, q.id); err != nil {
-				return 0, false, storeError("The shared budget of this model turn's request could not be checked", err)
+				return sl, storeError("The shared budget of this model turn's request could not be checked", err)
 			}
 		}
 		if b.Tokens > 0 {
 			l := int64(b.Tokens) - spent.Tokens
 			if l <= 0 {
-				return 0, false, turnRefusal(q, "token", fmt.Sprintf("%d tokens spent of %d", spent.Tokens, b.Tokens))
+				return sl, turnRefusal(q, "token", fmt.Sprintf("%d tokens spent of %d", spent.Tokens, b.Tokens))
 			}
-			if !limited || l < left {
-				left, limited = l, true
+			if !sl.TokensLimited || l < sl.Tokens {
+				sl.Tokens, sl.TokensLimited = l, true
 			}
 		}
-		if capNano := int64(math.Round(b.Cost * 1e9)); capNano > 0 && spent.CostNano >= capNano {
-			return 0, false, turnRefusal(q, "cost", fmt.Sprintf("%.4f spent of %.4f", float64(spent.CostNano)/1e9, b.Cost))
+		if capNano := int64(math.Round(b.Cost * 1e9)); capNano > 0 {
+			if spent.CostNano >= capNano {
+				return sl, turnRefusal(q, "cost", fmt.Sprintf("%.4f spent of %.4f", float64(spent.CostNano)/1e9, b.Cost))
+			}
+			if l := capNano - spent.CostNano; !sl.CostLimited || l < sl.Cost {
+				sl.Cost, sl.CostLimited = l, true
+			}
 		}
 	}
-	return left, limited, nil
+	return sl, nil
 }
 
 // Spend implements modelproxy.Ledger: a turn's tokens and cost, as
@@ -562,6 +575,62 @@ func (c *Cluster) Spend(ctx context.Context, req *reach.Request, tokens, costNan
 	}
 	crashpoint.Reached("budget.charged")
 	return nil
+}
+
+// HoldTurn implements modelproxy.Holder: the model turn named turn of req
+// holds hold on the shared ledger of req and of each request above it,
+// and debits spend from each, under their locks, if each has room for it
+// once what it spent and what the live turns of every instance hold are
+// counted (or, holding nothing, room for need); otherwise nothing is held,
+// and it returns what they have left and free. A hold of this life that
+// it does not let go (it died) counts for nothing once its heartbeat is
+// older than instance_ttl.
+func (c *Cluster) HoldTurn(ctx context.Context, req *reach.Request, turn string, hold, need, spend modelproxy.Spend) (bool, modelproxy.SharedLeft, error) {
+	chain := c.ledgerChain(req)
+	ids := make([]string, len(chain))
+	caps := make([]store.Spend, len(chain))
+	for i, l := range chain {
+		ids[i], caps[i] = l.id, store.Spend{Tokens: l.budget.Tokens, CostNano: int64(math.Round(l.budget.Cost * 1e9))}
+	}
+	h, err := c.st.HoldTurn(ctx, turn, c.owner, c.ttl, ids,
+		store.Spend{Tokens: hold.Tokens, CostNano: hold.CostNano}, store.Spend{Tokens: need.Tokens, CostNano: need.CostNano},
+		store.Spend{Tokens: spend.Tokens, CostNano: spend.CostNano}, caps)
+	if err != nil {
+		return false, modelproxy.SharedLeft{}, storeError("The shared budget of this model turn's request could not be held", err)
+	}
+	if h.OK {
+		crashpoint.Reached("budget.charged") // the prompt, debited with the hold (#1)
+		return true, modelproxy.SharedLeft{}, nil
+	}
+	sl := modelproxy.SharedLeft{Known: true}
+	for i, q := range caps {
+		if q.Tokens > 0 {
+			l, f := q.Tokens-h.Spent[i].Tokens, q.Tokens-h.Spent[i].Tokens-h.Held[i].Tokens
+			if !sl.TokensLimited || l < sl.Tokens {
+				sl.Tokens = l
+			}
+			if !sl.TokensLimited || f < sl.FreeTokens {
+				sl.FreeTokens = f
+			}
+			sl.TokensLimited = true
+		}
+		if q.CostNano > 0 {
+			l, f := q.CostNano-h.Spent[i].CostNano, q.CostNano-h.Spent[i].CostNano-h.Held[i].CostNano
+			if !sl.CostLimited || l < sl.Cost {
+				sl.Cost = l
+			}
+			if !sl.CostLimited || f < sl.FreeCost {
+				sl.FreeCost = f
+			}
+			sl.CostLimited = true
+		}
+	}
+	return false, sl, nil
+}
+
+// Unhold implements modelproxy.Holder: the turn lets go of what it holds.
+func (c *Cluster) Unhold(ctx context.Context, turn string) error {
+	return c.st.Unhold(ctx, turn)
 }
 
 // turnRefusal is the refusal of a model turn whose budget in dim ("turn",

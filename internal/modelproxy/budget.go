@@ -206,6 +206,15 @@ func promptTooLarge(req *reach.Request, prompt, left int64) *reach.Error {
 		Suggestion: "Shorten the conversation (or ask for a larger budget)."}
 }
 
+// promptTooCostly is the refusal of a prompt that alone costs more, at
+// its model's price, than the cost budget has left (left, nano-units).
+func promptTooCostly(req *reach.Request, a ask, left int64) *reach.Error {
+	return &reach.Error{Guard: "admit", Type: reach.TypeBudget, Code: "budget_cost",
+		Message: fmt.Sprintf("The cost budget of request %s has %.6f left, and this prompt alone (about %d tokens) costs about %.6f at this model's price.",
+			req.ID(), float64(left)/1e9, a.prompt, float64(a.promptCost())/1e9),
+		Suggestion: "Shorten the conversation, use a cheaper model (or ask for a larger budget)."}
+}
+
 func upperFirst(s string) string {
 	if s == "" {
 		return s

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/budget"
 )
 
 // Model turns at the same time, and a token budget. A turn's answer is
@@ -27,137 +29,278 @@ import (
 // or until its client goes away; past that it is refused with a 503 the
 // client may retry, which says what holds the budget. A turn that sets no
 // max_tokens holds all its request has left: turns of parallel sub-agents
-// that set none run one after another. This bounds the turns of one
-// instance: the shared ledger of several instances holds no answer caps
-// (INSTANCES.md).
+// that set none run one after another. A cost budget bounds a priced
+// turn's answer the same way: what is left of it, less the prompt at the
+// input price, at the output price; a turn holds its cost too. With
+// several instances (a Holder), a turn holds its prompt and cap on the
+// shared ledger as well, which refuses a hold the other instances' holds
+// leave no room for: the turn then waits as for this instance's turns,
+// asking again every sharedPoll (INSTANCES.md).
 
-// holds are the tokens the running turns of each request hold (theirs and
-// their sub-requests').
+// holds are the tokens and cost the running turns of each request hold
+// (theirs and their sub-requests').
 type holds struct {
 	mu      sync.Mutex
 	tokens  map[*reach.Request]int64
-	turns   map[*reach.Request]int // the running turns that hold them
-	settled chan struct{}          // closed, and made anew, when a hold is let go
+	cost    map[*reach.Request]int64 // nano-units
+	turns   map[*reach.Request]int   // the running turns that hold them
+	settled chan struct{}            // closed, and made anew, when a hold is let go
 }
 
 // hold is what one running turn holds.
 type hold struct {
-	req    *reach.Request
-	tokens int64
+	req          *reach.Request
+	tokens, cost int64
 }
 
-// heldError is the refusal of a turn whose budget other turns still held
-// when its wait ended.
-type heldError struct {
-	req                *reach.Request
-	held               int64 // tokens held on the request that bounds the turn
-	turns              int   // by that many running turns
-	left, prompt, want int64
-	bound              *reach.Request
+// ask is what a turn asks of its budget: its prompt (about prompt tokens),
+// the answer its client asked for (asked, 0: no limit), the least cap its
+// API takes (minimum), its model's price per million tokens (when priced:
+// a cost budget caps its answer too), and how long it may wait (wait).
+type ask struct {
+	prompt, asked, minimum int64
+	price                  budget.Price
+	priced                 bool
+	wait                   time.Duration
 }
 
-// take holds, for a turn of req whose prompt is about prompt tokens, what
-// it may spend, and returns its answer's cap, and whether the turn is to
-// be told to finish (the cap makes room for the note). sleft and slimited are what
-// the shared ledger says req and the requests above it have left (limited
-// false without one). asked is the answer the client asked for (0: no
-// limit), minimum the least cap its API takes. It waits while the holds of
-// running turns leave less than the turn would get alone, until wait has
-// passed or ctx is done; it refuses a prompt that alone needs more than is
-// left. With no token budget on req or above it, it holds nothing.
-func (h *holds) take(ctx context.Context, req *reach.Request, prompt, asked, minimum, sleft int64, slimited bool, wait time.Duration) (cap int64, told bool, release func(), err error) {
+// promptCost is the cost of the prompt, in nano-units, and perToken what
+// each token of the answer costs (0: a cost budget does not cap it).
+func (a ask) promptCost() int64 {
+	if !a.priced {
+		return 0
+	}
+	return nanos(float64(a.prompt) * a.price.Input * 1e3)
+}
+
+func (a ask) perToken() float64 {
+	if !a.priced {
+		return 0
+	}
+	return a.price.Output * 1e3 // nano-units a token: price is per million tokens
+}
+
+// costOf is the cost, in nano-units, of a hold of tokens (its prompt's
+// and the rest at the answer's price).
+func (a ask) costOf(tokens int64) int64 {
+	if !a.priced {
+		return 0
+	}
+	return a.promptCost() + nanos(float64(tokens-a.prompt)*a.perToken())
+}
+
+// nanos rounds a non-negative cost in nano-units up to an int64 (no more
+// than an int64 holds).
+func nanos(f float64) int64 {
+	if f >= math.MaxInt64/2 {
+		return math.MaxInt64 / 2
+	}
+	return int64(math.Ceil(max(f, 0)))
+}
+
+// sharedHold holds, on the shared ledger, tokens and cost for the turn (or
+// need, when nothing is held on a request): ok false, nothing held, and
+// what the shared ledger has left and free.
+type sharedHold func(tokens, cost, needTokens, needCost int64) (ok bool, left SharedLeft, err error)
+
+// sharedPoll is how often a turn whose hold the shared ledger refused asks
+// again while it waits: turns on other instances let go of theirs with no
+// word to this one.
+const sharedPoll = 100 * time.Millisecond
+
+// take holds, for a turn of req, what it may spend, and returns its
+// answer's cap, and whether the turn is to be told to finish (the cap
+// makes room for the note). sl is what the shared ledger says req and the
+// requests above it have left, and hs, if not nil, holds the turn's cap
+// there too (several instances). It waits while the holds of running
+// turns leave less than the turn would get alone, until a.wait has passed
+// or ctx is done; it refuses a prompt that alone needs more than is left.
+// With no token budget (or cost budget, for a priced model) on req or
+// above it, it holds nothing.
+func (h *holds) take(ctx context.Context, req *reach.Request, a ask, sl SharedLeft, hs sharedHold) (cap int64, told bool, release func(), err error) {
 	var timer <-chan time.Time
 	for {
 		h.mu.Lock()
 		if h.tokens == nil {
-			h.tokens, h.turns, h.settled = map[*reach.Request]int64{}, map[*reach.Request]int{}, make(chan struct{})
+			h.tokens, h.cost, h.turns, h.settled = map[*reach.Request]int64{}, map[*reach.Request]int64{}, map[*reach.Request]int{}, make(chan struct{})
 		}
-		free, alone, bound, limited := h.left(req, sleft, slimited)
-		if !limited {
+		lf := h.left(req, a, sl)
+		if !lf.limited {
 			h.mu.Unlock()
 			return 0, false, func() {}, nil
 		}
-		if prompt >= alone {
+		if a.prompt >= lf.alone {
 			h.mu.Unlock()
-			return 0, false, nil, promptTooLarge(req, prompt, alone)
+			if lf.byCost {
+				return 0, false, nil, promptTooCostly(req, a, lf.costLeft)
+			}
+			return 0, false, nil, promptTooLarge(req, a.prompt, lf.alone)
 		}
-		want, note := alone-prompt, int64(0)
+		want, note := lf.alone-a.prompt, int64(0)
 		switch {
-		case asked > 0 && asked <= want:
-			want = asked
-		case (asked > 0 || want < lowBudget) && want > noteTokens:
+		case a.asked > 0 && a.asked <= want:
+			want = a.asked
+		case (a.asked > 0 || want < lowBudget) && want > noteTokens:
 			// Capped: the turn is told to finish (withNote), a note
 			// its prompt did not count, and which its answer's cap
 			// makes room for. (With less room, it is capped untold:
 			// the note would spend more than is left.)
 			want, note = want-noteTokens, noteTokens
 		}
-		hd := hold{req: req, tokens: prompt + note + max(want, minimum)}
-		if free >= hd.tokens || free == alone { // it fits, or nothing held binds it
-			for q := req; q != nil; q = q.Parent() {
-				h.tokens[q] += hd.tokens
-				h.turns[q]++
-			}
+		tokens := a.prompt + note + max(want, a.minimum)
+		hd := hold{req: req, tokens: tokens, cost: a.costOf(tokens)}
+		var settled chan struct{}
+		var he *heldError
+		if lf.free >= hd.tokens || lf.free == lf.alone { // it fits, or nothing held binds it
+			h.add(hd, 1)
 			h.mu.Unlock()
 			var once sync.Once
-			return want, note > 0, func() { once.Do(func() { h.release(hd) }) }, nil
+			release := func() { once.Do(func() { h.release(hd) }) }
+			if hs == nil {
+				return want, note > 0, release, nil
+			}
+			need := a.prompt + note + want
+			ok, got, err := hs(hd.tokens, hd.cost, need, a.costOf(need))
+			if err != nil {
+				release()
+				return 0, false, nil, err
+			}
+			if ok {
+				return want, note > 0, release, nil
+			}
+			// Turns on other instances hold what this one needs: it
+			// waits as for this instance's own, with what the shared
+			// ledger said. Asked again at once if what it said differs
+			// from what the turn was capped by (an estimate, or other
+			// turns let go or spent meanwhile); else once a turn of this
+			// instance ends or sharedPoll has passed.
+			release()
+			known := sl.Known
+			sl = got
+			h.mu.Lock()
+			if f := h.left(req, a, sl); !known || f.alone != lf.alone || f.free != lf.free {
+				h.mu.Unlock()
+				continue
+			}
+			settled = h.settled
+			he = &heldError{req: req, held: max(lf.alone-lf.free, 0), left: lf.alone, prompt: a.prompt, want: want, bound: req, others: true}
+			h.mu.Unlock()
+		} else {
+			settled = h.settled
+			he = &heldError{req: req, held: h.tokens[lf.bound], turns: h.turns[lf.bound], left: lf.alone, prompt: a.prompt, want: want, bound: lf.bound}
+			if sl.Known { // the shared ledger's holds, of every instance, count
+				he.held, he.bound, he.others = max(lf.alone-lf.free, h.tokens[lf.bound]), req, true
+			}
+			h.mu.Unlock()
 		}
-		settled := h.settled
-		he := &heldError{req: req, held: h.tokens[bound], turns: h.turns[bound], left: alone, prompt: prompt, want: want, bound: bound}
-		h.mu.Unlock()
 		if timer == nil {
-			t := time.NewTimer(wait)
+			t := time.NewTimer(a.wait)
 			defer t.Stop()
 			timer = t.C
 		}
+		var poll <-chan time.Time
+		if sl.Known {
+			t := time.NewTimer(sharedPoll)
+			poll = t.C
+			defer t.Stop()
+		}
 		select {
 		case <-settled:
+		case <-poll:
 		case <-timer:
 			return 0, false, nil, he.refusal()
 		case <-ctx.Done():
 			return 0, false, nil, context.Cause(ctx) // a stop's cause, if the request was stopped
 		}
+		sl.Known = false // asked again
 	}
+}
+
+// add counts hd on its request and every request above it, n times (1 to
+// take it, -1 to let go), with h.mu held.
+func (h *holds) add(hd hold, n int) {
+	for q := hd.req; q != nil; q = q.Parent() {
+		h.tokens[q] += int64(n) * hd.tokens
+		h.cost[q] += int64(n) * hd.cost
+		h.turns[q] += n
+		if h.tokens[q] <= 0 && h.turns[q] <= 0 {
+			delete(h.tokens, q)
+			delete(h.cost, q)
+			delete(h.turns, q)
+		}
+	}
+}
+
+// leftover is what a turn's budgets leave it, in tokens: a cost budget's
+// counted at the turn's price (its prompt at the input's, the rest at the
+// output's).
+type leftover struct {
+	free, alone int64 // the fewest left with the holds counted, and without
+	bound       *reach.Request
+	limited     bool
+	byCost      bool  // alone is a cost budget's
+	costLeft    int64 // the cost left, then (nano-units)
 }
 
 // left returns, with h.mu held, the fewest tokens req and the requests
 // above it have free once the holds are counted, the fewest they have
 // left without them, the request whose holds bound the first, and whether
-// any of them (or the shared ledger) has a token budget. The shared
-// ledger's left is less the largest hold of them: the most this instance's
-// running turns may still spend of it.
-func (h *holds) left(req *reach.Request, sleft int64, slimited bool) (free, alone int64, bound *reach.Request, limited bool) {
-	var most int64
+// any of them (or the shared ledger) has a token budget (or a cost budget,
+// for a priced turn). The shared ledger's left is less the largest hold of
+// them (the most this instance's running turns may still spend of it),
+// or, once it said, what it has free with every instance's holds counted.
+func (h *holds) left(req *reach.Request, a ask, sl SharedLeft) (lf leftover) {
+	per := a.perToken()
+	// asTokens is what a cost of c nano-units leaves the turn, in tokens.
+	asTokens := func(c int64) int64 {
+		c -= a.promptCost()
+		if c < 0 {
+			return a.prompt - 1 // not even the prompt
+		}
+		return a.prompt + int64(float64(c)/per)
+	}
+	bind := func(free, alone int64, q *reach.Request, byCost bool, cost int64) {
+		if !lf.limited || free < lf.free {
+			lf.free, lf.bound = free, q
+		}
+		if !lf.limited || alone < lf.alone {
+			lf.alone, lf.byCost, lf.costLeft = alone, byCost, cost
+		}
+		lf.limited = true
+	}
+	var most, mostCost int64
+	var mostAt, mostCostAt *reach.Request
 	for q := req; q != nil; q = q.Parent() {
-		most = max(most, h.tokens[q])
-		if q.Budget().Tokens <= 0 {
-			continue
+		if h.tokens[q] > most || mostAt == nil {
+			most, mostAt = h.tokens[q], q
 		}
-		l := q.Remaining().Tokens
-		if !limited || l-h.tokens[q] < free {
-			free, bound = l-h.tokens[q], q
+		if h.cost[q] > mostCost || mostCostAt == nil {
+			mostCost, mostCostAt = h.cost[q], q
 		}
-		if !limited || l < alone {
-			alone = l
+		if q.Budget().Tokens > 0 {
+			l := q.Remaining().Tokens
+			bind(l-h.tokens[q], l, q, false, 0)
 		}
-		limited = true
+		if c := q.Budget().Cost; c > 0 && per > 0 {
+			l := budget.Nanos(q.Remaining().Cost)
+			bind(asTokens(l-h.cost[q]), asTokens(l), q, true, l)
+		}
 	}
-	if slimited {
-		if !limited || sleft-most < free {
-			free, bound = sleft-most, req
-			for q := req; q != nil; q = q.Parent() {
-				if h.tokens[q] == most {
-					bound = q
-					break
-				}
-			}
+	if sl.TokensLimited {
+		free, at := sl.Tokens-most, mostAt
+		if sl.Known {
+			free, at = sl.FreeTokens, req
 		}
-		if !limited || sleft < alone {
-			alone = sleft
-		}
-		limited = true
+		bind(free, sl.Tokens, at, false, 0)
 	}
-	return free, alone, bound, limited
+	if sl.CostLimited && per > 0 {
+		free, at := sl.Cost-mostCost, mostCostAt
+		if sl.Known {
+			free, at = sl.FreeCost, req
+		}
+		bind(asTokens(free), asTokens(sl.Cost), at, true, sl.Cost)
+	}
+	return lf
 }
 
 // release lets go of what a turn held, once it is charged what it spent,
@@ -165,16 +308,20 @@ func (h *holds) left(req *reach.Request, sleft int64, slimited bool) (free, alon
 func (h *holds) release(hd hold) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for q := hd.req; q != nil; q = q.Parent() {
-		if h.tokens[q] -= hd.tokens; h.tokens[q] <= 0 {
-			delete(h.tokens, q)
-		}
-		if h.turns[q]--; h.turns[q] <= 0 {
-			delete(h.turns, q)
-		}
-	}
+	h.add(hd, -1)
 	close(h.settled)
 	h.settled = make(chan struct{})
+}
+
+// heldError is the refusal of a turn whose budget other turns still held
+// when its wait ended.
+type heldError struct {
+	req                *reach.Request
+	held               int64 // tokens held on the request that bounds the turn
+	turns              int   // by that many running turns of this instance
+	others             bool  // by turns of any instance (the shared ledger's holds)
+	left, prompt, want int64
+	bound              *reach.Request
 }
 
 // refusal is the error a turn gets when the holds of running turns still
@@ -182,9 +329,17 @@ func (h *holds) release(hd hold) {
 // the same turn may pass once they end.
 func (e *heldError) refusal() *reach.Error {
 	return &reach.Error{Guard: "admit", Type: reach.TypeTransient, Code: "budget_tokens_held",
-		Message: fmt.Sprintf("The token budget of request %s has %d tokens left, of which %d are held by %d model turns running at the same time (each holds its prompt and its answer's cap until it ends); this turn needs about %d for its prompt and %d for its answer.",
-			e.bound.ID(), e.left, e.held, e.turns, e.prompt, e.want),
+		Message: fmt.Sprintf("The token budget of request %s has %d tokens left, of which %d are held by %s running at the same time (each holds its prompt and its answer's cap until it ends); this turn needs about %d for its prompt and %d for its answer.",
+			e.bound.ID(), e.left, e.held, e.by(), e.prompt, e.want),
 		Suggestion: "Retry when those turns end, or set max_tokens on model turns that run at the same time, so that each holds less."}
+}
+
+// by says who holds the budget.
+func (e *heldError) by() string {
+	if e.others {
+		return "model turns on every gateway instance (tokens, or cost counted at this model's price)"
+	}
+	return fmt.Sprintf("%d model turns", e.turns)
 }
 
 // askedTokens is the answer a request (its decoded body) asks for at most,

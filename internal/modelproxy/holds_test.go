@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/link"
 )
@@ -282,31 +283,126 @@ func TestHoldsBindTheRequestsAbove(t *testing.T) {
 		t.Fatalf("the sub-request's budget is %d tokens, want its parent's 1000", subs[1].Budget().Tokens)
 	}
 	var h holds
-	capA, _, releaseA, err := h.take(context.Background(), subs[0], 100, 0, 1, 0, false, time.Minute)
+	capA, _, releaseA, err := h.take(context.Background(), subs[0], ask{prompt: 100, asked: 0, minimum: 1, wait: time.Minute}, SharedLeft{}, nil)
 	if err != nil || capA <= 0 || capA > 900 {
 		t.Fatalf("the first turn's cap is %d (%v), want one in (0, 900]", capA, err)
 	}
 	gone, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, _, err := h.take(gone, subs[1], 100, 0, 1, 0, false, time.Minute); err != context.Canceled {
+	if _, _, _, err := h.take(gone, subs[1], ask{prompt: 100, asked: 0, minimum: 1, wait: time.Minute}, SharedLeft{}, nil); err != context.Canceled {
 		t.Fatalf("a sibling's turn while the first holds the parent's budget: %v, want it to wait (until its client went away)", err)
 	}
-	_, _, _, err = h.take(context.Background(), subs[1], 100, 0, 1, 0, false, 0)
+	_, _, _, err = h.take(context.Background(), subs[1], ask{prompt: 100, asked: 0, minimum: 1, wait: 0}, SharedLeft{}, nil)
 	var re *reach.Error
 	if !errors.As(err, &re) || re.Code != "budget_tokens_held" || re.Type != reach.TypeTransient || !strings.Contains(re.Message, root.ID()) {
 		t.Fatalf("a sibling's turn whose wait ended: %v, want budget_tokens_held naming the parent %s", err, root.ID())
 	}
-	if _, _, _, err := h.take(context.Background(), subs[1], 100, 50, 1, 0, false, 0); err == nil {
+	if _, _, _, err := h.take(context.Background(), subs[1], ask{prompt: 100, asked: 50, minimum: 1, wait: 0}, SharedLeft{}, nil); err == nil {
 		t.Fatal("a sibling's turn asking 50 tokens passed, with the parent's budget all held")
 	}
 	releaseA()
 	releaseA() // once only
-	capB, _, releaseB, err := h.take(context.Background(), subs[1], 100, 0, 1, 0, false, time.Minute)
+	capB, _, releaseB, err := h.take(context.Background(), subs[1], ask{prompt: 100, asked: 0, minimum: 1, wait: time.Minute}, SharedLeft{}, nil)
 	if err != nil || capB != capA {
 		t.Fatalf("the sibling's turn once the first was let go: cap %d (%v), want %d", capB, err, capA)
 	}
 	releaseB()
 	if len(h.tokens) != 0 || len(h.turns) != 0 {
 		t.Errorf("holds left after every turn was let go: %v %v", h.tokens, h.turns)
+	}
+}
+
+// TestHoldsCostBudgetCapsTheAnswer: a cost budget caps a priced turn's
+// answer at what is left of it once its prompt is counted at the model's
+// input price, counted at the output price; a second turn at the same
+// time gets only what the first's hold leaves, and waits when that is less
+// than it would get alone; a prompt that alone costs more than is left is
+// refused (budget_cost). Unpriced, a cost budget caps nothing.
+func TestHoldsCostBudgetCapsTheAnswer(t *testing.T) {
+	rt := reach.New(nil)
+	_, root, err := rt.Begin(context.Background(), &reach.RequestOptions{Budget: &reach.Budget{Cost: 0.001}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.End()
+	// 1 per million prompt tokens, 2 per million answer tokens: of
+	// 0.001, a prompt of 100 tokens costs 0.0001, and 0.0009 pays 450
+	// tokens of answer.
+	price := budget.Price{Input: 1, Output: 2}
+	var h holds
+	capA, _, releaseA, err := h.take(context.Background(), root, ask{prompt: 100, asked: 300, minimum: 1, price: price, priced: true, wait: time.Minute}, SharedLeft{}, nil)
+	if err != nil || capA != 300 {
+		t.Fatalf("a turn asking 300 tokens with 450 paid for: cap %d (%v), want 300", capA, err)
+	}
+	if h.cost[root] != 100*1000+300*2000 {
+		t.Fatalf("the turn holds %d nano-units, want its prompt's and its answer's cap's cost, %d", h.cost[root], 100*1000+300*2000)
+	}
+	if _, _, _, err := h.take(context.Background(), root, ask{prompt: 100, asked: 300, minimum: 1, price: price, priced: true, wait: 0}, SharedLeft{}, nil); err == nil {
+		t.Fatal("a second turn asking 300 while the first holds 0.0007 of 0.001 passed")
+	}
+	releaseA()
+	capB, told, releaseB, err := h.take(context.Background(), root, ask{prompt: 100, asked: 1000, minimum: 1, price: price, priced: true, wait: time.Minute}, SharedLeft{}, nil)
+	if err != nil || capB > 450 || capB <= 0 || !told {
+		t.Fatalf("a turn asking 1,000 tokens with 450 paid for: cap %d, told %v (%v), want at most 450, told to finish", capB, told, err)
+	}
+	releaseB()
+	_, _, _, err = h.take(context.Background(), root, ask{prompt: 2000, minimum: 1, price: price, priced: true, wait: time.Minute}, SharedLeft{}, nil)
+	var re *reach.Error
+	if !errors.As(err, &re) || re.Code != "budget_cost" || re.Type != reach.TypeBudget {
+		t.Fatalf("a prompt costing 0.002 of 0.001 left: %v, want budget_cost", err)
+	}
+	capU, _, releaseU, err := h.take(context.Background(), root, ask{prompt: 2000, asked: 5000, minimum: 1, wait: time.Minute}, SharedLeft{}, nil)
+	if err != nil || capU != 0 {
+		t.Fatalf("an unpriced turn under a cost budget: cap %d (%v), want none", capU, err)
+	}
+	releaseU()
+}
+
+// TestHoldsSharedLedgerRefusesThenTakes: a turn whose hold the shared
+// ledger refuses (other instances' turns hold what it needs) is capped
+// again by what the ledger said, waits while that leaves less than it
+// would get alone, asks again, and takes its hold once the others let go;
+// a wait that ends first is budget_tokens_held naming the turns of every
+// instance. Nothing stays held on this instance after a refusal.
+func TestHoldsSharedLedgerRefusesThenTakes(t *testing.T) {
+	rt := reach.New(nil)
+	_, root, err := rt.Begin(context.Background(), &reach.RequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.End()
+	sl := SharedLeft{Tokens: 1000, TokensLimited: true}
+	var asked []int64
+	others := int64(700) // held by other instances' turns
+	hs := func(tokens, cost, needTokens, needCost int64) (bool, SharedLeft, error) {
+		asked = append(asked, tokens)
+		if len(asked) >= 4 {
+			others = 0 // they let go
+		}
+		if others > 0 && tokens > 1000-others {
+			return false, SharedLeft{Tokens: 1000, TokensLimited: true, FreeTokens: 1000 - others, Known: true}, nil
+		}
+		return true, SharedLeft{}, nil
+	}
+	var h holds
+	cap, _, release, err := h.take(context.Background(), root, ask{prompt: 100, asked: 500, minimum: 1, wait: time.Minute}, sl, hs)
+	if err != nil || cap != 500 {
+		t.Fatalf("a turn asking 500 once the others let go: cap %d (%v), want 500", cap, err)
+	}
+	if len(asked) != 4 || asked[3] != 600 {
+		t.Fatalf("the shared ledger was asked for %v, want 600 four times (refused three times, then taken)", asked)
+	}
+	release()
+	others, asked = 700, nil
+	_, _, _, err = h.take(context.Background(), root, ask{prompt: 100, asked: 500, minimum: 1, wait: 0}, sl, func(tokens, cost, n, nc int64) (bool, SharedLeft, error) {
+		asked = append(asked, tokens)
+		return false, SharedLeft{Tokens: 1000, TokensLimited: true, FreeTokens: 300, Known: true}, nil
+	})
+	var re *reach.Error
+	if !errors.As(err, &re) || re.Code != "budget_tokens_held" || !strings.Contains(re.Message, "every gateway instance") || !strings.Contains(re.Message, "700 are held") {
+		t.Fatalf("a turn whose wait ended while other instances held 700 of 1,000: %v, want budget_tokens_held naming them", err)
+	}
+	if len(h.tokens) != 0 || len(h.turns) != 0 {
+		t.Errorf("holds left on this instance after refusals: %v %v", h.tokens, h.turns)
 	}
 }

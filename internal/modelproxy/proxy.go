@@ -68,6 +68,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -140,6 +141,39 @@ type Ledger interface {
 	AdmitTurn(ctx context.Context, req *reach.Request) (left int64, limited bool, err error)
 	// Spend debits a turn's tokens and cost (nano-units), as charged.
 	Spend(ctx context.Context, req *reach.Request, tokens, costNano int64) error
+}
+
+// Holder is a Ledger that also holds what running model turns may still
+// spend (several instances): a turn's prompt and its answer's cap, so that
+// turns on several instances at once never pass a budget together.
+type Holder interface {
+	// AdmitTurnLeft is AdmitTurn, which says what cost is left too.
+	AdmitTurnLeft(ctx context.Context, req *reach.Request) (SharedLeft, error)
+	// HoldTurn holds, for the model turn named turn of req, hold (tokens
+	// and cost) on the shared ledger of req and of each request above it,
+	// and debits spend (what the turn spends at once: its prompt) from
+	// each, if what each spent, what the live turns of every instance
+	// hold on it and hold stay within its budget, or, when no turn holds
+	// anything on it, what it spent and need do. Otherwise nothing is held
+	// or debited (ok false), and left says what they have left and free.
+	HoldTurn(ctx context.Context, req *reach.Request, turn string, hold, need, spend Spend) (ok bool, left SharedLeft, err error)
+	// Unhold lets go of what the turn holds, once it is charged.
+	Unhold(ctx context.Context, turn string) error
+}
+
+// Spend is an amount of tokens and cost (nano-units).
+type Spend struct{ Tokens, CostNano int64 }
+
+// SharedLeft is what the shared ledger says of a turn's request and the
+// requests above it: the fewest tokens and cost (nano-units) they have
+// left (limited false: none of them has a budget in that dimension), and,
+// when Known, the fewest they have free with every instance's holds
+// counted.
+type SharedLeft struct {
+	Tokens, Cost               int64
+	TokensLimited, CostLimited bool
+	FreeTokens, FreeCost       int64
+	Known                      bool
 }
 
 // Breakers make circuit breakers: a *reach.Runtime.
@@ -347,23 +381,30 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if stream {
 		timeout = max(timeout, 10*time.Minute)
 	}
-	limited := tokenBudgeted(req)
+	price, priced := mc.Prices[model]
+	limited := tokenBudgeted(req) || priced && costBudgeted(req)
 	// held is what the turn debited of the shared ledger: its prompt,
 	// reserved just before it is sent, and then its charge, settled before
 	// the end of its answer is passed on (answer.end).
 	var held struct{ tokens, cost int64 }
-	var sleft int64
-	slimited := false
+	var sl SharedLeft
+	// unhold lets go of the turn's hold on the shared ledger (Holder),
+	// once it is charged: when its answer is settled, or as the turn ends.
+	unhold := func() {}
 	if l := p.opts.Ledger; l != nil {
 		var err error
-		sleft, slimited, err = l.AdmitTurn(ctx, req)
+		if hl, ok := l.(Holder); ok {
+			sl, err = hl.AdmitTurnLeft(ctx, req)
+		} else {
+			sl.Tokens, sl.TokensLimited, err = l.AdmitTurn(ctx, req)
+		}
 		if err != nil {
 			// A budget spent on every instance together is a refusal the
 			// agent can act on: it counts among its refusals in a row.
 			refuse(w, req, mf.RefuseModel(ctx, err))
 			return
 		}
-		limited = limited || slimited
+		limited = limited || sl.TokensLimited || priced && sl.CostLimited
 		defer func() { // what the turn was charged, on every instance's ledger, less what it debited
 			t, c := mf.Tokens()-held.tokens, budget.Nanos(mf.Usage().Cost)-held.cost
 			if t != 0 || c != 0 {
@@ -371,6 +412,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					p.log.Error("debiting a model turn from the shared ledger failed", "request", req.ID(), "err", err)
 				}
 			}
+			unhold()
 		}()
 	}
 	// The prompt's tokens, as counted before the turn is sent: only for a
@@ -381,15 +423,47 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out, _ := json.Marshal(body)
 		prompt = openai.EstimateTokens(len(out)) + p.kept(api, body, who)
 	}
+	// The prompt is spent once it is sent: it is debited from the shared
+	// ledger before, so that an instance killed before the turn's charge
+	// (after its answer) leaves it spent, and a request that goes on
+	// elsewhere (or on this instance's next life, within instance_ttl)
+	// does not spend it again; the charge after the answer settles it.
+	// Without a token or cost budget there is nothing to spend again.
+	pt, pc := budget.Charge(prompt, 0, 0, price, priced)
 	if limited {
 		// The turn holds its prompt and its answer's cap until it is
 		// charged (holds.go): turns at the same time never together
-		// spend past the budget.
+		// spend past the budget. On several instances it holds them on
+		// the shared ledger too, which debits its prompt as it takes
+		// the hold.
 		minimum := choices(body["n"])
 		if api == responsesAPI {
 			minimum = minOutputTokens
 		}
-		answerMax, told, release, err := p.holds.take(ctx, req, prompt, askedTokens(api, body), minimum, sleft, slimited, timeout)
+		var hs sharedHold
+		if hl, ok := p.opts.Ledger.(Holder); ok {
+			turn := mf.ID.String()
+			var once sync.Once
+			hs = func(tokens, cost, needTokens, needCost int64) (bool, SharedLeft, error) {
+				// Let go as the turn ends even when the answer was an
+				// error: the hold may have been taken all the same (its
+				// client went away as it committed).
+				unhold = func() {
+					once.Do(func() {
+						if err := hl.Unhold(context.WithoutCancel(ctx), turn); err != nil {
+							p.log.Error("letting go of a model turn's hold on the shared ledger failed", "request", req.ID(), "err", err)
+						}
+					})
+				}
+				ok, left, err := hl.HoldTurn(ctx, req, turn, Spend{tokens, cost}, Spend{needTokens, needCost}, Spend{pt, pc})
+				if ok {
+					held.tokens, held.cost = pt, pc
+				}
+				return ok, left, err
+			}
+		}
+		answerMax, told, release, err := p.holds.take(ctx, req,
+			ask{prompt: prompt, asked: askedTokens(api, body), minimum: minimum, price: price, priced: priced, wait: timeout}, sl, hs)
 		if err != nil {
 			mf.FailModel(err)
 			refuse(w, req, err)
@@ -410,19 +484,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			withNote(api, body, finishNote(answerMax))
 		}
 	}
-	if l := p.opts.Ledger; l != nil && (limited || costBudgeted(req)) {
-		// The prompt is spent once it is sent: it is debited before, so
-		// that an instance killed before the turn's charge (after its
-		// answer) leaves it spent, and a request that goes on elsewhere
-		// (or on this instance's next life, within instance_ttl) does not
-		// spend it again; the charge after the answer settles it. Without
-		// a token or cost budget there is nothing to spend again.
-		price, priced := mc.Prices[model]
-		t, c := budget.Charge(prompt, 0, 0, price, priced)
-		if err := l.Spend(context.WithoutCancel(ctx), req, t, c); err != nil {
+	if l := p.opts.Ledger; l != nil && (limited || costBudgeted(req)) && held.tokens == 0 && held.cost == 0 {
+		if err := l.Spend(context.WithoutCancel(ctx), req, pt, pc); err != nil {
 			p.log.Error("reserving a model turn's prompt on the shared ledger failed", "request", req.ID(), "err", err)
 		} else {
-			held.tokens, held.cost = t, c
+			held.tokens, held.cost = pt, pc
 		}
 	}
 	w.Header().Set(link.HeaderRequest, req.ID())
@@ -509,6 +575,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			held.tokens, held.cost = held.tokens+t, held.cost+c
+			unhold() // charged: the answer spends nothing more
 		}
 	}
 	streamed := stream && streamedAnswer(resp)

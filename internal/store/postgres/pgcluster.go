@@ -149,7 +149,10 @@ func (p *Store) Forget(ctx context.Context, owner string, ttl time.Duration) err
 		return fmt.Errorf("forgetting %s: %w", owner, err)
 	}
 	// Its leaves (LeavePartAt): no join of a forgotten life is taken.
-	if _, err := p.pool.Exec(ctx, `DELETE FROM part_leaves WHERE owner = $1 AND NOT EXISTS (SELECT 1 FROM instances WHERE owner = $1)`, owner); err != nil {
+	// And the holds of its model turns (HoldTurn), which counted for
+	// nothing since its heartbeat aged past ttl.
+	if _, err := p.pool.Exec(ctx, `WITH h AS (DELETE FROM holds WHERE owner = $1 AND NOT EXISTS (SELECT 1 FROM instances WHERE owner = $1))
+	DELETE FROM part_leaves WHERE owner = $1 AND NOT EXISTS (SELECT 1 FROM instances WHERE owner = $1)`, owner); err != nil {
 		return fmt.Errorf("forgetting %s: %w", owner, err)
 	}
 	return nil
