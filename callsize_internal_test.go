@@ -15,4 +15,9 @@ func TestCallSizeClass(t *testing.T) {
 	if n := unsafe.Sizeof(Call{}); n+8 > 768 {
 		t.Errorf("a Call is %d bytes, want at most 760 (its size class, less its header); keep its bools side by side", n)
 	}
+	// A Request, begun for each sessionless call, in the 704-byte class
+	// (768 when its audit count and a flag were added).
+	if n := unsafe.Sizeof(Request{}); n+8 > 704 {
+		t.Errorf("a Request is %d bytes, want at most 696 (its size class, less its header); keep its small fields side by side", n)
+	}
 }

@@ -40,9 +40,12 @@ type Request struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	mode  atomic.Int32 // StopMode
-	cause atomic.Pointer[Cause]
-	ended atomic.Bool
+	// delegateOnce and mode side by side keep a Request in the 704-byte
+	// size class (TestCallSizeClass).
+	delegateOnce sync.Once
+	mode         atomic.Int32 // StopMode
+	cause        atomic.Pointer[Cause]
+	ended        atomic.Bool
 	// refusedInARow counts the actionable refusals of its agent's tool
 	// calls since one was last let through (refusalstreak.go).
 	refusedInARow atomic.Int32
@@ -54,8 +57,7 @@ type Request struct {
 	// Options.RefusalCounter: the store may hold a count (End).
 	counted atomic.Bool
 
-	delegateOnce sync.Once
-	verdict      atomic.Pointer[string] // what the sub-agent answered (EndWith)
+	verdict atomic.Pointer[string] // what the sub-agent answered (EndWith)
 
 	meter budget.Meter // its limit and what it spent; its parent's meter is above it
 
