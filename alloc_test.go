@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentreach/reach"
@@ -82,5 +83,94 @@ func TestWriteCallAllocations(t *testing.T) {
 	}
 	if cp.ended < 200 {
 		t.Errorf("%d completed checkpoints with their result's digest, want every call's", cp.ended)
+	}
+}
+
+// countingRecorder counts the events it is handed.
+type countingRecorder struct{ events atomic.Int64 }
+
+func (c *countingRecorder) Record(context.Context, *reach.Event) { c.events.Add(1) }
+
+// tellingKeeper is a Keeper that tells each receipt at once: kept, or not
+// when lose is set.
+type tellingKeeper struct {
+	lose bool
+	told atomic.Int64
+}
+
+func (k *tellingKeeper) Record(context.Context, *reach.Event) {}
+
+func (k *tellingKeeper) Keep(_ context.Context, _ *reach.Event, r reach.Receipt) {
+	k.told.Add(1)
+	r.Kept(!k.lose)
+}
+
+// TestKeptCallAllocations: a call whose events go to a Keeper (the audit
+// log, as served, beside the metrics that are not) allocates no more than
+// with Recorders that keep nothing: the frame itself is told whether its
+// event was kept, and the one Keeper of the fan tells it, with no closure
+// and no count made for each event (4 allocations an event before). Every
+// event is told, and a frame is let go only if its events were kept: with
+// two Keepers, one of which loses them, every event counts lost.
+func TestKeptCallAllocations(t *testing.T) {
+	run := func(recs ...reach.Recorder) (allocs float64, calls int, req *reach.Request) {
+		rec := recs[0] // one alone: no Keeper
+		if len(recs) > 1 {
+			rec = reach.Recorders(recs...)
+		}
+		rt := reach.New(&reach.Options{DefaultBudget: &reach.Budget{}, Recorder: rec})
+		rt.MustRegister(reach.Tool{Name: "get", Access: reach.Read, Reentrancy: reach.Reentrant,
+			Func: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) { return args, nil }})
+		ctx, req, err := rt.Begin(context.Background(), &reach.RequestOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(req.End)
+		args := make([]json.RawMessage, 300)
+		ids := make([]string, len(args))
+		for n := range args {
+			args[n] = json.RawMessage(`{"n":` + strconv.Itoa(n) + `}`)
+			ids[n] = "c" + strconv.Itoa(n)
+		}
+		call := func() {
+			if res := rt.Call(ctx, &reach.Call{ID: ids[calls], Tool: "get", Arguments: args[calls]}); res.IsError() {
+				t.Fatal(res.ModelText())
+			}
+			calls++
+		}
+		for range 20 {
+			call()
+		}
+		return testing.AllocsPerRun(200, call), calls, req
+	}
+	plain := &countingRecorder{}
+	none, _, _ := run(plain)
+	counted, keeper := &countingRecorder{}, &tellingKeeper{}
+	one, _, req := run(counted, keeper)
+	if keeper.told.Load() != counted.events.Load() || counted.events.Load() == 0 {
+		t.Errorf("the Keeper was handed %d events and told %d receipts, want every one", counted.events.Load(), keeper.told.Load())
+	}
+	if n := req.AuditLost(); n != 0 {
+		t.Errorf("%d events counted lost, all of them kept", n)
+	}
+	t.Logf("allocations a call: %v with a Keeper, %v without; %d events a call", one, none, plain.events.Load()/220)
+	if !raceEnabled && one > none {
+		t.Errorf("a call with a Keeper allocates %v times, %v with Recorders that keep nothing: want no more", one, none)
+	}
+
+	// Two Keepers, one losing every event: each is lost.
+	counted = &countingRecorder{}
+	_, calls, req := run(counted, &tellingKeeper{}, &tellingKeeper{lose: true})
+	if n := req.AuditLost(); n != counted.events.Load() || n < int64(calls) {
+		t.Errorf("%d events counted lost of %d handed over (%d calls), want every one", n, counted.events.Load(), calls)
+	}
+	lost := 0
+	for _, f := range req.Frames() {
+		if f.AuditLost() {
+			lost++
+		}
+	}
+	if lost != calls {
+		t.Errorf("%d frames marked lost of %d calls, want every one", lost, calls)
 	}
 }

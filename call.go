@@ -42,13 +42,13 @@ type Call struct {
 	key       string       // idempotency key in force
 	idemRec   string       // the key of its idempotency record (a caller's scoped to the root's principal and tenant)
 	recs      *callRecords // its idempotency claim and checkpoints, once it has one
-	executing *Checkpoint  // its "executing" checkpoint (in recs), when the idempotency claim made it durable
+	claimed   bool         // its "executing" checkpoint (recs.executing) was made durable by the idempotency claim
 	sysKey    bool         // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
 	ran       bool         // its tool was started (execute's first attempt began)
 	budgetDue bool         // the admit stage found its tool-call budget spent and let it on to its own key's record (admitDue)
 	asked     bool         // the admit stage found its tool-call budget spent and let it on uncounted: it was asked for approval before (ApprovalFinder)
+	stepped   bool         // the loop guard admitted it: lstep is its record (the bools side by side keep Call in a smaller size class: TestCallSizeClass)
 	cutRun    *IdemClaim   // a write with a derived key among the writes running (cutoff.go): its claim, whose Args name it; else nil
-	stepped   bool         // the loop guard admitted it: lstep is its record (the bools side by side keep Call in a smaller size class)
 	fwdKey    string       // the caller's key, passed on to the tool when an approval's key replaced it
 	toolKey   string       // the key the tool is given, "tool:"+fwdKey, when fwdKey is set
 	started   time.Time
@@ -584,8 +584,8 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			return nil, e
 		}
 		c.frame.idem = c.key
-		if claim.Checkpointed {
-			c.executing = claim.Checkpoint
+		if claim.Checkpointed && c.recs != nil && claim.Checkpoint == &c.recs.executing {
+			c.claimed = true
 		}
 		if derived {
 			rt.cutOffs.start(cutID, ctx, c.req.root.id, c.frame.Started, c.req.id, c.ID)

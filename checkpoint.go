@@ -21,9 +21,8 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		if !rt.checkpointed(c.tool) {
 			return next(ctx, c)
 		}
-		rec := c.executing // durable with the call's idempotency claim
-		if rec == nil {
-			rec = &c.records().executing
+		rec := &c.records().executing
+		if !c.claimed { // else durable with the call's idempotency claim
 			*rec = executingRecord(c)
 			if err := cp.Executing(ctx, rec); err != nil {
 				return nil, &Error{Guard: "checkpoint", Type: TypeTransient, Code: "checkpoint_failed",

@@ -54,6 +54,30 @@ type Frame struct {
 	lost     atomic.Bool // an event of the frame the Recorder (a Keeper) did not keep: the frame stays in memory
 }
 
+// keptEvent and keptLast are a frame as the Recorder (a Keeper) tells it
+// whether it kept one of its events (Runtime.record), keptLast its last:
+// the frame itself, so that no closure is made for each event.
+type (
+	keptEvent Frame
+	keptLast  Frame
+)
+
+func (k *keptEvent) Kept(ok bool) { (*Frame)(k).kept(ok, false) }
+func (k *keptLast) Kept(ok bool)  { (*Frame)(k).kept(ok, true) }
+
+// kept notes whether an event of f was kept (last: its last event): a
+// frame with an event lost stays in memory, and its request counts the
+// loss; one whose last event was kept, with none lost, may be let go.
+func (f *Frame) kept(ok, last bool) {
+	switch {
+	case !ok:
+		f.lost.Store(true)
+		f.Request.auditLost.Add(1)
+	case last && !f.lost.Load():
+		f.recorded.Store(true)
+	}
+}
+
 // AuditLost reports whether an event of the frame was lost: the Recorder
 // (a Keeper, such as the audit log) dropped it (its queue was full) or
 // failed to store it. The frame is then never let go from memory

@@ -147,6 +147,10 @@ type (
 	// runtime lets a frame go from memory only once it did (see
 	// internal/records).
 	Keeper = records.Keeper
+	// Receipt is told whether a Keeper kept an event (see internal/records).
+	Receipt = records.Receipt
+	// ReceiptFunc is a func as a Receipt.
+	ReceiptFunc = records.ReceiptFunc
 	// Checkpointer makes the call path durable: Executing before a call runs
 	// (its error refuses the call), Ended when it ends (see internal/records).
 	Checkpointer = records.Checkpointer

@@ -945,13 +945,9 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 	// when it is handed over: an event the Recorder dropped (its queue
 	// full) would be in no view. A frame with an event lost stays, and the
 	// request counts the loss.
-	k.Keep(ctx, e, func(kept bool) {
-		switch {
-		case !kept:
-			f.lost.Store(true)
-			f.Request.auditLost.Add(1)
-		case last && !f.lost.Load():
-			f.recorded.Store(true)
-		}
-	})
+	if last {
+		k.Keep(ctx, e, (*keptLast)(f))
+	} else {
+		k.Keep(ctx, e, (*keptEvent)(f))
+	}
 }

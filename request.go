@@ -36,13 +36,22 @@ type Request struct {
 	started   time.Time
 	trace     [16]byte // the W3C trace id of the tree's frames (a root's; see Trace)
 	fresh     bool     // its id was made for it (see Fresh)
+	// undoing marks a request the runtime begins to run undos: a
+	// compensation's, or an operator's retry of a dead letter. Its calls
+	// register no undos, and one that fails compensates nothing: a failed
+	// undo is dead-lettered, and an undo is never undone. Beside fresh,
+	// in its padding (TestCallSizeClass).
+	undoing bool
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	mode  atomic.Int32 // StopMode
-	cause atomic.Pointer[Cause]
-	ended atomic.Bool
+	// delegateOnce and mode side by side keep a Request in the 704-byte
+	// size class (TestCallSizeClass).
+	delegateOnce sync.Once
+	mode         atomic.Int32 // StopMode
+	cause        atomic.Pointer[Cause]
+	ended        atomic.Bool
 	// settle orders End's mark of the request ended against Stop's look
 	// at it and its mark of it stopped: one wins, and a stop that finds
 	// it completed does nothing. Held for those two marks only, never
@@ -59,8 +68,7 @@ type Request struct {
 	// Options.RefusalCounter: the store may hold a count (End).
 	counted atomic.Bool
 
-	delegateOnce sync.Once
-	verdict      atomic.Pointer[string] // what the sub-agent answered (EndWith)
+	verdict atomic.Pointer[string] // what the sub-agent answered (EndWith)
 
 	meter budget.Meter // its limit and what it spent; its parent's meter is above it
 
@@ -76,11 +84,6 @@ type Request struct {
 	loops loops.Lazy   // the loop detector of the tree: used on the root request only
 	reads readVersions // entity versions seen; used on the root request only
 	saga  effects.Saga // this request's registered undos
-	// undoing marks a request the runtime begins to run undos: a
-	// compensation's, or an operator's retry of a dead letter. Its calls
-	// register no undos, and one that fails compensates nothing: a failed
-	// undo is dead-lettered, and an undo is never undone.
-	undoing bool
 	// lockAs, on a compensation's request that runs inside a call of the
 	// request it compensates, is the holder its calls take entity locks
 	// as, each with its own frame: they write as the root request whose

@@ -280,8 +280,8 @@ var (
 type item struct {
 	rec  *store.AuditRecord
 	raw  *reach.Event
-	done chan error // nil for Record
-	kept func(bool) // Keep's, or nil
+	done chan error    // nil for Record
+	kept reach.Receipt // Keep's, or nil
 }
 
 // New reads the head of the chain in st and starts the writer.
@@ -376,17 +376,17 @@ func (l *Log) poke() {
 // closed, the event is dropped and counted (see Stats).
 func (l *Log) Record(ctx context.Context, e *reach.Event) { l.Keep(ctx, e, nil) }
 
-// Keep implements reach.Keeper: it records e as Record does, and calls
-// kept (if not nil) with true once the transaction that holds e committed,
-// or with false when e is dropped (queue full, log closed: at once) or its
-// commit failed. kept runs on the log's writer goroutine: it must be fast.
-func (l *Log) Keep(_ context.Context, e *reach.Event, kept func(ok bool)) {
+// Keep implements reach.Keeper: it records e as Record does, and tells
+// kept (if not nil) true once the transaction that holds e committed, or
+// false when e is dropped (queue full, log closed: at once) or its commit
+// failed. kept is told on the log's writer goroutine: it must be fast.
+func (l *Log) Keep(_ context.Context, e *reach.Event, kept reach.Receipt) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
 		l.dropped.Add(1)
 		if kept != nil {
-			kept(false)
+			kept.Kept(false)
 		}
 		return
 	}
@@ -398,7 +398,7 @@ func (l *Log) Keep(_ context.Context, e *reach.Event, kept func(ok bool)) {
 	default:
 		l.dropped.Add(1)
 		if kept != nil {
-			kept(false)
+			kept.Kept(false)
 		}
 	}
 }
@@ -701,7 +701,7 @@ func (l *Log) commit(batch []item) {
 			l.failed.Add(1)
 		}
 		if it.kept != nil {
-			it.kept(err == nil)
+			it.kept.Kept(err == nil)
 		}
 	}
 	if err != nil {

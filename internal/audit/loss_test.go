@@ -54,10 +54,10 @@ func TestKeepReportsLossesAndTheChainNotesThem(t *testing.T) {
 		}
 		var k keptLog
 		e := &reach.Event{Time: time.Now(), Request: "r", Kind: reach.ToolFrame, Name: "t", State: reach.Completed}
-		l.Keep(ctx, e, k.cb)
+		l.Keep(ctx, e, reach.ReceiptFunc(k.cb))
 		synctest.Wait() // the writer took it and is stuck in AppendAudit
 		for range 10 {
-			l.Keep(ctx, e, k.cb)
+			l.Keep(ctx, e, reach.ReceiptFunc(k.cb))
 		}
 		if kept, lost, n := k.counts(); kept != 0 || lost != 6 || n != 6 {
 			t.Fatalf("with the writer stalled: %d kept, %d lost of %d reported; want 0, 6, 6 (1 in the writer, 4 queued, 6 dropped)", kept, lost, n)
@@ -72,8 +72,8 @@ func TestKeepReportsLossesAndTheChainNotesThem(t *testing.T) {
 
 		// A failed commit: its events are reported lost, and noted.
 		bs.fail = errors.New("disk full")
-		l.Keep(ctx, e, k.cb)
-		l.Keep(ctx, e, k.cb)
+		l.Keep(ctx, e, reach.ReceiptFunc(k.cb))
+		l.Keep(ctx, e, reach.ReceiptFunc(k.cb))
 		if err := l.Flush(ctx); err == nil {
 			t.Fatal("Flush of a failed commit: no error")
 		}
@@ -81,7 +81,7 @@ func TestKeepReportsLossesAndTheChainNotesThem(t *testing.T) {
 			t.Fatalf("after a failed commit: %d kept, %d lost; want 5, 8", kept, lost)
 		}
 		bs.fail = nil
-		l.Keep(ctx, e, k.cb)
+		l.Keep(ctx, e, reach.ReceiptFunc(k.cb))
 		l.Close()
 		if kept, lost, n := k.counts(); kept != 6 || lost != 8 || n != 14 {
 			t.Fatalf("at the end: %d kept, %d lost of %d reported; want 6, 8, 14", kept, lost, n)

@@ -20,14 +20,27 @@ type Recorder interface {
 }
 
 // Keeper is an optional interface of a Recorder that keeps events
-// durably (an audit log): Keep records e as Record does, and calls kept
-// once, with true once e is durably stored, or with false once it never
-// will be (dropped because its queue was full or it was closed, or lost to
-// a failed write). kept must be fast and must not block: it may be called
+// durably (an audit log): Keep records e as Record does, and tells kept
+// once, true once e is durably stored, or false once it never will be
+// (dropped because its queue was full or it was closed, or lost to a
+// failed write). kept must be fast and must not block: it may be told
 // from Keep itself or from the keeper's writer.
 type Keeper interface {
-	Keep(ctx context.Context, e *Event, kept func(ok bool))
+	Keep(ctx context.Context, e *Event, kept Receipt)
 }
+
+// Receipt is told whether a Keeper kept an event. It is an interface, not
+// a func, so that the runtime tells a frame itself, with no closure made
+// for each event.
+type Receipt interface {
+	Kept(ok bool)
+}
+
+// ReceiptFunc is a func as a Receipt.
+type ReceiptFunc func(ok bool)
+
+// Kept calls f.
+func (f ReceiptFunc) Kept(ok bool) { f(ok) }
 
 // Observer is an optional interface of a Recorder: it is told when a
 // request (or a sub-request) begins and when it ends, for spans or gauges
@@ -50,31 +63,28 @@ func (m fan[R]) Record(ctx context.Context, e *Event) {
 	}
 }
 
-// Keep records e to every Recorder of m, and calls kept once every Keeper
+// Keep records e to every Recorder of m, and tells kept once every Keeper
 // among them reported: true when each kept e (and at once when none of
-// them is a Keeper), false when one did not.
-func (m fan[R]) Keep(ctx context.Context, e *Event, kept func(ok bool)) {
+// them is a Keeper), false when one did not. With one Keeper (the audit
+// log, as served), that one tells kept itself: nothing is made for e.
+func (m fan[R]) Keep(ctx context.Context, e *Event, kept Receipt) {
 	n := 0
 	for _, r := range m {
 		if _, ok := r.(Keeper); ok {
 			n++
 		}
 	}
-	if n == 0 {
+	one := kept
+	switch n {
+	case 0:
 		m.Record(ctx, e)
-		kept(true)
+		kept.Kept(true)
 		return
-	}
-	var left atomic.Int32
-	var lost atomic.Bool
-	left.Store(int32(n))
-	one := func(ok bool) {
-		if !ok {
-			lost.Store(true)
-		}
-		if left.Add(-1) == 0 {
-			kept(!lost.Load())
-		}
+	case 1:
+	default:
+		j := &keptByAll{kept: kept}
+		j.left.Store(int32(n))
+		one = j
 	}
 	for _, r := range m {
 		if k, ok := r.(Keeper); ok {
@@ -82,6 +92,23 @@ func (m fan[R]) Keep(ctx context.Context, e *Event, kept func(ok bool)) {
 		} else {
 			r.Record(ctx, e)
 		}
+	}
+}
+
+// keptByAll tells kept, once each of left Keepers told it, whether all of
+// them kept the event.
+type keptByAll struct {
+	left atomic.Int32
+	lost atomic.Bool
+	kept Receipt
+}
+
+func (j *keptByAll) Kept(ok bool) {
+	if !ok {
+		j.lost.Store(true)
+	}
+	if j.left.Add(-1) == 0 {
+		j.kept.Kept(!j.lost.Load())
 	}
 }
 
