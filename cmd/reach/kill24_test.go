@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestKill24SecretEntitiesRanOnPostgres kills instance a of two sharing a
+// PostgreSQL store (kill -9) after a write's tool ran, before the write
+// claimed again the entity it writes (entities.ran), as
+// TestKill22bEntitiesRanOnPostgres does, on an entity named from a
+// registered secret: acct:{key}, the key a value of the secrets file, so
+// that the checkpoint keeps the key masked and its arguments cannot name
+// the entity. A request on b read the account while the write ran. b
+// recovers a's dead life: it moves the account on by the key the
+// checkpoint kept (a digest, never the secret), so that the request's
+// next write of it, based on what it read while the write ran, is refused
+// stale_read and does not run. Before, the account was not moved on and
+// the stale write ran. The secret is nowhere in the shared store, the
+// instances' data folders or their logs.
+func TestKill24SecretEntitiesRanOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	const secret = "acct_live_9f3c2e7d41b8a605"
+	secrets := filepath.Join(t.TempDir(), "secrets.env")
+	if err := os.WriteFile(secrets, []byte("ACCOUNT="+secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, g := gateFleet(t, "2s", fmt.Sprintf(`secrets: {file: '%s'}
+tools:
+  gate__gate: {writes: ["acct:{key}"]}
+  up__hop: {reads: ["acct:{key}"]}
+  up__count: {writes: ["acct:{key}"]}
+`, secrets))
+	f.stop(0)
+	cmd, reached := startReachAt(t, f.cfg[0], f.addr[0], f.data[0], "entities.ran")
+	f.cmd[0] = cmd
+	postCalls(f, 0, fmt.Sprintf(`{"request_id":"r-write","tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q},"idempotency_key":"k-acct"}]}`, secret))
+	awaitGate(t, g, secret)
+	if r := callHTTP(t, f.base(1), "r-read", "c1", "up__hop", fmt.Sprintf(`{"key":%q}`, secret), ""); r["status"] != "success" {
+		t.Fatalf("the read of the account on b: %v", r)
+	}
+	close(g.gate(secret))
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		t.Fatal("a never reached entities.ran")
+	}
+	f.kill(0)
+	for deadline := time.Now().Add(2 * time.Minute); storedRequest(t, f.url, "r-write").Ended.IsZero(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("b did not recover a's dead life: r-write is stored %+v", storedRequest(t, f.url, "r-write"))
+		}
+	}
+	r := callHTTP(t, f.base(1), "r-read", "c2", "up__count", fmt.Sprintf(`{"key":%q}`, secret), "")
+	if e, _ := r["error"].(map[string]any); r["status"] == "success" || e["code"] != "stale_read" {
+		t.Errorf("a write of the account based on the read made while a's write ran: %v; want it refused stale_read", r)
+	}
+	if n := f.up.count("count " + secret); n != 0 {
+		t.Errorf("the stale write ran %d times; want never", n)
+	}
+	if strings.Contains(fmt.Sprint(r), secret) {
+		t.Errorf("the answer shows the secret: %v", r)
+	}
+	f.stop(1)
+	secretNowhere(t, f.url, filepath.Dir(secrets), secrets, secret)
+}
+
+// secretNowhere fails t if secret, as it is or in hex, is in a row of a
+// table of the PostgreSQL database at url, or in a file under dir (the
+// test's folders: the instances' data, their logs) but the secrets file.
+func secretNowhere(t *testing.T, url, dir, secretsFile, secret string) {
+	t.Helper()
+	forms := []string{secret, hex.EncodeToString([]byte(secret))}
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	rows, err := conn.Query(t.Context(), `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(tables) == 0 {
+		t.Fatalf("the store's tables: %v, %v", tables, err)
+	}
+	for _, table := range tables {
+		for _, s := range forms {
+			var n int
+			q := fmt.Sprintf(`SELECT count(*) FROM %s x WHERE strpos(x::TEXT, $1) > 0`, pgx.Identifier{table}.Sanitize())
+			if err := conn.QueryRow(t.Context(), q, s).Scan(&n); err != nil {
+				t.Fatalf("searching %s: %v", table, err)
+			}
+			if n > 0 {
+				t.Errorf("the store's table %s holds the secret in %d rows", table, n)
+			}
+		}
+	}
+	root := filepath.Dir(dir) // the test's folders: configurations, data, logs
+	files := 0
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || p == secretsFile {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files++
+		for _, s := range forms {
+			if strings.Contains(string(b), s) {
+				t.Errorf("%s holds the secret", strings.TrimPrefix(p, root))
+			}
+		}
+		return nil
+	})
+	if err != nil || files == 0 {
+		t.Fatalf("searching the test's files: %d read, %v", files, err)
+	}
+}
