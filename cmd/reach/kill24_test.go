@@ -75,12 +75,75 @@ tools:
 	secretNowhere(t, f.url, filepath.Dir(secrets), secrets, secret)
 }
 
+// TestKill24SecretEntitiesOnSQLite is TestKill24SecretEntitiesRanOnPostgres
+// on one gateway with SQLite, which keeps entity versions in memory and
+// no entity keys with a checkpoint: a write of acct:{key} (the key a value
+// of the secrets file) is cut off by a kill -9 while its tool runs, after
+// another request read the account. The restart interrupts that request:
+// its write based on the read is refused and does not run. The secret is
+// in no file of the data folder (the SQLite files) or the logs.
+func TestKill24SecretEntitiesOnSQLite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a gateway: skipped in -short mode")
+	}
+	const secret = "acct_live_3b7e91c05d2fa864"
+	secrets := filepath.Join(t.TempDir(), "secrets.env")
+	if err := os.WriteFile(secrets, []byte("ACCOUNT="+secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	up, upURL := sharedUpstream(t)
+	g, gateURL := gateUpstream(t)
+	f := &fleet{t: t}
+	f.addr[0], f.data[0] = freeAddr(t), t.TempDir()
+	f.cfg[0] = writeConfig(t, fmt.Sprintf(`upstreams:
+  - {name: up, url: '%s'}
+  - {name: gate, url: '%s'}
+secrets: {file: '%s'}
+tools:
+  gate__gate: {writes: ["acct:{key}"]}
+  up__hop: {reads: ["acct:{key}"]}
+  up__count: {writes: ["acct:{key}"]}
+`, upURL, gateURL, secrets))
+	f.start(0)
+	postCalls(f, 0, fmt.Sprintf(`{"request_id":"r-write","tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q},"idempotency_key":"k-acct"}]}`, secret))
+	awaitGate(t, g, secret)
+	if r := callHTTP(t, f.base(0), "r-read", "c1", "up__hop", fmt.Sprintf(`{"key":%q}`, secret), ""); r["status"] != "success" {
+		t.Fatalf("the read of the account: %v", r)
+	}
+	f.kill(0)
+	close(g.gate(secret))
+	f.start(0) // serving once its recovery ran
+	r := callHTTP(t, f.base(0), "r-read", "c2", "up__count", fmt.Sprintf(`{"key":%q}`, secret), "")
+	if e, _ := r["error"].(map[string]any); r["status"] == "success" || e["code"] != "request_interrupted" {
+		t.Errorf("a write of the account based on the read made while the cut-off write ran: %v; want it refused request_interrupted", r)
+	}
+	if n := up.count("count " + secret); n != 0 {
+		t.Errorf("the stale write ran %d times; want never", n)
+	}
+	if strings.Contains(fmt.Sprint(r), secret) {
+		t.Errorf("the answer shows the secret: %v", r)
+	}
+	f.stop(0)
+	secretNowhere(t, "", filepath.Dir(secrets), secrets, secret)
+}
+
 // secretNowhere fails t if secret, as it is or in hex, is in a row of a
-// table of the PostgreSQL database at url, or in a file under dir (the
-// test's folders: the instances' data, their logs) but the secrets file.
+// table of the PostgreSQL database at url (if any), or in a file under
+// dir's parent (the test's folders: the instances' data, their logs) but
+// the secrets file.
 func secretNowhere(t *testing.T, url, dir, secretsFile, secret string) {
 	t.Helper()
 	forms := []string{secret, hex.EncodeToString([]byte(secret))}
+	if url != "" {
+		secretNotStored(t, url, forms)
+	}
+	filesHoldNo(t, filepath.Dir(dir), secretsFile, forms)
+}
+
+// secretNotStored fails t if a row of a table of the PostgreSQL database
+// at url holds one of forms.
+func secretNotStored(t *testing.T, url string, forms []string) {
+	t.Helper()
 	conn, err := pgx.Connect(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
@@ -106,15 +169,23 @@ func secretNowhere(t *testing.T, url, dir, secretsFile, secret string) {
 			}
 		}
 	}
-	root := filepath.Dir(dir) // the test's folders: configurations, data, logs
-	files := 0
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+}
+
+// filesHoldNo fails t if a file under root but secretsFile holds one of
+// forms.
+func filesHoldNo(t *testing.T, root, secretsFile string, forms []string) {
+	t.Helper()
+	files, logs := 0, 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || p == secretsFile {
 			return err
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
+		}
+		if strings.HasPrefix(d.Name(), "serve-") {
+			logs++
 		}
 		files++
 		for _, s := range forms {
@@ -124,7 +195,7 @@ func secretNowhere(t *testing.T, url, dir, secretsFile, secret string) {
 		}
 		return nil
 	})
-	if err != nil || files == 0 {
-		t.Fatalf("searching the test's files: %d read, %v", files, err)
+	if err != nil || files == 0 || logs == 0 {
+		t.Fatalf("searching the test's files: %d read, %d of them logs, %v", files, logs, err)
 	}
 }
