@@ -30,12 +30,71 @@ func TestKill24SecretEntitiesRanOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
-	const secret = "acct_live_9f3c2e7d41b8a605"
+	f, secrets := killedAtSecretEntityRan(t, "2s")
+	for deadline := time.Now().Add(2 * time.Minute); storedRequest(t, f.url, "r-write").Ended.IsZero(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("b did not recover a's dead life: r-write is stored %+v", storedRequest(t, f.url, "r-write"))
+		}
+	}
+	staleWriteRefused(t, f, secrets)
+}
+
+// TestKill24SecretEntitiesAtRestartOnPostgres is
+// TestKill24SecretEntitiesRanOnPostgres with an instance_ttl (10m) that no
+// recovery of a's killed life comes within, as
+// TestKill23EntitiesAtRestartOnPostgres: a started again under its name
+// moves the account on at once, by the key its earlier life's open
+// checkpoint kept, and the stale write on b is refused. Before, the
+// account was not moved on and the stale write ran.
+func TestKill24SecretEntitiesAtRestartOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	f, secrets := killedAtSecretEntityRan(t, "10m")
+	f.start(0)
+	if got := storedRequest(t, f.url, "r-write"); !got.Ended.IsZero() {
+		t.Fatalf("r-write is stored ended %+v: a's earlier life was recovered, which a TTL of 10m should not allow yet", got)
+	}
+	staleWriteRefused(t, f, secrets)
+}
+
+// kill24Secret is the registered secret of the TestKill24 tests on
+// PostgreSQL: the key of the account acct:{key}.
+const kill24Secret = "acct_live_9f3c2e7d41b8a605"
+
+// staleWriteRefused has request r-read on b write the account it read
+// while a's write of it ran, wants it refused stale_read and not run, and
+// the secret nowhere once b is stopped.
+func staleWriteRefused(t *testing.T, f *fleet, secrets string) {
+	t.Helper()
+	const secret = kill24Secret
+	r := callHTTP(t, f.base(1), "r-read", "c2", "up__count", fmt.Sprintf(`{"key":%q}`, secret), "")
+	if e, _ := r["error"].(map[string]any); r["status"] == "success" || e["code"] != "stale_read" {
+		t.Errorf("a write of the account based on the read made while a's write ran: %v; want it refused stale_read", r)
+	}
+	if n := f.up.count("count " + secret); n != 0 {
+		t.Errorf("the stale write ran %d times; want never", n)
+	}
+	if strings.Contains(fmt.Sprint(r), secret) {
+		t.Errorf("the answer shows the secret: %v", r)
+	}
+	f.stop(0)
+	f.stop(1)
+	secretNowhere(t, f.url, filepath.Dir(secrets), secrets, secret)
+}
+
+// killedAtSecretEntityRan is killedAtEntitiesRan on acct:{key}, the key a
+// value of the secrets file (kill24Secret): a's write of the account is
+// killed at entities.ran while a request on b read it. It returns the
+// secrets file's path.
+func killedAtSecretEntityRan(t *testing.T, ttl string) (*fleet, string) {
+	t.Helper()
+	const secret = kill24Secret
 	secrets := filepath.Join(t.TempDir(), "secrets.env")
 	if err := os.WriteFile(secrets, []byte("ACCOUNT="+secret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, g := gateFleet(t, "2s", fmt.Sprintf(`secrets: {file: '%s'}
+	f, g := gateFleet(t, ttl, fmt.Sprintf(`secrets: {file: '%s'}
 tools:
   gate__gate: {writes: ["acct:{key}"]}
   up__hop: {reads: ["acct:{key}"]}
@@ -56,23 +115,7 @@ tools:
 		t.Fatal("a never reached entities.ran")
 	}
 	f.kill(0)
-	for deadline := time.Now().Add(2 * time.Minute); storedRequest(t, f.url, "r-write").Ended.IsZero(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("b did not recover a's dead life: r-write is stored %+v", storedRequest(t, f.url, "r-write"))
-		}
-	}
-	r := callHTTP(t, f.base(1), "r-read", "c2", "up__count", fmt.Sprintf(`{"key":%q}`, secret), "")
-	if e, _ := r["error"].(map[string]any); r["status"] == "success" || e["code"] != "stale_read" {
-		t.Errorf("a write of the account based on the read made while a's write ran: %v; want it refused stale_read", r)
-	}
-	if n := f.up.count("count " + secret); n != 0 {
-		t.Errorf("the stale write ran %d times; want never", n)
-	}
-	if strings.Contains(fmt.Sprint(r), secret) {
-		t.Errorf("the answer shows the secret: %v", r)
-	}
-	f.stop(1)
-	secretNowhere(t, f.url, filepath.Dir(secrets), secrets, secret)
+	return f, secrets
 }
 
 // TestKill24SecretEntitiesOnSQLite is TestKill24SecretEntitiesRanOnPostgres
