@@ -680,8 +680,9 @@ type Earlier interface {
 }
 
 // MoveEarlierEntities moves on, once at start, the entities that the
-// writes left open by this instance's earlier lives write (named from
-// their recorded arguments, as effects.writes names them), before those
+// writes left open by this instance's earlier lives write (by the keys
+// their checkpoints kept, or named from their recorded arguments as
+// effects.writes names them: moveWritten), before those
 // lives are judged dead (the TTL) and their work recovered: a restart
 // after a kill -9 knows at once that the write may have run, and a read
 // another instance made while it ran is then stale, not only once the
