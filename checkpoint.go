@@ -51,6 +51,9 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 func executingRecord(c *Call) Checkpoint {
 	rec := Checkpoint{Request: c.req.id, Root: c.req.root.id, Frame: c.frame.ID, Tool: c.Tool, CallID: c.ID,
 		IdempotencyKey: c.idemRec, State: Executing, Args: c.args, Started: c.frame.Started, Node: c.frame}
+	if c.recs != nil {
+		rec.Entities = c.recs.writes
+	}
 	if c.parent != nil {
 		rec.Parent = c.parent.ID
 	}
@@ -71,6 +74,10 @@ type callRecords struct {
 	// (Runtime.MoveWrittenEntities). withSharedEntities runs it itself,
 	// inside this stage; the checkpoint stage runs it if it did not.
 	moved *entityMove
+	// writes are the keys of the entities the call writes in the shared
+	// entity store (keyedEntities), kept with its "executing" checkpoint
+	// (Checkpoint.Entities).
+	writes []string
 }
 
 // records returns c's records, made on the first use.

@@ -525,7 +525,17 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 	// instance made while it ran is then stale all the same.
 	m := &entityMove{rt: rt, c: c, es: es, ctx: ctx, writes: writes, claimed: claimed, keep: keep, release: release}
 	if rt.opts.Checkpoints != nil && rt.checkpointed(c.tool) {
-		c.records().moved = m
+		recs := c.records()
+		recs.moved = m
+		// The keys it claims them under go with its checkpoint, stored
+		// below (stage 9 or 10): the recovery moves those on, as its
+		// masked arguments cannot name one named from a secret.
+		if len(writes) > 0 {
+			recs.writes = make([]string, len(writes))
+			for i, n := range writes {
+				recs.writes[i] = es.key(n)
+			}
+		}
 	}
 	res, err := next(ctx, c)
 	m.run()
@@ -664,6 +674,25 @@ func (m *entityMove) run() {
 	}
 }
 
+// MoveEntityKeys gives the entities of keys, as the shared entity store
+// (Options.Entities) keeps them (a name, or "sha256:" and the digest of one
+// named from a secret: Checkpoint.Entities), a new version: for the
+// recovery of a call cut off while it may have run, whose checkpoint kept
+// the keys of what it writes. It does nothing without a shared entity
+// store or keys.
+func (rt *Runtime) MoveEntityKeys(ctx context.Context, keys []string) error {
+	es := rt.opts.Entities
+	if es == nil || len(keys) == 0 {
+		return nil
+	}
+	claims := make([]EntityClaim, len(keys))
+	for i, k := range keys {
+		claims[i] = EntityClaim{Name: k}
+	}
+	_, _, err := es.ClaimEntities(ctx, claims)
+	return err
+}
+
 // MoveWrittenEntities gives the entities that a call of tool with args
 // writes (its effects' writes) a new version in the shared entity store
 // (Options.Entities), as the write's claim after its tool ran does: for
@@ -673,7 +702,8 @@ func (m *entityMove) run() {
 // for a tool not registered or that declares no writes, and for arguments
 // that do not name them: an entity named from what the checkpoint keeps
 // masked (a secret argument) is not moved on, as its name there is not its
-// name (and its key is a digest of the real name: keyedEntities); one
+// name (and its key is a digest of the real name: keyedEntities; a
+// checkpoint that kept its keys is recovered by MoveEntityKeys); one
 // that is masked only when shown is moved on under its digest, as a call
 // keeps it.
 func (rt *Runtime) MoveWrittenEntities(ctx context.Context, tool string, args []byte) error {

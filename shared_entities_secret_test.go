@@ -2,8 +2,12 @@ package reach_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentreach/reach"
@@ -92,5 +96,71 @@ func TestMoveWrittenEntitiesKeysAsCallsDo(t *testing.T) {
 	}
 	if strings.Contains(res.ModelText(), "Tk-42") {
 		t.Errorf("the refusal shows the token: %s", res.ModelText())
+	}
+}
+
+// executingKept keeps the "executing" checkpoints it is given.
+type executingKept struct {
+	mu        sync.Mutex
+	executing []reach.Checkpoint
+}
+
+func (k *executingKept) Executing(_ context.Context, c *reach.Checkpoint) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.executing = append(k.executing, *c)
+	return nil
+}
+
+func (k *executingKept) Ended(context.Context, *reach.Checkpoint) {}
+
+// A checkpointed write keeps with its "executing" checkpoint the keys
+// under which the shared store keeps the entities it writes: an entity
+// named from a secret argument by its digest, never the secret. From them
+// (MoveEntityKeys) a recovery moves on the entity that the checkpoint's
+// masked arguments cannot name, so that a read made while the write ran
+// is stale. Before, the checkpoint kept no keys and the recovery, from the
+// masked arguments, moved on only item:7.
+func TestCheckpointKeepsSecretEntityKeys(t *testing.T) {
+	const secret = "tok_live_5e6f7a8b9c0d1e"
+	es := store.NewMemory()
+	cps := &executingKept{}
+	rt := reach.New(&reach.Options{Entities: es, Checkpoints: cps})
+	rt.MustRegister(
+		reach.Tool{Name: "get", Reentrancy: reach.Reentrant, Reads: []string{"acct:{token}"}, Func: echo},
+		reach.Tool{Name: "put", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"acct:{token}", "item:{id}"}, Func: echo},
+	)
+	args := `{"token":"` + secret + `","id":"7"}`
+	ctx2, _ := begin(t, rt, nil) // another runtime's write, cut off while it ran
+	if res := rt.Call(ctx2, &reach.Call{ID: "w0", Tool: "put", Arguments: json.RawMessage(args)}); res.IsError() {
+		t.Fatal(res.ModelText())
+	}
+	ctx, _ := begin(t, rt, nil)
+	if res := call(rt, ctx, "get", args); res.IsError() {
+		t.Fatal(res.ModelText())
+	}
+	cps.mu.Lock()
+	if len(cps.executing) != 1 {
+		t.Fatalf("%d executing checkpoints; want the write's", len(cps.executing))
+	}
+	keys := cps.executing[0].Entities
+	cps.mu.Unlock()
+	sum := sha256.Sum256([]byte("acct:" + secret))
+	if want := []string{"sha256:" + hex.EncodeToString(sum[:]), "item:7"}; !slices.Equal(keys, want) {
+		t.Fatalf("the checkpoint keeps the keys %q; want %q", keys, want)
+	}
+	if strings.Contains(strings.Join(keys, " "), secret) {
+		t.Fatalf("the checkpoint's keys hold the secret: %q", keys)
+	}
+	// The recovery moves on what the checkpoint kept.
+	if err := rt.MoveEntityKeys(context.Background(), keys); err != nil {
+		t.Fatal(err)
+	}
+	res := rt.Call(ctx, &reach.Call{ID: "w1", Tool: "put", Arguments: json.RawMessage(args)})
+	if res.Status != reach.StatusRefused || res.Error.Code != "stale_read" {
+		t.Fatalf("a write on a read of the account made before the recovery moved it on: %s; want refused as stale", res.ModelText())
+	}
+	if strings.Contains(res.ModelText(), secret) {
+		t.Errorf("the refusal shows the secret: %s", res.ModelText())
 	}
 }

@@ -140,7 +140,7 @@ func ids(cp *reach.Checkpoint) (id, parent string) {
 // id and parent ("" for none).
 func setRow(f *store.Frame, cp *reach.Checkpoint, id, parent string) {
 	*f = store.Frame{Request: cp.Request, Frame: id, Parent: parent, Kind: "tool", Name: cp.Tool, CallID: cp.CallID,
-		IdemKey: cp.IdempotencyKey, State: cp.State.String(), Args: cp.Args, Undo: cp.Undo, Started: cp.Started}
+		IdemKey: cp.IdempotencyKey, State: cp.State.String(), Args: cp.Args, Undo: cp.Undo, Started: cp.Started, Entities: cp.Entities}
 	if cp.Error != nil {
 		f.Error, _ = json.Marshal(cp.Error)
 	}
@@ -680,8 +680,9 @@ type Earlier interface {
 }
 
 // MoveEarlierEntities moves on, once at start, the entities that the
-// writes left open by this instance's earlier lives write (named from
-// their recorded arguments, as effects.writes names them), before those
+// writes left open by this instance's earlier lives write (by the keys
+// their checkpoints kept, or named from their recorded arguments as
+// effects.writes names them: moveWritten), before those
 // lives are judged dead (the TTL) and their work recovered: a restart
 // after a kill -9 knows at once that the write may have run, and a read
 // another instance made while it ran is then stale, not only once the
@@ -700,11 +701,23 @@ func MoveEarlierEntities(ctx context.Context, sh Earlier, rt *reach.Runtime) err
 		return fmt.Errorf("reading the open checkpoints of this instance's earlier lives: %w", err)
 	}
 	for _, f := range open {
-		if err := rt.MoveWrittenEntities(ctx, f.Name, f.Args); err != nil {
+		if err := moveWritten(ctx, rt, f); err != nil {
 			return fmt.Errorf("moving on the entities checkpoint %s writes: %w", f.Frame, err)
 		}
 	}
 	return nil
+}
+
+// moveWritten moves on the entities that f, an open checkpoint, writes:
+// by the keys it kept (store.Frame.Entities), which name one named from a
+// secret too; a checkpoint written before they were kept, by its
+// arguments, masked as kept (an entity named from a secret is not moved
+// on then).
+func moveWritten(ctx context.Context, rt *reach.Runtime, f *store.Frame) error {
+	if len(f.Entities) > 0 {
+		return rt.MoveEntityKeys(ctx, f.Entities)
+	}
+	return rt.MoveWrittenEntities(ctx, f.Name, f.Args)
 }
 
 // Recover resolves what a stopped gateway left behind. Call it once at
@@ -785,7 +798,7 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 		// checkpoint is closed: a read another instance made while it ran
 		// is then stale (docs/STATE.md, Entity versions).
 		if sh != nil && rt != nil {
-			if err := rt.MoveWrittenEntities(ctx, f.Name, f.Args); err != nil {
+			if err := moveWritten(ctx, rt, f); err != nil {
 				return nil, fmt.Errorf("moving on the entities checkpoint %s writes: %w", f.Frame, err)
 			}
 		}

@@ -85,6 +85,13 @@ type Checkpoint struct {
 	// the end's row of it, without masking Args again or spelling the ids
 	// anew. The runtime leaves it nil.
 	Stored any
+	// Entities are the keys, in a store of entity versions that runtimes
+	// share (reach.Options.Entities), of the entities the call writes, as
+	// it claims them: a name that shows as it is, the SHA-256 of one named
+	// from a secret ("sha256:..."). The recovery of a call cut off while it
+	// may have run moves them on: its masked arguments cannot name an
+	// entity named from a secret. Never the secret itself.
+	Entities []string
 	// Undo is the compensation registered by a completed write: the undo
 	// tool, its arguments and idempotency key, as JSON {"tool","arguments","key"}.
 	// The calls of a request that runs undos (a compensation's, or a dead

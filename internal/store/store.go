@@ -161,6 +161,12 @@ type Frame struct {
 	// under this one sees them.
 	Owner string
 	Stack []byte
+	// Entities, kept by a store that several instances share (Postgres),
+	// are the keys of the entities the call writes in the shared entity
+	// store (reach.Checkpoint.Entities), plain or "sha256:" digests, never
+	// a secret: the recovery of the call moves them on. Empty for a
+	// checkpoint written before they were kept: its arguments name them.
+	Entities []string
 	// EndOnly, on a final frame, says that its columns but State, Undo and
 	// Error are those of the checkpoint of (Request, Frame) put before it
 	// (its "executing" one, as the call's claim wrote it): a store may then

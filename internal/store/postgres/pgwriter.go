@@ -214,7 +214,7 @@ var dialect = sqlcore.Dialect{
 	Key:         func(k string) any { return []byte(k) },
 	List:        func(l []string) any { return l },
 	AnyOf:       func(col, p string) string { return col + ` = ANY(` + p + `)` },
-	FrameSelect: `SELECT request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, owner, stack FROM frames`,
+	FrameSelect: `SELECT request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, owner, stack, entities FROM frames`,
 	FrameOrder:  `started, seq`,
 	// The event is read as text: json keeps the bytes as written.
 	AuditSelect:      `SELECT seq, time, request, event::TEXT, prev_hash, hash FROM audit `,
@@ -235,25 +235,25 @@ func statements() []string {
 	// for dead, may go on and end it (failed, held back by its lease), and
 	// the mark is what the others acted on.
 	q[sqlcore.StPutFrame] = `INSERT INTO frames
-	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame, owner, stack)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame, owner, stack, entities)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 	ON CONFLICT (request, frame) DO UPDATE SET parent = excluded.parent, kind = excluded.kind,
 		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
 		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
 		started = excluded.started, updated = excluded.updated, owner = excluded.owner,
-		stack = coalesce(excluded.stack, frames.stack)
+		stack = coalesce(excluded.stack, frames.stack), entities = coalesce(excluded.entities, frames.entities)
 	WHERE NOT (frames.state = 'cancelled' AND frames.error LIKE '{"code":"interrupted"%' AND excluded.state <> 'cancelled')`
 	q[sqlcore.StPutClaimedFrame] = `INSERT INTO frames
-	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame, owner, stack)
+	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame, owner, stack, entities)
 	SELECT $1::TEXT, $2::TEXT, $3::TEXT, $4::TEXT, $5::BYTEA, $6::TEXT, $7::TEXT, $8::TEXT, $9::TEXT, $10::BIGINT, $11::BIGINT,
-		$12::TEXT, $13::TEXT, $19::TEXT, $20::TEXT
+		$12::TEXT, $13::TEXT, $19::TEXT, $20::TEXT, $21::TEXT
 	WHERE EXISTS (SELECT 1 FROM idempotency WHERE key = $14 AND owner = $15 AND claimed = $16 AND request = $17 AND frame = $18
 		AND state = 'claimed')
 	ON CONFLICT (request, frame) DO UPDATE SET parent = excluded.parent, kind = excluded.kind,
 		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
 		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
 		started = excluded.started, updated = excluded.updated, owner = excluded.owner,
-		stack = coalesce(excluded.stack, frames.stack)
+		stack = coalesce(excluded.stack, frames.stack), entities = coalesce(excluded.entities, frames.entities)
 	WHERE NOT (frames.state = 'cancelled' AND frames.error LIKE '{"code":"interrupted"%' AND excluded.state <> 'cancelled')`
 	q[sqlcore.StUpdateFrame] = ""
 	q[sqlcore.StEndExecutingOwned] = `UPDATE frames SET state = $1, undo = $2, error = $3, updated = $4

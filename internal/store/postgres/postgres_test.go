@@ -749,3 +749,41 @@ func TestPostgresRunningOn(t *testing.T) {
 		t.Fatalf("RunningOn r1 after it ended = %v, %v; want none", got, err)
 	}
 }
+
+// A checkpoint keeps the keys of the entities its call writes (schema
+// 22): OpenFramesOf reads them back for the recovery, a checkpoint put
+// again without them (its end) keeps them, and one written with none
+// (an older instance's) reads back with none.
+func TestPostgresFrameEntityKeys(t *testing.T) {
+	s := openPostgres(t, pgtest.Database(t))
+	ctx := t.Context()
+	keys := []string{"sha256:" + strings.Repeat("ab", 32), "item:7"}
+	for _, f := range []*store.Frame{
+		{Request: "r", Frame: "00000000000000bb", Kind: "tool", Name: "put", State: "executing", Owner: "A/1", Entities: keys, Started: t0},
+		{Request: "r", Frame: "00000000000000cc", Kind: "tool", Name: "put", State: "executing", Owner: "A/1", Started: t0},
+	} {
+		if err := s.PutFrame(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open, err := s.OpenFramesOf(ctx, []string{"A/1"})
+	if err != nil || len(open) != 2 {
+		t.Fatalf("OpenFramesOf(A/1) = %v, %v", frameIDs(open), err)
+	}
+	for _, f := range open {
+		want := keys
+		if f.Frame == "00000000000000cc" {
+			want = nil
+		}
+		if !slices.Equal(f.Entities, want) {
+			t.Errorf("checkpoint %s reads back the entity keys %q; want %q", f.Frame, f.Entities, want)
+		}
+	}
+	end := store.Frame{Request: "r", Frame: "00000000000000bb", Kind: "tool", Name: "put", State: "cancelled", Owner: "A/1", Started: t0}
+	if err := s.PutFrame(ctx, &end); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := s.FindFrame(ctx, end.Frame); err != nil || f.State != "cancelled" || !slices.Equal(f.Entities, keys) {
+		t.Fatalf("the end of the checkpoint lost its entity keys: %+v, %v", f, err)
+	}
+}

@@ -358,10 +358,14 @@ func (c *Core) frameArgs(f *store.Frame, extra ...any) []any {
 	now := time.Now()
 	f.Updated = store.Round(now)
 	d := c.D
-	args := append(make([]any, 0, 18), f.Parent, f.Kind, f.Name, f.CallID, d.Key(f.IdemKey), f.State, d.Text(f.Args), d.Text(f.Undo),
+	args := append(make([]any, 0, 21), f.Parent, f.Kind, f.Name, f.CallID, d.Key(f.IdemKey), f.State, d.Text(f.Args), d.Text(f.Undo),
 		d.Text(f.Error), store.UnixNano(f.Started), now.UnixNano(), f.Request, f.Frame)
 	args = append(args, extra...)
-	return append(args, f.Owner, d.Text(f.Stack))
+	var ents []byte
+	if len(f.Entities) > 0 {
+		ents, _ = json.Marshal(f.Entities)
+	}
+	return append(args, f.Owner, d.Text(f.Stack), d.Text(ents))
 }
 
 func (c *Core) frameWrite(f *store.Frame) *Write {
@@ -430,10 +434,15 @@ func frameKey(request, frame string) string { return request + "\x00" + frame }
 func scanFrame(sc interface{ Scan(...any) error }) (*store.Frame, error) {
 	var f store.Frame
 	var started, updated int64
-	var idem []byte
+	var idem, ents []byte
 	if err := sc.Scan(&f.Request, &f.Frame, &f.Parent, &f.Kind, &f.Name, &f.CallID, &idem, &f.State,
-		&f.Args, &f.Undo, &f.Error, &started, &updated, &f.Owner, &f.Stack); err != nil {
+		&f.Args, &f.Undo, &f.Error, &started, &updated, &f.Owner, &f.Stack, &ents); err != nil {
 		return nil, err
+	}
+	if len(ents) > 0 {
+		// Unreadable (a row edited by hand): left empty, the recovery names
+		// the entities from the arguments, as for an older checkpoint.
+		_ = json.Unmarshal(ents, &f.Entities)
 	}
 	f.IdemKey = string(idem)
 	f.Args, f.Undo, f.Error, f.Stack = EmptyNil(f.Args), EmptyNil(f.Undo), EmptyNil(f.Error), EmptyNil(f.Stack)

@@ -384,8 +384,9 @@ var dialect = sqlcore.Dialect{
 		return string(b)
 	},
 	AnyOf: func(col, p string) string { return col + ` IN (SELECT value FROM json_each(` + p + `))` },
-	// SQLite keeps no owner or stack: one instance owns every frame.
-	FrameSelect: `SELECT request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, '', NULL FROM frames`,
+	// SQLite keeps no owner, stack or entities: one instance owns every
+	// frame, and keeps entity versions in memory.
+	FrameSelect: `SELECT request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, '', NULL, NULL FROM frames`,
 	FrameOrder:  `started, ifnull(origin, seq)`, // the first place of a frame put open again (migration 8)
 	// The columns are read through casts, so that a row edited by hand to
 	// hold a value of another type is still read (and then fails
