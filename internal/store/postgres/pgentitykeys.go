@@ -1,7 +1,7 @@
 package postgres
 
 func init() {
-	pgMigrations = append(pgMigrations, migration{22, "the entity keys a checkpointed write moves on", `
+	pgMigrations = append(pgMigrations, migration{23, "the entity keys a checkpointed write moves on", `
 -- The keys, in the entities table, of the entities a checkpointed call
 -- writes (store.Frame.Entities), as a JSON array: plain names, and
 -- 'sha256:' digests of names made from a secret, never the secret. The
