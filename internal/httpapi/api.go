@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/a2a"
@@ -929,6 +930,19 @@ func (a *API) cancelRemote(w http.ResponseWriter, r *http.Request, mode reach.St
 	httpjson.Write(w, http.StatusOK, map[string]any{"id": id, "state": state, "stop": cause})
 }
 
+// cutAtRune cuts s to at most max bytes at a rune boundary: a cut at a
+// byte inside a character would keep half of it (invalid UTF-8, shown as
+// U+FFFD by whoever reads it).
+func cutAtRune(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
+	}
+	return s[:max]
+}
+
 // endedConflict answers a stop of request id, which ended with no stop
 // (completed, or ended by its client): 409, nothing changed, its writes
 // kept, with its final state.
@@ -1025,9 +1039,7 @@ func (a *API) cancelRequest(w http.ResponseWriter, r *http.Request) {
 	if in.Reason == "" {
 		in.Reason = "cancelled through the API"
 	}
-	if len(in.Reason) > 500 {
-		in.Reason = in.Reason[:500]
-	}
+	in.Reason = cutAtRune(in.Reason, 500)
 	by := "api"
 	if a.authn != nil {
 		by = principalOf(r)

@@ -37,6 +37,9 @@ func (a *API) newUI() *ui.UI {
 			if err != nil && a.remote.Ended(err) || !found && err == nil {
 				return true, nil // over everywhere, or forgotten
 			}
+			if err != nil && a.remote.NotYours(err) {
+				return false, ui.ErrNotYours
+			}
 			return false, err
 		}
 	}

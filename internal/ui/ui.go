@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -144,7 +145,8 @@ type Options struct {
 	// StopElsewhere stores the stop of request id, whose part here ended,
 	// in the shared store, for the instances that still run it (r is the
 	// form's request, for who may stop what); ended is true, and nothing
-	// stored, when the request ended there too (or its client ended it).
+	// stored, when the request ended there too (or its client ended it);
+	// err is ErrNotYours (or wraps it) when r's principal may not stop it.
 	// Nil without a shared store.
 	StopElsewhere func(r *http.Request, id string, mode reach.StopMode, by, reason string) (ended bool, err error)
 	// Login, if set, makes the UI sign people in itself (see [Login]);
@@ -863,7 +865,15 @@ func (u *UI) stop(w http.ResponseWriter, r *http.Request) {
 		ended := true
 		if u.o.StopElsewhere != nil {
 			var err error
-			if ended, err = u.o.StopElsewhere(r, id, mode, by, reason); err != nil && !ended {
+			ended, err = u.o.StopElsewhere(r, id, mode, by, reason)
+			switch {
+			case err != nil && !ended && errors.Is(err, ErrNotYours):
+				// As the API answers (403 not_your_request): nothing more
+				// of the request than that it is another principal's.
+				writeError(w, http.StatusForbidden, "not_your_request", fmt.Sprintf("Request %s belongs to another principal.", id),
+					"Only its principal, or an operator, may stop it.")
+				return
+			case err != nil && !ended:
 				http.Error(w, fmt.Sprintf("Request %s could not be stopped: %v. Try again in a moment; it runs on until it is stopped.", id, err), http.StatusServiceUnavailable)
 				return
 			}
@@ -877,6 +887,11 @@ func (u *UI) stop(w http.ResponseWriter, r *http.Request) {
 	u.log.Info("request stopped from the UI", "request", id, "mode", mode.String(), "by", by)
 	http.Redirect(w, r, requestPath(id)+"?flash=stopped", http.StatusSeeOther)
 }
+
+// ErrNotYours is what Options.StopElsewhere returns when the caller may
+// not stop the request (another principal's, and the caller no operator):
+// the UI answers 403 not_your_request, as the API does.
+var ErrNotYours = errors.New("the request belongs to another principal")
 
 // decideView is what the Approve and Deny forms need: the approval, the
 // form token, and the request page to come back to ("" for the inbox).
