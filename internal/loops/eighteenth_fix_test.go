@@ -35,6 +35,8 @@ func TestSameAccountRounds(t *testing.T) {
 		t.Errorf("the same account for each rewording: refused at %d (%v), want the third hand-off", p.refusedAt, p.v)
 	} else if want := "ended in the same verdict"; !strings.Contains(p.v.Message, want) {
 		t.Errorf("message %q does not say %q", p.v.Message, want)
+	} else if strings.Contains(p.v.Suggestion, "rejection") {
+		t.Errorf("the suggestion for an account that rejected nothing speaks of a rejection: %q", p.v.Suggestion)
 	}
 	other := func(i int) string {
 		return []string{account, "Sources: two A/B tests from Baymard, both on apparel; AOV rose 7% and 9% above the threshold.", "Sources: a 2019 NBER paper finds thresholds shift baskets toward the threshold, not beyond it.", "No further sources found beyond those."}[i]

@@ -166,9 +166,9 @@ func (d *Detector) checkRounds(from, to, task string, others uint64) (*rounds, *
 	}
 	// The same account word for word, neither a rejection nor a
 	// question asked back, is said as what it is.
-	end := "rejection"
+	end, address := "rejection", "address the points of the rejection in the task"
 	if last := prev[len(prev)-1]; !last.neg && !asksBack(last.full) {
-		end = "verdict"
+		end, address = "verdict", "give the task what the last account lacked"
 	}
 	return rs, &Verdict{
 		Detector: "delegation",
@@ -176,7 +176,7 @@ func (d *Detector) checkRounds(from, to, task string, others uint64) (*rounds, *
 			" ended in the same " + end + " (" + prev[len(prev)-2].text + "; then " + prev[len(prev)-1].text +
 			"), and " + quote(task) + " is one more rewording of the same task; nothing was written by anyone else in between, so a " +
 			ordinal(rs.count+1) + " round would end the same way.",
-		Suggestion: "Do not reword the task and hand it over again: address the points of the rejection in the task " +
+		Suggestion: "Do not reword the task and hand it over again: " + address + " " +
 			"(say what must be different this time), accept the last result, or report to the user why it cannot be completed.",
 	}
 }

@@ -15,6 +15,10 @@ import (
 // refused for as long as that lasted, for the next start to read whole.
 var keptCompactLines = 2 * keptEntries
 
+// keptCompactSuffix names the copy compact writes next to the kept file
+// before renaming it over it; KeepFile removes one a kill left.
+const keptCompactSuffix = ".compact"
+
 // compact rewrites the kept file with the lines of what is kept now, when
 // it holds many more: written to a file next to it, synced, then renamed
 // over it, so that a kill leaves either file, each with every line still
@@ -54,7 +58,7 @@ func (s *Idempotency) compact() {
 			return
 		}
 	}
-	tmp := s.file + ".compact"
+	tmp := s.file + keptCompactSuffix
 	err := writeSynced(tmp, b.Bytes())
 	if err == nil {
 		err = os.Rename(tmp, s.file)

@@ -83,3 +83,26 @@ func TestKeptFileCompacted(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// TestKeptFileCompactCopyRemovedAtStart: a kill between compact's write of
+// its copy and the rename left the copy (every completion still kept, with
+// its result) in the data folder, and nothing removed it. The start that
+// keeps the file (KeepFile) removes it; the kept file itself is kept.
+func TestKeptFileCompactCopyRemovedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, KeptFile)
+	if err := os.WriteFile(path+keptCompactSuffix, []byte(`{"key":"k","result":"cut off"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(`{"key":"k"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := NewIdempotency(NewMemory(), nil)
+	s.KeepFile(path)
+	if _, err := os.Stat(path + keptCompactSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the copy a cut-off rewrite left is still there after KeepFile (stat: %v)", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("KeepFile removed the kept file itself: %v", err)
+	}
+}

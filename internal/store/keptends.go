@@ -165,6 +165,11 @@ func (s *Idempotency) endExecuting(ctx context.Context, f *Frame) (bool, error) 
 func (s *Idempotency) KeepFile(path string) {
 	s.fmu.Lock()
 	s.file = path
+	// A rewrite (compact) a kill cut off before its rename left its copy:
+	// the kept file, never renamed over, still holds every line.
+	if err := os.Remove(path + keptCompactSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.log.Warn("idempotency: the copy of the kept completions' file a cut-off rewrite left could not be removed", "err", err)
+	}
 	s.fmu.Unlock()
 	s.reserveSpace()
 }

@@ -751,7 +751,7 @@ func TestPostgresRunningOn(t *testing.T) {
 }
 
 // A checkpoint keeps the keys of the entities its call writes (schema
-// 22): OpenFramesOf reads them back for the recovery, a checkpoint put
+// 23): OpenFramesOf reads them back for the recovery, a checkpoint put
 // again without them (its end) keeps them, and one written with none
 // (an older instance's) reads back with none.
 func TestPostgresFrameEntityKeys(t *testing.T) {
