@@ -83,6 +83,11 @@ func TestAttack24ChoicesNeverPassTheTokenBudget(t *testing.T) {
 		if resp.StatusCode != http.StatusPaymentRequired || path(out, "error", "code") != "budget_tokens" || !strings.Contains(msg, "choices") {
 			t.Errorf("n=%s: answered %d %s, want 402 budget_tokens saying how many choices fit", n, resp.StatusCode, b)
 		}
+		// One next step: ask again with fewer choices, not "finish with
+		// what you have" beside it.
+		if !strings.Contains(msg, "Ask again with n at most") || strings.Contains(msg, "Do not retry") {
+			t.Errorf("n=%s: %q; want it to say how many choices to ask for, and not to finish", n, msg)
+		}
 	}
 	if got := m.asked.Load(); got != 0 {
 		t.Errorf("the model was asked %d times, want 0", got)

@@ -109,6 +109,10 @@ func choices(raw json.RawMessage) int64 {
 	return int64(f)
 }
 
+// askFewer begins the suggestion of tooManyChoices, which refuse passes on
+// in place of its "finish with what you have".
+const askFewer = "Ask again with n at most"
+
 // maxChoices is the most choices (n) a turn is counted as asking for.
 const maxChoices = 1 << 31
 
@@ -117,8 +121,9 @@ const maxChoices = 1 << 31
 // at least, so that, each capped at one, they would spend past the budget.
 func tooManyChoices(req *reach.Request, n, left int64) *reach.Error {
 	return &reach.Error{Guard: "admit", Type: reach.TypeBudget, Code: "budget_tokens",
-		Message: fmt.Sprintf("The token budget of request %s leaves this turn's answer %d tokens once its prompt is counted, and it asks for %d choices (n), each of which spends a token at least. At most %d choices fit: ask for that many or fewer (n).",
-			req.ID(), max(left, 0), n, max(left, 0))}
+		Message: fmt.Sprintf("The budget of request %s (its tokens, or its cost at this model's price) leaves this turn's answer %d tokens once its prompt is counted, and it asks for %d choices (n), each of which spends a token at least.",
+			req.ID(), max(left, 0), n),
+		Suggestion: fmt.Sprintf(askFewer+" %d, or without n (one choice).", max(left, 0))}
 }
 
 // finishNote is the system message a turn gets when the budget left caps
@@ -187,6 +192,12 @@ func refuse(w http.ResponseWriter, req *reach.Request, err error) {
 		return
 	}
 	w.Header().Set("X-Should-Retry", "false")
+	if budget && re != nil && re.Guard == "admit" && strings.HasPrefix(re.Suggestion, askFewer) {
+		// The same turn asking for fewer choices fits: the model is told
+		// that, not to finish (tooManyChoices).
+		proxyError(w, http.StatusPaymentRequired, "budget_exceeded", code, msg+" "+re.Suggestion)
+		return
+	}
 	if budget {
 		proxyError(w, http.StatusPaymentRequired, "budget_exceeded", code, msg+finish)
 		return
