@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math"
 	"sync"
 	"time"
@@ -365,4 +366,38 @@ func askedTokens(api apiKind, body map[string]json.RawMessage) int64 {
 		asked *= n
 	}
 	return asked
+}
+
+// unholdWait is how long one attempt to let go of a turn's hold on the
+// shared ledger may take, and the longest wait between two.
+const unholdWait = 10 * time.Second
+
+// letGoShared lets go of what the model turn named turn holds on the
+// shared ledger. A hold left there would count for as long as this
+// instance lives (only a dead life's holds count for nothing), so every
+// later turn of the request tree, on every instance, would wait for it and
+// be refused budget_tokens_held: an attempt the store does not take is made
+// again, from a goroutine of its own, waiting longer each time (up to
+// wait), until it is taken. Each attempt is bounded by wait: a store that
+// hangs does not hang the turn's handler.
+func letGoShared(log *slog.Logger, hl Holder, request, turn string, wait time.Duration) {
+	try := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		return hl.Unhold(ctx, turn)
+	}
+	err := try()
+	if err == nil {
+		return
+	}
+	log.Warn("letting go of a model turn's hold on the shared ledger failed: tried again until the store takes it (meanwhile the hold counts against the request's budget)", "request", request, "err", err)
+	go func() {
+		for pause := min(100*time.Millisecond, wait); ; pause = min(pause*2, wait) {
+			time.Sleep(pause)
+			if err := try(); err == nil {
+				log.Info("a model turn's hold on the shared ledger is let go", "request", request)
+				return
+			}
+		}
+	}()
 }

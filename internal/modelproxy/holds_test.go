@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -404,5 +405,56 @@ func TestHoldsSharedLedgerRefusesThenTakes(t *testing.T) {
 	}
 	if len(h.tokens) != 0 || len(h.turns) != 0 {
 		t.Errorf("holds left on this instance after refusals: %v %v", h.tokens, h.turns)
+	}
+}
+
+// unholdFlaky is a Holder whose store refuses the first fails attempts to
+// let go of a hold (a blip), then takes them.
+type unholdFlaky struct {
+	mu       sync.Mutex
+	fails    int
+	attempts int
+	held     map[string]bool
+}
+
+func (u *unholdFlaky) AdmitTurnLeft(context.Context, *reach.Request) (SharedLeft, error) {
+	return SharedLeft{}, nil
+}
+
+func (u *unholdFlaky) HoldTurn(context.Context, *reach.Request, string, Spend, Spend, Spend) (bool, SharedLeft, error) {
+	return true, SharedLeft{}, nil
+}
+
+func (u *unholdFlaky) Unhold(ctx context.Context, turn string) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.attempts++
+	if u.attempts <= u.fails {
+		return errors.New("the store did not answer")
+	}
+	delete(u.held, turn)
+	return nil
+}
+
+// TestHoldLetGoAfterTheStoreRefused: a hold the shared ledger did not let go
+// of (a store blip) would count for as long as the instance lives, and
+// every later turn of its request tree would wait for it and be refused
+// budget_tokens_held. Letting go is tried again until the store takes it.
+func TestHoldLetGoAfterTheStoreRefused(t *testing.T) {
+	u := &unholdFlaky{fails: 3, held: map[string]bool{"turn-1": true}}
+	letGoShared(slog.New(slog.DiscardHandler), u, "r1", "turn-1", 20*time.Millisecond)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		u.mu.Lock()
+		held, attempts := u.held["turn-1"], u.attempts
+		u.mu.Unlock()
+		if !held {
+			if attempts != 4 {
+				t.Fatalf("let go after %d attempts, want 4 (three refused, then taken)", attempts)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the hold is still held a minute after the store refused its first %d attempts (%d made)", u.fails, attempts)
+		}
 	}
 }

@@ -449,11 +449,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				// error: the hold may have been taken all the same (its
 				// client went away as it committed).
 				unhold = func() {
-					once.Do(func() {
-						if err := hl.Unhold(context.WithoutCancel(ctx), turn); err != nil {
-							p.log.Error("letting go of a model turn's hold on the shared ledger failed", "request", req.ID(), "err", err)
-						}
-					})
+					once.Do(func() { letGoShared(p.log, hl, req.ID(), turn, unholdWait) })
 				}
 				ok, left, err := hl.HoldTurn(ctx, req, turn, Spend{tokens, cost}, Spend{needTokens, needCost}, Spend{pt, pc})
 				if ok {
