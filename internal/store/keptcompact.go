@@ -76,18 +76,4 @@ func (s *Idempotency) compact() {
 }
 
 // writeSynced writes b to path (0600, truncated) and syncs it.
-func writeSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+func writeSynced(path string, b []byte) error { return fileSynced(path, os.O_TRUNC, b) }

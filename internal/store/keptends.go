@@ -295,8 +295,12 @@ func (s *Idempotency) journalDone() {
 }
 
 // appendSynced appends b to path (0600) and syncs it.
-func appendSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+func appendSynced(path string, b []byte) error { return fileSynced(path, os.O_APPEND, b) }
+
+// fileSynced writes b to path (0600, created if missing) opened with
+// flag besides (os.O_APPEND or os.O_TRUNC), and syncs it.
+func fileSynced(path string, flag int, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flag, 0o600)
 	if err != nil {
 		return err
 	}
