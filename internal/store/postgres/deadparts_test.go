@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -51,5 +52,64 @@ func TestPostgresDeadParts(t *testing.T) {
 	}
 	if dead, err := b.DeadParts(ctx, "d2", "B/1", ttl); err != nil || !dead {
 		t.Fatalf("DeadParts(d2) with C's instance row gone = %v, %v; want true", dead, err)
+	}
+}
+
+// TestPostgresLeaveStoppedWithDeadPart: the last live part of a stopped
+// request leaves it, not ends it, when a part of it is held by an instance
+// that died: its undos are a recovery's to run. The gateway asked
+// DeadParts first and then left; a part that died between the two (its
+// heartbeat aged past the TTL just then) was counted neither alive nor
+// dead, the request was stored ended, and that part's undos never ran
+// (TestCrash18StopWhileInstanceDead failed so, once, in CI). Here the
+// death comes after DeadParts answered: the leave itself must see it.
+func TestPostgresLeaveStoppedWithDeadPart(t *testing.T) {
+	a, b, _ := twoPostgres(t)
+	ctx := t.Context()
+	ttl := time.Minute
+	for _, o := range []string{"A/1", "B/1"} {
+		if err := a.Heartbeat(ctx, o, o[:1], time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"l1", "l2", "l3"} {
+		for _, o := range []string{"A/1", "B/1"} {
+			if _, _, err := a.JoinRequest(ctx, joinReq(id, "alice"), o, ttl); err != nil {
+				t.Fatalf("JoinRequest %s on %s: %v", id, o, err)
+			}
+		}
+	}
+	for _, id := range []string{"l1", "l3"} {
+		if _, err := b.StopRequest(ctx, id, 2, []byte(`{"by":"api","reason":"enough"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if dead, err := b.DeadParts(ctx, "l1", "B/1", ttl); err != nil || dead {
+		t.Fatalf("DeadParts(l1) with A alive = %v, %v; want false", dead, err)
+	}
+	if _, err := a.pool.Exec(ctx, `UPDATE instances SET seen = 0 WHERE owner = 'A/1'`); err != nil { // A dies now
+		t.Fatal(err)
+	}
+	// l1, stopped; l3, stopped, left by a part that has not heard the
+	// stop (it leaves as ended): both keep A's dead part.
+	for _, c := range []struct{ id, state string }{{"l1", "stopped"}, {"l3", "ended"}} {
+		last, err := b.LeaveRequestHanding(ctx, c.id, "B/1", ttl, c.state, nil, nil, time.Now(), 0)
+		if err != nil || last {
+			t.Fatalf("B leaving %s (as %s) with A's part dead = %v, %v; want left, not ended", c.id, c.state, last, err)
+		}
+		if r, _ := b.GetRequest(ctx, c.id); r.State != "stopped" || !r.Ended.IsZero() {
+			t.Fatalf("%s after B left = %s (ended %v); want stopped, not ended", c.id, r.State, r.Ended)
+		}
+	}
+	// Not stopped: the request ends with its last live part, as before
+	// (a request that ends with no stop undoes nothing).
+	if last, err := b.LeaveRequestHanding(ctx, "l2", "B/1", ttl, "ended", nil, nil, time.Now(), 0); err != nil || !last {
+		t.Fatalf("B leaving l2 (not stopped) with A's part dead = %v, %v; want ended", last, err)
+	}
+	judge(t, b, "A/1", ttl)
+	ids, err := b.ClaimOrphans(ctx, "B/1", ttl, 10)
+	slices.Sort(ids)
+	if err != nil || !slices.Equal(ids, []string{"l1", "l3"}) {
+		t.Fatalf("ClaimOrphans = %v, %v; want l1 and l3, for their undos", ids, err)
 	}
 }
