@@ -295,20 +295,7 @@ func TestAPIBodyLimitChunked(t *testing.T) {
 }
 
 func TestAPICancel(t *testing.T) {
-	g := newTestGateway(t, nil)
-	started := make(chan struct{})
-	g.rt.MustRegister(g.prepare(reach.Tool{Name: "wait", Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
-		close(started)
-		<-ctx.Done()
-		return nil, context.Cause(ctx)
-	}}))
-	srv := serveTest(t, g)
-	done := make(chan map[string]any, 1)
-	go func() {
-		_, out := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"long","tool_calls":[{"call_id":"w","tool":"wait","arguments":{}}]}`, nil)
-		done <- out
-	}()
-	<-started
+	_, srv, done := waitingCall(t)
 	status, out := do(t, "POST", srv.URL+"/v1/requests/long/cancel", `{"mode":"cancel","reason":"user pressed stop"}`, nil)
 	if status != 200 || out["state"] != "stopped_cancel" || path(out, "stop", "reason") != "user pressed stop" {
 		t.Fatalf("cancel answered %d %v", status, out)

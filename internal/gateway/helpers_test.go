@@ -378,3 +378,25 @@ func clip(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// waitingCall serves a gateway with a tool "wait" that runs until its
+// call is cancelled, and starts a call of it in request "long": it returns
+// once the tool runs, with the channel of the call's answer.
+func waitingCall(t *testing.T) (*Gateway, *httptest.Server, <-chan map[string]any) {
+	t.Helper()
+	g := newTestGateway(t, nil)
+	started := make(chan struct{})
+	g.rt.MustRegister(g.prepare(reach.Tool{Name: "wait", Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	}}))
+	srv := serveTest(t, g)
+	done := make(chan map[string]any, 1)
+	go func() {
+		_, out := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"long","tool_calls":[{"call_id":"w","tool":"wait","arguments":{}}]}`, nil)
+		done <- out
+	}()
+	<-started
+	return g, srv, done
+}

@@ -1,13 +1,9 @@
 package gateway
 
 import (
-	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/agentreach/reach"
 )
 
 // TestAPICancelReasonCutAtRune: a stop's reason longer than 500 bytes is
@@ -15,20 +11,7 @@ import (
 // byte 500 was cut in two, and the kept reason ended in half of it (the
 // answer showed U+FFFD in its place).
 func TestAPICancelReasonCutAtRune(t *testing.T) {
-	g := newTestGateway(t, nil)
-	started := make(chan struct{})
-	g.rt.MustRegister(g.prepare(reach.Tool{Name: "wait", Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
-		close(started)
-		<-ctx.Done()
-		return nil, context.Cause(ctx)
-	}}))
-	srv := serveTest(t, g)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"long","tool_calls":[{"call_id":"w","tool":"wait","arguments":{}}]}`, nil)
-	}()
-	<-started
+	g, srv, done := waitingCall(t)
 	reason := strings.Repeat("a", 499) + "é and more"
 	status, out := do(t, "POST", srv.URL+"/v1/requests/long/cancel", `{"mode":"cancel","reason":"`+reason+`"}`, nil)
 	<-done
