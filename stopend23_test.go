@@ -3,7 +3,6 @@ package reach_test
 import (
 	"context"
 	"encoding/json"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,18 +17,7 @@ import (
 // sub-request itself changes nothing. Before, Stop of the ended request
 // ran its undo and showed it stopped_cancel.
 func TestStopOfAnEndedRequestUndoesNothing(t *testing.T) {
-	rt := reach.New(nil)
-	var undone atomic.Int32
-	rt.MustRegister(
-		reach.Tool{Name: "book", Access: reach.Write, Reentrancy: reach.Reentrant,
-			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`"ok"`), nil },
-			Undo: &reach.Followup{Tool: "unbook", Args: `{}`}},
-		reach.Tool{Name: "unbook", Access: reach.Write, Reentrancy: reach.Reentrant,
-			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
-				undone.Add(1)
-				return json.RawMessage(`"ok"`), nil
-			}},
-	)
+	rt, undone := bookingRuntime(t, nil)
 	book := func(ctx context.Context, id string) {
 		t.Helper()
 		if res := rt.Call(ctx, &reach.Call{ID: id, Tool: "book", Arguments: json.RawMessage(`{}`)}); res.Status != reach.StatusSuccess {
