@@ -275,7 +275,7 @@ func BenchmarkWriteCallPages(b *testing.B) {
 	for _, c := range []struct {
 		name        string
 		parallelism int
-	}{{"c=1", 0}, {"c=64", 32}} {
+	}{{"c=1", 0}, {"c=8", 4}, {"c=64", 32}} {
 		for _, k := range kinds {
 			b.Run(c.name+"/"+k.name, func(b *testing.B) { writeCallPages(b, c.parallelism, k.ids()) })
 		}
