@@ -204,3 +204,69 @@ func TestFlightEndsOnce(t *testing.T) {
 		t.Errorf("in flight after both ended: %d, want 0", n)
 	}
 }
+
+// TestWriterHoldJoinedWhenTheIdleWaitEnds: a write queued during a hold
+// that the writer had not looked at when the idle wait ended (its wake-up
+// and the timer both ready: a busy machine) joins the batch, and the hold
+// counts as joined: the next batches are held again, not committed
+// without a hold as after a hold that no write joined.
+func TestWriterHoldJoinedWhenTheIdleWaitEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := &fakeEngine{commits: make(chan error, 10), hold: time.Minute}
+		// No writer's goroutine: hold runs here, and nothing wakes it.
+		wr := &Writer{eng: e, wake: make(chan struct{}, 1), lost: map[string]bool{}, epoch: time.Now()}
+		wr.room.L = &wr.mu
+		for range 8 {
+			defer wr.CallBegan().End()
+		}
+		first, late := flightClaim(), flightClaim()
+		first.done, late.done = make(chan error, 1), make(chan error, 1)
+		wr.pending, wr.waiters = []*Write{late}, 1 // queued, its wake-up not seen
+		start := time.Now()
+		ws := wr.hold([]*Write{first})
+		if d := time.Since(start); d != HoldIdle {
+			t.Errorf("the hold took %v; want the idle wait, %v", d, HoldIdle)
+		}
+		if len(ws) != 2 || ws[1] != late || len(wr.pending) != 0 || wr.waiters != 0 {
+			t.Errorf("the batch holds %d writes, %d left queued; want the queued claim taken into it", len(ws), len(wr.pending))
+		}
+		if c := wr.cool.Load(); c != 0 {
+			t.Errorf("after a hold that a write joined, %d batches to go without one; want 0", c)
+		}
+	})
+}
+
+// TestWriterCoolingCrowdIsNotLed: while holds cool (after a hold that no
+// write joined), a claim of a crowd is not committed by its caller, but
+// by the writer's goroutine, at once, without a hold, and its batch counts
+// as one of those the cooling lets go without. Led by its caller it would
+// be a batch of one claim that left the cooling as it was: under a crowd,
+// batches of one, one a claim, for as long as no batch of the writer's
+// goroutine counted the cooling down.
+func TestWriterCoolingCrowdIsNotLed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		wr, e := holding(t, time.Minute)
+		for range 16 {
+			defer wr.CallBegan().End()
+		}
+		if err := wr.Do(t.Context(), flightClaim()); err != nil { // held, and none joined
+			t.Fatal(err)
+		}
+		if c := wr.cool.Load(); c != 1 {
+			t.Fatalf("after a hold that no write joined, %d batches to go without one; want 1", c)
+		}
+		synctest.Wait() // the writer idle
+		holds, start := wr.holds.Load(), time.Now()
+		// A claim with its checkpoint (a context that cannot end): its
+		// caller may lead.
+		if err := wr.Do(noEnd, flightClaim()); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 0 || wr.holds.Load() != holds || len(e.commits) != 2 {
+			t.Errorf("a claim while holds cool waited %v in %d holds; want none", d, wr.holds.Load()-holds)
+		}
+		if c := wr.cool.Load(); c != 0 {
+			t.Errorf("after a batch while holds cool, %d batches to go without one; want 0", c)
+		}
+	})
+}

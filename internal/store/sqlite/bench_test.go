@@ -90,6 +90,9 @@ func BenchmarkWriteCallStore(b *testing.B) {
 	// As served: 64 clients' calls in 128 sessions, ids as the runtime makes them.
 	b.Run("c=64,sessions", func(b *testing.B) { writeCalls(b, 32, servedIDs()) })
 	b.Run("c=1,sessions", func(b *testing.B) { writeCalls(b, 0, servedIDs()) })
+	// The batches served under 64 clients (8-14 calls a commit), in sessions.
+	b.Run("c=8,sessions", func(b *testing.B) { writeCalls(b, 4, servedIDs()) })
+	b.Run("c=16,sessions", func(b *testing.B) { writeCalls(b, 8, servedIDs()) })
 }
 
 // servedIDs returns the ids of calls in 128 sessions, as the runtime makes
@@ -272,7 +275,7 @@ func BenchmarkWriteCallPages(b *testing.B) {
 	for _, c := range []struct {
 		name        string
 		parallelism int
-	}{{"c=1", 0}, {"c=64", 32}} {
+	}{{"c=1", 0}, {"c=8", 4}, {"c=64", 32}} {
 		for _, k := range kinds {
 			b.Run(c.name+"/"+k.name, func(b *testing.B) { writeCallPages(b, c.parallelism, k.ids()) })
 		}
