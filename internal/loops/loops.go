@@ -419,6 +419,7 @@ type Detector struct {
 	words   []uint64 // scratch: the content words of a question's free text
 	askVals []uint64 // scratch: the bound values of a read's arguments (sameAskingWider)
 	wordsOf []uint64 // scratch: those of one of its values
+	numsOf  []uint64 // scratch: the numbers a verdict names
 	prev    []leaf   // scratch for the previous argument list
 	echoed  []byte   // scratch: a result's line with the free text it echoes cut out (maskEchoes)
 }

@@ -59,7 +59,6 @@ var s19Known = map[string]string{
 	"gh-run-polled-stays-queued":        "missed",
 	"soql-reworded-first-page":          "missed",
 	"intercom-reassign-ping-pong":       "missed",
-	"supervisor-review-moves":           "false_kill",
 }
 
 func TestNineteenthRuns(t *testing.T) {
