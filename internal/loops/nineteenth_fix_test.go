@@ -51,3 +51,76 @@ func TestRejectionOfAnotherHead(t *testing.T) {
 		t.Errorf("the same rejection of one head each round: refused at %d (%v), want refused", p.refusedAt, p.v)
 	}
 }
+
+// A vector search's answer is its ids and documents: the distances listed
+// beside them measure the query, and move with each rewording. The same
+// chunks under the fourth rewording are refused (rephrase); other chunks
+// each time go on.
+func TestDistancesListed(t *testing.T) {
+	qs := []string{"sick leave for contractors", "contractor sick leave entitlement", "sick days allowed for contractors", "paid sick leave contractors"}
+	run := func(id string, ids func(i int) []string) asPlay {
+		w := asRunOf(id, "rag", false)
+		for i, q := range qs {
+			docs := []string{"Accrual is 2.08 days a month.", "Carry-over ends on 31 March.", "See the parental leave policy."}
+			if ids(i)[0] != "leave-policy#4" {
+				docs = []string{fmt.Sprintf("Clause %d-a.", i), fmt.Sprintf("Clause %d-b.", i), fmt.Sprintf("Clause %d-c.", i)}
+			}
+			w.t("", asOK("chroma_query_documents", obj{"collection_name": "hr", "query_texts": arr{q}, "n_results": 3},
+				s19Chunks(ids(i), docs, []float64{0.41 + float64(i)*0.004, 0.45 - float64(i)*0.003, 0.5 + float64(i)*0.002})))
+		}
+		return playAs(w.run)
+	}
+	if p := run("same", func(int) []string { return []string{"leave-policy#4", "leave-policy#5", "benefits#12"} }); p.refusedAt != 3 || p.v.Detector != "rephrase" {
+		t.Errorf("the same chunks, distances moving: refused at %d (%v), want the fourth query by rephrase", p.refusedAt, p.v)
+	}
+	if p := run("other", func(i int) []string {
+		return []string{fmt.Sprintf("contractors#%d", i*3), fmt.Sprintf("contractors#%d", i*3+1), fmt.Sprintf("legal#%d", i)}
+	}); p.refusedAt >= 0 {
+		t.Errorf("other chunks each time: refused at %d: %v", p.refusedAt, p.v)
+	}
+}
+
+// A model's answer in its envelope (a chat completion's id, creation time
+// and token counts; a message's id and usage) is what the model said: a
+// judge grading one unchanged text alike under reworded prompts is refused
+// at the fourth prompt, while a judge whose grade moves, and a classifier
+// labelling other texts alike, go on.
+func TestModelEnvelope(t *testing.T) {
+	for _, c := range []struct {
+		b    string
+		want bool
+	}{
+		{s19Chat("chatcmpl-1", "Score: 4/10.", 50, 9), true},
+		{`{"id":"msg_01","type":"message","role":"assistant","content":[{"type":"text","text":"4/10"}],"model":"claude","stop_reason":"end_turn","usage":{"input_tokens":50,"output_tokens":9}}`, true},
+		{`{"id":"job-1","usage":{"cpu":3},"state":"done"}`, false},
+		{`{"choices":["a","b"],"usage":"none"}`, false},
+		{`[{"choices":[],"usage":{}}]`, false},
+	} {
+		if got := modelEnvelope([]byte(c.b)); got != c.want {
+			t.Errorf("modelEnvelope(%.60s) = %v, want %v", c.b, got, c.want)
+		}
+	}
+	prompts := []string{"Grade this answer 1-10 for accuracy.", "On a 1 to 10 scale, how accurate is this answer?", "Rate the answer's accuracy from 1 to 10.", "Score 1-10: how accurate is this answer?", "Give the answer an accuracy score (1-10)."}
+	judge := func(id string, grade func(i int) string) asPlay {
+		w := asRunOf(id, "model", false)
+		for i, p := range prompts {
+			w.t("", asOK("chat_completion", obj{"model": "gpt-4o-mini", "messages": arr{obj{"role": "system", "content": p}, obj{"role": "user", "content": "The warranty lasts two years."}}},
+				s19Chat(fmt.Sprintf("chatcmpl-%d", 900+i*7), grade(i), 40+i*3, 12)))
+		}
+		return playAs(w.run)
+	}
+	if p := judge("alike", func(int) string { return "Score: 4/10. Plausible, but no source is cited." }); p.refusedAt != 3 {
+		t.Errorf("one grade under reworded prompts: refused at %d (%v), want the fourth prompt", p.refusedAt, p.v)
+	}
+	if p := judge("moves", func(i int) string { return fmt.Sprintf("Score: %d/10. Plausible, but no source is cited.", 3+i) }); p.refusedAt >= 0 {
+		t.Errorf("a grade that moves: refused at %d: %v", p.refusedAt, p.v)
+	}
+	w := asRunOf("classifier", "model", false)
+	for i, text := range []string{"Love it", "Great service", "Fast delivery, thanks", "Works as described", "Would buy again", "Five stars"} {
+		w.t("", asOK("chat_completion", obj{"model": "gpt-4o-mini", "messages": arr{obj{"role": "system", "content": "Label the review's sentiment: positive, neutral or negative."}, obj{"role": "user", "content": text}}},
+			s19Chat(fmt.Sprintf("chatcmpl-%d", 700+i), "positive", 30+i, 1)))
+	}
+	if p := playAs(w.run); p.refusedAt >= 0 {
+		t.Errorf("a classifier labelling other texts alike: refused at %d: %v", p.refusedAt, p.v)
+	}
+}

@@ -51,14 +51,12 @@ import (
 var s19Known = map[string]string{
 	// As written, on the guard then (8237a60f): 12 of 20 loops detected,
 	// none early, 8 missed; 1 of 20 legit runs refused.
-	"pip-pins-respelled-conflict":       "missed",
-	"gh-rerun-same-test-fails":          "missed",
-	"sheets-formula-respelled-na":       "missed",
-	"chroma-query-reworded-same-chunks": "missed",
-	"rag-retrieve-generate-no-answer":   "missed",
-	"gh-run-polled-stays-queued":        "missed",
-	"soql-reworded-first-page":          "missed",
-	"intercom-reassign-ping-pong":       "missed",
+	"pip-pins-respelled-conflict": "missed",
+	"gh-rerun-same-test-fails":    "missed",
+	"sheets-formula-respelled-na": "missed",
+	"gh-run-polled-stays-queued":  "missed",
+	"soql-reworded-first-page":    "missed",
+	"intercom-reassign-ping-pong": "missed",
 }
 
 func TestNineteenthRuns(t *testing.T) {
