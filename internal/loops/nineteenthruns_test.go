@@ -50,12 +50,27 @@ import (
 // s19Known lists the runs whose outcome is not their label's, each with why.
 var s19Known = map[string]string{
 	// As written, on the guard then (8237a60f): 12 of 20 loops detected,
-	// none early, 8 missed; 1 of 20 legit runs refused.
+	// none early, 8 missed; 1 of 20 legit runs refused (a supervisor's
+	// coder pushing another head each round, its task the same words).
+	// Since its fixes, 14 of 20 and none refused. Left:
+	// pins respelled (==2.31, ==2.31.0, ==2.31.*): each command names
+	// other things, as curl on other hosts does;
 	"pip-pins-respelled-conflict": "missed",
-	"gh-rerun-same-test-fails":    "missed",
+	// a log whose last line counts the attempt, and a re-run whose answer
+	// does: a counter that moves reads as news;
+	"gh-rerun-same-test-fails": "missed",
+	// a formula respelled beyond case and spaces ($A:$B, 0 for FALSE,
+	// 'Prices'!): each write is of other contents;
 	"sheets-formula-respelled-na": "missed",
-	"gh-run-polled-stays-queued":  "missed",
-	"soql-reworded-first-page":    "missed",
+	// a run polled whose updated_at moves: when something happened is
+	// the answer's (docs/LOOPS.md), and says the run changed;
+	"gh-run-polled-stays-queued": "missed",
+	// a query language's text respelled (fields reordered, lower-cased, a
+	// clause that filters nothing): not free text, so other questions;
+	"soql-reworded-first-page": "missed",
+	// two agents reassigning one conversation to each other with notes in
+	// other words: a cycle is one agent's, and each agent's writes go
+	// alone to one target, its words reworded.
 	"intercom-reassign-ping-pong": "missed",
 }
 
