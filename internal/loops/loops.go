@@ -397,6 +397,7 @@ type Detector struct {
 	runStart  uint64
 	runAnswer uint64     // the last successful write's tool and answer, hashed
 	edits     editStreak // writes to one thing, each followed by one failure
+	flips     flipRing   // the request's last successful writes in a row (flip.go)
 
 	calls  bounded[uint64, *callState]  // per tool and arguments
 	tools  bounded[string, *toolState]  // per tool

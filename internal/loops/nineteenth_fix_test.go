@@ -124,3 +124,49 @@ func TestModelEnvelope(t *testing.T) {
 		t.Errorf("a classifier labelling other texts alike: refused at %d: %v", p.refusedAt, p.v)
 	}
 }
+
+// Two agents that set one thing back and forth, each with a note in other
+// words, each write answered as the round before and nothing read in
+// between, are refused at the write that starts a fourth round
+// (short_cycle). A look in between (a charge read), one agent alone, two
+// agents posting to two channels answered alike, and a value that moves
+// each round go on.
+func TestFlipBetweenAgents(t *testing.T) {
+	type opts struct {
+		read, alone, post, moves bool
+	}
+	run := func(id string, o opts) asPlay {
+		w := asRunOf(id, "support", false).acc("write", "assign_conversation", "post_message")
+		a, b := s19As(w, "tier1"), s19As(w, "billing")
+		if o.alone {
+			b = a
+		}
+		for r := 0; r < 4; r++ {
+			if o.post {
+				a.t("", asOK("post_message", obj{"channel": "#support", "text": fmt.Sprintf("Update %c on the outage, round %c.", 'A'+r, 'a'+r)}, obj{"ok": true}))
+				b.t("", asOK("post_message", obj{"channel": "#billing", "text": fmt.Sprintf("Billing note %c on the refunds, round %c.", 'A'+r, 'a'+r)}, obj{"ok": true}))
+				continue
+			}
+			to := "team_billing"
+			if o.moves {
+				to = fmt.Sprintf("team_%d", r)
+			}
+			a.t("", asOK("assign_conversation", obj{"conversation_id": "215469873", "assignee_id": to, "body": []string{"Double charge, over to billing.", "Billing please: charged twice.", "Sending to billing: duplicate charge.", "Customer says charged twice; billing."}[r]},
+				obj{"id": "215469873", "team_assignee_id": to}))
+			if o.read {
+				b.t("", asOK("get_charges", obj{"customer": "cus_Q81xK"}, arr{obj{"id": "ch_1", "amount": 4990}}))
+			}
+			b.t("", asOK("assign_conversation", obj{"conversation_id": "215469873", "assignee_id": "team_tier1", "body": []string{"One charge only; back to tier 1.", "Stripe shows one charge, tier 1.", "Nothing duplicated; returning it.", "Login issue, not billing; tier 1."}[r]},
+				obj{"id": "215469873", "team_assignee_id": "team_tier1"}))
+		}
+		return playAs(w.run)
+	}
+	if p := run("flip", opts{}); p.refusedAt != 6 || p.v.Detector != "short_cycle" {
+		t.Errorf("two agents setting one thing back and forth: refused at %d (%v), want the seventh write by short_cycle", p.refusedAt, p.v)
+	}
+	for name, o := range map[string]opts{"read": {read: true}, "alone": {alone: true}, "post": {post: true}, "moves": {moves: true}} {
+		if p := run(name, o); p.refusedAt >= 0 {
+			t.Errorf("%s: refused at %d: %v", name, p.refusedAt, p.v)
+		}
+	}
+}

@@ -52,7 +52,7 @@ var s19Known = map[string]string{
 	// As written, on the guard then (8237a60f): 12 of 20 loops detected,
 	// none early, 8 missed; 1 of 20 legit runs refused (a supervisor's
 	// coder pushing another head each round, its task the same words).
-	// Since its fixes, 14 of 20 and none refused. Left:
+	// Since its fixes, 15 of 20 and none refused. Left:
 	// pins respelled (==2.31, ==2.31.0, ==2.31.*): each command names
 	// other things, as curl on other hosts does;
 	"pip-pins-respelled-conflict": "missed",
@@ -68,10 +68,6 @@ var s19Known = map[string]string{
 	// a query language's text respelled (fields reordered, lower-cased, a
 	// clause that filters nothing): not free text, so other questions;
 	"soql-reworded-first-page": "missed",
-	// two agents reassigning one conversation to each other with notes in
-	// other words: a cycle is one agent's, and each agent's writes go
-	// alone to one target, its words reworded.
-	"intercom-reassign-ping-pong": "missed",
 }
 
 func TestNineteenthRuns(t *testing.T) {
