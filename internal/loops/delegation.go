@@ -14,6 +14,8 @@ type taskState struct {
 	verdicts [2]string // the last two verdicts, newest last, quoted in a Message
 	said     []uint64  // words of the last verdict (cutWords), to tell what the next one brings
 	before   []uint64  // and of the one before it
+	saidNums []uint64  // numbers the last verdict names (numbers)
+	prevNums []uint64  // and the one before it
 }
 
 // taskKey hashes the receiving agent and the sub-task text, ignoring case,
@@ -123,14 +125,22 @@ func (d *Detector) doneDelegation(s *Step, o *Outcome) {
 	if v, ok := verdictText(o.Result); ok {
 		d.wordsOf = cutWords(v, d.wordsOf[:0], linkPrefix)
 		ws := d.wordsOf
-		unlike := func(said []uint64) bool {
-			return said == nil || 3*shared(said, ws) < 2*min(len(said), len(ws))
+		// A verdict that names a number neither of the last two named
+		// ("Pushed e2c95f8" after "Pushed b71d0a4": another commit, another
+		// version, another count) reports other work, however alike its
+		// words.
+		d.numsOf = numbers(v, d.numsOf[:0])
+		ns := d.numsOf
+		unlike := func(said, nums []uint64) bool {
+			return said == nil || 3*shared(said, ws) < 2*min(len(said), len(ws)) || shared(ns, nums) < len(ns)
 		}
-		if ts.said != nil && ts.count > 1 && unlike(ts.said) && unlike(ts.before) {
+		if ts.said != nil && ts.count > 1 && unlike(ts.said, ts.saidNums) && unlike(ts.before, ts.prevNums) {
 			ts.count = 1
 		}
 		ts.said, ts.before = ts.before, ts.said
 		ts.said = append(ts.said[:0], ws...)
+		ts.saidNums, ts.prevNums = ts.prevNums, ts.saidNums
+		ts.saidNums = append(ts.saidNums[:0], ns...)
 		d.received(s.Agent, s.To, v)
 	}
 }

@@ -883,10 +883,10 @@ func TestHeldOutProbe(t *testing.T) {
 // probeKnown lists the probe traces whose outcome is not the label's, each
 // with why it is left so.
 var probeKnown = map[string]string{
-	// The benchmark's R1 lets a runtime refuse the third hand-off of one
-	// sub-task to one agent whatever came back in between, and delegation
-	// does: the receiver's own writes do not count. A lead that resends the
-	// same words while the reviews shrink is refused; one that passes the
-	// remarks on is not (handoff-back-and-forth-fr).
-	"probe-handoff-back-and-forth-fr-same-task": "false_kill",
+	// None left. The benchmark's R1 lets a runtime refuse the third
+	// hand-off of one sub-task to one agent whatever came back in between;
+	// a lead that resends the same words while the reviews shrink was
+	// refused until the receiver's verdict naming a number the last two
+	// did not ("correctif 3 appliqué") counted as news (the nineteenth
+	// probe's fixes, docs/LOOPS.md).
 }

@@ -397,6 +397,7 @@ type Detector struct {
 	runStart  uint64
 	runAnswer uint64     // the last successful write's tool and answer, hashed
 	edits     editStreak // writes to one thing, each followed by one failure
+	flips     flipRing   // the request's last successful writes in a row (flip.go)
 
 	calls  bounded[uint64, *callState]  // per tool and arguments
 	tools  bounded[string, *toolState]  // per tool
@@ -419,6 +420,7 @@ type Detector struct {
 	words   []uint64 // scratch: the content words of a question's free text
 	askVals []uint64 // scratch: the bound values of a read's arguments (sameAskingWider)
 	wordsOf []uint64 // scratch: those of one of its values
+	numsOf  []uint64 // scratch: the numbers a verdict names
 	prev    []leaf   // scratch for the previous argument list
 	echoed  []byte   // scratch: a result's line with the free text it echoes cut out (maskEchoes)
 }

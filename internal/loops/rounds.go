@@ -241,6 +241,13 @@ func sameRejection(a, b *verdict) bool {
 	if a.items < 2 || b.items < a.items {
 		return false
 	}
+	// A rejection that names a number the last one did not (another
+	// commit, version or revision reviewed: "head e2c95f8" after "head
+	// b71d0a4") is of other work; its points, however alike their words,
+	// are the new work's.
+	if newNumber(a.full, b.full) {
+		return false
+	}
 	open := 0
 	for _, p := range b.words {
 		for _, q := range a.words {
@@ -324,4 +331,12 @@ func asksBack(s string) bool {
 		}
 	}
 	return false
+}
+
+// newNumber reports whether text b names a number (a run of digits, as
+// numbers reads them) that text a does not.
+func newNumber(a, b string) bool {
+	var ba, bb [8]uint64
+	na, nb := numbers(a, ba[:0]), numbers(b, bb[:0])
+	return shared(nb, na) < len(nb)
 }

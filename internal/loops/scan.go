@@ -324,6 +324,7 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 			return mix(sum, 0), true
 		}
 		headers := s.lines && headersKey(key) && !s.mailAhead()
+		envelope := s.lines && depth == 0 && modelEnvelope(s.b)
 		for {
 			s.ws()
 			k, ok := s.quoted()
@@ -331,7 +332,7 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 				return 0, false
 			}
 			kh := hashBytes(k)
-			meta := s.lines && (s.volatile(k, kh) || headers && volatileHeader(k))
+			meta := s.lines && (s.volatile(k, kh) || headers && volatileHeader(k) || envelope && envelopeKey(k))
 			if s.lines {
 				kh = expressionKey(k, kh)
 			}

@@ -224,6 +224,9 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	if v := d.checkCycle(a, s); v != nil {
 		return v
 	}
+	if v := d.checkFlip(s); v != nil {
+		return v
+	}
 
 	// repeat
 	if cs != nil && c.repeatMax > 0 && cs.count >= c.repeatMax && cs.took(a.id) && d.quiet(cs.first, cs.epoch) {
@@ -411,6 +414,9 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// a transient failure, whatever the tool called it (smtp.go).
 		o.ErrorType = "unavailable"
 	}
+	if !write || o.Error {
+		d.flips.n = 0 // a read or a failure in between: no flip (flip.go)
+	}
 	var ent uint64 // the write's entity (writeEntity), once it succeeded
 	if write && !o.Error {
 		// A tool that declares its key (a file's path) names the entity it
@@ -433,6 +439,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 			tgt = d.runTarget
 		}
 		d.runAnswer = ans
+		d.flips.push(hashString(s.Tool), d.flipTarget(s), ans, a.id, a.name)
 		if tgt == 0 || tgt != d.runTarget {
 			d.runTarget, d.runStart = tgt, d.epoch
 		}

@@ -19,9 +19,12 @@ import (
 // answer each time. So does a simulation's or a game server's tick (its
 // logical clock): a world polled whose tick alone moves has not changed;
 // and a worker's heartbeat, a liveness clock as uptime is (TestHeartbeatPolled).
+// A vector search's distances, listed beside the ids they rank, measure the
+// query as a score does, and move with each rewording of it
+// (TestDistancesListed); one distance alone may be the answer's (a route's).
 var volatileWords = map[string]bool{
 	"latency": true, "took": true, "elapsed": true, "duration": true, "nonce": true, "timestamp": true, "ts": true,
-	"cache": true, "cached": true, "score": true, "scores": true, "relevance": true, "similarity": true,
+	"cache": true, "cached": true, "score": true, "scores": true, "relevance": true, "similarity": true, "distances": true,
 	"uptime": true, "expires": true, "expiry": true, "signature": true, "tick": true,
 	"heartbeat": true, "heartbeats": true,
 }
