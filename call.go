@@ -409,7 +409,16 @@ func (rt *Runtime) authorize(next Handler) Handler {
 				return nil, e // no human asked to approve what its budget refuses
 			}
 			c.frame.setState(AwaitingApproval)
-			d, e = rt.opts.Approver.Approve(ctx, c)
+			// A stop, even a soft one, ends the wait: after it, nothing
+			// the approval lets through would start (execute refuses it).
+			actx, done := rt.awaiting.until(ctx, c.req)
+			d, e = rt.opts.Approver.Approve(actx, c)
+			done()
+			if cause := c.req.stopped(); cause != nil && d == NeedsApproval {
+				e := (&StopError{Cause: *cause}).Refusal()
+				e.Guard = "authorize"
+				return nil, e
+			}
 			switch {
 			case d == Permit:
 				c.frame.setState(Authorizing)
@@ -772,8 +781,8 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	defer func() { ps.Abandon() }() // an attempt that ended without an answer (a cancel, a panic)
 	// A stop starts nothing new. The call was admitted (1) before it
 	// waited here — for an approval, its entities' locks, a concurrent
-	// repeat of its key — and a soft stop ends none of those waits: the
-	// tool would start after the stop.
+	// repeat of its key — and a soft stop ends none of those waits but
+	// the approval's (stopwait.go): the tool would start after the stop.
 	if cause := c.req.stopped(); cause != nil {
 		e := (&StopError{Cause: *cause}).Refusal()
 		e.Guard = "execute"

@@ -354,6 +354,10 @@ type Runtime struct {
 	idem   IdempotencyStore
 	log    *slog.Logger
 
+	// awaiting are the calls that wait for an approval, by request: a
+	// stop of their request ends the wait (stopwait.go).
+	awaiting stopWaits
+
 	entities *entityTable
 	dead     DeadLetterQueue
 

@@ -480,6 +480,7 @@ func (r *Request) mark(c Cause) (old StopMode, ok bool) {
 // stopMarked does the rest of a stop that mark made: the stop's order,
 // the contexts cancelled, its record, and the requests below.
 func (r *Request) stopMarked(c Cause, old StopMode) {
+	r.rt.awaiting.wake(r) // a wait for an approval ends: nothing it lets through would start
 	r.order.begin(c.Mode) // before a request below can see it (stoporder.go)
 	if c.Mode >= Cancel {
 		r.cancel(&StopError{Cause: c})

@@ -76,7 +76,13 @@ func (sc streamScript) pieces(s string) []string {
 // k bytes into the secret, out of tokens; "tool" gets a call of the
 // lookup tool with the secret in its arguments, and, once its result is
 // in the conversation, a text that spells the secret.
-type streamModel struct{ turns atomic.Int64 }
+//
+// "hang" gets the start of an answer (a text's first delta), and then
+// nothing until the request is stopped: hung is told as it waits.
+type streamModel struct {
+	turns atomic.Int64
+	hung  chan struct{}
+}
 
 func (m *streamModel) script(task string, answered bool) streamScript {
 	if kind, k, ok := strings.Cut(task, ":"); ok && (kind == "sdk" || kind == "bare") {
@@ -140,6 +146,10 @@ func (m *streamModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		answered = answered || it.Type == "function_call_output"
 	}
+	if task == "hang" {
+		m.hang(w, r)
+		return
+	}
 	sc := m.script(task, answered)
 	for i, c := range sc.calls { // the tool's name as the framework gave it
 		for _, t := range body.Tools {
@@ -187,6 +197,39 @@ func (m *streamModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"usage": map[string]any{"prompt_tokens": len(raw) / 4, "completion_tokens": 40, "total_tokens": len(raw)/4 + 40}})
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// hang streams the start of an answer, of chat completions or of the
+// Responses API as r asks, tells m.hung, and waits for r to end: a model
+// still answering when the request is stopped.
+func (m *streamModel) hang(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	if r.URL.Path == "/v1/responses" {
+		resp := map[string]any{"id": "resp_hang", "object": "response", "created_at": 1, "status": "in_progress", "model": "scripted",
+			"output": []any{}, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{}}
+		item := map[string]any{"type": "message", "id": "msg_hang", "status": "in_progress", "role": "assistant", "content": []any{}}
+		part := map[string]any{"type": "output_text", "text": "", "annotations": []any{}}
+		for i, ev := range []map[string]any{
+			{"type": "response.created", "response": resp},
+			{"type": "response.in_progress", "response": resp},
+			{"type": "response.output_item.added", "output_index": 0, "item": item},
+			{"type": "response.content_part.added", "item_id": "msg_hang", "output_index": 0, "content_index": 0, "part": part},
+			{"type": "response.output_text.delta", "item_id": "msg_hang", "output_index": 0, "content_index": 0, "delta": "Let me think", "logprobs": []any{}},
+		} {
+			ev["sequence_number"] = i
+			b, _ := json.Marshal(ev)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev["type"], b)
+		}
+	} else {
+		for _, delta := range []map[string]any{{"role": "assistant", "content": ""}, {"content": "Let me think"}} {
+			b, _ := json.Marshal(map[string]any{"id": "chatcmpl-hang", "object": "chat.completion.chunk", "created": 1, "model": "scripted",
+				"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": nil}}})
+			fmt.Fprintf(w, "data: %s\n\n", b)
+		}
+	}
+	w.(http.Flusher).Flush()
+	m.hung <- struct{}{}
+	<-r.Context().Done()
 }
 
 // respond streams sc as the Responses API does: named events, numbered,
@@ -282,7 +325,7 @@ func (m *streamModel) respond(send func(string, any), sc streamScript, size int)
 func streamShop(t *testing.T) (*shop, *streamModel) {
 	t.Helper()
 	up, upURL := newShopUpstream(t)
-	m := &streamModel{}
+	m := &streamModel{hung: make(chan struct{}, 8)}
 	ms := httptest.NewServer(m)
 	t.Cleanup(ms.Close)
 	cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: up\n    url: %s\nmodel: {base_url: '%s/v1', name: scripted, api_key: %s}\n",

@@ -354,6 +354,7 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return want
 	}
 	var call, callArgs, say string
+	var more [][2]string // further tool calls of the same turn (name, arguments): parallel tool calls
 	switch task {
 	case "loop": // the same lookup, again and again, until reach refuses it
 		if last != "" && !strings.HasPrefix(last, "found nothing new") {
@@ -399,8 +400,34 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			say = "refund: " + last
 		}
+	case "fanloop": // the same three lookups of one turn, again and again, until reach refuses one
+		if refused := slices.IndexFunc(results, func(s string) bool { return !strings.HasPrefix(s, "found nothing new") }); refused >= 0 {
+			say = "I stop here: " + results[refused]
+		} else {
+			call, callArgs = "up__lookup", `{"q":"topic 0"}`
+			for i := 1; i < 3; i++ {
+				more = append(more, [2]string{"up__lookup", fmt.Sprintf(`{"q":"topic %d"}`, i)})
+			}
+		}
+	case "fan", "fanwait": // several calls in one turn, which the framework runs at once
+		if len(results) == 0 {
+			tool, arg := "up__lookup", "q"
+			if task == "fanwait" {
+				tool = "up__wait"
+			}
+			call, callArgs = tool, fmt.Sprintf(`{"%s":"topic 0"}`, arg)
+			for i := 1; i < 3; i++ {
+				more = append(more, [2]string{tool, fmt.Sprintf(`{"%s":"topic %d"}`, arg, i)})
+			}
+		} else {
+			slices.Sort(results)
+			say = "read: " + strings.Join(results, " | ")
+		}
 	default:
 		say = fmt.Sprintf("unknown task %q", task)
+	}
+	for i := range more {
+		more[i][0] = toolName(more[i][0])
 	}
 	// A framework that ends its run through a tool of its own (BeeAI's
 	// final_answer, which it makes the model call: tool_choice required)
@@ -417,7 +444,7 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		call, callArgs, say = "final_answer", string(b), ""
 	}
 	if responses {
-		m.respond(w, len(raw), toolName(call), callArgs, say, call != "", body.Stream)
+		m.respond(w, len(raw), toolName(call), callArgs, say, call != "", body.Stream, more...)
 		return
 	}
 	if react {
@@ -442,6 +469,11 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"function": map[string]any{"name": toolName(call), "arguments": callArgs}}
 		msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{tc}}
 		finish = "tool_calls"
+		for _, c := range more {
+			rand.Read(id[:])
+			msg["tool_calls"] = append(msg["tool_calls"].([]any), map[string]any{"id": "call_" + hex.EncodeToString(id[:]), "type": "function",
+				"function": map[string]any{"name": c[0], "arguments": c[1]}})
+		}
 	}
 	if !body.Stream {
 		w.Header().Set("Content-Type", "application/json")
@@ -456,8 +488,10 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "data: %s\n\n", b)
 	}
 	if call != "" {
-		tc["index"] = 0
-		chunk(map[string]any{"role": "assistant", "tool_calls": []any{tc}}, nil)
+		for i, c := range msg["tool_calls"].([]any) {
+			c.(map[string]any)["index"] = i
+		}
+		chunk(map[string]any{"role": "assistant", "tool_calls": msg["tool_calls"]}, nil)
 	} else {
 		chunk(map[string]any{"role": "assistant", "content": say}, nil)
 	}
@@ -475,7 +509,7 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // SDK do not stream by default): named events, the item added, its text or
 // arguments as deltas and again whole in .done events, the item done, and
 // the whole response with its usage in response.completed.
-func (m *shopModel) respond(w http.ResponseWriter, size int, name, args, say string, call, stream bool) {
+func (m *shopModel) respond(w http.ResponseWriter, size int, name, args, say string, call, stream bool, more ...[2]string) {
 	id := func(prefix string) string {
 		var b [6]byte
 		rand.Read(b[:])
@@ -487,8 +521,15 @@ func (m *shopModel) respond(w http.ResponseWriter, size int, name, args, say str
 	if call {
 		out = map[string]any{"type": "function_call", "id": id("fc_"), "call_id": id("call_"), "name": name, "arguments": args, "status": "completed"}
 	}
+	output := []any{out}
+	for _, c := range more {
+		output = append(output, map[string]any{"type": "function_call", "id": id("fc_"), "call_id": id("call_"), "name": c[0], "arguments": c[1], "status": "completed"})
+	}
+	if stream && len(more) > 0 {
+		panic("shopModel streams one tool call a turn")
+	}
 	resp := map[string]any{"id": id("resp_"), "object": "response", "created_at": time.Now().Unix(), "status": "completed",
-		"model": "scripted", "output": []any{out}, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{},
+		"model": "scripted", "output": output, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{},
 		"usage": map[string]any{"input_tokens": size / 4, "output_tokens": 40, "total_tokens": size/4 + 40,
 			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}}
 	if !stream {

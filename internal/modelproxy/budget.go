@@ -166,6 +166,32 @@ func withNote(api apiKind, body map[string]json.RawMessage, note json.RawMessage
 // request), never to be retried, with a message that tells the agent to
 // finish with what it has.
 func refuse(w http.ResponseWriter, req *reach.Request, err error) {
+	if req != nil {
+		w.Header().Set(link.HeaderRequest, req.ID())
+	}
+	rf := refusalOf(err)
+	if rf.status == http.StatusServiceUnavailable {
+		w.Header().Set("X-Should-Retry", "true")
+		w.Header().Set("Retry-After", "1")
+	} else {
+		w.Header().Set("X-Should-Retry", "false")
+	}
+	proxyError(w, rf.status, rf.typ, rf.code, rf.message)
+}
+
+// refusal is what the client of a refused model turn is told: its HTTP
+// status, and the OpenAI-style error's type, code and message.
+type refusal struct {
+	status             int
+	typ, code, message string
+}
+
+// refusalOf is the refusal of err (refuse): 503 for a refusal that may
+// pass in a moment (the shared store did not answer), which clients retry;
+// 402 budget_exceeded for a spent budget, 403 request_stopped for anything
+// else (a stopped request), never to be retried, with a message that tells
+// the agent to finish with what it has.
+func refusalOf(err error) refusal {
 	code, msg, budget := "refused", err.Error(), false
 	var re *reach.Error
 	var se *reach.StopError
@@ -179,30 +205,21 @@ func refuse(w http.ResponseWriter, req *reach.Request, err error) {
 			code, budget = "budget_"+se.Cause.Budget, true
 		}
 	}
-	if req != nil {
-		w.Header().Set(link.HeaderRequest, req.ID())
-	}
 	if re != nil && re.Type == reach.TypeTransient {
 		// The shared store did not answer, an instance is stopping:
 		// nothing was decided, and the same turn may pass in a moment. A
 		// 503 is what clients retry, after Retry-After.
-		w.Header().Set("X-Should-Retry", "true")
-		w.Header().Set("Retry-After", "1")
-		proxyError(w, http.StatusServiceUnavailable, "server_error", code, strings.TrimSpace(msg+" "+re.Suggestion))
-		return
+		return refusal{http.StatusServiceUnavailable, "server_error", code, strings.TrimSpace(msg + " " + re.Suggestion)}
 	}
-	w.Header().Set("X-Should-Retry", "false")
 	if budget && re != nil && re.Guard == "admit" && strings.HasPrefix(re.Suggestion, askFewer) {
 		// The same turn asking for fewer choices fits: the model is told
 		// that, not to finish (tooManyChoices).
-		proxyError(w, http.StatusPaymentRequired, "budget_exceeded", code, msg+" "+re.Suggestion)
-		return
+		return refusal{http.StatusPaymentRequired, "budget_exceeded", code, msg + " " + re.Suggestion}
 	}
 	if budget {
-		proxyError(w, http.StatusPaymentRequired, "budget_exceeded", code, msg+finish)
-		return
+		return refusal{http.StatusPaymentRequired, "budget_exceeded", code, msg + finish}
 	}
-	proxyError(w, http.StatusForbidden, "request_stopped", code, msg+finish)
+	return refusal{http.StatusForbidden, "request_stopped", code, msg + finish}
 }
 
 // finish ends the message of a refused model turn.

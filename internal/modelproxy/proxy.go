@@ -574,6 +574,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			unhold() // charged: the answer spends nothing more
 		}
 	}
+	a.stopped = func() error {
+		if mctx.Err() == nil || r.Context().Err() != nil { // not stopped, or the client left: nobody to tell
+			return nil
+		}
+		cause := context.Cause(mctx)
+		var re *reach.Error
+		var se *reach.StopError
+		if errors.As(cause, &re) || errors.As(cause, &se) {
+			return cause
+		}
+		return nil
+	}
 	streamed := stream && streamedAnswer(resp)
 	switch {
 	case streamed && api == responsesAPI:
@@ -678,6 +690,11 @@ type answer struct {
 	// passed on: the tool call a ReAct agent's model writes (textcalls.go).
 	wrote     func(text string)
 	calledAPI bool
+	// stopped, if set, returns why the turn was stopped while its answer
+	// streamed (its request stopped, a budget of it spent), or nil: a
+	// stream cut so is told as that refusal, not as a broken stream to
+	// send again (brokenStream).
+	stopped func() error
 	// finished holds, while wrote is set, the choices of a stream read so
 	// far and whether each has ended (its finish_reason): the text is
 	// whole when all have, before the chunk that ends the last is passed
@@ -879,6 +896,16 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, api apiKin
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
 	if err != nil {
 		a.raw = len(b)
+		if a.stopped != nil {
+			if cause := a.stopped(); cause != nil {
+				// Stopped while the answer came: the refusal, not a 502
+				// that the client's SDK would retry.
+				rf := refusalOf(cause)
+				w.Header().Set("X-Should-Retry", "false")
+				proxyError(w, rf.status, rf.typ, rf.code, rf.message)
+				return cause
+			}
+		}
 		proxyError(w, http.StatusBadGateway, "server_error", "model_read", "Reading the model's answer failed.")
 		return fmt.Errorf("reading the model's answer: %w", err)
 	}
@@ -1020,8 +1047,9 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 	if err != nil {
 		// The client is told, as an endpoint tells of an error mid-stream:
 		// the openai SDKs raise an APIError on a chunk with "error".
-		code, msg := brokenMessage(err)
-		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "server_error", "code": code, "param": nil}})
+		var typ, code, msg string
+		err, typ, code, msg = brokenStream(err, a)
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code, "param": nil}})
 		fmt.Fprintf(w, "data: %s\n\n", b)
 	}
 	rc.Flush()
@@ -1143,6 +1171,22 @@ func streamOutcome(sc *bufio.Scanner, err error, ended bool) error {
 
 // errStreamRead wraps an error reading the model's stream.
 var errStreamRead = errors.New("reading the model's stream")
+
+// brokenStream is what the client of a stream that broke with err is
+// told, and the error its turn ends with: the refusal, when the turn was
+// stopped (its request stopped, its budget spent: reading the model's
+// stream then fails as its context ends), which says so and not to retry;
+// else brokenMessage's, a server_error.
+func brokenStream(err error, a *answer) (error, string, string, string) {
+	if a.stopped != nil {
+		if cause := a.stopped(); cause != nil {
+			rf := refusalOf(cause)
+			return cause, rf.typ, rf.code, rf.message
+		}
+	}
+	code, msg := brokenMessage(err)
+	return err, "server_error", code, msg
+}
 
 // brokenMessage is what a client is told of a broken stream (streamBroken):
 // what happened and what to do, none of the read error's text (which may

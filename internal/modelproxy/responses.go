@@ -343,7 +343,8 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 	if err != nil {
 		// The client is told with the API's error event, numbered after
 		// the last event it got.
-		code, msg := brokenMessage(err)
+		var code, msg string
+		err, _, code, msg = brokenStream(err, a)
 		b, _ := json.Marshal(map[string]any{"type": "error", "code": code, "message": msg, "param": nil, "sequence_number": next})
 		fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
 	}
