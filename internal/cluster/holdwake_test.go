@@ -26,17 +26,23 @@ func TestHolds25TurnWokenByAnotherInstancesUnhold(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, pa, err := rts[0].Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice", Budget: &reach.Budget{Tokens: 1000}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pctx, pb, err := rts[1].Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sub, err := rts[1].Delegate(pctx, &reach.Delegation{Agent: "one", Task: "t", ID: "p-sub"})
-	if err != nil {
-		t.Fatal(err)
+	// begin begins request id on both instances (its budget set on a),
+	// and, on b, a sub-request below it.
+	begin := func(id string) (onA, onB, sub *reach.Request) {
+		t.Helper()
+		_, onA, err := rts[0].Begin(ctx, &reach.RequestOptions{ID: id, Principal: "alice", Budget: &reach.Budget{Tokens: 1000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bctx, onB, err := rts[1].Begin(ctx, &reach.RequestOptions{ID: id, Principal: "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, sub, err = rts[1].Delegate(bctx, &reach.Delegation{Agent: "one", Task: "t", ID: id + "-sub"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return onA, onB, sub
 	}
 	hold := func(c *Cluster, req *reach.Request, turn string) bool {
 		t.Helper()
@@ -55,10 +61,27 @@ func TestHolds25TurnWokenByAnotherInstancesUnhold(t *testing.T) {
 			t.Fatalf("%s: no wake after the other instance let go of its hold", what)
 		}
 	}
+	// b's listener is connected once a let-go on a wakes a watch of b
+	// (or its connecting does): from then on, only the let-go of a hold
+	// on a request's ledger wakes the turns watching it.
+	warmA, warmB, _ := begin("warm")
+	wake, stop := b.WatchHolds(warmB)
+	if !hold(a, warmA, "warm") {
+		t.Fatal("a's turn was refused its hold on an empty ledger")
+	}
+	if err := a.Unhold(ctx, "warm"); err != nil {
+		t.Fatal(err)
+	}
+	woken(wake, "b's listener")
+	stop()
+	pa1, pb1, _ := begin("p1")
+	pa2, _, sub2 := begin("p2")
 	for _, tc := range []struct {
 		what string
-		req  *reach.Request
-	}{{"a turn of the request", pb}, {"a turn of a sub-request below it", sub}} {
+		pa   *reach.Request // the request on a
+		req  *reach.Request // the turn's on b
+	}{{"a turn of the request", pa1, pb1}, {"a turn of a sub-request below it", pa2, sub2}} {
+		pa := tc.pa
 		if !hold(a, pa, "ta-"+tc.req.ID()) {
 			t.Fatalf("%s: a's turn was refused its hold on an empty ledger", tc.what)
 		}
