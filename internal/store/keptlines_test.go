@@ -114,6 +114,7 @@ func TestRestoreKeptStreams(t *testing.T) {
 	if got > uint64(len(body))/8 {
 		t.Fatalf("reading a kept file of %d bytes allocated %d", len(body), got)
 	}
+	t.Logf("reading a kept file of %d bytes allocated %d", len(body), got)
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("the kept file after RestoreKept: %v; want it removed", err)
 	}
