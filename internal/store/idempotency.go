@@ -98,8 +98,7 @@ type Idempotency struct {
 	file       string
 	fileLines  int
 	fileBroken bool
-	reserve    string         // KeptReserve(file), while it is there (keptends.go)
-	compaction keptCompaction // its rewrite (keptcompact.go)
+	reserve    string // KeptReserve(file), while it is there (keptends.go)
 
 	completes atomic.Int64
 }
