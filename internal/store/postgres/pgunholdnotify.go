@@ -1,7 +1,7 @@
 package postgres
 
 func init() {
-	pgMigrations = append(pgMigrations, migration{24, "a turn's hold let go wakes the turns waiting on every instance", `
+	pgMigrations = append(pgMigrations, migration{25, "a turn's hold let go wakes the turns waiting on every instance", `
 -- Lets go of what the turn p_turn holds, and says so to every instance
 -- (pg_notify 'unhold:<request>', once per request it held on, at commit):
 -- a model turn that waits for a hold on its request, or on one above it,
