@@ -167,6 +167,8 @@ type Cluster struct {
 	lastSent atomic.Int64
 	caught   atomic.Int64 // unix ns of the newest stop read (catchUp)
 
+	holdWaits holdWaits // model turns waiting for a hold to be let go (holdwake.go)
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 	once sync.Once
@@ -718,6 +720,8 @@ func (c *Cluster) signal(s postgres.Signal) {
 		if e := c.sessions.Load(); e != nil && e.Ended != nil {
 			e.Ended(s.ID, s.Kind == "idle")
 		}
+	case "unhold":
+		c.holdWaits.letGo(s.ID)
 	}
 }
 
@@ -902,6 +906,7 @@ func (c *Cluster) stopLocal(r *reach.Request, state string, cause []byte) {
 // this instance runs that their client ended through another instance
 // (End): their wake-ups came while it did not listen.
 func (c *Cluster) catchUp(ctx context.Context) {
+	c.holdWaits.all() // a hold let go while the listener was cut off: its turns ask again
 	c.catchUpStops(ctx)
 	if e := c.sessions.Load(); e != nil && e.Recheck != nil {
 		e.Recheck(ctx)

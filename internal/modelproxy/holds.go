@@ -36,7 +36,10 @@ import (
 // several instances (a Holder), a turn holds its prompt and cap on the
 // shared ledger as well, which refuses a hold the other instances' holds
 // leave no room for: the turn then waits as for this instance's turns,
-// asking again every sharedPoll (INSTANCES.md).
+// asking again when a turn of any instance lets go of a hold on its
+// request or one above it (HoldWatcher: the store's notification), and
+// every sharedFallback in case a notification was lost or a dead
+// instance's holds stopped counting (INSTANCES.md).
 
 // holds are the tokens and cost the running turns of each request hold
 // (theirs and their sub-requests').
@@ -57,12 +60,15 @@ type hold struct {
 // ask is what a turn asks of its budget: its prompt (about prompt tokens),
 // the answer its client asked for (asked, 0: no limit), the least cap its
 // API takes (minimum), its model's price per million tokens (when priced:
-// a cost budget caps its answer too), and how long it may wait (wait).
+// a cost budget caps its answer too), and how long it may wait (wait);
+// watch, if not nil, is what wakes it while it waits for the holds of
+// other instances' turns (HoldWatcher).
 type ask struct {
 	prompt, asked, minimum int64
 	price                  budget.Price
 	priced                 bool
 	wait                   time.Duration
+	watch                  func() (wake <-chan struct{}, stop func())
 }
 
 // promptCost is the cost of the prompt, in nano-units, and perToken what
@@ -105,9 +111,15 @@ func nanos(f float64) int64 {
 type sharedHold func(tokens, cost, needTokens, needCost int64) (ok bool, left SharedLeft, err error)
 
 // sharedPoll is how often a turn whose hold the shared ledger refused asks
-// again while it waits: turns on other instances let go of theirs with no
-// word to this one.
-const sharedPoll = 100 * time.Millisecond
+// again while it waits, when nothing says that turns on other instances let
+// go of theirs (no HoldWatcher); sharedFallback, when something does: only
+// for a word lost (the listening connection cut off), or the holds of an
+// instance that died, which stop counting once its life is instance_ttl old
+// with no word to anyone. Variables for tests.
+var (
+	sharedPoll     = 100 * time.Millisecond
+	sharedFallback = time.Second
+)
 
 // take holds, for a turn of req, what it may spend, and returns its
 // answer's cap, and whether the turn is to be told to finish (the cap
@@ -120,6 +132,11 @@ const sharedPoll = 100 * time.Millisecond
 // above it, it holds nothing.
 func (h *holds) take(ctx context.Context, req *reach.Request, a ask, sl SharedLeft, hs sharedHold) (cap int64, told bool, release func(), err error) {
 	var timer <-chan time.Time
+	// wake, while a turn waits for other instances' holds, is closed when
+	// one of them is let go (a.watch); unwatch ends the watch.
+	var wake <-chan struct{}
+	unwatch := func() {}
+	defer func() { unwatch() }()
 	for {
 		h.mu.Lock()
 		if h.tokens == nil {
@@ -161,7 +178,16 @@ func (h *holds) take(ctx context.Context, req *reach.Request, a ask, sl SharedLe
 				return want, note > 0, release, nil
 			}
 			need := a.prompt + note + want
+			if a.watch != nil {
+				// Before asking: a hold let go once the store has
+				// answered wakes the turn.
+				wake, unwatch = a.watch()
+			}
 			ok, got, err := hs(hd.tokens, hd.cost, need, a.costOf(need))
+			if err != nil || ok {
+				unwatch()
+				wake, unwatch = nil, func() {}
+			}
 			if err != nil {
 				release()
 				return 0, false, nil, err
@@ -174,13 +200,16 @@ func (h *holds) take(ctx context.Context, req *reach.Request, a ask, sl SharedLe
 			// ledger said. Asked again at once if what it said differs
 			// from what the turn was capped by (an estimate, or other
 			// turns let go or spent meanwhile); else once a turn of this
-			// instance ends or sharedPoll has passed.
+			// instance ends, one of another lets go of its hold (wake),
+			// or sharedFallback has passed (sharedPoll with no wake).
 			release()
 			known := sl.Known
 			sl = got
 			h.mu.Lock()
 			if f := h.left(req, a, sl); !known || f.alone != lf.alone || f.free != lf.free {
 				h.mu.Unlock()
+				unwatch()
+				wake, unwatch = nil, func() {}
 				continue
 			}
 			settled = h.settled
@@ -201,12 +230,17 @@ func (h *holds) take(ctx context.Context, req *reach.Request, a ask, sl SharedLe
 		}
 		var poll <-chan time.Time
 		if sl.Known {
-			t := time.NewTimer(sharedPoll)
+			every := sharedPoll
+			if wake != nil {
+				every = sharedFallback
+			}
+			t := time.NewTimer(every)
 			poll = t.C
 			defer t.Stop()
 		}
 		select {
 		case <-settled:
+		case <-wake:
 		case <-poll:
 		case <-timer:
 			return 0, false, nil, he.refusal()
@@ -214,6 +248,8 @@ func (h *holds) take(ctx context.Context, req *reach.Request, a ask, sl SharedLe
 			return 0, false, nil, context.Cause(ctx) // a stop's cause, if the request was stopped
 		}
 		sl.Known = false // asked again
+		unwatch()
+		wake, unwatch = nil, func() {}
 	}
 }
 

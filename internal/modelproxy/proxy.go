@@ -161,6 +161,16 @@ type Holder interface {
 	Unhold(ctx context.Context, turn string) error
 }
 
+// HoldWatcher is a Holder that says when a turn of any instance lets go of
+// its hold (the store's notification), so that a turn waiting for room on
+// the shared ledger asks again then rather than at its next poll.
+type HoldWatcher interface {
+	// WatchHolds returns wake, closed once a hold on the ledger of req or
+	// of a request above it is let go on any instance (or a word of it
+	// may have been lost), and stop, which ends the watch.
+	WatchHolds(req *reach.Request) (wake <-chan struct{}, stop func())
+}
+
 // Spend is an amount of tokens and cost (nano-units).
 type Spend struct{ Tokens, CostNano int64 }
 
@@ -441,6 +451,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			minimum = minOutputTokens
 		}
 		var hs sharedHold
+		var watch func() (<-chan struct{}, func())
+		if hw, ok := p.opts.Ledger.(HoldWatcher); ok {
+			watch = func() (<-chan struct{}, func()) { return hw.WatchHolds(req) }
+		}
 		if hl, ok := p.opts.Ledger.(Holder); ok {
 			turn := mf.ID.String()
 			var once sync.Once
@@ -459,7 +473,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		answerMax, told, release, err := p.holds.take(ctx, req,
-			ask{prompt: prompt, asked: askedTokens(api, body), minimum: minimum, price: price, priced: priced, wait: timeout}, sl, hs)
+			ask{prompt: prompt, asked: askedTokens(api, body), minimum: minimum, price: price, priced: priced, wait: timeout, watch: watch}, sl, hs)
 		if err != nil {
 			mf.FailModel(err)
 			refuse(w, req, err)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -179,52 +178,65 @@ func (s *Idempotency) SaveKept(path string) (int, error) {
 // those claims "interrupted"). A completion whose claim is gone (another
 // instance settled it meanwhile) is dropped, as Drain drops it. The file
 // stays when the store refuses a write: the error says so, and the next
-// start tries again. Lines it cannot read (one cut short, one edited by
-// hand) are moved aside, once the others are written, to KeptAside(path)
-// next to it (appended, synced, 0600), and the file is removed all the same,
+// start tries again. The file is read a line at a time, never whole: a
+// line longer than keptLineMax is not read into memory but streamed aside.
+// Lines it cannot read (one cut short, one edited by hand, one too long)
+// are logged as they are met, kept in a file next to it as it reads, and
+// moved aside, once the others are written, to KeptAside(path) next to it
+// (appended, synced, 0600), and the file is removed all the same,
 // so that KeepFile may follow: the error then says how many and where, and
 // is both idempotency.ErrBadRecord and ErrKeptAside. Only if they cannot
 // be moved aside do they stay in path (the error is not ErrKeptAside).
 func (s *Idempotency) RestoreKept(ctx context.Context, path string) (int, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
+	defer f.Close()
 	n := 0
-	// Lines it cannot read (one cut short, one edited by hand) stay in
-	// the file and are said; the others are written all the same: a later
-	// stop appends to the file, and its lines must not wait behind them.
-	var bad bytes.Buffer
-	var badErr error
-	nbad := 0
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, len(b)+1)
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
+	// Read a line at a time (keptLineMax at most: a longer one streams
+	// aside), never the file whole. Lines it cannot read (one cut short,
+	// one edited by hand) are moved aside, said in the log as they are
+	// met; the others are written all the same: a later stop appends to
+	// the file, and its lines must not wait behind them.
+	spool := &keptSpool{path: path + keptSpoolSuffix}
+	spool.remove() // one a start killed as it read the file left
+	defer spool.remove()
+	var badErr, werr error
+	nbad, at := 0, 0
+	bad := func(err error, size int) {
+		nbad++
+		if badErr == nil {
+			badErr = err
+		}
+		s.log.Warn("idempotency: a line of the kept completions' file could not be read; it is moved aside",
+			"file", filepath.Base(path), "line", at, "bytes", size, "err", err)
+	}
+	longSize := 0
+	err = scanKept(f, keptLineMax, func(b []byte) error {
+		at++
+		if len(bytes.TrimSpace(b)) == 0 {
+			return nil
 		}
 		var l keptLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			bad.Write(sc.Bytes())
-			bad.WriteByte('\n')
-			if badErr == nil {
-				badErr = err
-			}
-			nbad++
-			continue
+		if err := json.Unmarshal(b, &l); err != nil {
+			bad(err, len(b))
+			spool.write(b, true)
+			return nil
 		}
 		if l.End != nil {
-			var landed bool
-			if landed, err = s.endExecuting(ctx, l.End); err == nil {
-				if landed {
-					n++
-				}
-				continue
+			landed, err := s.endExecuting(ctx, l.End)
+			if err != nil {
+				werr = fmt.Errorf("writing the ended checkpoints a stop left in %s: %w", filepath.Base(path), err)
+				return werr
 			}
-			return n, fmt.Errorf("writing the ended checkpoints a stop left in %s: %w", filepath.Base(path), err)
+			if landed {
+				n++
+			}
+			return nil
 		}
 		if l.Result == nil {
 			err = s.recs.ReleaseKey(ctx, l.Key, l.Owner)
@@ -238,27 +250,47 @@ func (s *Idempotency) RestoreKept(ctx context.Context, path string) (int, error)
 		case errors.Is(err, ErrConflict):
 			s.log.Warn("idempotency: a completion a stop left could not be written: its claim was settled meanwhile; it is dropped", "key", l.Key)
 		default:
-			return n, fmt.Errorf("writing the completions a stop left in %s: %w", filepath.Base(path), err)
+			werr = fmt.Errorf("writing the completions a stop left in %s: %w", filepath.Base(path), err)
+			return werr
 		}
+		return nil
+	}, func(chunk []byte, end bool) error {
+		if longSize == 0 {
+			at++
+		}
+		longSize += len(chunk)
+		spool.write(chunk, end)
+		if end {
+			bad(fmt.Errorf("a line longer than %d bytes", keptLineMax), longSize)
+			longSize = 0
+		}
+		return nil
+	})
+	if werr != nil {
+		return n, werr // the file stays, whole: the next start writes it again
 	}
+	if err != nil {
+		return n, fmt.Errorf("reading the completions a stop left in %s: %w", filepath.Base(path), err)
+	}
+	f.Close()
 	if badErr != nil {
 		// Moved aside, so that this life's journal (KeepFile) may run: a
 		// file that stayed would take its lines, and the next start would
-		// refuse it again. Appended: an earlier start's stay.
+		// refuse it again. Appended: an earlier start's stay; not again if
+		// it ends with them (a start killed between this append and the
+		// file's removal, kept.aside, read them again).
 		aside := KeptAside(path)
-		// Not again if it ends with them: a start killed between this
-		// append and the file's removal (kept.aside) read them again.
-		if prev, _ := os.ReadFile(aside); bytes.HasSuffix(prev, bad.Bytes()) {
-			err = nil
-		} else {
-			err = appendSynced(aside, bad.Bytes())
-		}
+		err = spool.moveAside(aside)
 		if err == nil {
 			crashpoint.Reached("kept.aside") // a kill here: the next start reads the file again
 		}
 		if err != nil {
-			return n, s.keepBad(path, bad.Bytes(), fmt.Errorf("reading the completions a stop left in %s: %w: %w (%d lines could not be read, nor moved aside to %s: %w; they are left in it; move the file aside to start without them; their keys' retries are then answered that they may have run)",
-				filepath.Base(path), idempotency.ErrBadRecord, badErr, nbad, filepath.Base(aside), err))
+			err = fmt.Errorf("reading the completions a stop left in %s: %w: %w (%d lines could not be read, nor moved aside to %s: %w; they are left in it; move the file aside to start without them; their keys' retries are then answered that they may have run)",
+				filepath.Base(path), idempotency.ErrBadRecord, badErr, nbad, filepath.Base(aside), err)
+			if kerr := spool.keep(path); kerr != nil {
+				err = errors.Join(err, kerr)
+			}
+			return n, err
 		}
 		badErr = fmt.Errorf("reading the completions a stop left in %s: %w: %w (%d lines could not be read: %w to %s, next to it; the others are written; the calls of those lines, if they were completions, are answered on retry that they may have run (interrupted), since their results could not be read; look at the lines, then delete that file)",
 			filepath.Base(path), idempotency.ErrBadRecord, badErr, nbad, ErrKeptAside, filepath.Base(aside))
@@ -273,17 +305,4 @@ func (s *Idempotency) RestoreKept(ctx context.Context, path string) (int, error)
 		s.log.Info("idempotency: the completions the last stop left are written", "written", n)
 	}
 	return n, nil
-}
-
-// keepBad leaves only the lines of bad in path (its other lines are
-// written), and returns err, with why not if it could not.
-func (s *Idempotency) keepBad(path string, bad []byte, err error) error {
-	tmp := path + ".tmp"
-	if werr := os.WriteFile(tmp, bad, 0o600); werr != nil {
-		return errors.Join(err, werr)
-	}
-	if rerr := os.Rename(tmp, path); rerr != nil {
-		return errors.Join(err, rerr)
-	}
-	return err
 }

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -90,5 +91,68 @@ func TestPostgresHoldTurn(t *testing.T) {
 	}
 	if held, turns, _ := a.Holds(ctx, "root"); turns != 0 {
 		t.Fatalf("the forgotten life's holds: %d tokens by %d turns, want none", held.Tokens, turns)
+	}
+}
+
+// A turn's hold let go signals every instance that watches, once per
+// request it held on (Signal "unhold"), so that their turns waiting for
+// room ask again then instead of polling; a turn that held nothing sends
+// none. (Before, nothing was said, and a waiting turn on another instance
+// asked again every 100 ms.)
+func TestPostgresUnholdSignals(t *testing.T) {
+	a, b, _ := twoPostgres(t)
+	ctx := t.Context()
+	if _, _, err := a.Beat(ctx, "A/1", "A", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan Signal, 10)
+	connected := make(chan struct{}, 10)
+	if err := b.Watch(func(s Signal) { got <- s }, func(context.Context) { connected <- struct{}{} }); err != nil {
+		t.Fatal(err)
+	}
+	<-connected
+	// next is the next signal; none for 30 s is none at all.
+	next := func() Signal {
+		t.Helper()
+		select {
+		case s := <-got:
+			return s
+		case <-time.After(30 * time.Second):
+			t.Fatal("no signal")
+			return Signal{}
+		}
+	}
+	ids := []string{"sub", "root"}
+	caps := []store.Spend{{}, {Tokens: 1000}}
+	if h, err := a.HoldTurn(ctx, "t1", "A/1", time.Minute, ids, store.Spend{Tokens: 600}, store.Spend{Tokens: 600}, store.Spend{}, caps); err != nil || !h.OK {
+		t.Fatalf("holding: %+v %v", h, err)
+	}
+	if err := a.Unhold(ctx, "nothing-held"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Unhold(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	// Notifications arrive in commit order: the unhold of a turn that held
+	// nothing would have come first.
+	seen := map[string]bool{}
+	for len(seen) < 2 {
+		s := next()
+		if s.Kind != "unhold" || s.ID != "sub" && s.ID != "root" || seen[s.ID] {
+			t.Fatalf("signal %+v, want unhold of sub and of root, once each", s)
+		}
+		seen[s.ID] = true
+	}
+	if err := a.Unhold(ctx, "t1"); err != nil { // let go already: nothing to say
+		t.Fatal(err)
+	}
+	if h, err := a.HoldTurn(ctx, "t3", "A/1", time.Minute, []string{"other"}, store.Spend{Tokens: 1}, store.Spend{Tokens: 1}, store.Spend{}, []store.Spend{{Tokens: 10}}); err != nil || !h.OK {
+		t.Fatalf("holding: %+v %v", h, err)
+	}
+	if err := a.Unhold(ctx, "t3"); err != nil {
+		t.Fatal(err)
+	}
+	if s := next(); s != (Signal{Kind: "unhold", ID: "other"}) {
+		t.Fatalf("after an unhold that let go of nothing: %+v, want only the unhold that followed it", s)
 	}
 }

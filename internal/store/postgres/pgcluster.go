@@ -32,6 +32,7 @@ const (
 	notifyEnd      = "end:"      // a request's client ended it: end:<request>
 	notifySession  = "session:"  // an MCP session's record was deleted (its DELETE): session:<hash>
 	notifyIdle     = "idle:"     // an MCP session's record was swept, idle past the gap: idle:<hash>
+	notifyUnhold   = "unhold:"   // a model turn let go of its hold on a request's ledger: unhold:<request>
 )
 
 // Life is one life of an instance (a process), as it heartbeats.
@@ -680,8 +681,9 @@ func (p *Store) Marks(ctx context.Context, ids []string) ([]Mark, error) {
 // Signal is a wake-up from another instance (or this one): Kind "stop"
 // (ID a request that was stopped), "end" (ID a request its client ended,
 // SettleRequest), "approval" (ID an approval that was written), "session"
-// (ID the hash of an MCP session whose record DeleteSession deleted) or
-// "idle" (one SweepSessions deleted).
+// (ID the hash of an MCP session whose record DeleteSession deleted),
+// "idle" (one SweepSessions deleted) or "unhold" (ID a request on whose
+// ledger a model turn let go of its hold, Unhold).
 type Signal struct {
 	Kind string
 	ID   string
@@ -798,6 +800,8 @@ func (p *Store) listen(ctx context.Context, onSignal func(Signal), onConnect fun
 			onSignal(Signal{Kind: "session", ID: strings.TrimPrefix(n.Payload, notifySession)})
 		case strings.HasPrefix(n.Payload, notifyIdle):
 			onSignal(Signal{Kind: "idle", ID: strings.TrimPrefix(n.Payload, notifyIdle)})
+		case strings.HasPrefix(n.Payload, notifyUnhold):
+			onSignal(Signal{Kind: "unhold", ID: strings.TrimPrefix(n.Payload, notifyUnhold)})
 		}
 	}
 }

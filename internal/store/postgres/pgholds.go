@@ -137,7 +137,9 @@ func (p *Store) HoldTurn(ctx context.Context, turn, owner string, ttl time.Durat
 	return h, nil
 }
 
-// Unhold lets go of what the model turn named turn holds (HoldTurn).
+// Unhold lets go of what the model turn named turn holds (HoldTurn), and,
+// as it commits, signals every instance (Watch: Signal "unhold", once per
+// request the turn held on) so that their turns waiting for room ask again.
 func (p *Store) Unhold(ctx context.Context, turn string) error {
 	if p.Closed() {
 		return store.ErrClosed
