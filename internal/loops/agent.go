@@ -228,6 +228,9 @@ func (d *Detector) checkCycle(a *agentState, s *Step) *Verdict {
 		reps := c.cycleRepeats
 		if write {
 			reps = c.writeCycleRepeats
+			if p == 1 && sampled(w, func(e *entry) bool { return e.write && e.key == s.key }) {
+				reps = min(2*reps, cap(a.ring))
+			}
 		} else if p == 1 {
 			continue // a single repeated read is "repeat"'s to judge
 		}
@@ -283,6 +286,11 @@ func (d *Detector) checkWriteRespelled(a *agentState, s *Step, w []*entry) *Verd
 	}
 	if s.fold == 0 || reps == 0 || len(w) < reps {
 		return nil
+	}
+	if sampled(w, func(e *entry) bool { return e.write && sameWrite(e, s) }) {
+		if reps = min(2*reps, cap(a.ring)); len(w) < reps {
+			return nil
+		}
 	}
 	moved := false
 	for i, e := range w[:reps] {
