@@ -14,6 +14,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -151,6 +152,11 @@ func (pl *Pool) maskSampling(p *mcp.CreateMessageParams) {
 		p.Messages[i] = &m
 	}
 	p.SystemPrompt = pl.redactor.RedactString(p.SystemPrompt)
+	if mp := p.ModelPreferences; mp != nil && slices.Contains(mp.Hints, nil) { // a null hint is no hint
+		c := *mp
+		c.Hints = slices.DeleteFunc(slices.Clone(mp.Hints), func(h *mcp.ModelHint) bool { return h == nil })
+		p.ModelPreferences = &c
+	}
 	// The rest after the texts: a secret split across two messages is
 	// found in them whole, not cut by a pass over one.
 	*p = *masked(p, pl.redactor.Values)
@@ -390,6 +396,9 @@ func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 	if down == nil || !CanSample(down) || down.InitializeParams().Capabilities.Sampling == nil {
 		return nil, errors.New("reach: the client that made this tool call does not accept sampling requests")
 	}
+	if err := checkSampling(params); err != nil {
+		return nil, err
+	}
 	p := *params
 	u.p.maskSampling(&p) // before the model frame is named by a hint
 	model := samplingModel(&p)
@@ -416,6 +425,19 @@ func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 	}
 	mf.EndModel(use)
 	return res, nil
+}
+
+// checkSampling refuses a sampling request with a null where a message or
+// its content must be: passed on, it crashed the client (the Go SDK's
+// reads each message's content), and no model could answer it.
+func checkSampling(p *mcp.CreateMessageParams) error {
+	for i, m := range p.Messages {
+		if m == nil || m.Content == nil {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+				Message: fmt.Sprintf("reach could not read the sampling request: its message %d has no content; send each message with its role and content", i)}
+		}
+	}
+	return nil
 }
 
 // samplingModel names the model frame of a sampling request: its first
