@@ -16,8 +16,9 @@ import (
 // TestAttack25ModelNulls (an attack that held): a model endpoint that
 // writes nulls where OpenAI's API has objects (a choice, a message, a
 // tool call, its function, a delta, log probabilities, usage details, the
-// whole answer or chunk) gets its answer passed on to the client, whole
-// or streamed, and the gateway goes on serving.
+// whole answer or chunk; on the Responses API an output item, a delta, a
+// completed response) gets its answer passed on to the client, whole or
+// streamed, and the gateway goes on serving.
 func TestAttack25ModelNulls(t *testing.T) {
 	answers := []struct{ ct, body string }{
 		{"application/json", `{"choices":[null]}`},
@@ -36,6 +37,14 @@ func TestAttack25ModelNulls(t *testing.T) {
 		{"text/event-stream", "data: null\n\ndata: [DONE]\n\n"},
 		{"text/event-stream", "data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"logprobs\":{\"content\":[null]}}],\"usage\":null}\n\ndata: [DONE]\n\n"},
 	}
+	responses := []struct{ ct, body string }{
+		{"application/json", `{"id":"r1","object":"response","output":[null]}`},
+		{"application/json", `{"id":"r2","object":"response","output":[{"type":"function_call","name":null,"arguments":null,"call_id":null},{"type":"message","content":[null]}],"usage":null}`},
+		{"application/json", `{"id":"r3","object":"response","output":null,"usage":{"input_tokens_details":null,"output_tokens_details":null}}`},
+		{"text/event-stream", "data: {\"type\":\"response.output_item.added\",\"item\":null}\n\ndata: {\"type\":\"response.completed\",\"response\":null}\n\n"},
+		{"text/event-stream", "data: {\"type\":\"response.output_text.delta\",\"delta\":null,\"item_id\":null}\n\ndata: {\"type\":\"response.function_call_arguments.delta\",\"delta\":null}\n\ndata: {\"type\":\"response.output_item.done\",\"item\":{\"type\":\"function_call\",\"name\":null}}\n\n"},
+		{"text/event-stream", "data: {\"type\":\"response.completed\",\"response\":{\"output\":[null],\"usage\":null}}\n\n"},
+	}
 	var i atomic.Int32
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -50,6 +59,23 @@ func TestAttack25ModelNulls(t *testing.T) {
 	}
 	g := newTestGateway(t, cfg)
 	srv := serveTest(t, g)
+	for k, a := range responses {
+		answers = append(answers, a)
+		i.Store(int32(len(answers) - 1))
+		stream := strings.HasPrefix(a.ct, "text/")
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/responses", strings.NewReader(fmt.Sprintf(`{"stream":%v,"input":"hi"}`, stream)))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("responses %d: %v", k, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := a.body[:min(len(a.body), 30)]; resp.StatusCode != http.StatusOK || !strings.Contains(string(b), want) {
+			t.Errorf("responses answer %d (%s): %d %s", k, a.body, resp.StatusCode, b)
+		}
+	}
+	answers = answers[:len(answers)-len(responses)]
 	for k, a := range answers {
 		i.Store(int32(k))
 		stream := strings.HasPrefix(a.ct, "text/")
