@@ -126,6 +126,11 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	if m == nil || len(m.Parts) == 0 {
 		return nil, 0, &a2a.Error{Err: a2a.ErrInvalidParams, Message: "The message is missing or has no parts; send a message with at least one part."}
 	}
+	if i := slices.Index(m.Parts, nil); i >= 0 {
+		// Passed on, the send failed at the agent's client as if reach or
+		// the agent had ("try again later"): it never could go.
+		return nil, 0, &a2a.Error{Err: a2a.ErrInvalidParams, Message: fmt.Sprintf("Part %d of the message is null; send each part with its content (text, data, raw or url).", i)}
+	}
 	if n := len(m.ReferenceTasks); n > MaxReferenceTasks {
 		// Each one reach does not hold costs a read of the store
 		// (foreign): bounded here, not by the body's size alone.

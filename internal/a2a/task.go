@@ -1010,11 +1010,41 @@ func (t *task) overread() {
 // none of them, and reads no field of one. Before, a null artifact left in
 // a task's view was read at the next artifact (addArtifact) with the
 // task's lock held: the task hung for good, with its caller's send, its
-// GetTask and every wait on it.
+// GetTask and every wait on it. A null part of a message or an artifact,
+// in any event, is dropped too: passed on, it reached the caller, whose
+// SDK may read each part.
 func tidy(ev a2a.Event) {
-	if e, ok := ev.(*a2a.Task); ok && e != nil {
+	switch e := ev.(type) {
+	case *a2a.Task:
+		if e == nil {
+			return
+		}
 		e.History = slices.DeleteFunc(e.History, func(m *a2a.Message) bool { return m == nil })
 		e.Artifacts = slices.DeleteFunc(e.Artifacts, func(a *a2a.Artifact) bool { return a == nil })
+		tidyParts(e.Status.Message)
+		for _, m := range e.History {
+			tidyParts(m)
+		}
+		for _, a := range e.Artifacts {
+			a.Parts = slices.DeleteFunc(a.Parts, func(p *a2a.Part) bool { return p == nil })
+		}
+	case *a2a.Message:
+		tidyParts(e)
+	case *a2a.TaskStatusUpdateEvent:
+		if e != nil {
+			tidyParts(e.Status.Message)
+		}
+	case *a2a.TaskArtifactUpdateEvent:
+		if e != nil && e.Artifact != nil {
+			e.Artifact.Parts = slices.DeleteFunc(e.Artifact.Parts, func(p *a2a.Part) bool { return p == nil })
+		}
+	}
+}
+
+// tidyParts drops the null parts of m, if any.
+func tidyParts(m *a2a.Message) {
+	if m != nil {
+		m.Parts = slices.DeleteFunc(m.Parts, func(p *a2a.Part) bool { return p == nil })
 	}
 }
 

@@ -289,7 +289,9 @@ func (r *Result) ParseValid(js []byte) error {
 			}
 			for i := jsonscan.SkipSpace(value, 1); i < len(value) && value[i] != ']'; {
 				e := jsonscan.SkipValue(value, i)
-				r.Content = append(r.Content, json.RawMessage(value[i:e]))
+				if c := value[i:e]; string(c) != "null" { // a null is no content
+					r.Content = append(r.Content, json.RawMessage(c))
+				}
 				i = jsonscan.SkipSpace(value, e)
 				if i < len(value) && value[i] == ',' {
 					i = jsonscan.SkipSpace(value, i+1)

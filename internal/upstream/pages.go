@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/agentreach/reach/internal/mcpwire"
 )
@@ -84,6 +85,9 @@ func mirrorList[T any](u *upstream, what string, page func(cursor string) ([]*T,
 		if err != nil {
 			return 0, "", err
 		}
+		// A null in the list (an item the upstream wrote as null) is no
+		// item: kept, it crashed the gateway where the list is read.
+		items = slices.DeleteFunc(items, func(it *T) bool { return it == nil })
 		all = append(all, items...)
 		if len(all) > maxMirrored {
 			return 0, "", errTooMany

@@ -306,6 +306,9 @@ func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceReques
 	if err != nil {
 		return nil, u.p.maskedErr(err)
 	}
+	// A null among the contents is no content: passed on, it crashed the
+	// gateway's server, which reads each one.
+	res.Contents = slices.DeleteFunc(res.Contents, func(c *mcp.ResourceContents) bool { return c == nil })
 	return masked(res, u.p.redactor.Redact), nil
 }
 
@@ -384,6 +387,7 @@ func (u *upstream) getPrompt(name string) mcp.PromptHandler {
 		if err != nil {
 			return nil, u.p.maskedErr(err)
 		}
+		res.Messages = slices.DeleteFunc(res.Messages, func(m *mcp.PromptMessage) bool { return m == nil }) // a null is no message
 		return masked(res, u.p.redactor.Redact), nil
 	}
 }

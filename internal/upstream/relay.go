@@ -14,6 +14,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -100,18 +101,29 @@ func (u *upstream) elicit(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 	}
 	ectx, stop := onStream(callCtx, callCtx, reqCtx)
 	defer stop()
-	if m := u.p.redactor.RedactString(params.Message); m != params.Message {
-		p := *params
-		p.Message = m
-		params = &p
+	return down.Elicit(ectx, u.p.maskElicit(params))
+}
+
+// maskElicit returns an upstream's elicitation request as the client may
+// see it (P6): its message masked, and the registered secrets masked in
+// all the rest (the requested form's titles, descriptions, defaults and
+// choices, a URL), as in a tool's definition: a form's field named
+// "password" is a field, not a secret. p itself when nothing is masked.
+func (pl *Pool) maskElicit(p *mcp.ElicitParams) *mcp.ElicitParams {
+	if m := pl.redactor.RedactString(p.Message); m != p.Message {
+		c := *p
+		c.Message = m
+		p = &c
 	}
-	return down.Elicit(ectx, params)
+	return masked(p, pl.redactor.Values)
 }
 
 // maskSampling masks what an upstream's sampling request would show the
 // client's model (P6): the texts of its messages, as the blocks of one
-// text (a secret may be split across two), and its system prompt. p is a
-// copy of the request; a message it masks is replaced, not changed.
+// text (a secret may be split across two), and its system prompt; and the
+// registered secrets in all the rest (its metadata, model hints, stop
+// sequences), as in a tool's definition. p is a copy of the request; a
+// message it masks is replaced, not changed.
 func (pl *Pool) maskSampling(p *mcp.CreateMessageParams) {
 	var texts []string
 	var at []int
@@ -124,10 +136,10 @@ func (pl *Pool) maskSampling(p *mcp.CreateMessageParams) {
 			at = append(at, i)
 		}
 	}
-	masked := pl.redactor.Blocks(texts)
+	blocks := pl.redactor.Blocks(texts)
 	cloned := false
 	for j, i := range at {
-		if masked[j] == texts[j] {
+		if blocks[j] == texts[j] {
 			continue
 		}
 		if !cloned {
@@ -135,11 +147,19 @@ func (pl *Pool) maskSampling(p *mcp.CreateMessageParams) {
 		}
 		m := *p.Messages[i]
 		t := *m.Content.(*mcp.TextContent)
-		t.Text = masked[j]
+		t.Text = blocks[j]
 		m.Content = &t
 		p.Messages[i] = &m
 	}
 	p.SystemPrompt = pl.redactor.RedactString(p.SystemPrompt)
+	if mp := p.ModelPreferences; mp != nil && slices.Contains(mp.Hints, nil) { // a null hint is no hint
+		c := *mp
+		c.Hints = slices.DeleteFunc(slices.Clone(mp.Hints), func(h *mcp.ModelHint) bool { return h == nil })
+		p.ModelPreferences = &c
+	}
+	// The rest after the texts: a secret split across two messages is
+	// found in them whole, not cut by a pass over one.
+	*p = *masked(p, pl.redactor.Values)
 }
 
 // maskLog returns an upstream's log message as the client may see it,
@@ -376,17 +396,17 @@ func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 	if down == nil || !CanSample(down) || down.InitializeParams().Capabilities.Sampling == nil {
 		return nil, errors.New("reach: the client that made this tool call does not accept sampling requests")
 	}
-	model := "sampling"
-	if mp := params.ModelPreferences; mp != nil && len(mp.Hints) > 0 && mp.Hints[0].Name != "" {
-		model = mp.Hints[0].Name
+	if err := checkSampling(params); err != nil {
+		return nil, err
 	}
+	p := *params
+	u.p.maskSampling(&p) // before the model frame is named by a hint
+	model := samplingModel(&p)
 	mctx, mf, err := u.p.models.BeginModel(callCtx, model)
 	if err != nil {
 		return nil, fmt.Errorf("reach refused the model call: %w", err)
 	}
-	p := *params
-	p.Meta = link.FrameMeta(maps.Clone(params.Meta), mf)
-	u.p.maskSampling(&p)
+	p.Meta = link.FrameMeta(maps.Clone(p.Meta), mf)
 	sctx, stop := onStream(callCtx, mctx, reqCtx)
 	defer stop()
 	res, err := down.CreateMessage(sctx, &p)
@@ -405,6 +425,28 @@ func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 	}
 	mf.EndModel(use)
 	return res, nil
+}
+
+// checkSampling refuses a sampling request with a null where a message or
+// its content must be: passed on, it crashed the client (the Go SDK's
+// reads each message's content), and no model could answer it.
+func checkSampling(p *mcp.CreateMessageParams) error {
+	for i, m := range p.Messages {
+		if m == nil || m.Content == nil {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+				Message: fmt.Sprintf("reach could not read the sampling request: its message %d has no content; send each message with its role and content", i)}
+		}
+	}
+	return nil
+}
+
+// samplingModel names the model frame of a sampling request: its first
+// model hint, else "sampling". A hint may be null ({"hints":[null]}).
+func samplingModel(p *mcp.CreateMessageParams) string {
+	if mp := p.ModelPreferences; mp != nil && len(mp.Hints) > 0 && mp.Hints[0] != nil && mp.Hints[0].Name != "" {
+		return mp.Hints[0].Name
+	}
+	return "sampling"
 }
 
 // onStream returns a context for a request the gateway sends during the

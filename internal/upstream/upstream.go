@@ -607,6 +607,9 @@ func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool
 			return 0, "", err
 		}
 		for _, t := range res.Tools {
+			if t == nil { // a null in the list: no tool (kept, it crashed the gateway)
+				continue
+			}
 			t, n := u.masked(t)
 			out = append(out, t)
 			if len(out) > maxListed {
@@ -1133,6 +1136,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 			return nil, u.callError(err)
 		}
 		u.reached(nil)
+		res.Content = slices.DeleteFunc(res.Content, func(c mcp.Content) bool { return c == nil }) // a null is no content
 		if res.IsError {
 			return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(contentText(res.Content, u.p.redactor))}
 		}
