@@ -354,12 +354,30 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 	return out
 }
 
+// deadLetterWait is how long a failed undo's dead letter is asked of a
+// store that refuses it.
+var deadLetterWait = time.Minute
+
 func (rt *Runtime) deadLetter(r *Request, s effects.Undo, res *Result) *DeadLetter {
 	dl := &DeadLetter{Request: r.id, Tool: s.Tool, Args: s.Args, Undoes: s.Origin,
 		Error: res.Error, At: time.Now(), Attempts: deadletter.Attempts(res.Error), Key: s.Key, Trace: r.Trace()}
-	if err := rt.dead.Add(context.Background(), dl); err != nil {
-		rt.log.Error("compensation failed, and it could not be dead-lettered", "request", r.id, "tool", s.Tool, "err", err)
-		return dl
+	// A store that refuses the dead letter (down a moment, its connection
+	// cut) is asked again, for up to deadLetterWait: dropped, the failed
+	// undo would be in no queue, its write done for good with nobody told.
+	// Before, the first refusal dropped it.
+	wait := 100 * time.Millisecond
+	for deadline := time.Now().Add(deadLetterWait); ; {
+		err := rt.dead.Add(context.Background(), dl)
+		if err == nil {
+			break
+		}
+		if time.Now().Add(wait).After(deadline) {
+			rt.log.Error("compensation failed, and it could not be dead-lettered", "request", r.id, "tool", s.Tool, "err", err)
+			return dl
+		}
+		rt.log.Warn("compensation failed, and its dead letter was not stored; trying again", "request", r.id, "tool", s.Tool, "in", wait, "err", err)
+		time.Sleep(wait)
+		wait = min(2*wait, 2*time.Second)
 	}
 	rt.log.Warn("compensation dead-lettered", "request", r.id, "tool", s.Tool, "dead_letter", dl.ID)
 	return dl
