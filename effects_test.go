@@ -1342,3 +1342,52 @@ func TestDeadLetterStoredThroughRefusals(t *testing.T) {
 		t.Fatalf("dead letters after two refusals = %+v; want the failed cancel_hotel, once", dls)
 	}
 }
+
+// refusingBegins is a request recorder whose store refuses the first
+// refuse compensations' requests, as a database down a moment does.
+type refusingBegins struct {
+	mu     sync.Mutex
+	refuse int
+}
+
+func (b *refusingBegins) RequestBegan(ctx context.Context, r *reach.Request) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if strings.Contains(r.ID(), "/compensate/") && b.refuse > 0 {
+		b.refuse--
+		return errors.New("the store is down")
+	}
+	return nil
+}
+
+func (b *refusingBegins) RequestStopped(context.Context, *reach.Request, reach.Cause) {}
+func (b *refusingBegins) RequestEnded(context.Context, *reach.Request)                {}
+
+// TestCompensationBegunThroughRefusals: a compensation whose request the
+// store refuses twice (down a moment, its connection cut) is begun again,
+// and its undo runs once. Before, the first refusal dropped the undos,
+// taken from the saga: none ran, none was dead-lettered.
+func TestCompensationBegunThroughRefusals(t *testing.T) {
+	l := &ledger{failing: map[string]bool{"charge_card": true}}
+	ok := func(args map[string]any) (any, error) {
+		return map[string]any{"ref": "R-" + fmt.Sprint(args["id"])}, nil
+	}
+	rt := reach.New(&reach.Options{Requests: &refusingBegins{refuse: 2}})
+	rt.MustRegister(
+		reach.Tool{Name: "book_hotel", Access: reach.Write, Reentrancy: reach.Reentrant, Func: l.tool("book_hotel", ok),
+			Undo: &reach.Followup{Tool: "cancel_hotel", Args: `{"id": "{args.id}"}`}},
+		reach.Tool{Name: "charge_card", Access: reach.Write, Func: l.tool("charge_card", ok)},
+		reach.Tool{Name: "cancel_hotel", Access: reach.Write, Func: l.tool("cancel_hotel", ok)},
+	)
+	ctx, _ := begin(t, rt, nil)
+	if res := rt.Call(ctx, &reach.Call{ID: "h", Tool: "book_hotel", Arguments: json.RawMessage(`{"id": 7}`)}); res.IsError() {
+		t.Fatal(res.ModelText())
+	}
+	if res := rt.Call(ctx, &reach.Call{ID: "pay", Tool: "charge_card", Arguments: json.RawMessage(`{"id": 7}`)}); res.Status != reach.StatusError {
+		t.Fatalf("charge = %s", res.Status)
+	}
+	want := []string{"book_hotel 7", "FAIL charge_card", "cancel_hotel 7"}
+	if got := strings.Join(l.log, ", "); got != strings.Join(want, ", ") {
+		t.Fatalf("side effects:\n got %s\nwant %s", got, strings.Join(want, ", "))
+	}
+}
