@@ -38,6 +38,7 @@ var pgRandomPoints = []struct {
 	{"budget.admitted", 30}, {"request.stopped", 2}, {"request.ended", 10}, {"request.settled", 10},
 	{"deadletter.added", 2}, {"approval.pending", 2}, {"audit.appended", 20},
 	{"request.handed", 2}, {"request.left", 2}, {"request.released", 2},
+	{"approval.approved", 2}, {"approval.used", 2},
 }
 
 // recoveryPoints are the points of a recovery of a dead life.
@@ -98,7 +99,9 @@ func (f *pgTrio) stop(i int) {
 // instances sharing one PostgreSQL: agents run chains of three bookings
 // (each with an undo; some undos always fail) whose legs go to different
 // instances, end or stop them through any instance, and now and then make
-// a high-risk call that waits for approval. Each round, under that load,
+// a high-risk call that waits for approval; up to two approvals pending
+// from earlier rounds are approved under the load through one instance,
+// their calls repeated through another. Each round, under that load,
 // one of these faults: an instance killed (kill -9) at a random moment;
 // one killed at the Nth time it reaches a crash point picked among
 // pgRandomPoints; two killed at once; one killed while another's dead
@@ -118,8 +121,11 @@ func (f *pgTrio) stop(i int) {
 //     stopped, and a call naming it, or an interrupted one, is refused on
 //     every instance;
 //   - the audit chain verifies;
-//   - every approval that was pending is still pending, and at the end,
-//     approved, its call runs once however often it is repeated.
+//   - no approved call ran twice; every approval that was pending is
+//     still pending, and at the end, approved, its call runs once however
+//     often it is repeated (one approved under the load and cut off by a
+//     kill after its checkpoint said it runs is answered interrupted, and
+//     ran at most once).
 //
 // The seed is logged; REACH_CRASH25_SEED runs one again, and
 // REACH_CRASH25_ROUNDS (default 4) sets how many faults.
@@ -167,6 +173,7 @@ budgets:
 	var chains atomic.Int64
 	var mu sync.Mutex
 	pending := map[string]string{} // approval id -> the idempotency key of its call
+	decided := map[string]string{} // the same, of those approved (or maybe) under load
 	stopped := map[string]bool{}   // requests whose stop was answered stopped
 	aprID := regexp.MustCompile(`apr_[0-9a-f]+`)
 	client := &http.Client{Timeout: 30 * time.Second}
@@ -226,6 +233,41 @@ budgets:
 			resp.Body.Close()
 		}
 	}
+	// approver approves, under the load, up to two approvals pending from
+	// earlier rounds, each through another instance than the next one
+	// its call is repeated through (where the approved call runs).
+	var approvals atomic.Int64
+	approver := func(halt *atomic.Bool) {
+		for range 2 {
+			if halt.Load() {
+				return
+			}
+			mu.Lock()
+			var id, key string
+			for id, key = range pending {
+				break
+			}
+			if id != "" {
+				delete(pending, id)
+				decided[id] = key
+			}
+			mu.Unlock()
+			if id == "" {
+				return
+			}
+			n := int(approvals.Add(1))
+			resp, err := post(n%3, "/v1/approvals/"+id+"/approve", `{"reason":"ok"}`)
+			if err != nil {
+				return
+			}
+			resp.Body.Close()
+			resp, err = post((n+1)%3, "/v1/calls", fmt.Sprintf(`{"tool_calls":[{"call_id":"x","tool":"travel__close","idempotency_key":%q,"arguments":{}}]}`, key))
+			if err != nil {
+				return
+			}
+			resp.Body.Close()
+		}
+	}
 	// moment waits a random moment of the load: when a fault strikes,
 	// not a wait for a state.
 	moment := func() { time.Sleep(time.Duration(50+rng.IntN(400)) * time.Millisecond) }
@@ -246,6 +288,7 @@ budgets:
 		for range 3 {
 			wg.Go(func() { agent(&halt) })
 		}
+		wg.Go(func() { approver(&halt) })
 		switch fault {
 		case 0:
 			moment()
@@ -266,21 +309,22 @@ budgets:
 			f.kill(other)
 			how = fmt.Sprintf("%s and %s killed at moments", f.names[victim], f.names[other])
 		case 3:
-			// victim killed; racer, started again armed at a point of
-			// the recovery, races the third for victim's dead life.
+			// racer started again armed at a point of the recovery,
+			// then victim killed: racer races the third for victim's
+			// dead life.
 			racer := (victim + 1 + rng.IntN(2)) % 3
 			point := fmt.Sprintf("%s#1", recoveryPoints[rng.IntN(len(recoveryPoints))])
 			moment()
+			f.stop(racer)
+			reached = f.start(racer, point)
 			f.kill(victim)
-			f.kill(racer)
 			halt.Store(true)
 			wg.Wait()
-			reached = f.start(racer, point)
 			select {
 			case <-reached:
 				how = fmt.Sprintf("%s killed at a moment, %s killed at %s recovering it", f.names[victim], f.names[racer], point)
 			case <-f.settledOrNot(victim):
-				how = fmt.Sprintf("%s killed at a moment, %s armed at %s (the other recovered it first)", f.names[victim], f.names[racer], point)
+				how = fmt.Sprintf("%s killed at a moment, %s armed at %s (not reached: its dead life recovered without it)", f.names[victim], f.names[racer], point)
 			}
 			f.kill(racer)
 		case 4:
@@ -311,27 +355,40 @@ budgets:
 		}
 	}
 
-	// Approved now, each waiting call runs once, however often it is
-	// repeated, through any instance.
+	// Approved now (again, for those approved under the load: the
+	// decision may have been cut off), each waiting call runs once,
+	// however often it is repeated, through any instance. One approved
+	// under the load whose call a kill cut off after its checkpoint said
+	// it runs may have run: it is answered interrupted ever after, and
+	// ran at most once (docs/STATE.md, crash points).
+	for id, key := range decided {
+		pending[id] = key
+	}
+	cutOff := map[string]bool{}
 	for id, key := range pending {
-		if status, out := postJSON(t, f.base(rng.IntN(3))+"/v1/approvals/"+id+"/approve", `{"reason":"ok"}`); status != 200 {
+		if status, out := postJSON(t, f.base(rng.IntN(3))+"/v1/approvals/"+id+"/approve", `{"reason":"ok"}`); status != 200 && decided[id] == "" {
 			t.Fatalf("approve %s: %d %v", id, status, out)
 		}
 		for i := range 2 {
-			if res := call(t, f.base(i), fmt.Sprintf(`{"tool_calls":[{"call_id":"x","tool":"travel__close","idempotency_key":%q,"arguments":{}}]}`, key)); res.Status != "success" {
-				t.Errorf("the approved call %s through %s: %+v", key, f.names[i], res)
+			res := call(t, f.base(i), fmt.Sprintf(`{"tool_calls":[{"call_id":"x","tool":"travel__close","idempotency_key":%q,"arguments":{}}]}`, key))
+			switch {
+			case res.Status == "success":
+			case decided[id] != "" && res.Error != nil && res.Error.Code == "interrupted":
+				cutOff[id] = true
+			default:
+				t.Errorf("the approved call %s through %s: %s %+v", key, f.names[i], res.Status, res.Error)
 			}
 		}
 	}
 	fx.mu.Lock()
 	defer fx.mu.Unlock()
 	for id, key := range pending {
-		if n := fx.closed[toolKey("travel__close", key)]; n != 1 {
+		if n := fx.closed[toolKey("travel__close", key)]; n != 1 && !(cutOff[id] && n == 0) {
 			t.Errorf("approval %s: its call ran %d times, want once", id, n)
 		}
 	}
-	t.Logf("%d chains, %d stopped, %d approvals kept pending across the faults, %d legs undone, %d bookings",
-		chains.Load(), len(stopped), len(pending), len(fx.undone), len(fx.legs))
+	t.Logf("%d chains, %d stopped, %d approvals (%d of them approved under the load), %d legs undone, %d bookings",
+		chains.Load(), len(stopped), len(pending), len(decided), len(fx.undone), len(fx.legs))
 }
 
 // cutConnections has the server end every connection of the instances
@@ -430,6 +487,11 @@ func (f *pgTrio) check(t *testing.T, round int, fx *sideEffects, pending map[str
 	for key, n := range fx.unbooked {
 		if n > 1 {
 			t.Errorf("round %d: undo under key %s ran %d times", round, key, n)
+		}
+	}
+	for key, n := range fx.closed {
+		if n > 1 {
+			t.Errorf("round %d: the approved call under key %s ran %d times", round, key, n)
 		}
 	}
 	legs, undone := map[string]int{}, map[string]int{}
