@@ -320,11 +320,36 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 	// delegation does), so that r's owner sees it, its events carry the
 	// tenant, and policies judge the undos as they judged the writes. Its
 	// frames are in r's trace, beside the writes they undo.
-	cctx, creq, err := rt.Begin(context.WithoutCancel(ctx), &RequestOptions{ID: r.id + "/compensate/" + newID()[4:],
-		Principal: r.principal, Tenant: r.tenant, Roles: r.roles, Attributes: r.attrs, Agent: "reach", Budget: &Budget{},
-		Trace: r.Trace()})
-	if err != nil {
-		return nil
+	// A store that refuses the compensation's request (down a moment, its
+	// connection cut) is asked again, for up to deadLetterWait; then each
+	// undo is dead-lettered, for an operator. Before, the first refusal
+	// dropped the undos, taken from the saga: none ran, none was queued.
+	var cctx context.Context
+	var creq *Request
+	wait := 100 * time.Millisecond
+	for deadline := time.Now().Add(deadLetterWait); ; {
+		var err error
+		cctx, creq, err = rt.Begin(context.WithoutCancel(ctx), &RequestOptions{ID: r.id + "/compensate/" + newID()[4:],
+			Principal: r.principal, Tenant: r.tenant, Roles: r.roles, Attributes: r.attrs, Agent: "reach", Budget: &Budget{},
+			Trace: r.Trace()})
+		if err == nil {
+			break
+		}
+		if time.Now().Add(wait).After(deadline) {
+			rt.log.Error("compensation could not begin: its undos are dead-lettered", "request", r.id, "undos", len(steps), "err", err)
+			var out []Compensation
+			for i := len(steps) - 1; i >= 0; i-- {
+				s := steps[i]
+				dl := rt.deadLetter(r, s, &Result{Status: StatusError, Error: &Error{Guard: "execute", Type: TypeUnavailable, Code: "compensation_not_begun",
+					Message:    fmt.Sprintf("The undo did not run: its compensation could not begin (%v).", err),
+					Suggestion: "Retry the dead letter once the store answers again."}})
+				out = append(out, Compensation{Tool: s.Tool, Undoes: s.Origin, DeadLetter: dl.ID})
+			}
+			return out
+		}
+		rt.log.Warn("compensation could not begin; trying again", "request", r.id, "in", wait, "err", err)
+		time.Sleep(wait)
+		wait = min(2*wait, 2*time.Second)
 	}
 	creq.undoing = true
 	switch as := r.root.lockAs; {
@@ -354,12 +379,30 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 	return out
 }
 
+// deadLetterWait is how long a failed undo's dead letter is asked of a
+// store that refuses it.
+var deadLetterWait = time.Minute
+
 func (rt *Runtime) deadLetter(r *Request, s effects.Undo, res *Result) *DeadLetter {
 	dl := &DeadLetter{Request: r.id, Tool: s.Tool, Args: s.Args, Undoes: s.Origin,
 		Error: res.Error, At: time.Now(), Attempts: deadletter.Attempts(res.Error), Key: s.Key, Trace: r.Trace()}
-	if err := rt.dead.Add(context.Background(), dl); err != nil {
-		rt.log.Error("compensation failed, and it could not be dead-lettered", "request", r.id, "tool", s.Tool, "err", err)
-		return dl
+	// A store that refuses the dead letter (down a moment, its connection
+	// cut) is asked again, for up to deadLetterWait: dropped, the failed
+	// undo would be in no queue, its write done for good with nobody told.
+	// Before, the first refusal dropped it.
+	wait := 100 * time.Millisecond
+	for deadline := time.Now().Add(deadLetterWait); ; {
+		err := rt.dead.Add(context.Background(), dl)
+		if err == nil {
+			break
+		}
+		if time.Now().Add(wait).After(deadline) {
+			rt.log.Error("compensation failed, and it could not be dead-lettered", "request", r.id, "tool", s.Tool, "err", err)
+			return dl
+		}
+		rt.log.Warn("compensation failed, and its dead letter was not stored; trying again", "request", r.id, "tool", s.Tool, "in", wait, "err", err)
+		time.Sleep(wait)
+		wait = min(2*wait, 2*time.Second)
 	}
 	rt.log.Warn("compensation dead-lettered", "request", r.id, "tool", s.Tool, "dead_letter", dl.ID)
 	return dl

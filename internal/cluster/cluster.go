@@ -131,6 +131,20 @@ type Cluster struct {
 	seq     int64
 	stray   map[string]bool
 	leaving map[string]chan struct{}
+	// unstored holds the stops applied here that the store did not take
+	// (Recorder.RequestStopped), by request: stored again after each
+	// heartbeat the store takes (storeStops), and until then the part
+	// does not leave its request (its other parts, which the stop has not
+	// reached, would end it with no stop). storing is set while
+	// storeStopsApart's goroutine runs.
+	unstored map[string]*unstoredStop
+	storing  atomic.Bool
+	// unleft holds the parts whose leave the store did not take
+	// (Recorder.RequestEnded), by request: left again after each
+	// heartbeat the store takes (leaveAgain). Before, such a part stayed
+	// in the store for the life of this instance, and its request never
+	// ended.
+	unleft map[string]*unleftPart
 	// strayLeave is set while leaveStraysApart's goroutine runs, and
 	// recovering while a recovery of dead lives (Start's recover) does.
 	strayLeave, recovering atomic.Bool
@@ -200,7 +214,8 @@ func New(ctx context.Context, o *Options) (*Cluster, error) {
 	}
 	c := &Cluster{st: o.Store, name: o.Instance, ttl: o.TTL, every: o.Backstop, log: o.Logger, started: time.Now(),
 		local: map[string]*reach.Request{}, heard: map[string]time.Time{}, stop: make(chan struct{}), base: time.Now(),
-		joins: map[string]int{}, stray: map[string]bool{}, leaving: map[string]chan struct{}{}}
+		joins: map[string]int{}, stray: map[string]bool{}, leaving: map[string]chan struct{}{},
+		unstored: map[string]*unstoredStop{}, unleft: map[string]*unleftPart{}}
 	ch := make(chan struct{})
 	c.renewed.Store(&ch)
 	if c.ttl == 0 {
@@ -644,6 +659,7 @@ func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover f
 			bcancel()
 			if err == nil {
 				c.leaveStraysApart(ctx)
+				c.storeStopsApart(ctx)
 			}
 			if errors.Is(err, errFenced) {
 				return

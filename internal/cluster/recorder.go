@@ -303,9 +303,15 @@ func (r *Recorder) RequestStopped(ctx context.Context, q *reach.Request, cause r
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.ttl)
 	defer cancel()
 	if _, err := r.c.st.StopRequest(ctx, q.ID(), int(cause.Mode), durable.EncodeCause(cause)); err != nil {
-		r.c.log.Error("cluster: a stop was not stored; the other instances see it only at its next call here", "request", q.ID(), "err", err)
+		// Kept, and stored after the next heartbeat the store takes; until
+		// then this part does not leave the request (RequestEnded): the
+		// other parts, which the stop has not reached, would end it with
+		// no stop, their writes kept. Before, the stop was dropped here.
+		r.c.log.Error("cluster: a stop was not stored; stored once the store answers again, this part holding the request until then", "request", q.ID(), "err", err)
+		r.c.keepStop(r, q, cause)
 		return
 	}
+	r.c.storedStop(q.ID(), cause.Mode)
 	crashpoint.Reached("request.stopped")
 	r.Stopped(ctx, q)
 }
@@ -313,6 +319,13 @@ func (r *Recorder) RequestStopped(ctx context.Context, q *reach.Request, cause r
 // RequestEnded implements reach.RequestRecorder: this instance leaves the
 // request; the last one to leave stores it ended.
 func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
+	if r.c.deferLeave(q) {
+		// Its stop is not stored yet: leaving now, the last of the other
+		// parts to leave would end the request with no stop. The part
+		// leaves once the stop is stored (storeStops).
+		r.c.log.Warn("cluster: a stopped part waits for its stop to be stored before it leaves the request", "request", q.ID())
+		return
+	}
 	defer r.c.untrack(q)
 	state := "ended"
 	var cause []byte
@@ -336,7 +349,8 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 		}
 		if dead {
 			if err := r.c.st.Release(ctx, q.ID(), r.c.owner); err != nil {
-				r.c.log.Error("cluster: leaving a request", "request", q.ID(), "err", err)
+				r.c.log.Error("cluster: leaving a request failed; left again after the next heartbeat", "request", q.ID(), "err", err)
+				r.c.keepLeave(r, q)
 				return
 			}
 			r.c.orphaned.Store(true)
@@ -358,7 +372,8 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 	}
 	last, err := r.c.st.LeaveRequestHanding(ctx, q.ID(), r.c.owner, r.c.ttl, state, usage, cause, time.Now(), undos)
 	if err != nil {
-		r.c.log.Error("cluster: leaving a request", "request", q.ID(), "err", err)
+		r.c.log.Error("cluster: leaving a request failed; left again after the next heartbeat", "request", q.ID(), "err", err)
+		r.c.keepLeave(r, q)
 		return
 	}
 	if !last {
