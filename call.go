@@ -411,7 +411,9 @@ func (rt *Runtime) authorize(next Handler) Handler {
 			c.frame.setState(AwaitingApproval)
 			// A stop, even a soft one, ends the wait: after it, nothing
 			// the approval lets through would start (execute refuses it).
-			actx, done := rt.awaiting.until(ctx, c.req)
+			// Kept where a stop looks: the runtime of the request, which
+			// may not be this one (a request's context handed on).
+			actx, done := c.req.rt.awaiting.until(ctx, c.req)
 			d, e = rt.opts.Approver.Approve(actx, c)
 			done()
 			if cause := c.req.stopped(); cause != nil && d == NeedsApproval {

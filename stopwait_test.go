@@ -57,8 +57,8 @@ func TestStopEndsApprovalWait(t *testing.T) {
 				<-ap.asked
 				req.Stop(mode, "operator", "the user pressed stop")
 				wg.Wait()
-				if took >= ap.wait { // the bubble's clock: only the wait's hour passes it
-					t.Errorf("the call waited %v, the approval's whole wait", took)
+				if took != 0 { // the bubble's clock moves only when every goroutine waits: a timer ended the wait, not the stop
+					t.Errorf("the call waited %v after the stop (a timer's, not the stop's end)", took)
 				}
 				if e := res.Error; ran.Load() != 0 || e == nil || e.Code != "stopped_"+mode.String() || e.Type != reach.TypeStopped {
 					t.Errorf("the call ran %d times and answered %s; want it refused with the stop", ran.Load(), res.ModelText())
@@ -66,4 +66,40 @@ func TestStopEndsApprovalWait(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A call made through one runtime in a request begun by another (the
+// request's context handed to a second runtime of the process): a stop of
+// the request ends the call's wait for an approval there too. The wait was
+// kept in the calling runtime's table, and the stop looked for it in the
+// request's: the call waited out the approval's whole wait.
+func TestStopEndsApprovalWaitOfAnotherRuntime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ap := waitingApprover{wait: time.Hour, asked: make(chan struct{}, 1)}
+		owner := reach.New(nil)
+		rt := reach.New(&reach.Options{Approver: ap})
+		var ran atomic.Int32
+		rt.MustRegister(reach.Tool{Name: "delete_all", Access: reach.HighRisk, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			ran.Add(1)
+			return json.RawMessage(`"deleted"`), nil
+		}})
+		ctx, req := begin(t, owner, nil)
+		var res *reach.Result
+		var took time.Duration
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			start := time.Now()
+			res = call(rt, ctx, "delete_all", `{}`)
+			took = time.Since(start)
+		})
+		<-ap.asked
+		req.Stop(reach.Soft, "operator", "the user pressed stop")
+		wg.Wait()
+		if took != 0 { // the bubble's clock moves only when every goroutine waits: a timer ended the wait (the request's wall budget, 10 min), not the stop
+			t.Errorf("the call waited %v after the stop (a timer's, not the stop's end)", took)
+		}
+		if e := res.Error; ran.Load() != 0 || e == nil || e.Code != "stopped_soft" || e.Type != reach.TypeStopped {
+			t.Errorf("the call ran %d times and answered %s; want it refused with the stop", ran.Load(), res.ModelText())
+		}
+	})
 }
