@@ -411,9 +411,13 @@ func (rt *Runtime) authorize(next Handler) Handler {
 			c.frame.setState(AwaitingApproval)
 			// A stop, even a soft one, ends the wait: after it, nothing
 			// the approval lets through would start (execute refuses it).
-			actx, done := rt.awaiting.until(ctx, c.req)
-			d, e = rt.opts.Approver.Approve(actx, c)
-			done()
+			// Kept where a stop looks: the runtime of the request, which
+			// may not be this one (a request's context handed on).
+			actx, done := c.req.rt.awaiting.until(ctx, c.req)
+			d, e = func() (Decision, *Error) {
+				defer done() // an approver that panics lets go of the wait too
+				return rt.opts.Approver.Approve(actx, c)
+			}()
 			if cause := c.req.stopped(); cause != nil && d == NeedsApproval {
 				e := (&StopError{Cause: *cause}).Refusal()
 				e.Guard = "authorize"

@@ -14,9 +14,9 @@ import (
 // (approvals.wait), are soft-stopped (the UI's "stop after the running
 // calls"). The wait ends with the stop: the call ends with it where it
 // waited (cancelled, guard authorize), the refund never runs, and the next model call
-// is refused, 403, so the run ends. The wait ran out first (30 s here, as
-// long as approvals.wait says), and the call was refused only then, as it
-// would have started (guard execute).
+// is refused, 403, so the run ends. Before, the wait ran out first (30 s
+// here, as long as approvals.wait says), and the call was refused only
+// then, as it would have started (guard execute).
 func TestFrameworksSoftStopWhileApprovalWaits(t *testing.T) {
 	dir, node := frameworksCacheOf(t, "@openai/agents", "openai", "ai", "@ai-sdk/mcp", "@ai-sdk/openai",
 		"@langchain/langgraph", "@langchain/mcp-adapters", "@langchain/openai")

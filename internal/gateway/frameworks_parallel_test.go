@@ -30,28 +30,39 @@ func frameworksCacheOf(t *testing.T, pkgs ...string) (dir, node string) {
 		}
 		dir = filepath.Join(root, ".cache", "frameworks")
 	}
-	missing := func(what string) {
-		t.Helper()
-		if os.Getenv("REACH_CI") != "" {
-			t.Fatalf("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", what, dir)
-		}
-		t.Skipf("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", what, dir)
-	}
 	for _, pkg := range pkgs {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
-			missing(pkg)
+			frameworksMissing(t, pkg, dir)
 		}
 	}
 	node = filepath.Join(dir, "node_modules", "node", "bin", "node")
 	if _, err := os.Stat(node); err != nil {
-		missing("Node 22")
+		frameworksMissing(t, "Node 22", dir)
 	}
+	agentScripts.Store(dir, writeScript(t, dir, "reach-agent", agentScript(t)))
+	return dir, node
+}
+
+// frameworksMissing skips the test, saying what is not installed in dir,
+// or fails it under REACH_CI (make test), so that CI never passes by
+// skipping.
+func frameworksMissing(t *testing.T, what, dir string) {
+	t.Helper()
+	if os.Getenv("REACH_CI") != "" {
+		t.Fatalf("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", what, dir)
+	}
+	t.Skipf("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", what, dir)
+}
+
+// agentScript is testdata/frameworks/agent.mjs, the agent the frameworks
+// run.
+func agentScript(t *testing.T) []byte {
+	t.Helper()
 	src, err := os.ReadFile("testdata/frameworks/agent.mjs")
 	if err != nil {
 		t.Fatal(err)
 	}
-	agentScripts.Store(dir, writeScript(t, dir, "reach-agent", src))
-	return dir, node
+	return src
 }
 
 // parallelCases are the frameworks whose runs take several tool calls of

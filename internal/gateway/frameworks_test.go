@@ -42,49 +42,14 @@ import (
 // fails under REACH_CI (make test), so that CI never passes by skipping.
 func frameworksCache(t *testing.T) (dir, node string) {
 	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("REACH_CI") != "" {
-			t.Fatalf(format, args...)
-		}
-		t.Skipf(format, args...)
-	}
-	if testing.Short() {
-		t.Skip("starts node processes")
-	}
-	dir = os.Getenv("REACH_FRAMEWORKS_CACHE")
-	if dir == "" {
-		root, err := filepath.Abs("../..")
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir = filepath.Join(root, ".cache", "frameworks")
-	}
-	for _, pkg := range []string{"@openai/agents", "@langchain/langgraph", "@langchain/mcp-adapters", "@langchain/openai", "ai", "@ai-sdk/mcp",
-		"@ai-sdk/openai", "@modelcontextprotocol/client", "@modelcontextprotocol/sdk", "@mastra/core", "@mastra/mcp", "genkit", "@genkit-ai/mcp", "@genkit-ai/compat-oai", "langchain", "@ax-llm/ax"} {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
-			missing("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", pkg, dir)
-		}
-	}
+	dir, node = frameworksCacheOf(t, "@openai/agents", "@langchain/langgraph", "@langchain/mcp-adapters", "@langchain/openai", "ai", "@ai-sdk/mcp",
+		"@ai-sdk/openai", "@modelcontextprotocol/client", "@modelcontextprotocol/sdk", "@mastra/core", "@mastra/mcp", "genkit", "@genkit-ai/mcp", "@genkit-ai/compat-oai", "langchain", "@ax-llm/ax")
 	for fw, pkg := range ownFolder {
-		if _, err := os.Stat(filepath.Join(dir, fw, "node_modules", pkg, "package.json")); err != nil {
-			missing("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", pkg, filepath.Join(dir, fw))
+		d := filepath.Join(dir, fw)
+		if _, err := os.Stat(filepath.Join(d, "node_modules", pkg, "package.json")); err != nil {
+			frameworksMissing(t, pkg, d)
 		}
-	}
-	node = filepath.Join(dir, "node_modules", "node", "bin", "node")
-	if _, err := os.Stat(node); err != nil {
-		missing("Node 22 is not installed in %s (the frameworks need it): run scripts/frameworks-deps.sh (make test does)", dir)
-	}
-	src, err := os.ReadFile("testdata/frameworks/agent.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dirs := []string{dir}
-	for fw := range ownFolder {
-		dirs = append(dirs, filepath.Join(dir, fw))
-	}
-	for _, d := range dirs {
-		agentScripts.Store(d, writeScript(t, d, "reach-agent", src)) // beside node_modules, so that its imports resolve
+		agentScripts.Store(d, writeScript(t, d, "reach-agent", agentScript(t))) // beside node_modules, so that its imports resolve
 	}
 	return dir, node
 }

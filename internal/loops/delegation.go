@@ -129,7 +129,7 @@ func (d *Detector) doneDelegation(s *Step, o *Outcome) {
 		// ("Pushed e2c95f8" after "Pushed b71d0a4": another commit, another
 		// version, another count) reports other work, however alike its
 		// words.
-		d.numsOf = numbers(v, d.numsOf[:0])
+		d.numsOf = workNumbers(v, d.numsOf[:0])
 		ns := d.numsOf
 		unlike := func(said, nums []uint64) bool {
 			return said == nil || 3*shared(said, ws) < 2*min(len(said), len(ws)) || shared(ns, nums) < len(ns)

@@ -17,12 +17,12 @@ const flipRounds = 3 // rounds of two writes before the next is refused
 // flipRing is the request's last successful writes in a row, oldest
 // first: each write's tool, target (flipTarget), answer and agent.
 type flipRing struct {
-	n      int
-	tgt    [2 * flipRounds]uint64
-	ans    [2 * flipRounds]uint64
-	agent  [2 * flipRounds]uint64
-	tool   [2 * flipRounds]uint64
-	agents [2]string // the last two writes' agents, named in a Message
+	n     int
+	tgt   [2 * flipRounds]uint64
+	ans   [2 * flipRounds]uint64
+	agent [2 * flipRounds]uint64
+	tool  [2 * flipRounds]uint64
+	names [2 * flipRounds]string // each write's agent, named in a Message
 }
 
 // push records a successful write.
@@ -32,11 +32,23 @@ func (f *flipRing) push(tool, tgt, ans, agent uint64, name string) {
 		copy(f.ans[:], f.ans[1:])
 		copy(f.agent[:], f.agent[1:])
 		copy(f.tool[:], f.tool[1:])
+		copy(f.names[:], f.names[1:])
 		f.n--
 	}
-	f.tgt[f.n], f.ans[f.n], f.agent[f.n], f.tool[f.n] = tgt, ans, agent, tool
+	f.tgt[f.n], f.ans[f.n], f.agent[f.n], f.tool[f.n], f.names[f.n] = tgt, ans, agent, tool, name
 	f.n++
-	f.agents[0], f.agents[1] = f.agents[1], name
+}
+
+// pair names two agents of a full ring that flips: the last write's, and
+// the last other one's before it (the last two writes may be one agent's).
+func (f *flipRing) pair() (string, string) {
+	last := f.n - 1
+	for i := last - 1; i >= 0; i-- {
+		if f.agent[i] != f.agent[last] {
+			return f.names[i], f.names[last]
+		}
+	}
+	return f.names[last], f.names[last]
 }
 
 // flipping reports whether the ring is full and goes round a cycle of two
@@ -70,9 +82,10 @@ func (d *Detector) checkFlip(s *Step) *Verdict {
 	if d.flipTarget(s) != f.tgt[len(f.tgt)-2] {
 		return nil
 	}
+	one, other := f.pair()
 	return &Verdict{
 		Detector: "short_cycle",
-		Message: f.agents[0] + " and " + f.agents[1] + " have set one thing back and forth with " + s.Tool + " " +
+		Message: one + " and " + other + " have set one thing back and forth with " + s.Tool + " " +
 			plural(flipRounds, "time", "times") + ", each undoing the other's write, each write answered as the round before, " +
 			"and nothing else was read or written in between; " + s.Tool + " " + preview(s.Args) + " would start the round again.",
 		Suggestion: "Stop handing the thing back and forth: decide who owns it from what each side found, " +

@@ -337,6 +337,6 @@ func asksBack(s string) bool {
 // numbers reads them) that text a does not.
 func newNumber(a, b string) bool {
 	var ba, bb [8]uint64
-	na, nb := numbers(a, ba[:0]), numbers(b, bb[:0])
+	na, nb := workNumbers(a, ba[:0]), workNumbers(b, bb[:0])
 	return shared(nb, na) < len(nb)
 }

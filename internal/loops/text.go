@@ -476,3 +476,74 @@ func items(s string) int {
 	}
 	return n
 }
+
+// workNumbers is numbers of a verdict, the numbers that name its work (a
+// commit, a version, a count), without those that measure the run that
+// made it: a duration ("took 31 s", "in 2.4s", "3m12s") or a time of day
+// ("at 12:03:44"), which are new with each run of the same work. A
+// verdict that names only those is not news (delegation.go, rounds.go).
+func workNumbers(s string, dst []uint64) []uint64 {
+	if !containsDigit(s) {
+		return numbers(s, dst)
+	}
+	b := []byte(s)
+	for i := 0; i < len(b); {
+		if b[i] < '0' || b[i] > '9' {
+			i++
+			continue
+		}
+		// A number: digits, with '.', ',' or ':' between them.
+		j, clock := i, false
+		for j < len(b) {
+			if b[j] >= '0' && b[j] <= '9' {
+				j++
+				continue
+			}
+			if (b[j] == '.' || b[j] == ',' || b[j] == ':') && j+1 < len(b) && b[j+1] >= '0' && b[j+1] <= '9' {
+				clock = clock || b[j] == ':'
+				j++
+				continue
+			}
+			break
+		}
+		if clock || runUnit(b[j:]) {
+			for k := i; k < j; k++ {
+				b[k] = ' '
+			}
+		}
+		i = j
+	}
+	return numbers(string(b), dst)
+}
+
+// runUnit reports whether b starts with a unit of time a run is measured
+// in (after one space at most), a word of its own or one a number follows
+// ("3m12s"): "ms", "s", "min", "seconds", "h"; not a day or a month,
+// which name a period of the work ("the last 30 days").
+func runUnit(b []byte) bool {
+	if len(b) > 0 && b[0] == ' ' {
+		b = b[1:]
+	}
+	n := 0
+	for n < len(b) && (b[n] >= 'a' && b[n] <= 'z' || b[n] >= 'A' && b[n] <= 'Z' || b[n] == 0xC2 || b[n] == 0xB5) {
+		n++
+	}
+	if n == 0 || n < len(b) && b[n] >= 0x80 {
+		return false // no word, or one that goes on in other letters
+	}
+	switch string(bytes.ToLower(b[:n])) {
+	case "ns", "us", "µs", "ms":
+		return true
+	}
+	secs, ok := timeUnit(b[:n])
+	return ok && secs <= 3600
+}
+
+func containsDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			return true
+		}
+	}
+	return false
+}

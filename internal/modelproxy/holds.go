@@ -229,14 +229,14 @@ func (h *holds) take(ctx context.Context, req *reach.Request, a ask, sl SharedLe
 			timer = t.C
 		}
 		var poll <-chan time.Time
+		var pt *time.Timer
 		if sl.Known {
 			every := sharedPoll
 			if wake != nil {
 				every = sharedFallback
 			}
-			t := time.NewTimer(every)
-			poll = t.C
-			defer t.Stop()
+			pt = time.NewTimer(every)
+			poll = pt.C
 		}
 		select {
 		case <-settled:
@@ -246,6 +246,12 @@ func (h *holds) take(ctx context.Context, req *reach.Request, a ask, sl SharedLe
 			return 0, false, nil, he.refusal()
 		case <-ctx.Done():
 			return 0, false, nil, context.Cause(ctx) // a stop's cause, if the request was stopped
+		}
+		if pt != nil {
+			// Stopped here, not deferred: a turn woken many times (each
+			// hold let go on its request) would pile up a deferred stop
+			// and its timer for each wake until it is admitted.
+			pt.Stop()
 		}
 		sl.Known = false // asked again
 		unwatch()

@@ -914,9 +914,7 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, api apiKin
 			if cause := a.stopped(); cause != nil {
 				// Stopped while the answer came: the refusal, not a 502
 				// that the client's SDK would retry.
-				rf := refusalOf(cause)
-				w.Header().Set("X-Should-Retry", "false")
-				proxyError(w, rf.status, rf.typ, rf.code, rf.message)
+				refuse(w, nil, cause)
 				return cause
 			}
 		}
