@@ -40,8 +40,8 @@ func TestFrameworksSoftStopWhileApprovalWaits(t *testing.T) {
 			if r.OK || !strings.Contains(r.Error, "stopped (soft)") {
 				t.Errorf("the run after the stop: %+v, want it ended by the stop", r)
 			}
-			if s.up.refunds != 0 {
-				t.Errorf("%d refunds ran after the stop", s.up.refunds)
+			if n := s.up.called("refund"); n != 0 {
+				t.Errorf("%d refunds ran after the stop", n)
 			}
 			if st := s.wire.statuses(); len(st) != 2 || st[1] != http.StatusForbidden {
 				t.Errorf("model calls answered %v, want the turn that chose the refund and one 403", st)

@@ -598,12 +598,17 @@ func (c *wire) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/v1/chat/completions" || r.URL.Path == "/v1/responses":
-			rec := &statusWriter{ResponseWriter: w, status: 200}
+			// The status is recorded as it is sent, before the client can
+			// see it: a client told of a stop mid-stream may end its run
+			// (and a test read statuses) before the handler returns.
+			rec := &statusWriter{ResponseWriter: w, sent: func(status int) {
+				c.mu.Lock()
+				c.chat = append(c.chat, status)
+				c.models[r.URL.Path]++
+				c.mu.Unlock()
+			}}
 			h.ServeHTTP(rec, r)
-			c.mu.Lock()
-			c.chat = append(c.chat, rec.status)
-			c.models[r.URL.Path]++
-			c.mu.Unlock()
+			rec.send(http.StatusOK) // nothing written: an empty 200
 			return
 		case r.URL.Path == "/mcp" && r.Method == http.MethodPost:
 			body, _ := io.ReadAll(r.Body)
@@ -625,13 +630,29 @@ func (c *wire) statuses() []int {
 	return slices.Clone(c.chat)
 }
 
+// statusWriter tells sent the status of its response once, as its
+// header goes out (WriteHeader, or the first Write or Flush, which send
+// 200), before any of it reaches the client.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	sent   func(status int)
+	status int // sent, or 0
 }
 
-func (s *statusWriter) WriteHeader(code int) { s.status = code; s.ResponseWriter.WriteHeader(code) }
+func (s *statusWriter) send(code int) {
+	if s.status == 0 {
+		s.status = code
+		s.sent(code)
+	}
+}
+
+func (s *statusWriter) WriteHeader(code int) { s.send(code); s.ResponseWriter.WriteHeader(code) }
+func (s *statusWriter) Write(b []byte) (int, error) {
+	s.send(http.StatusOK)
+	return s.ResponseWriter.Write(b)
+}
 func (s *statusWriter) Flush() {
+	s.send(http.StatusOK)
 	if f, ok := s.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
