@@ -263,15 +263,10 @@ func (wr *Writer) InFlight() int { return int(wr.flying.Load()) }
 // (Engine.Hold): if not, counting them is of no use.
 func (wr *Writer) Holds() bool { return wr.eng.Hold() > 0 }
 
-// crowded reports whether a batch may be held for the calls in flight: a
-// caller of Do then leaves its write to the writer's goroutine. So it does
-// while holds cool (a hold that no write joined): the writer's goroutine
-// then commits at once, without a hold, with what was queued by the time
-// it runs, where a caller that led would commit its claim alone (on a busy
-// machine, most commits of a crowd of 64 were such claims alone, one a
-// commit: write19).
+// crowded reports whether a batch would be held for the calls in flight:
+// a caller of Do then leaves its write to the writer's goroutine.
 func (wr *Writer) crowded() bool {
-	return wr.flying.Load() > holdSiblings && wr.eng.Hold() > 0
+	return wr.flying.Load() > holdSiblings && wr.cool.Load() == 0 && wr.eng.Hold() > 0
 }
 
 // StartWriter starts the writer of eng; log reports the queued writes that
@@ -622,16 +617,7 @@ func (wr *Writer) hold(ws []*Write) []*Write {
 		select {
 		case <-wr.wake:
 		case <-t.C:
-			// The idle wait ended. Writes queued meanwhile join, and the
-			// hold counts as joined: on a busy machine the writer's
-			// goroutine may not have run since they came (its wake-up and
-			// the timer both ready, and either taken), and calls that
-			// write are not calls that do not.
-			wr.mu.Lock()
-			n := len(ws)
-			ws = wr.takeFirst(ws, maxBatch/2-len(ws))
-			wr.mu.Unlock()
-			return wr.held(ws, joined || len(ws) > n)
+			return wr.held(ws, joined)
 		}
 		wr.mu.Lock()
 		n, closed := len(ws), wr.closed
