@@ -1314,17 +1314,14 @@ func (q *refusingQueue) Add(ctx context.Context, d *reach.DeadLetter) error {
 	return q.DeadLetterQueue.Add(ctx, d)
 }
 
-// TestDeadLetterStoredThroughRefusals: a failed undo whose dead letter the
-// store refuses twice (down a moment, its connection cut) is asked again,
-// and queued once the store takes it. Before, the first refusal dropped
-// it: the undo failed and was in no queue, its write done for good.
-func TestDeadLetterStoredThroughRefusals(t *testing.T) {
-	l := &ledger{failing: map[string]bool{"charge_card": true, "cancel_hotel": true}}
+// bookThenChargeFails registers on rt a hotel booking with its undo and
+// a card charge, writing to l, and runs the booking and then the charge,
+// which l fails: the request compensates the booking.
+func bookThenChargeFails(t *testing.T, rt *reach.Runtime, l *ledger) {
+	t.Helper()
 	ok := func(args map[string]any) (any, error) {
 		return map[string]any{"ref": "R-" + fmt.Sprint(args["id"])}, nil
 	}
-	q := &refusingQueue{DeadLetterQueue: reach.NewMemoryDeadLetters(), refuse: 2}
-	rt := reach.New(&reach.Options{DeadLetters: q})
 	rt.MustRegister(
 		reach.Tool{Name: "book_hotel", Access: reach.Write, Reentrancy: reach.Reentrant, Func: l.tool("book_hotel", ok),
 			Undo: &reach.Followup{Tool: "cancel_hotel", Args: `{"id": "{args.id}"}`}},
@@ -1338,6 +1335,16 @@ func TestDeadLetterStoredThroughRefusals(t *testing.T) {
 	if res := rt.Call(ctx, &reach.Call{ID: "pay", Tool: "charge_card", Arguments: json.RawMessage(`{"id": 7}`)}); res.Status != reach.StatusError {
 		t.Fatalf("charge = %s", res.Status)
 	}
+}
+
+// TestDeadLetterStoredThroughRefusals: a failed undo whose dead letter the
+// store refuses twice (down a moment, its connection cut) is asked again,
+// and queued once the store takes it. Before, the first refusal dropped
+// it: the undo failed and was in no queue, its write done for good.
+func TestDeadLetterStoredThroughRefusals(t *testing.T) {
+	q := &refusingQueue{DeadLetterQueue: reach.NewMemoryDeadLetters(), refuse: 2}
+	rt := reach.New(&reach.Options{DeadLetters: q})
+	bookThenChargeFails(t, rt, &ledger{failing: map[string]bool{"charge_card": true, "cancel_hotel": true}})
 	if dls := queued(t, rt); len(dls) != 1 || dls[0].Tool != "cancel_hotel" {
 		t.Fatalf("dead letters after two refusals = %+v; want the failed cancel_hotel, once", dls)
 	}
@@ -1368,24 +1375,9 @@ func (b *refusingBegins) RequestEnded(context.Context, *reach.Request)          
 // and its undo runs once. Before, the first refusal dropped the undos,
 // taken from the saga: none ran, none was dead-lettered.
 func TestCompensationBegunThroughRefusals(t *testing.T) {
-	l := &ledger{failing: map[string]bool{"charge_card": true}}
-	ok := func(args map[string]any) (any, error) {
-		return map[string]any{"ref": "R-" + fmt.Sprint(args["id"])}, nil
-	}
 	rt := reach.New(&reach.Options{Requests: &refusingBegins{refuse: 2}})
-	rt.MustRegister(
-		reach.Tool{Name: "book_hotel", Access: reach.Write, Reentrancy: reach.Reentrant, Func: l.tool("book_hotel", ok),
-			Undo: &reach.Followup{Tool: "cancel_hotel", Args: `{"id": "{args.id}"}`}},
-		reach.Tool{Name: "charge_card", Access: reach.Write, Func: l.tool("charge_card", ok)},
-		reach.Tool{Name: "cancel_hotel", Access: reach.Write, Func: l.tool("cancel_hotel", ok)},
-	)
-	ctx, _ := begin(t, rt, nil)
-	if res := rt.Call(ctx, &reach.Call{ID: "h", Tool: "book_hotel", Arguments: json.RawMessage(`{"id": 7}`)}); res.IsError() {
-		t.Fatal(res.ModelText())
-	}
-	if res := rt.Call(ctx, &reach.Call{ID: "pay", Tool: "charge_card", Arguments: json.RawMessage(`{"id": 7}`)}); res.Status != reach.StatusError {
-		t.Fatalf("charge = %s", res.Status)
-	}
+	l := &ledger{failing: map[string]bool{"charge_card": true}}
+	bookThenChargeFails(t, rt, l)
 	want := []string{"book_hotel 7", "FAIL charge_card", "cancel_hotel 7"}
 	if got := strings.Join(l.log, ", "); got != strings.Join(want, ", ") {
 		t.Fatalf("side effects:\n got %s\nwant %s", got, strings.Join(want, ", "))
