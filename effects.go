@@ -326,30 +326,25 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 	// dropped the undos, taken from the saga: none ran, none was queued.
 	var cctx context.Context
 	var creq *Request
-	wait := 100 * time.Millisecond
-	for deadline := time.Now().Add(deadLetterWait); ; {
-		var err error
+	err := storeAgain(func() (err error) {
 		cctx, creq, err = rt.Begin(context.WithoutCancel(ctx), &RequestOptions{ID: r.id + "/compensate/" + newID()[4:],
 			Principal: r.principal, Tenant: r.tenant, Roles: r.roles, Attributes: r.attrs, Agent: "reach", Budget: &Budget{},
 			Trace: r.Trace()})
-		if err == nil {
-			break
-		}
-		if time.Now().Add(wait).After(deadline) {
-			rt.log.Error("compensation could not begin: its undos are dead-lettered", "request", r.id, "undos", len(steps), "err", err)
-			var out []Compensation
-			for i := len(steps) - 1; i >= 0; i-- {
-				s := steps[i]
-				dl := rt.deadLetter(r, s, &Result{Status: StatusError, Error: &Error{Guard: "execute", Type: TypeUnavailable, Code: "compensation_not_begun",
-					Message:    fmt.Sprintf("The undo did not run: its compensation could not begin (%v).", err),
-					Suggestion: "Retry the dead letter once the store answers again."}})
-				out = append(out, Compensation{Tool: s.Tool, Undoes: s.Origin, DeadLetter: dl.ID})
-			}
-			return out
-		}
+		return err
+	}, func(err error, wait time.Duration) {
 		rt.log.Warn("compensation could not begin; trying again", "request", r.id, "in", wait, "err", err)
-		time.Sleep(wait)
-		wait = min(2*wait, 2*time.Second)
+	})
+	if err != nil {
+		rt.log.Error("compensation could not begin: its undos are dead-lettered", "request", r.id, "undos", len(steps), "err", err)
+		var out []Compensation
+		for i := len(steps) - 1; i >= 0; i-- {
+			s := steps[i]
+			dl := rt.deadLetter(r, s, &Result{Status: StatusError, Error: &Error{Guard: "execute", Type: TypeUnavailable, Code: "compensation_not_begun",
+				Message:    fmt.Sprintf("The undo did not run: its compensation could not begin (%v).", err),
+				Suggestion: "Retry the dead letter once the store answers again."}})
+			out = append(out, Compensation{Tool: s.Tool, Undoes: s.Origin, DeadLetter: dl.ID})
+		}
+		return out
 	}
 	creq.undoing = true
 	switch as := r.root.lockAs; {
@@ -379,9 +374,26 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 	return out
 }
 
-// deadLetterWait is how long a failed undo's dead letter is asked of a
-// store that refuses it.
+// deadLetterWait is how long a failed undo's dead letter (or its
+// compensation's request) is asked of a store that refuses it.
 var deadLetterWait = time.Minute
+
+// storeAgain calls try until it succeeds or deadLetterWait has passed,
+// waiting 100 ms after the first refusal, twice as long after each next,
+// up to 2 s; retrying is told of each refusal it tries again after. It
+// returns the last refusal, or nil.
+func storeAgain(try func() error, retrying func(err error, wait time.Duration)) error {
+	wait := 100 * time.Millisecond
+	for deadline := time.Now().Add(deadLetterWait); ; {
+		err := try()
+		if err == nil || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		retrying(err, wait)
+		time.Sleep(wait)
+		wait = min(2*wait, 2*time.Second)
+	}
+}
 
 func (rt *Runtime) deadLetter(r *Request, s effects.Undo, res *Result) *DeadLetter {
 	dl := &DeadLetter{Request: r.id, Tool: s.Tool, Args: s.Args, Undoes: s.Origin,
@@ -390,19 +402,12 @@ func (rt *Runtime) deadLetter(r *Request, s effects.Undo, res *Result) *DeadLett
 	// cut) is asked again, for up to deadLetterWait: dropped, the failed
 	// undo would be in no queue, its write done for good with nobody told.
 	// Before, the first refusal dropped it.
-	wait := 100 * time.Millisecond
-	for deadline := time.Now().Add(deadLetterWait); ; {
-		err := rt.dead.Add(context.Background(), dl)
-		if err == nil {
-			break
-		}
-		if time.Now().Add(wait).After(deadline) {
-			rt.log.Error("compensation failed, and it could not be dead-lettered", "request", r.id, "tool", s.Tool, "err", err)
-			return dl
-		}
+	err := storeAgain(func() error { return rt.dead.Add(context.Background(), dl) }, func(err error, wait time.Duration) {
 		rt.log.Warn("compensation failed, and its dead letter was not stored; trying again", "request", r.id, "tool", s.Tool, "in", wait, "err", err)
-		time.Sleep(wait)
-		wait = min(2*wait, 2*time.Second)
+	})
+	if err != nil {
+		rt.log.Error("compensation failed, and it could not be dead-lettered", "request", r.id, "tool", s.Tool, "err", err)
+		return dl
 	}
 	rt.log.Warn("compensation dead-lettered", "request", r.id, "tool", s.Tool, "dead_letter", dl.ID)
 	return dl
