@@ -301,6 +301,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				"Send it without background (with stream, for a long answer).")
 		return
 	}
+	if label, ok := hostedMCP(body["tools"]); ok {
+		// The endpoint would call the tool's server itself (OpenAI
+		// Agents' hostedMcpTool asks it to with no approval), so its
+		// calls would pass no guard of reach's: no loop guard, budget,
+		// policy or approval, and no frame in the request's graph.
+		refuseHistory(w, "tools", "hosted_mcp_unsupported",
+			fmt.Sprintf("This turn offers the model a hosted MCP tool (server_label %q): the model's endpoint would call that server itself, past reach, its calls not checked by the request's loop guard, budget, policies or approvals, nor in its graph or audit log. "+
+				"Make the server an upstream of reach and give the agent reach's /mcp as an MCP server (OpenAI Agents: MCPServerStreamableHttp), or send the turn without the hosted MCP tool.", label))
+		return
+	}
 	if model == "" {
 		model = cmp.Or(mc.Name, openai.DefaultModel)
 		body["model"], _ = json.Marshal(model)
@@ -1399,4 +1409,32 @@ func eventData(lines [][]byte) (data []byte, has bool) {
 		}
 	}
 	return data, has
+}
+
+// hostedMCP reports whether the tools of a turn's body hold a hosted MCP
+// tool (type "mcp", in any case, under a key "type" in any case: a server
+// in Go reads it so), and its server_label, clipped to 64 bytes.
+func hostedMCP(tools json.RawMessage) (label string, ok bool) {
+	var list []json.RawMessage
+	if json.Unmarshal(tools, &list) != nil {
+		return "", false
+	}
+	for _, raw := range list {
+		var tool map[string]json.RawMessage
+		if json.Unmarshal(raw, &tool) != nil {
+			continue
+		}
+		for k, v := range tool {
+			var typ string
+			if !strings.EqualFold(k, "type") || json.Unmarshal(v, &typ) != nil || !strings.EqualFold(typ, "mcp") {
+				continue
+			}
+			json.Unmarshal(tool["server_label"], &label)
+			if len(label) > 64 {
+				label = strings.ToValidUTF8(label[:64], "") + "…"
+			}
+			return label, true
+		}
+	}
+	return "", false
 }
