@@ -470,6 +470,7 @@ func TestUnknownSubcommand(t *testing.T) {
 		{"approvals aprove apr_1", "unknown command \"aprove\" for \"reach approvals\"\n\nDid you mean this?\n\tapprove"},
 		{"audit verfy", "Did you mean this?\n\tverify"},
 		{"requests lst", "Did you mean this?\n\tlist"},
+		{"requests stop req_1", "Did you mean this?\n\tcancel"}, // it offered show alone
 		{"keys rotate", "unknown command \"rotate\" for \"reach keys\""},
 	} {
 		var out strings.Builder

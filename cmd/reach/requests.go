@@ -186,6 +186,7 @@ func newRequests() *cobra.Command {
 		}})
 	var mode, reason string
 	cancel := &cobra.Command{Use: "cancel ID", Short: "Stop a request and its sub-requests (soft, cancel or isolate)", Args: cobra.ExactArgs(1),
+		SuggestFor: []string{"stop", "kill", "abort"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			body, _ := json.Marshal(map[string]string{"mode": mode, "reason": reason})
 			var out map[string]any
