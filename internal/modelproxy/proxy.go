@@ -238,7 +238,8 @@ func proxyError(w http.ResponseWriter, status int, typ, code, msg string) {
 }
 
 // ServeHTTP answers POST /v1/chat/completions, and POST /v1/responses
-// (a path that ends in /responses) the same way.
+// (a path that ends in /responses) the same way; and GET /v1/models[/{id}]
+// with the endpoint's list of models.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api := chatAPI
 	if strings.HasSuffix(r.URL.Path, "/responses") {
@@ -248,6 +249,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if mc == nil || mc.BaseURL == "" {
 		proxyError(w, http.StatusNotFound, "invalid_request_error", "no_model",
 			"No model is configured: set model.base_url in the configuration to use the model proxy.")
+		return
+	}
+	if r.Method == http.MethodGet { // GET /v1/models[/{id}]
+		p.serveModels(w, r)
 		return
 	}
 	data, ok := httpjson.ReadBody(w, r)
