@@ -331,6 +331,9 @@ func TestBannerHintsAreCommands(t *testing.T) {
 	if len(hints) < 3 {
 		t.Fatalf("hints %q, want requests, approvals and graph", hints)
 	}
+	if !strings.Contains(banner, "export REACH_API="+base+" once") {
+		t.Errorf("the banner of a gateway on another address does not offer REACH_API:\n%s", banner)
+	}
 	if strings.Contains(banner, "/v1/requests") || strings.Contains(banner, "/v1/approvals") {
 		t.Errorf("the banner names HTTP routes:\n%s", banner)
 	}

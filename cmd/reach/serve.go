@@ -265,6 +265,9 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		api = " --api " + base
 	}
 	fmt.Fprintf(w, "Watch and steer it:\n  reach requests list%s       reach approvals list%s       reach graph REQUEST%s -o graph.svg\n", api, api, api)
+	if api != "" {
+		fmt.Fprintf(w, "  (or export REACH_API=%s once, and leave out --api)\n", base)
+	}
 	if g.Config().Authenticates() {
 		fmt.Fprintf(w, "Every path but /healthz, /livez and /readyz needs credentials: add -H 'Authorization: Bearer <key or JWT>' (reach keys create; the commands take --key or $REACH_API_KEY); the UI asks for one at %s/ui/login.\n", base)
 	}
