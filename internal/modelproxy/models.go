@@ -32,6 +32,14 @@ func (p *Proxy) serveModels(w http.ResponseWriter, r *http.Request) {
 	}
 	u = u.JoinPath("models")
 	if id != "" {
+		// A model's id may hold slashes (org/model), never a segment
+		// that leaves models/: the endpoint's key goes with the GET.
+		for seg := range strings.SplitSeq(id, "/") {
+			if seg == "" || seg == "." || seg == ".." {
+				proxyError(w, http.StatusBadRequest, "invalid_request_error", "bad_model_id", "A model's id has no empty, . or .. segment: name one that GET /v1/models lists.")
+				return
+			}
+		}
 		u = u.JoinPath(id)
 	}
 	timeout := cmp.Or(time.Duration(mc.Timeout), 60*time.Second)

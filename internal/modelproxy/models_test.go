@@ -72,7 +72,9 @@ func TestModelsPassedThrough(t *testing.T) {
 		{"a reach key", "", true, "Bearer rk_alice", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			mu.Lock()
 			got = nil
+			mu.Unlock()
 			p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1?api-version=2", APIKey: config.Secret(c.key)}, Redactor: red, Authenticates: c.authenticates})
 			code, b := get(p, "/v1/models", c.client)
 			var l struct {
@@ -103,6 +105,22 @@ func TestModelsPassedThrough(t *testing.T) {
 			}
 		})
 	}
+	// An id that would leave models/ is refused before the endpoint is
+	// asked with its key.
+	mu.Lock()
+	got = nil
+	mu.Unlock()
+	p0 := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", APIKey: "sk-reach"}})
+	for _, path := range []string{"/v1/models/../files", "/v1/models/a/../../files", "/v1/models/a//b", "/v1/models/./m"} {
+		if code, b := get(p0, path, ""); code != 400 || !strings.Contains(b, "bad_model_id") {
+			t.Errorf("GET %s: %d %s, want 400 bad_model_id", path, code, b)
+		}
+	}
+	mu.Lock()
+	if len(got) != 0 {
+		t.Errorf("the endpoint was asked %q", got)
+	}
+	mu.Unlock()
 	// An endpoint that does not answer: a 502 that says what to do, and
 	// nothing of its address.
 	dead := httptest.NewServer(http.NotFoundHandler())
