@@ -157,7 +157,7 @@ func (c *apiClient) do(ctx context.Context, method, path string, body []byte, ou
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("the gateway at %s did not answer (is `reach serve` running?): %w", c.base, err)
+		return nil, noAnswer(c.base, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))

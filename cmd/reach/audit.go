@@ -39,6 +39,7 @@ the PostgreSQL database that several instances share (--store postgres://...).`,
 	var data string
 	cmd.PersistentFlags().StringVar(&data, "data", config.DefaultData, "the data folder that holds "+sqlite.DefaultFile)
 	cmd.PersistentFlags().String("store", "", "the PostgreSQL database that holds the log (postgres://USER@HOST:PORT/DB?sslmode=...), instead of --data")
+	configFlag(cmd, &data)
 
 	var verifyJSON bool
 	verify := &cobra.Command{

@@ -331,6 +331,9 @@ func TestBannerHintsAreCommands(t *testing.T) {
 	if len(hints) < 3 {
 		t.Fatalf("hints %q, want requests, approvals and graph", hints)
 	}
+	if !strings.Contains(banner, "export REACH_API="+base+" once") {
+		t.Errorf("the banner of a gateway on another address does not offer REACH_API:\n%s", banner)
+	}
 	if strings.Contains(banner, "/v1/requests") || strings.Contains(banner, "/v1/approvals") {
 		t.Errorf("the banner names HTTP routes:\n%s", banner)
 	}
@@ -470,6 +473,7 @@ func TestUnknownSubcommand(t *testing.T) {
 		{"approvals aprove apr_1", "unknown command \"aprove\" for \"reach approvals\"\n\nDid you mean this?\n\tapprove"},
 		{"audit verfy", "Did you mean this?\n\tverify"},
 		{"requests lst", "Did you mean this?\n\tlist"},
+		{"requests stop req_1", "Did you mean this?\n\tcancel"}, // it offered show alone
 		{"keys rotate", "unknown command \"rotate\" for \"reach keys\""},
 	} {
 		var out strings.Builder

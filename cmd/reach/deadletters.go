@@ -47,6 +47,7 @@ that it was settled by hand. Every action is written to the audit log.
 Gateways that share a PostgreSQL store keep their dead letters there: list
 them with --store postgres://...; retry and dismiss go through a gateway.`,
 	}))
+	configFlag(cmd, &data)
 	list := listing(&cobra.Command{Use: "list", Short: "List dead letters"})
 
 	var note, by string

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,11 +30,11 @@ marked required is not connected.`,
 			if ready {
 				path = "/readyz"
 			}
-			base := strings.TrimRight(cmp.Or(api, "http://127.0.0.1:7400"), "/")
+			base := apiBase(api)
 			client := &http.Client{Timeout: 5 * time.Second}
 			resp, err := client.Get(base + path)
 			if err != nil {
-				return fmt.Errorf("the gateway at %s did not answer: %w", base, err)
+				return noAnswer(base, err)
 			}
 			defer resp.Body.Close()
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -47,7 +45,7 @@ marked required is not connected.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&api, "api", "http://127.0.0.1:7400", "the gateway's address")
+	cmd.Flags().StringVar(&api, "api", "", apiUsage)
 	cmd.Flags().BoolVar(&ready, "ready", false, "ask /readyz (ready for traffic) instead of /livez (alive)")
 	return cmd
 }

@@ -22,13 +22,31 @@ var isTerminal = func(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// defaultAPI is the address of a gateway served with no listen: set.
+const defaultAPI = "http://127.0.0.1:7400"
+
+// apiUsage is the help of --api.
+const apiUsage = "the gateway's address (default $REACH_API, or " + defaultAPI + ")"
+
+// apiBase is the gateway the commands talk to: --api, else $REACH_API,
+// else the address reach serve listens on with no configuration.
+func apiBase(flag string) string {
+	return strings.TrimRight(cmp.Or(flag, os.Getenv("REACH_API"), defaultAPI), "/")
+}
+
+// noAnswer is the error of a gateway that did not answer at base: it says
+// how to name one served at another address.
+func noAnswer(base string, err error) error {
+	return fmt.Errorf("the gateway at %s did not answer (is `reach serve` running? For one on another address, pass --api http://HOST:PORT or set REACH_API): %w", base, err)
+}
+
 // apiFlags adds --api and --key to cmd and returns a client builder.
 func apiFlags(cmd *cobra.Command) func() *apiClient {
 	var api, key string
-	cmd.PersistentFlags().StringVar(&api, "api", "http://127.0.0.1:7400", "the gateway's address")
+	cmd.PersistentFlags().StringVar(&api, "api", "", apiUsage)
 	cmd.PersistentFlags().StringVar(&key, "key", "", "the API key (default $REACH_API_KEY)")
 	return func() *apiClient {
-		return &apiClient{base: strings.TrimRight(api, "/"), key: cmp.Or(key, os.Getenv("REACH_API_KEY")),
+		return &apiClient{base: apiBase(api), key: cmp.Or(key, os.Getenv("REACH_API_KEY")),
 			http: &http.Client{Timeout: 30 * time.Second}}
 	}
 }
@@ -168,6 +186,7 @@ func newRequests() *cobra.Command {
 		}})
 	var mode, reason string
 	cancel := &cobra.Command{Use: "cancel ID", Short: "Stop a request and its sub-requests (soft, cancel or isolate)", Args: cobra.ExactArgs(1),
+		SuggestFor: []string{"stop", "kill", "abort"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			body, _ := json.Marshal(map[string]string{"mode": mode, "reason": reason})
 			var out map[string]any

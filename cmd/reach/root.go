@@ -128,6 +128,36 @@ func dataGroup(data *string, cmd *cobra.Command) *cobra.Command {
 	return cmd
 }
 
+// configFlag adds --config to cmd, a command whose subcommands read the
+// gateway's data folder or its PostgreSQL store (audit, tools,
+// deadletters): with it they read those of that configuration (its data:,
+// relative to the file, or its store:, its ${VAR} expanded), unless --data
+// or --store names one. Without it a user whose configuration names its
+// data folder or store had to spell it again, and --config, which keys and
+// serve take, was an unknown flag.
+func configFlag(cmd *cobra.Command, data *string) {
+	var path string
+	cmd.PersistentFlags().StringVar(&path, "config", "", "the gateway's configuration: its data folder, or its PostgreSQL store (unless --data or --store names one)")
+	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		st := c.Flag("store")
+		if path == "" || c.Flag("data").Changed || st != nil && st.Changed {
+			return nil
+		}
+		cfg, err := config.Load(path)
+		if err != nil {
+			return err
+		}
+		if url := cfg.Store.Reveal(); url != "" {
+			if st == nil { // a command that reads no store (deadletters retry)
+				return nil
+			}
+			return st.Value.Set(url)
+		}
+		*data = cfg.DataDir()
+		return nil
+	}
+}
+
 // writeJSON writes v as indented JSON and a newline, what --json prints.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

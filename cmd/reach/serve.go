@@ -265,6 +265,9 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		api = " --api " + base
 	}
 	fmt.Fprintf(w, "Watch and steer it:\n  reach requests list%s       reach approvals list%s       reach graph REQUEST%s -o graph.svg\n", api, api, api)
+	if api != "" {
+		fmt.Fprintf(w, "  (or export REACH_API=%s once, and leave out --api)\n", base)
+	}
 	if g.Config().Authenticates() {
 		fmt.Fprintf(w, "Every path but /healthz, /livez and /readyz needs credentials: add -H 'Authorization: Bearer <key or JWT>' (reach keys create; the commands take --key or $REACH_API_KEY); the UI asks for one at %s/ui/login.\n", base)
 	}
@@ -499,12 +502,12 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 				return writeJSON(cmd.OutOrStdout(), r)
 			}
 			n := len(tools)
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %d tools from %d upstreams", configPath, n, len(cfg.Upstreams))
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %s from %s", configPath, counted(n, "tool"), counted(len(cfg.Upstreams), "upstream"))
 			if storeLine != "" {
 				fmt.Fprint(cmd.OutOrStdout(), ", "+storeLine)
 			}
 			if len(cfg.Agents) > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), ", %d A2A agents", len(cfg.Agents))
+				fmt.Fprint(cmd.OutOrStdout(), ", "+counted(len(cfg.Agents), "A2A agent"))
 			}
 			if offline {
 				fmt.Fprint(cmd.OutOrStdout(), " (offline: upstreams not contacted)")
@@ -676,4 +679,12 @@ where they need one.`,
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file (YAML); none serves the built-in examples")
 	cmd.Flags().StringVar(&listen, "listen", "", "also serve the API and the UI (approvals, requests) on this address; loopback unless the configuration has auth")
 	return cmd
+}
+
+// counted is n and the noun, plural unless n is 1: "1 upstream", "0 upstreams".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -271,7 +271,7 @@ func TestValidate(t *testing.T) {
 		wantErr      string
 		wantOut      string
 	}{
-		{"ok", "upstreams:\n  - {name: shop, url: '" + up + "'}\n", nil, "", "ok, 3 tools from 1 upstreams"},
+		{"ok", "upstreams:\n  - {name: shop, url: '" + up + "'}\n", nil, "", "ok, 3 tools from 1 upstream\n"},
 		{"override of a missing tool", "upstreams:\n  - {name: shop, url: '" + up + "'}\ntools:\n  shop__ech0: {access: read}\n", nil, "line 4", ""},
 		{"unknown field", "upstream:\n  - {name: shop}\n", nil, "line 1: unknown field upstream", ""},
 		{"offline skips upstreams", "upstreams:\n  - {name: far, url: 'http://127.0.0.1:1/mcp'}\n", []string{"--offline"}, "", "offline"},

@@ -33,6 +33,7 @@ Gateways that share a PostgreSQL store keep their pins there: name it with
 --store postgres://... instead of --data.`,
 	})
 	cmd.PersistentFlags().StringVar(&storeURL, "store", "", "the PostgreSQL database of gateways that share it (postgres://USER@HOST:PORT/DB?sslmode=...), instead of --data")
+	configFlag(cmd, &data)
 
 	var held, asJSON bool
 	list := &cobra.Command{

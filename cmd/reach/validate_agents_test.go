@@ -26,7 +26,7 @@ func TestValidateAgents(t *testing.T) {
 		ok              bool
 		want            string
 	}{
-		{"a usable card", good.URL, "", true, "ok, 4 tools from 0 upstreams, 1 A2A agents"},
+		{"a usable card", good.URL, "", true, "ok, 4 tools from 0 upstreams, 1 A2A agent\n"},
 		{"no answer", "http://127.0.0.1:1", "", true, "warning: agent a does not answer"},
 		{"no JSON-RPC interface", grpcOnly.URL, "", false, "its card offers no JSON-RPC interface"},
 		{"offline", grpcOnly.URL, "--offline", true, "ok, 4 tools"},

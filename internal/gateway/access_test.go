@@ -111,7 +111,7 @@ func TestAuthRefusesWithoutCredentials(t *testing.T) {
 	for _, tc := range []struct{ name, header string }{
 		{"none", ""}, {"wrong key", "Bearer rk_wrong"}, {"revoked key", "Bearer " + keys["carol"]}, {"garbage", "Basic Zm9vOmJhcg=="},
 	} {
-		for _, p := range []string{"GET /v1/tools", "POST /v1/calls", "GET /v1/requests", "POST /mcp", "GET /ui/", "GET /metrics", "GET /v1/approvals", "POST /v1/chat/completions"} {
+		for _, p := range []string{"GET /v1/tools", "POST /v1/calls", "GET /v1/requests", "POST /mcp", "GET /ui/", "GET /metrics", "GET /v1/approvals", "POST /v1/chat/completions", "GET /v1/models", "GET /v1/models/m"} {
 			method, path, _ := strings.Cut(p, " ")
 			body := `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{"query":"x"}}]}`
 			if path == "/mcp" {

@@ -56,13 +56,20 @@ func freePort(t *testing.T) int {
 // testdata/loopback.cjs makes it bind 127.0.0.1 instead of every interface).
 func startEverything(t *testing.T, cache string) string {
 	t.Helper()
+	return startEverythingOn(t, cache, "streamableHttp") + "/mcp"
+}
+
+// startEverythingOn runs server-everything's transport (streamableHttp or
+// sse) as startEverything does, and returns its base URL.
+func startEverythingOn(t *testing.T, cache, transport string) string {
+	t.Helper()
 	preload, err := filepath.Abs("testdata/loopback.cjs")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := freePort(t)
 	cmd := exec.Command("node", "--require", preload,
-		filepath.Join(cache, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "streamableHttp")
+		filepath.Join(cache, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), transport)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var logs strings.Builder
@@ -93,7 +100,7 @@ func startEverything(t *testing.T, cache string) string {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return "http://" + addr + "/mcp"
+	return "http://" + addr
 }
 
 // TestNPMInterop runs reach in front of the real MCP servers from npm,

@@ -44,7 +44,7 @@ import (
 // Upstreams, Stats, Metrics and Approvals are required.
 type Options struct {
 	MCP   http.Handler // /mcp, and /sse (the HTTP+SSE transport)
-	Model http.Handler // POST /v1/chat/completions and POST /v1/responses
+	Model http.Handler // POST /v1/chat/completions and POST /v1/responses, GET /v1/models[/{id}]
 	// A2A serves the A2A agents at /a2a/NAME, and Agents lists them for
 	// GET /v1/agents; both nil without agents.
 	A2A     http.Handler
@@ -220,6 +220,8 @@ func (a *API) routes(opts *Options) []route {
 		{"POST /v1/calls", a.postCalls},
 		{"POST /v1/chat/completions", opts.Model.ServeHTTP},
 		{"POST /v1/responses", opts.Model.ServeHTTP},
+		{"GET /v1/models", opts.Model.ServeHTTP},
+		{"GET /v1/models/{id...}", opts.Model.ServeHTTP},
 		{"GET /v1/tools", a.listTools},
 		{"GET /v1/requests", a.listRequests},
 		{"GET /v1/requests/{id}", a.getRequest},
@@ -262,7 +264,7 @@ func (a *API) notFound(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
-		"Use /mcp (MCP; /sse for the HTTP+SSE transport), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, POST /v1/responses, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, GET /v1/agents, /a2a/NAME (A2A), /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics, GET /livez, /readyz or /healthz.")
+		"Use /mcp (MCP; /sse for the HTTP+SSE transport), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, GET /v1/agents, /a2a/NAME (A2A), /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics, GET /livez, /readyz or /healthz.")
 }
 
 // allowed returns the methods a route serves r's path with, when that is

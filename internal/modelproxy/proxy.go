@@ -238,7 +238,8 @@ func proxyError(w http.ResponseWriter, status int, typ, code, msg string) {
 }
 
 // ServeHTTP answers POST /v1/chat/completions, and POST /v1/responses
-// (a path that ends in /responses) the same way.
+// (a path that ends in /responses) the same way; and GET /v1/models[/{id}]
+// with the endpoint's list of models.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api := chatAPI
 	if strings.HasSuffix(r.URL.Path, "/responses") {
@@ -248,6 +249,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if mc == nil || mc.BaseURL == "" {
 		proxyError(w, http.StatusNotFound, "invalid_request_error", "no_model",
 			"No model is configured: set model.base_url in the configuration to use the model proxy.")
+		return
+	}
+	if r.Method == http.MethodGet { // GET /v1/models[/{id}]
+		p.serveModels(w, r)
 		return
 	}
 	data, ok := httpjson.ReadBody(w, r)
@@ -299,6 +304,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		proxyError(w, http.StatusBadRequest, "invalid_request_error", "background_unsupported",
 			"reach does not run a Responses API turn in the background: its answer would be fetched later, past the turn, its tokens not charged to the request nor its text masked. "+
 				"Send it without background (with stream, for a long answer).")
+		return
+	}
+	if label, ok := hostedMCP(body["tools"]); ok {
+		// The endpoint would call the tool's server itself (OpenAI
+		// Agents' hostedMcpTool asks it to with no approval), so its
+		// calls would pass no guard of reach's: no loop guard, budget,
+		// policy or approval, and no frame in the request's graph.
+		refuseHistory(w, "tools", "hosted_mcp_unsupported",
+			fmt.Sprintf("This turn offers the model a hosted MCP tool (server_label %q): the model's endpoint would call that server itself, past reach, its calls not checked by the request's loop guard, budget, policies or approvals, nor in its graph or audit log. "+
+				"Make the server an upstream of reach and give the agent reach's /mcp as an MCP server (OpenAI Agents: MCPServerStreamableHttp), or send the turn without the hosted MCP tool.", label))
 		return
 	}
 	if model == "" {
@@ -1399,4 +1414,32 @@ func eventData(lines [][]byte) (data []byte, has bool) {
 		}
 	}
 	return data, has
+}
+
+// hostedMCP reports whether the tools of a turn's body hold a hosted MCP
+// tool (type "mcp", in any case, under a key "type" in any case: a server
+// in Go reads it so), and its server_label, clipped to 64 bytes.
+func hostedMCP(tools json.RawMessage) (label string, ok bool) {
+	var list []json.RawMessage
+	if json.Unmarshal(tools, &list) != nil {
+		return "", false
+	}
+	for _, raw := range list {
+		var tool map[string]json.RawMessage
+		if json.Unmarshal(raw, &tool) != nil {
+			continue
+		}
+		for k, v := range tool {
+			var typ string
+			if !strings.EqualFold(k, "type") || json.Unmarshal(v, &typ) != nil || !strings.EqualFold(typ, "mcp") {
+				continue
+			}
+			json.Unmarshal(tool["server_label"], &label)
+			if len(label) > 64 {
+				label = strings.ToValidUTF8(label[:64], "") + "…"
+			}
+			return label, true
+		}
+	}
+	return "", false
 }

@@ -374,6 +374,9 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 			if why := u.exited(tr); why != "" {
 				return nil, fmt.Errorf("connecting: %w; %s", r.err, why)
 			}
+			if why := u.notMCP(hctx); why != "" {
+				return nil, fmt.Errorf("connecting: %w; %s", r.err, why)
+			}
 			return nil, fmt.Errorf("connecting: %w", r.err)
 		}
 		u.log.Info("upstream connected", "transport", u.status().Transport)
