@@ -36,8 +36,8 @@ func recordRoom(t *testing.T, s *Store, key string) int {
 }
 
 // TestClaimKeepsRoomForItsResult (migration 17): a claim keeps room as
-// long as the results recorded lately (their ninth decile, at most
-// resultRoomMax), sized when the writer moves its marks; its completion
+// long as the results recorded lately (their ninth decile; none if that
+// is over resultRoomMax), sized when the writer moves its marks; its completion
 // records the result whole and gives the room back; a key claimed again
 // after its result expired keeps room again.
 func TestClaimKeepsRoomForItsResult(t *testing.T) {
@@ -114,13 +114,24 @@ func TestClaimKeepsRoomForItsResult(t *testing.T) {
 	if got := recordRoom(t, s, claimed); got != 200 {
 		t.Errorf("a key claimed again keeps %d bytes of room, want 200", got)
 	}
-	// Results longer than resultRoomMax: the room stops there.
+	// Results a little longer than resultRoomMax: the room stops there.
 	for range 30 {
-		call(bytes.Repeat([]byte("d"), 3*resultRoomMax))
+		call(bytes.Repeat([]byte("d"), resultRoomMax))
 	}
 	settle()
 	if got := resultRoom(t, s); got != resultRoomMax {
-		t.Errorf("after long results the room is %d, want %d", got, resultRoomMax)
+		t.Errorf("after results of %d bytes the room is %d, want %d", resultRoomMax, got, resultRoomMax)
+	}
+	// Longer: most would not fit in any room kept, so none is.
+	for range 30 {
+		call(bytes.Repeat([]byte("e"), resultRoomMax+1))
+	}
+	settle()
+	if got := resultRoom(t, s); got != 0 {
+		t.Errorf("after results of %d bytes the room is %d, want 0", resultRoomMax+1, got)
+	}
+	if got := recordRoom(t, s, call(nil)); got != 0 {
+		t.Errorf("a claim keeps %d bytes of room, want 0", got)
 	}
 }
 

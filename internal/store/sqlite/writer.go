@@ -530,9 +530,10 @@ func statements() []string {
 	q[stClaimsLower] = `UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM idempotency)
 	WHERE key = 'claims_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM idempotency)`
 	// The room a claim keeps (migration 17): the ninth decile of the
-	// lengths of the last 256 results, at most resultRoomMax; as it was
-	// while fewer than 26 are recorded.
-	q[stResultRoom] = `UPDATE store_meta SET value = ifnull((SELECT min(length(result), ` + strconv.Itoa(resultRoomMax) + `)
+	// lengths of the last 256 results, or none if that is over
+	// resultRoomMax (a room that most results would not fit in is only
+	// written); as it was while fewer than 26 are recorded.
+	q[stResultRoom] = `UPDATE store_meta SET value = ifnull((SELECT iif(length(result) <= ` + strconv.Itoa(resultRoomMax) + `, length(result), 0)
 	FROM (SELECT result FROM idempotency WHERE state = 'done' AND result IS NOT NULL ORDER BY rowid DESC LIMIT 256)
 	ORDER BY length(result) DESC LIMIT 1 OFFSET 25), value) WHERE key = 'result_room'`
 	q[stFramesLower] = `UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM frames)
@@ -564,7 +565,8 @@ func statements() []string {
 }
 
 // resultRoomMax is the most room a claim keeps for its result, a quarter
-// of a page (migration 17): the room is written with every claim.
+// of a page (migration 17): the room is written with every claim, and a
+// longer result may not fit in the page anyway.
 const resultRoomMax = 1024
 
 // sweepSpan is how many rowids a queued sweep of expired results looks at
