@@ -47,11 +47,14 @@ func deletesRecords(id stmtID) bool {
 // the frames' mark that are still open are held, the mark goes to the last
 // frame, and the held frames that are now final are let go; and so for
 // the claims. Its cost is a read of the rows written since the last move.
+// It sizes the room a claim keeps for its result too (stResultRoom,
+// migration 17) from the last results.
 func (s *Store) settleMarks() *sqlcore.Write {
 	return &sqlcore.Write{What: "the marks of the settled frames and claims", Run: func(bt sqlcore.Batch, w *sqlcore.Write) {
 		b := bt.(*batch)
 		b.run(w, func() error {
-			for _, id := range []stmtID{stFramesHold, stFramesSettled, stFramesUnhold, stClaimsHold, stClaimsSettled, stClaimsUnhold} {
+			for _, id := range []stmtID{stFramesHold, stFramesSettled, stFramesUnhold, stClaimsHold, stClaimsSettled, stClaimsUnhold,
+				stResultRoom} {
 				if _, err := b.affected(id); err != nil {
 					return err
 				}

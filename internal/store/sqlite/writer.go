@@ -427,6 +427,7 @@ const (
 	stFramesLower
 	stKeysSweepFrom
 	stKeysSweepTo
+	stResultRoom
 	numStmts
 )
 
@@ -471,12 +472,17 @@ func statements() []string {
 	// expired (as of the claim), is claimed; any other record stays, and
 	// is read (StIdemGet). A claim is a row at the end of the table, above
 	// the mark of the settled claims (frames.go): a new one, or the
-	// expired record it takes, moved there.
-	q[sqlcore.StIdemClaim] = `INSERT INTO idempotency (key, owner, state, args, request, frame, result, claimed, expires)
-	VALUES ($1, $2, 'claimed', $3, $4, $5, NULL, $6, $7)
+	// expired record it takes, moved there. It keeps room for its result
+	// (migration 17), which its completion gives back (StIdemComplete).
+	q[sqlcore.StIdemClaim] = `INSERT INTO idempotency (key, owner, state, args, request, frame, result, claimed, expires, room)
+	VALUES ($1, $2, 'claimed', $3, $4, $5, NULL, $6, $7, zeroblob((SELECT value FROM store_meta WHERE key = 'result_room')))
 	ON CONFLICT (key) DO UPDATE SET rowid = (SELECT max(rowid) + 1 FROM idempotency), owner = excluded.owner, state = 'claimed', args = excluded.args,
-		request = excluded.request, frame = excluded.frame, result = NULL, claimed = excluded.claimed, expires = excluded.expires
+		request = excluded.request, frame = excluded.frame, result = NULL, claimed = excluded.claimed, expires = excluded.expires, room = excluded.room
 	WHERE idempotency.state = 'done' AND idempotency.expires <> 0 AND idempotency.expires <= excluded.claimed`
+	// The result takes the room its claim kept: the row is rewritten in
+	// its place as long as the result is no larger than the room.
+	q[sqlcore.StIdemComplete] = `UPDATE idempotency SET state = 'done', result = $1, expires = $2, room = NULL
+	WHERE key = $3 AND owner = $4 AND state = 'claimed'`
 	q[sqlcore.StDeadTake] = `UPDATE dead_letters SET state = $1, updated = $2, taker = $5, taken = $2 WHERE id = $3 AND state = $4
 		RETURNING true, ` + sqlcore.DeadColumns
 	// One conditional update: the caps ($6 to $9, zero for none) are
@@ -523,6 +529,13 @@ func statements() []string {
 	(SELECT 1 FROM idempotency i WHERE i.rowid = idempotency_held.claim AND i.state = 'claimed')`
 	q[stClaimsLower] = `UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM idempotency)
 	WHERE key = 'claims_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM idempotency)`
+	// The room a claim keeps (migration 17): the ninth decile of the
+	// lengths of the last 256 results, or none if that is over
+	// resultRoomMax (a room that most results would not fit in is only
+	// written); as it was while fewer than 26 are recorded.
+	q[stResultRoom] = `UPDATE store_meta SET value = ifnull((SELECT iif(length(result) <= ` + strconv.Itoa(resultRoomMax) + `, length(result), 0)
+	FROM (SELECT result FROM idempotency WHERE state = 'done' AND result IS NOT NULL ORDER BY rowid DESC LIMIT 256)
+	ORDER BY length(result) DESC LIMIT 1 OFFSET 25), value) WHERE key = 'result_room'`
 	q[stFramesLower] = `UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM frames)
 	WHERE key = 'frames_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM frames)`
 	// The sweep of expired results, a span at a time (migration 11: no
@@ -550,6 +563,11 @@ func statements() []string {
 	}
 	return q
 }
+
+// resultRoomMax is the most room a claim keeps for its result, a quarter
+// of a page (migration 17): the room is written with every claim, and a
+// longer result may not fit in the page anyway.
+const resultRoomMax = 1024
 
 // sweepSpan is how many rowids a queued sweep of expired results looks at
 // (sqlcore.StIdemSweepSome).

@@ -125,7 +125,7 @@ CREATE TABLE "idempotency" (
 	args    TEXT NOT NULL DEFAULT '',
 	request TEXT NOT NULL DEFAULT '',
 	frame   TEXT NOT NULL DEFAULT ''
-);
+, room BLOB);
 -- table idempotency_held on idempotency_held
 CREATE TABLE idempotency_held (
 	claim INTEGER PRIMARY KEY -- the rowid of a record of idempotency
@@ -235,3 +235,4 @@ CREATE INDEX tasks_request ON tasks (request);
 -- store_meta keys_sweep_from
 -- store_meta keys_sweep_to
 -- store_meta pins_version
+-- store_meta result_room
