@@ -17,7 +17,9 @@ import (
 	"maps"
 	"math"
 	"math/big"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -115,10 +117,75 @@ func NewVerifier(o *JWTOptions) (*Verifier, error) {
 	v.o.Leeway = cmp.Or(v.o.Leeway, 30*time.Second)
 	v.o.MinRefresh = cmp.Or(v.o.MinRefresh, 10*time.Second)
 	v.o.MaxAge = cmp.Or(v.o.MaxAge, time.Hour)
+	if err := checkJWKSURL(v.o.JWKS); err != nil {
+		return nil, err
+	}
 	if v.o.Client == nil {
 		v.o.Client = &http.Client{Timeout: 10 * time.Second}
 	}
+	c := *v.o.Client // the caller's client is not changed
+	c.CheckRedirect = jwksRedirect(c.CheckRedirect)
+	v.o.Client = &c
 	return v, nil
+}
+
+// The key set decides who anyone is: whoever can hand the gateway keys
+// signs any identity. So it is read from a file, over https, or over plain
+// http from the machine itself (loopback) only, and a redirect never leads
+// from https to plain http: someone on the way between the gateway and an
+// http host, or a redirect to one, would choose the keys.
+
+// checkJWKSURL refuses a plain http JWKS URL whose host is not loopback.
+func checkJWKSURL(src string) error {
+	if !strings.HasPrefix(src, "http://") {
+		return nil
+	}
+	u, err := url.Parse(src)
+	if err != nil {
+		return fmt.Errorf("jwt: the JWKS URL is not a URL: %w", err)
+	}
+	if !loopbackHost(u.Hostname()) {
+		return fmt.Errorf("jwt: the JWKS %s is plain http to a host that is not loopback: anyone on the way could hand the gateway keys "+
+			"and sign tokens for any principal; use its https:// URL (or a copy of the key set in a file)", u.Redacted())
+	}
+	return nil
+}
+
+// loopbackHost reports whether host (without port) is localhost or a
+// loopback address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// maxJWKSRedirects bounds the redirects of one read of the key set, as
+// net/http's default does.
+const maxJWKSRedirects = 10
+
+// jwksRedirect checks a redirect of the key set's read: at most
+// maxJWKSRedirects, never from https to plain http, and to plain http
+// only on loopback; then next, the client's own check, if any.
+func jwksRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= maxJWKSRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxJWKSRedirects)
+		}
+		if req.URL.Scheme != "https" {
+			if slices.ContainsFunc(via, func(r *http.Request) bool { return r.URL.Scheme == "https" }) {
+				return fmt.Errorf("refused a redirect from https to %s://%s: the key set is read over https only", req.URL.Scheme, req.URL.Host)
+			}
+			if !loopbackHost(req.URL.Hostname()) {
+				return fmt.Errorf("refused a redirect to plain http off loopback (%s): the key set is read over https", req.URL.Host)
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
 }
 
 // Refresh reads the JWKS now (at start-up, to fail early on a bad one).
