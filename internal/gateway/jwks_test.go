@@ -17,7 +17,7 @@ func TestBadJWKSFailsAtStart(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "garbage.json"), []byte("<html>not a key set</html>"), 0o600)
 	for _, jwks := range []string{"missing.json", "garbage.json"} {
-		cfg, err := config.Parse([]byte("examples: true\nauth:\n  jwt:\n    jwks: "+filepath.Join(dir, jwks)+"\n    issuer: https://idp.example\n"), nil)
+		cfg, err := config.Parse([]byte("examples: true\nauth:\n  jwt:\n    jwks: "+filepath.Join(dir, jwks)+"\n    issuer: https://idp.example\n    audience: reach\n"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func TestBadJWKSFailsAtStart(t *testing.T) {
 // could hand the gateway keys and sign tokens for any principal. Before,
 // it was taken (offline, not even read).
 func TestAttack26PlainHTTPJWKSRefused(t *testing.T) {
-	cfg, err := config.Parse([]byte("examples: true\nauth:\n  jwt:\n    jwks: http://idp.example/jwks.json\n    issuer: https://idp.example\n"), nil)
+	cfg, err := config.Parse([]byte("examples: true\nauth:\n  jwt:\n    jwks: http://idp.example/jwks.json\n    issuer: https://idp.example\n    audience: reach\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
