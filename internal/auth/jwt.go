@@ -601,6 +601,13 @@ func (v *Verifier) identity(c map[string]any, kid string) (*Identity, error) {
 	if id.Principal == "" || id.Principal == "anonymous" {
 		return nil, fmt.Errorf("%w: no principal in claim %q", ErrTokenInvalid, v.o.PrincipalClaim)
 	}
+	if id.Principal == LocalPrincipal {
+		// An operator's API key may name it (to decide a stdio session's
+		// approvals); a name at the identity provider may not: its holder
+		// would own the local user's requests, approvals and results.
+		return nil, fmt.Errorf("%w: claim %q names %q, who works without authentication (stdio, or a gateway without auth); "+
+			"a token may not: an operator makes a key for it with reach keys create", ErrTokenInvalid, v.o.PrincipalClaim, LocalPrincipal)
+	}
 	switch r, _ := claim(c, v.o.RolesClaim); r := r.(type) {
 	case string:
 		id.Roles = strings.Fields(r)
