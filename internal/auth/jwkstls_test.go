@@ -81,3 +81,41 @@ func TestAttack26JWKSRedirectToPlainHTTP(t *testing.T) {
 		t.Errorf("with the client's own CheckRedirect: %v, want its error", err)
 	}
 }
+
+// FuzzParseJWKS: a key set (read from a URL or a file) never panics the
+// parser, and what it keeps is only what Verify may use: RS256 keys of at
+// least 2048 bits with an odd exponent, ES256 keys on P-256; a set it
+// keeps nothing of is an error.
+func FuzzParseJWKS(f *testing.F) {
+	f.Add(jwks(newRSA(f, "r", 2048), newEC(f, "e")))
+	f.Add([]byte(`{"keys":[{"kty":"RSA","n":"AQAB","e":"AQAB"}]}`))
+	f.Add([]byte(`{"keys":[{"kty":"EC","crv":"P-256","x":"","y":""},null,{"kty":"oct","k":"c2VjcmV0"}]}`))
+	f.Add([]byte(`{"keys":null}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		keys, err := parseJWKS(b)
+		if err != nil {
+			if len(keys) != 0 {
+				t.Fatalf("an error (%v) with %d keys", err, len(keys))
+			}
+			return
+		}
+		if len(keys) == 0 {
+			t.Fatal("no key and no error")
+		}
+		for _, k := range keys {
+			switch k.alg {
+			case "RS256":
+				if k.rsa == nil || k.rsa.N.BitLen() < 2048 || k.rsa.E < 3 || k.rsa.E%2 == 0 {
+					t.Fatalf("RSA key %q kept: %+v", k.kid, k.rsa)
+				}
+			case "ES256":
+				if k.ec == nil || k.ec.Curve.Params().Name != "P-256" {
+					t.Fatalf("EC key %q kept: %+v", k.kid, k.ec)
+				}
+			default:
+				t.Fatalf("a key of algorithm %q kept", k.alg)
+			}
+		}
+	})
+}
