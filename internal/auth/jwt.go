@@ -608,23 +608,42 @@ func (v *Verifier) identity(c map[string]any, kid string) (*Identity, error) {
 		return nil, fmt.Errorf("%w: claim %q names %q, who works without authentication (stdio, or a gateway without auth); "+
 			"a token may not: an operator makes a key for it with reach keys create", ErrTokenInvalid, v.o.PrincipalClaim, LocalPrincipal)
 	}
+	// The roles, tenant and department a token carries are what policies
+	// decide by (a forbid on a tenant or a role, too): one of another shape
+	// than the configuration expects refuses the token, where it was left
+	// out, and a forbid on it then never applied. Absent (or null), each
+	// is none.
 	switch r, _ := claim(c, v.o.RolesClaim); r := r.(type) {
+	case nil:
 	case string:
 		id.Roles = strings.Fields(r)
 	case []any:
 		for _, x := range r {
-			if s, ok := x.(string); ok && s != "" {
+			s, ok := x.(string)
+			if !ok {
+				return nil, fmt.Errorf("%w: claim %q (the roles) holds %s, not a string", ErrTokenInvalid, v.o.RolesClaim, jsonKind(x))
+			}
+			if s != "" {
 				id.Roles = append(id.Roles, s)
 			}
 		}
+	default:
+		return nil, fmt.Errorf("%w: claim %q (the roles) is %s, not a string or an array of strings", ErrTokenInvalid, v.o.RolesClaim, jsonKind(r))
 	}
-	t, _ := claim(c, v.o.TenantClaim)
-	id.Tenant, _ = t.(string)
+	switch t, _ := claim(c, v.o.TenantClaim); t := t.(type) {
+	case nil:
+	case string:
+		id.Tenant = t
+	default:
+		return nil, fmt.Errorf("%w: claim %q (the tenant) is %s, not a string", ErrTokenInvalid, v.o.TenantClaim, jsonKind(t))
+	}
 	attrs := map[string]string{}
-	if d, ok := claim(c, v.o.DepartmentClaim); ok {
-		if s, ok := d.(string); ok {
-			attrs["department"] = s
-		}
+	switch d, _ := claim(c, v.o.DepartmentClaim); d := d.(type) {
+	case nil:
+	case string:
+		attrs["department"] = d
+	default:
+		return nil, fmt.Errorf("%w: claim %q (the department) is %s, not a string", ErrTokenInvalid, v.o.DepartmentClaim, jsonKind(d))
 	}
 	for name, path := range v.o.Attributes {
 		if x, ok := claim(c, path); ok {
@@ -642,4 +661,23 @@ func (v *Verifier) identity(c map[string]any, kid string) (*Identity, error) {
 		id.Attributes = attrs
 	}
 	return id, nil
+}
+
+// jsonKind names the JSON type of a decoded claim, for an error.
+func jsonKind(x any) string {
+	switch x.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", x)
 }
