@@ -25,6 +25,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Token errors, matched with errors.Is.
@@ -601,6 +603,13 @@ func (v *Verifier) identity(c map[string]any, kid string) (*Identity, error) {
 	if id.Principal == "" || id.Principal == "anonymous" {
 		return nil, fmt.Errorf("%w: no principal in claim %q", ErrTokenInvalid, v.o.PrincipalClaim)
 	}
+	if !shownAsIs(id.Principal) {
+		// Shown to people: in an approval's prompt ("Asked by: ..."), which
+		// may reach the user of a client, and in the UI, the audit log and
+		// the logs. A right-to-left override or a line separator shows it,
+		// and what follows it, as something else.
+		return nil, fmt.Errorf("%w: claim %q (the principal) holds a control or format character (a right-to-left override, a zero-width space, a line separator), or is not UTF-8", ErrTokenInvalid, v.o.PrincipalClaim)
+	}
 	if id.Principal == LocalPrincipal {
 		// An operator's API key may name it (to decide a stdio session's
 		// approvals); a name at the identity provider may not: its holder
@@ -633,6 +642,9 @@ func (v *Verifier) identity(c map[string]any, kid string) (*Identity, error) {
 	switch t, _ := claim(c, v.o.TenantClaim); t := t.(type) {
 	case nil:
 	case string:
+		if !shownAsIs(t) {
+			return nil, fmt.Errorf("%w: claim %q (the tenant) holds a control or format character, or is not UTF-8", ErrTokenInvalid, v.o.TenantClaim)
+		}
 		id.Tenant = t
 	default:
 		return nil, fmt.Errorf("%w: claim %q (the tenant) is %s, not a string", ErrTokenInvalid, v.o.TenantClaim, jsonKind(t))
@@ -680,4 +692,13 @@ func jsonKind(x any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", x)
+}
+
+// shownAsIs reports whether s is UTF-8 without control or format characters
+// (a right-to-left override, a zero-width space) or line separators: what
+// is shown to people as it is.
+func shownAsIs(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool {
+		return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
+	})
 }
