@@ -119,3 +119,24 @@ func FuzzParseJWKS(f *testing.F) {
 		}
 	})
 }
+
+// A key's principal or tenant with a control or format character is
+// refused, as a JWT's is: shown as it is, a pasted zero-width space made
+// another principal that looks the same.
+func TestAttack26KeyNamesShownAsIs(t *testing.T) {
+	keys, err := OpenKeys(t.TempDir() + "/" + KeysFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []KeySpec{{Principal: "alice\u200b"}, {Principal: "ali\u202ece"}, {Principal: "alice\n"}, {Principal: "alice", Tenant: "acme\u2028"}, {Principal: "\xffalice"}} {
+		if _, _, err := keys.Create(spec); err == nil || !strings.Contains(err.Error(), "control or format character") {
+			t.Errorf("%+q: %v, want a refusal", spec, err)
+		}
+	}
+	if _, _, err := keys.Create(KeySpec{Principal: "Zoë", Tenant: "Åcme"}); err != nil {
+		t.Error(err)
+	}
+	if n := keys.Len(); n != 1 {
+		t.Errorf("%d keys kept, want 1", n)
+	}
+}
