@@ -20,6 +20,13 @@ import (
 	"github.com/agentreach/reach"
 )
 
+// LocalPrincipal is who works with a gateway that authenticates nobody (and
+// a stdio session, which authenticates nobody either): the requests it
+// begins and the approvals given at its API and UI. An API key may name it
+// (reach keys create --principal local decides a stdio session's
+// approvals); a JWT may not.
+const LocalPrincipal = "local"
+
 // Identity is an authenticated caller.
 type Identity struct {
 	Principal string   `json:"principal"`

@@ -17,12 +17,16 @@ import (
 	"maps"
 	"math"
 	"math/big"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Token errors, matched with errors.Is.
@@ -115,10 +119,75 @@ func NewVerifier(o *JWTOptions) (*Verifier, error) {
 	v.o.Leeway = cmp.Or(v.o.Leeway, 30*time.Second)
 	v.o.MinRefresh = cmp.Or(v.o.MinRefresh, 10*time.Second)
 	v.o.MaxAge = cmp.Or(v.o.MaxAge, time.Hour)
+	if err := checkJWKSURL(v.o.JWKS); err != nil {
+		return nil, err
+	}
 	if v.o.Client == nil {
 		v.o.Client = &http.Client{Timeout: 10 * time.Second}
 	}
+	c := *v.o.Client // the caller's client is not changed
+	c.CheckRedirect = jwksRedirect(c.CheckRedirect)
+	v.o.Client = &c
 	return v, nil
+}
+
+// The key set decides who anyone is: whoever can hand the gateway keys
+// signs any identity. So it is read from a file, over https, or over plain
+// http from the machine itself (loopback) only, and a redirect never leads
+// from https to plain http: someone on the way between the gateway and an
+// http host, or a redirect to one, would choose the keys.
+
+// checkJWKSURL refuses a plain http JWKS URL whose host is not loopback.
+func checkJWKSURL(src string) error {
+	if !strings.HasPrefix(src, "http://") {
+		return nil
+	}
+	u, err := url.Parse(src)
+	if err != nil {
+		return fmt.Errorf("jwt: the JWKS URL is not a URL: %w", err)
+	}
+	if !loopbackHost(u.Hostname()) {
+		return fmt.Errorf("jwt: the JWKS %s is plain http to a host that is not loopback: anyone on the way could hand the gateway keys "+
+			"and sign tokens for any principal; use its https:// URL (or a copy of the key set in a file)", u.Redacted())
+	}
+	return nil
+}
+
+// loopbackHost reports whether host (without port) is localhost or a
+// loopback address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// maxJWKSRedirects bounds the redirects of one read of the key set, as
+// net/http's default does.
+const maxJWKSRedirects = 10
+
+// jwksRedirect checks a redirect of the key set's read: at most
+// maxJWKSRedirects, never from https to plain http, and to plain http
+// only on loopback; then next, the client's own check, if any.
+func jwksRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= maxJWKSRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxJWKSRedirects)
+		}
+		if req.URL.Scheme != "https" {
+			if slices.ContainsFunc(via, func(r *http.Request) bool { return r.URL.Scheme == "https" }) {
+				return fmt.Errorf("refused a redirect from https to %s://%s: the key set is read over https only", req.URL.Scheme, req.URL.Host)
+			}
+			if !loopbackHost(req.URL.Hostname()) {
+				return fmt.Errorf("refused a redirect to plain http off loopback (%s): the key set is read over https", req.URL.Host)
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
 }
 
 // Refresh reads the JWKS now (at start-up, to fail early on a bad one).
@@ -534,23 +603,59 @@ func (v *Verifier) identity(c map[string]any, kid string) (*Identity, error) {
 	if id.Principal == "" || id.Principal == "anonymous" {
 		return nil, fmt.Errorf("%w: no principal in claim %q", ErrTokenInvalid, v.o.PrincipalClaim)
 	}
+	if !shownAsIs(id.Principal) {
+		// Shown to people: in an approval's prompt ("Asked by: ..."), which
+		// may reach the user of a client, and in the UI, the audit log and
+		// the logs. A right-to-left override or a line separator shows it,
+		// and what follows it, as something else.
+		return nil, fmt.Errorf("%w: claim %q (the principal) holds a control or format character (a right-to-left override, a zero-width space, a line separator), or is not UTF-8", ErrTokenInvalid, v.o.PrincipalClaim)
+	}
+	if id.Principal == LocalPrincipal {
+		// An operator's API key may name it (to decide a stdio session's
+		// approvals); a name at the identity provider may not: its holder
+		// would own the local user's requests, approvals and results.
+		return nil, fmt.Errorf("%w: claim %q names %q, who works without authentication (stdio, or a gateway without auth); "+
+			"a token may not: an operator makes a key for it with reach keys create", ErrTokenInvalid, v.o.PrincipalClaim, LocalPrincipal)
+	}
+	// The roles, tenant and department a token carries are what policies
+	// decide by (a forbid on a tenant or a role, too): one of another shape
+	// than the configuration expects refuses the token, where it was left
+	// out, and a forbid on it then never applied. Absent (or null), each
+	// is none.
 	switch r, _ := claim(c, v.o.RolesClaim); r := r.(type) {
+	case nil:
 	case string:
 		id.Roles = strings.Fields(r)
 	case []any:
 		for _, x := range r {
-			if s, ok := x.(string); ok && s != "" {
+			s, ok := x.(string)
+			if !ok {
+				return nil, fmt.Errorf("%w: claim %q (the roles) holds %s, not a string", ErrTokenInvalid, v.o.RolesClaim, jsonKind(x))
+			}
+			if s != "" {
 				id.Roles = append(id.Roles, s)
 			}
 		}
+	default:
+		return nil, fmt.Errorf("%w: claim %q (the roles) is %s, not a string or an array of strings", ErrTokenInvalid, v.o.RolesClaim, jsonKind(r))
 	}
-	t, _ := claim(c, v.o.TenantClaim)
-	id.Tenant, _ = t.(string)
-	attrs := map[string]string{}
-	if d, ok := claim(c, v.o.DepartmentClaim); ok {
-		if s, ok := d.(string); ok {
-			attrs["department"] = s
+	switch t, _ := claim(c, v.o.TenantClaim); t := t.(type) {
+	case nil:
+	case string:
+		if !shownAsIs(t) {
+			return nil, fmt.Errorf("%w: claim %q (the tenant) holds a control or format character, or is not UTF-8", ErrTokenInvalid, v.o.TenantClaim)
 		}
+		id.Tenant = t
+	default:
+		return nil, fmt.Errorf("%w: claim %q (the tenant) is %s, not a string", ErrTokenInvalid, v.o.TenantClaim, jsonKind(t))
+	}
+	attrs := map[string]string{}
+	switch d, _ := claim(c, v.o.DepartmentClaim); d := d.(type) {
+	case nil:
+	case string:
+		attrs["department"] = d
+	default:
+		return nil, fmt.Errorf("%w: claim %q (the department) is %s, not a string", ErrTokenInvalid, v.o.DepartmentClaim, jsonKind(d))
 	}
 	for name, path := range v.o.Attributes {
 		if x, ok := claim(c, path); ok {
@@ -568,4 +673,32 @@ func (v *Verifier) identity(c map[string]any, kid string) (*Identity, error) {
 		id.Attributes = attrs
 	}
 	return id, nil
+}
+
+// jsonKind names the JSON type of a decoded claim, for an error.
+func jsonKind(x any) string {
+	switch x.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", x)
+}
+
+// shownAsIs reports whether s is UTF-8 without control or format characters
+// (a right-to-left override, a zero-width space) or line separators: what
+// is shown to people as it is.
+func shownAsIs(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool {
+		return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
+	})
 }

@@ -143,6 +143,12 @@ func (k *Keys) Create(spec KeySpec) (string, Key, error) {
 	if spec.Principal == "anonymous" {
 		return "", Key{}, errors.New(`creating a key: "anonymous" is the name of nobody; choose another principal`)
 	}
+	if !shownAsIs(spec.Principal) || !shownAsIs(spec.Tenant) {
+		// Shown to people as they are (approvals' prompts, the UI, the
+		// logs), as a JWT's are refused: a pasted zero-width space made
+		// another principal that looks the same.
+		return "", Key{}, fmt.Errorf("creating a key: the principal %q or tenant %q holds a control or format character (a zero-width space, a right-to-left override, a line break) or is not UTF-8; type it again", spec.Principal, spec.Tenant)
+	}
 	var raw [32]byte
 	rand.Read(raw[:])
 	var idb [6]byte

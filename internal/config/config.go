@@ -622,11 +622,18 @@ type AuthConfig struct {
 
 // JWTConfig says which JWTs are accepted and what their claims mean.
 type JWTConfig struct {
-	JWKS     string    `yaml:"jwks"` // a file (relative to the configuration's folder) or an http(s) URL
-	Issuer   string    `yaml:"issuer"`
+	JWKS   string `yaml:"jwks"` // a file (relative to the configuration's folder) or an http(s) URL
+	Issuer string `yaml:"issuer"`
+	// Audience is what the tokens meant for this gateway carry in aud;
+	// required: without it a token the issuer gave any other application
+	// would be taken. AnyAudience takes every audience, knowingly.
 	Audience string    `yaml:"audience"`
 	Claims   JWTClaims `yaml:"claims"`
 }
+
+// AnyAudience as auth.jwt.audience takes a token whatever its aud: for an
+// issuer that issues tokens for this gateway alone.
+const AnyAudience = "*"
 
 // JWTClaims name the claims of the principal, roles, tenant and department.
 type JWTClaims struct {
@@ -1750,6 +1757,11 @@ func (c *Config) check() error {
 	}
 	if c.Auth != nil && c.Auth.JWT != nil && (c.Auth.JWT.JWKS == "" || c.Auth.JWT.Issuer == "") {
 		return c.Errorf([]any{"auth", "jwt"}, "auth: jwt needs jwks (a file or URL) and issuer")
+	}
+	if c.Auth != nil && c.Auth.JWT != nil && strings.TrimSpace(c.Auth.JWT.Audience) == "" {
+		return c.Errorf([]any{"auth", "jwt"}, "auth: jwt needs audience, the aud your identity provider puts in the tokens it issues for this gateway: "+
+			"without it, a token the issuer gave any other application (any of its users can get one) would be taken; "+
+			"write audience: %q only if the issuer issues tokens for this gateway alone", AnyAudience)
 	}
 	if c.MaxBodyBytes < 0 {
 		return c.Errorf([]any{"max_body_bytes"}, "max_body_bytes must not be negative")

@@ -17,7 +17,7 @@ func TestBadJWKSFailsAtStart(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "garbage.json"), []byte("<html>not a key set</html>"), 0o600)
 	for _, jwks := range []string{"missing.json", "garbage.json"} {
-		cfg, err := config.Parse([]byte("examples: true\nauth:\n  jwt:\n    jwks: "+filepath.Join(dir, jwks)+"\n    issuer: https://idp.example\n"), nil)
+		cfg, err := config.Parse([]byte("examples: true\nauth:\n  jwt:\n    jwks: "+filepath.Join(dir, jwks)+"\n    issuer: https://idp.example\n    audience: reach\n"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,5 +33,26 @@ func TestBadJWKSFailsAtStart(t *testing.T) {
 				t.Errorf("jwks %s: %v, want an error naming line 3 and the JWKS", jwks, err)
 			}
 		}
+	}
+}
+
+// TestAttack26PlainHTTPJWKSRefused: a key set at a plain http URL off
+// loopback fails building the gateway (and so serve and validate), naming
+// the line and saying to use https: whoever is on the way to that host
+// could hand the gateway keys and sign tokens for any principal. Before,
+// it was taken (offline, not even read).
+func TestAttack26PlainHTTPJWKSRefused(t *testing.T) {
+	cfg, err := config.Parse([]byte("examples: true\nauth:\n  jwt:\n    jwks: http://idp.example/jwks.json\n    issuer: https://idp.example\n    audience: reach\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Data = t.TempDir()
+	g, err := New(t.Context(), cfg, &Options{Offline: true, Ephemeral: true})
+	if err == nil {
+		g.Close()
+		t.Fatal("the gateway was built with a plain http key set off loopback, want an error")
+	}
+	if !strings.Contains(err.Error(), "line 3") || !strings.Contains(err.Error(), "https://") {
+		t.Errorf("%v, want an error naming line 3 and saying to use https://", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/cluster"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/policy"
@@ -70,7 +71,11 @@ func (g *Gateway) authenticator() (*auth.Authenticator, error) {
 		if !remote {
 			jwks = g.cfg.Path(jwks)
 		}
-		v, err := auth.NewVerifier(&auth.JWTOptions{JWKS: jwks, Issuer: j.Issuer, Audience: j.Audience,
+		aud := j.Audience
+		if aud == config.AnyAudience {
+			aud = "" // every audience: the configuration says so
+		}
+		v, err := auth.NewVerifier(&auth.JWTOptions{JWKS: jwks, Issuer: j.Issuer, Audience: aud,
 			PrincipalClaim: j.Claims.Principal, RolesClaim: j.Claims.Roles, TenantClaim: j.Claims.Tenant, DepartmentClaim: j.Claims.Department})
 		if err != nil {
 			return nil, g.cfg.Errorf([]any{"auth", "jwt"}, "auth.jwt: %s", strings.TrimPrefix(err.Error(), "jwt: "))

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/ui"
 )
@@ -27,6 +29,29 @@ type auditView struct {
 	// retention is the store's (0: it keeps all): a row of a request it
 	// removed says so (markRemoved).
 	retention time.Duration
+	// red masks what is shown with the secrets configured now (nil: none).
+	// An event was masked with those configured when it was recorded; a
+	// value configured later (a credential an upstream leaked, found and
+	// added to the secrets file) is in the events recorded before.
+	red *redact.Redactor
+}
+
+// show returns e as GET /v1/audit shows it: its JSON, masked with the
+// secrets configured now.
+func (a auditView) show(e *audit.Event) json.RawMessage {
+	b, _ := e.MarshalJSON()
+	if a.red != nil {
+		b = a.red.Redact(b)
+	}
+	return b
+}
+
+// showString is s masked with the secrets configured now.
+func (a auditView) showString(s string) string {
+	if a.red == nil {
+		return s
+	}
+	return a.red.RedactString(s)
 }
 
 func newAuditView(st store.Store, log *audit.Log) auditView {
@@ -92,8 +117,8 @@ func (a auditView) Search(ctx context.Context, q ui.AuditQuery, limit int) ([]ui
 		if e.Instance != "" {
 			reason += " (instance " + e.Instance + ")"
 		}
-		rows = append(rows, ui.AuditRow{Seq: e.Seq, Time: e.Time, Request: e.Request, Principal: e.Principal,
-			Frame: e.Frame, Name: e.Name, Decision: e.Decision, Reason: reason})
+		rows = append(rows, ui.AuditRow{Seq: e.Seq, Time: e.Time, Request: a.showString(e.Request), Principal: e.Principal,
+			Frame: e.Frame, Name: a.showString(e.Name), Decision: e.Decision, Reason: a.showString(reason)})
 	}
 	a.markRemoved(ctx, rows)
 	return rows, stop, nil
@@ -419,14 +444,14 @@ func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 		next = evs[limit-1].Seq
 	}
 	type eventJSON struct {
-		Seq     int64        `json:"seq"`
-		Time    time.Time    `json:"time"`
-		Request string       `json:"request"`
-		Event   *audit.Event `json:"event"` // as the log stores it (redacted)
+		Seq     int64           `json:"seq"`
+		Time    time.Time       `json:"time"`
+		Request string          `json:"request"`
+		Event   json.RawMessage `json:"event"` // as the log stores it, masked with the secrets configured now too
 	}
 	out := make([]eventJSON, len(evs))
 	for i, e := range evs {
-		out[i] = eventJSON{Seq: e.Seq, Time: e.Time, Request: e.Request, Event: e}
+		out[i] = eventJSON{Seq: e.Seq, Time: e.Time, Request: a.auditV.showString(e.Request), Event: a.auditV.show(e)}
 	}
 	body := map[string]any{"events": out}
 	switch {

@@ -23,6 +23,7 @@ func (a *API) newUI() *ui.UI {
 	if a.store != nil {
 		a.auditV = newAuditView(a.store, a.audit)
 		a.auditV.retention = a.retention
+		a.auditV.red = a.redactor
 		uo.Audit = a.auditV
 		uo.Removed = a.uiRemoved
 	}

@@ -381,8 +381,8 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		twoFramings(ctx)
 		return
 	}
-	if !isMCP(rh.RequestURI()) {
-		s.handOver(ctx)
+	if !isMCP(rh.RequestURI()) || len(rh.Peek("Content-Encoding")) > 0 {
+		s.handOver(ctx) // an encoded body: net/http's lane refuses it (limitBody)
 		return
 	}
 	switch {

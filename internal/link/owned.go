@@ -1080,7 +1080,7 @@ func join(stop func(), cancel context.CancelCauseFunc, h *callHold) func() {
 
 // LocalPrincipal is who works with a gateway that authenticates nobody:
 // the requests it begins and the approvals given at its API and UI.
-const LocalPrincipal = "local"
+const LocalPrincipal = auth.LocalPrincipal
 
 // CheckOwner refuses a call into, or a look at, a request of another
 // owner: a request is owned by the principal and tenant of its root request
