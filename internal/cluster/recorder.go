@@ -335,30 +335,6 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 	usage, _ := json.Marshal(q.Usage())
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.ttl)
 	defer cancel()
-	if state == "stopped" {
-		// A stop undoes the whole request, but an instance that died
-		// holding a part of it can no longer undo that part, and ending
-		// the request here would leave it done for good. This instance
-		// only leaves it: stopped, not ended, its parts all dead, it is an
-		// orphan that a recovery claims (ClaimOrphans), which runs the
-		// undos of its writes, each once under its key (those run here
-		// answer from their records), and ends it.
-		dead, err := r.c.st.DeadParts(ctx, q.ID(), r.c.owner, r.c.ttl)
-		if err != nil {
-			r.c.log.Warn("cluster: reading whether a dead instance holds a part of a stopped request", "request", q.ID(), "err", err)
-		}
-		if dead {
-			if err := r.c.st.Release(ctx, q.ID(), r.c.owner); err != nil {
-				r.c.log.Error("cluster: leaving a request failed; left again after the next heartbeat", "request", q.ID(), "err", err)
-				r.c.keepLeave(r, q)
-				return
-			}
-			r.c.orphaned.Store(true)
-			r.c.log.Info("cluster: a stopped request has a part on a dead instance: left to a recovery, which undoes that part", "request", q.ID())
-			crashpoint.Reached("request.released") // a kill here: a recovery claims the request, its results here kept
-			return
-		}
-	}
 	// A part that ends with no stop while another part runs on hands the
 	// undos of its writes over to the request's record: a later stop of
 	// the request, through any instance, has them run (by the recovery
@@ -370,10 +346,25 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 	if state == "ended" {
 		undos = q.Undos()
 	}
-	last, err := r.c.st.LeaveRequestHanding(ctx, q.ID(), r.c.owner, r.c.ttl, state, usage, cause, time.Now(), undos)
+	left, err := r.c.st.LeaveRequestOutcome(ctx, q.ID(), r.c.owner, r.c.ttl, state, usage, cause, time.Now(), undos)
 	if err != nil {
 		r.c.log.Error("cluster: leaving a request failed; left again after the next heartbeat", "request", q.ID(), "err", err)
 		r.c.keepLeave(r, q)
+		return
+	}
+	last := left == postgres.LeaveEnded
+	if state == "stopped" && left == postgres.LeaveDead {
+		// A stop undoes the whole request, but an instance that died
+		// holding a part of it can no longer undo that part, and ending
+		// the request here would leave it done for good. The leave (one
+		// transaction, under the request's row lock) did not end it:
+		// stopped, its live parts gone, it is an orphan that a recovery
+		// claims (ClaimOrphans), which runs the undos of its writes, each
+		// once under its key (those run here answer from their records),
+		// and ends it.
+		r.c.orphaned.Store(true)
+		r.c.log.Info("cluster: a stopped request has a part on a dead instance: left to a recovery, which undoes that part", "request", q.ID())
+		crashpoint.Reached("request.released") // a kill here: a recovery claims the request, its results here kept
 		return
 	}
 	if !last {

@@ -78,6 +78,20 @@ func (k *Kept) Keys() []string {
 	return out
 }
 
+// Entries returns the keys kept and their completions (entries[i] is
+// keys[i]'s), in no order, read at one moment: a key Dropped meanwhile is
+// in both or in neither (Keys then Get may find a key gone, with an empty
+// entry: a completion read as a release).
+func (k *Kept) Entries() (keys []string, entries []KeptEntry) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	keys, entries = make([]string, 0, len(k.m)), make([]KeptEntry, 0, len(k.m))
+	for key, e := range k.m {
+		keys, entries = append(keys, key), append(entries, e)
+	}
+	return keys, entries
+}
+
 // Len returns how many completions are kept: one atomic load, for the
 // path of every claim.
 func (k *Kept) Len() int { return int(k.n.Load()) }

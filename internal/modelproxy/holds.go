@@ -134,9 +134,14 @@ func (h *holds) take(ctx context.Context, req *reach.Request, a ask, sl SharedLe
 	var timer <-chan time.Time
 	// wake, while a turn waits for other instances' holds, is closed when
 	// one of them is let go (a.watch); unwatch ends the watch.
+	// The watch is begun only once the shared ledger refused the turn: a
+	// turn it admits at once (most) watches nothing, and one it refuses
+	// asks again, watching, before it waits (a hold let go between the
+	// refusal and the watch is then in what the ledger answers).
 	var wake <-chan struct{}
 	unwatch := func() {}
 	defer func() { unwatch() }()
+	refused := false
 	for {
 		h.mu.Lock()
 		if h.tokens == nil {
@@ -178,7 +183,7 @@ func (h *holds) take(ctx context.Context, req *reach.Request, a ask, sl SharedLe
 				return want, note > 0, release, nil
 			}
 			need := a.prompt + note + want
-			if a.watch != nil {
+			if a.watch != nil && refused {
 				// Before asking: a hold let go once the store has
 				// answered wakes the turn.
 				wake, unwatch = a.watch()
@@ -199,14 +204,17 @@ func (h *holds) take(ctx context.Context, req *reach.Request, a ask, sl SharedLe
 			// waits as for this instance's own, with what the shared
 			// ledger said. Asked again at once if what it said differs
 			// from what the turn was capped by (an estimate, or other
-			// turns let go or spent meanwhile); else once a turn of this
+			// turns let go or spent meanwhile), or if it asked with no
+			// watch (its first ask); else once a turn of this
 			// instance ends, one of another lets go of its hold (wake),
 			// or sharedFallback has passed (sharedPoll with no wake).
 			release()
 			known := sl.Known
 			sl = got
+			unwatched := a.watch != nil && !refused // asked with no watch: asked again with one
+			refused = true
 			h.mu.Lock()
-			if f := h.left(req, a, sl); !known || f.alone != lf.alone || f.free != lf.free {
+			if f := h.left(req, a, sl); unwatched || !known || f.alone != lf.alone || f.free != lf.free {
 				h.mu.Unlock()
 				unwatch()
 				wake, unwatch = nil, func() {}

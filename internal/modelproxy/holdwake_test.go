@@ -95,16 +95,15 @@ func TestHolds25WaitingTurnWokenByLetGo(t *testing.T) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.watched < 2 || o.watches != 0 {
-		t.Fatalf("%d watches begun, %d not stopped; want one per ask, all stopped", o.watched, o.watches)
+		t.Fatalf("%d watches begun, %d not stopped; want one per ask after the first refusal, all stopped", o.watched, o.watches)
 	}
 }
 
-// A word lost (the listener cut off, or a dead instance's holds that
-// stopped counting with no word at all): the turn still proceeds, asking
-// again every sharedFallback.
-func TestHolds25WaitingTurnProceedsByFallback(t *testing.T) {
-	defer func(d time.Duration) { sharedFallback = d }(sharedFallback)
-	sharedFallback = time.Millisecond
+// A turn the shared ledger admits at once watches nothing: the watch
+// (HoldWatcher) is begun only once it was refused, before it asks again.
+// Before, every turn with a token budget began one before each ask, and
+// nearly every turn is admitted at once.
+func TestHoldsTurnAdmittedAtOnceWatchesNothing(t *testing.T) {
 	rt := reach.New(nil)
 	_, root, err := rt.Begin(context.Background(), &reach.RequestOptions{})
 	if err != nil {
@@ -112,28 +111,21 @@ func TestHolds25WaitingTurnProceedsByFallback(t *testing.T) {
 	}
 	defer root.End()
 	o := newOtherInstances()
-	never := make(chan struct{}) // no word ever comes
-	done := make(chan error, 1)
+	o.others.Store(0) // no turn of another instance holds anything
 	var h holds
-	go func() {
-		_, _, release, err := h.take(context.Background(), root,
-			ask{prompt: 100, asked: 500, minimum: 1, wait: time.Hour, watch: o.watch(never)},
-			SharedLeft{Tokens: 1000, TokensLimited: true}, o.hold)
-		if err == nil {
-			release()
-		}
-		done <- err
-	}()
-	<-o.asked
-	<-o.asked
-	<-o.asked // asked again with no word: the fallback
-	o.others.Store(0)
-	if err := <-done; err != nil {
-		t.Fatalf("the turn once the others let go, with no word of it: %v", err)
+	cap, _, release, err := h.take(context.Background(), root,
+		ask{prompt: 100, asked: 500, minimum: 1, wait: time.Hour, watch: o.watch(o.letGo)},
+		SharedLeft{Tokens: 1000, TokensLimited: true}, o.hold)
+	if err != nil || cap != 500 {
+		t.Fatalf("the turn on an empty ledger: cap %d, %v; want 500", cap, err)
+	}
+	release()
+	if n := len(o.asked); n != 1 {
+		t.Fatalf("the shared ledger was asked %d times; want once", n)
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.watches != 0 {
-		t.Fatalf("%d watches not stopped", o.watches)
+	if o.watched != 0 {
+		t.Fatalf("%d watches begun for a turn admitted at once; want none", o.watched)
 	}
 }

@@ -98,7 +98,8 @@ type Idempotency struct {
 	file       string
 	fileLines  int
 	fileBroken bool
-	reserve    string // KeptReserve(file), while it is there (keptends.go)
+	reserve    string         // KeptReserve(file), while it is there (keptends.go)
+	compaction keptCompaction // its rewrite (keptcompact.go)
 
 	completes atomic.Int64
 }

@@ -56,6 +56,7 @@ func TestKeptFileCompacted(t *testing.T) {
 				t.Fatalf("writing %s: %v", key, err)
 			}
 		}
+		synctest.Wait() // the rewrite, on a goroutine of its own
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -70,7 +71,7 @@ func TestKeptFileCompacted(t *testing.T) {
 		setStuck(false)
 		next := NewIdempotency(mem, nil)
 		if n, err := next.RestoreKept(t.Context(), path); err != nil || n != 1 {
-			t.Fatalf("RestoreKept wrote %d completions, err %v; want the one kept", n, err)
+			t.Fatalf("RestoreKept wrote %d completions, err %v; want the one kept; file:\n%s", n, err, b)
 		}
 		rec, claimed, err := next.Claim(t.Context(), &reach.IdemClaim{Key: "stuck", Args: "a"})
 		if err != nil || claimed || rec == nil || string(rec.Data) != `"held"` {

@@ -287,6 +287,7 @@ func (s *Idempotency) journalDone() {
 			return
 		}
 		s.fileLines, s.fileBroken = 0, false
+		s.compaction.void = true // a rewrite running is of no use: its copy is not renamed
 	}
 	// The store took what was kept: a reserve a full disk used (even if
 	// the write it made room for failed all the same) is made again, for

@@ -6,13 +6,17 @@ import (
 	"time"
 )
 
-// TestPostgresDeadParts: a request held by this life and a live one has no
-// dead part (a stop through this life ends it as before); held also by a
-// life that stopped beating for a TTL, or by one with no instance row at
-// all, it has; this life's own part never counts, even when its own beat
-// is late. A live part read as dead would leave a request stopped through
-// two live instances to a recovery, up to ten TTLs, not ended at once.
-func TestPostgresDeadParts(t *testing.T) {
+// TestPostgresLeaveSaysDeadPart: a stopped request's part that leaves is
+// told, by the leave itself (LeaveRequestOutcome, under the request's row
+// lock), whether a part of an instance that died stays; the gateway asked
+// a query of its own (DeadParts) before. Held by this life and a live one,
+// the request has no dead part (it is left: the live part ends it); held
+// also by a life that stopped beating for a TTL, or by one with no
+// instance row at all, it has (left to a recovery); this life's own part
+// never counts, even when its own beat is late. A live part read as dead
+// would leave a request stopped through two live instances to a recovery,
+// up to ten TTLs, not ended at once.
+func TestPostgresLeaveSaysDeadPart(t *testing.T) {
 	a, b, _ := twoPostgres(t)
 	ctx := t.Context()
 	ttl := time.Minute
@@ -21,38 +25,41 @@ func TestPostgresDeadParts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, o := range []string{"A/1", "B/1"} {
-		if _, _, err := a.JoinRequest(ctx, joinReq("d1", "alice"), o, ttl); err != nil {
-			t.Fatalf("JoinRequest d1 on %s: %v", o, err)
+	join := func(id string, owners ...string) {
+		t.Helper()
+		for _, o := range owners {
+			if _, _, err := a.JoinRequest(ctx, joinReq(id, "alice"), o, ttl); err != nil {
+				t.Fatalf("JoinRequest %s on %s: %v", id, o, err)
+			}
+		}
+		if _, err := a.StopRequest(ctx, id, 2, []byte(`{"by":"api","reason":"enough"}`)); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if dead, err := a.DeadParts(ctx, "d1", "A/1", ttl); err != nil || dead {
-		t.Fatalf("DeadParts(d1) with A and B alive = %v, %v; want false", dead, err)
+	leave := func(s *Store, id, owner string, want Leave, why string) {
+		t.Helper()
+		got, err := s.LeaveRequestOutcome(ctx, id, owner, ttl, "stopped", nil, nil, time.Now(), 0)
+		if err != nil || got != want {
+			t.Fatalf("%s leaving %s, %s = %v, %v; want %v", owner, id, why, got, err, want)
+		}
 	}
+	join("d1", "A/1", "B/1")
+	join("d2", "A/1", "B/1")
+	join("d3", "A/1", "B/1")
+	join("d4", "B/1", "C/1")
+	leave(a, "d1", "A/1", LeaveLeft, "B alive")
 	if _, err := a.pool.Exec(ctx, `UPDATE instances SET seen = 0 WHERE owner = 'A/1'`); err != nil {
 		t.Fatal(err)
 	}
-	if dead, err := a.DeadParts(ctx, "d1", "A/1", ttl); err != nil || dead {
-		t.Fatalf("DeadParts(d1) asked by A, its own beat late = %v, %v; want false (its own part is not another's)", dead, err)
-	}
-	if dead, err := b.DeadParts(ctx, "d1", "B/1", ttl); err != nil || !dead {
-		t.Fatalf("DeadParts(d1) asked by B, A silent for a TTL = %v, %v; want true", dead, err)
-	}
-	if _, _, err := a.JoinRequest(ctx, joinReq("d2", "alice"), "C/1", ttl); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := a.JoinRequest(ctx, joinReq("d2", "alice"), "B/1", ttl); err != nil {
-		t.Fatal(err)
-	}
-	if dead, err := b.DeadParts(ctx, "d2", "B/1", ttl); err != nil || dead {
-		t.Fatalf("DeadParts(d2) with C alive = %v, %v; want false", dead, err)
+	leave(a, "d2", "A/1", LeaveLeft, "its own beat late, B alive (its own part is not another's)")
+	leave(b, "d3", "B/1", LeaveDead, "A silent for a TTL")
+	if r, _ := b.GetRequest(ctx, "d3"); r.State != "stopped" || !r.Ended.IsZero() {
+		t.Fatalf("d3 after B left = %s (ended %v); want stopped, not ended: a recovery's", r.State, r.Ended)
 	}
 	if _, err := a.pool.Exec(ctx, `DELETE FROM instances WHERE owner = 'C/1'`); err != nil {
 		t.Fatal(err)
 	}
-	if dead, err := b.DeadParts(ctx, "d2", "B/1", ttl); err != nil || !dead {
-		t.Fatalf("DeadParts(d2) with C's instance row gone = %v, %v; want true", dead, err)
-	}
+	leave(b, "d4", "B/1", LeaveDead, "C's instance row gone")
 }
 
 // TestPostgresLeaveStoppedWithDeadPart: the last live part of a stopped
@@ -61,8 +68,8 @@ func TestPostgresDeadParts(t *testing.T) {
 // DeadParts first and then left; a part that died between the two (its
 // heartbeat aged past the TTL just then) was counted neither alive nor
 // dead, the request was stored ended, and that part's undos never ran
-// (TestCrash18StopWhileInstanceDead failed so, once, in CI). Here the
-// death comes after DeadParts answered: the leave itself must see it.
+// (TestCrash18StopWhileInstanceDead failed so, once, in CI). The leave
+// itself must see the death; the gateway now asks nothing before it.
 func TestPostgresLeaveStoppedWithDeadPart(t *testing.T) {
 	a, b, _ := twoPostgres(t)
 	ctx := t.Context()
@@ -83,9 +90,6 @@ func TestPostgresLeaveStoppedWithDeadPart(t *testing.T) {
 		if _, err := b.StopRequest(ctx, id, 2, []byte(`{"by":"api","reason":"enough"}`)); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if dead, err := b.DeadParts(ctx, "l1", "B/1", ttl); err != nil || dead {
-		t.Fatalf("DeadParts(l1) with A alive = %v, %v; want false", dead, err)
 	}
 	if _, err := a.pool.Exec(ctx, `UPDATE instances SET seen = 0 WHERE owner = 'A/1'`); err != nil { // A dies now
 		t.Fatal(err)

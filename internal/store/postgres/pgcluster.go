@@ -272,8 +272,32 @@ func (p *Store) LeaveRequest(ctx context.Context, id, owner string, ttl time.Dur
 // part's, each once under its key). A request that ends with no stop
 // lets them go. It reports true when it stored the request ended.
 func (p *Store) LeaveRequestHanding(ctx context.Context, id, owner string, ttl time.Duration, state string, usage, cause []byte, ended time.Time, undos int) (bool, error) {
+	l, err := p.LeaveRequestOutcome(ctx, id, owner, ttl, state, usage, cause, ended, undos)
+	return l == LeaveEnded, err
+}
+
+// Leave is what a part's leave (LeaveRequestOutcome) did with its request.
+type Leave int
+
+const (
+	// LeaveLeft: other parts stay, every one of a live instance (or a stopped
+	// request with handed undos is left to a recovery).
+	LeaveLeft Leave = iota
+	// LeaveEnded: the last live part stored the request ended.
+	LeaveEnded
+	// LeaveDead: a part of an instance that died stays: a stopped
+	// request is left to a recovery (ClaimOrphans), which runs the undos
+	// of every part, that one's too, and ends it.
+	LeaveDead
+)
+
+// LeaveRequestOutcome is LeaveRequestHanding, saying what the leave did: read in
+// the transaction that holds the request's row, where the gateway asked a
+// query of its own before (whether a dead instance holds a part, for a
+// stopped part) and a part could die between the two.
+func (p *Store) LeaveRequestOutcome(ctx context.Context, id, owner string, ttl time.Duration, state string, usage, cause []byte, ended time.Time, undos int) (Leave, error) {
 	if p.Closed() {
-		return false, store.ErrClosed
+		return LeaveLeft, store.ErrClosed
 	}
 	// What the writer holds queued (a call's recorded result, point 5 of
 	// docs/STATE.md) is committed first: the end goes through the pool,
@@ -282,15 +306,21 @@ func (p *Store) LeaveRequestHanding(ctx context.Context, id, owner string, ttl t
 	// result). A waited write that holds nothing commits the writes queued
 	// before it.
 	if err := p.W.Do(ctx, &sqlcore.Write{Run: func(sqlcore.Batch, *sqlcore.Write) {}}); err != nil {
-		return false, fmt.Errorf("leaving request %s: %w", id, err)
+		return LeaveLeft, fmt.Errorf("leaving request %s: %w", id, err)
 	}
-	var last bool
-	err := p.pool.QueryRow(ctx, `SELECT reach_leave($1, $2, $3, $4, $5, $6, $7, $8)`,
-		id, owner, int64(ttl), state, dialect.Text(usage), dialect.Text(cause), store.UnixNano(ended), int32(min(undos, 1<<30))).Scan(&last)
+	var what string
+	err := p.pool.QueryRow(ctx, `SELECT reach_leave_part($1, $2, $3, $4, $5, $6, $7, $8)`,
+		id, owner, int64(ttl), state, dialect.Text(usage), dialect.Text(cause), store.UnixNano(ended), int32(min(undos, 1<<30))).Scan(&what)
 	if err != nil {
-		return false, fmt.Errorf("leaving request %s: %w", id, err)
+		return LeaveLeft, fmt.Errorf("leaving request %s: %w", id, err)
 	}
-	return last, nil
+	switch what {
+	case "ended":
+		return LeaveEnded, nil
+	case "dead":
+		return LeaveDead, nil
+	}
+	return LeaveLeft, nil
 }
 
 // StopRequest stores request id stopped in mode (1 soft, 2 cancel, 3
@@ -596,24 +626,6 @@ func (p *Store) ClaimOrphans(ctx context.Context, owner string, ttl time.Duratio
 		return nil, fmt.Errorf("claiming orphaned requests: %w", err)
 	}
 	return ids, nil
-}
-
-// DeadParts reports whether request id has a part held by a life other
-// than owner's that has not heartbeated within ttl (it died, and its
-// writes in the request are only in the store). One query; nothing is
-// written.
-func (p *Store) DeadParts(ctx context.Context, id, owner string, ttl time.Duration) (bool, error) {
-	if p.Closed() {
-		return false, store.ErrClosed
-	}
-	var dead bool
-	err := p.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM replicas x WHERE x.request = $1 AND x.owner <> $2
-		AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.owner = x.owner AND i.seen >= reach_now() - $3))`,
-		id, owner, int64(ttl)).Scan(&dead)
-	if err != nil {
-		return false, fmt.Errorf("reading the parts of request %s: %w", id, err)
-	}
-	return dead, nil
 }
 
 // Release drops owner's part in request id without ending it (a
