@@ -39,3 +39,32 @@ func TestWriteSetBackAfterAnotherAgentLooked(t *testing.T) {
 		t.Errorf("nothing read in between: refused at %d (%v), want short_cycle", p.refusedAt, p.v)
 	}
 }
+
+// A slot looked for day by day, each day's window busy from end to end
+// (the answer naming the window asked), asks of another day each time, as
+// windows of dates alone do: it goes on. Hour by hour over one day, the
+// same answers are one window shifted (TestWindowShiftedSameAnswer).
+func TestWindowOnOtherDays(t *testing.T) {
+	run := func(id string, window func(i int) [2]string) asPlay {
+		w := asRunOf(id, "calendar", false)
+		for i := 0; i < 6; i++ {
+			win := window(i)
+			w.t("", asOK("freebusy", obj{"timeMin": win[0], "timeMax": win[1], "items": arr{obj{"id": "mia@shop.example"}}},
+				obj{"calendars": obj{"mia@shop.example": obj{"busy": arr{obj{"start": win[0], "end": win[1]}}}}}))
+		}
+		return playAs(w.run)
+	}
+	days := func(i int) [2]string {
+		d := fmt.Sprintf("2026-12-%02d", 8+i)
+		return [2]string{d + "T08:00:00Z", d + "T17:00:00Z"}
+	}
+	if p := run("days", days); p.refusedAt >= 0 {
+		t.Errorf("another day each time: refused at %d: %v", p.refusedAt, p.v)
+	}
+	hours := func(i int) [2]string {
+		return [2]string{fmt.Sprintf("2026-12-08T%02d:00:00Z", 8+i), fmt.Sprintf("2026-12-08T%02d:00:00Z", 9+i)}
+	}
+	if p := run("hours", hours); p.refusedAt != 3 || p.v.Detector != "repeat" {
+		t.Errorf("hours of one day: refused at %d (%v), want the fourth, repeat", p.refusedAt, p.v)
+	}
+}
