@@ -68,3 +68,50 @@ func TestWindowOnOtherDays(t *testing.T) {
 		t.Errorf("hours of one day: refused at %d (%v), want the fourth, repeat", p.refusedAt, p.v)
 	}
 }
+
+// A command respelled (its flags, its folder said out loud) whose failing
+// output names one thing word for word, a state lock by its id, an
+// unmerged file, is one complaint about that thing: the fourth is
+// refused. Commands failing alike whose output names nothing (a unit's
+// dependency failed) or names each its own thing, or only a log of its
+// run, are a batch; and a log whose lines are stamped anew each run, or
+// that names its file by when it was made, names the same.
+func TestComplaintNamingOneThing(t *testing.T) {
+	run := func(id string, cmds []string, out func(i int) string) asPlay {
+		w := asRunOf(id, "shell", false).acc("write", "run_shell")
+		for i, c := range cmds {
+			w.t("", asOK("run_shell", obj{"cmd": c}, s17Shell(1, "", out(i))))
+		}
+		return playAs(w.run)
+	}
+	respelled := []string{"terraform apply -auto-approve", "terraform -chdir=infra/prod apply -auto-approve", "terraform apply -auto-approve -lock=true", "terraform apply -auto-approve -input=false", "terraform apply"}
+	lock := func(int) string {
+		return "Error: Error acquiring the state lock\nLock Info:\n  ID:        5b1e0c7a-2d4f-8e31-9a0b-77c2d1e4f6a9\n  Who:       ci@runner-12"
+	}
+	if p := run("lock", respelled, lock); p.refusedAt != 3 || p.v.Detector != "same_error" {
+		t.Errorf("one lock named under respelled commands: refused at %d (%v), want the fourth, same_error", p.refusedAt, p.v)
+	}
+	stamped := func(i int) string {
+		return fmt.Sprintf("09:%02d:%02d  Running with dbt=1.8.2\n09:%02d:%02d  Compilation Error in model orders_daily (models/marts/orders_daily.sql)\n  stg_order_items was not found\nA log of this run: /root/.dbt/logs/2026-12-06T09_%02d_11Z.log", 20+i, 3+i*7, 20+i, 3+i*7, 20+i)
+	}
+	if p := run("stamped", []string{"dbt run -s orders_daily", "dbt run --select orders_daily", "dbt run --models orders_daily", "dbt run -s orders_daily --fail-fast"}, stamped); p.refusedAt != 3 {
+		t.Errorf("one model's error, each line stamped anew: refused at %d (%v), want the fourth", p.refusedAt, p.v)
+	}
+	units := []string{"systemctl start web.service", "systemctl start api.service", "systemctl start worker.service", "systemctl start cron.service", "systemctl start mail.service"}
+	dep := func(int) string { return "A dependency job for the unit failed. See 'journalctl -xe' for details." }
+	if p := run("units", units, dep); p.refusedAt >= 0 {
+		t.Errorf("other units, nothing named: refused at %d: %v", p.refusedAt, p.v)
+	}
+	files := []string{"csvlint data/a1.csv", "csvlint data/b2.csv", "csvlint data/c3.csv", "csvlint data/d4.csv", "csvlint data/e5.csv"}
+	own := func(i int) string {
+		return "error: data/" + []string{"a1", "b2", "c3", "d4", "e5"}[i] + ".csv: header row missing"
+	}
+	if p := run("files", files, own); p.refusedAt >= 0 {
+		t.Errorf("other files, each named: refused at %d: %v", p.refusedAt, p.v)
+	}
+	targets := []string{"make -C services/api", "make -C services/web", "make -C services/worker", "make -C services/docs", "make -C services/cli"}
+	logged := func(int) string { return "Build failed. See /var/log/build.log for details." }
+	if p := run("log", targets, logged); p.refusedAt >= 0 {
+		t.Errorf("other targets, only their log named: refused at %d: %v", p.refusedAt, p.v)
+	}
+}

@@ -51,15 +51,16 @@ var s20Known = map[string]string{
 	// CrewAI researcher's third identical fetch, refused there, had been
 	// marked at the fourth hand-off, "early"; the A2A poll respelled at
 	// its third call, which asks in other words, not identically.)
+	// Since its fixes, 12 of 20 and none refused: a command respelled
+	// whose failing output names one thing word for word (the lock's id,
+	// the unmerged file, the column, the model's file, each log line's
+	// time aside) is one complaint (namedThings,
+	// TestComplaintNamingOneThing). Left:
 	"argocd-sync-respelled-degraded":            "missed",
-	"alembic-upgrade-respelled-duplicate":       "missed",
-	"dbt-select-respelled-compile-error":        "missed",
 	"datadog-monitors-tags-reordered":           "missed",
 	"autogen-coder-executor-same-keyerror":      "missed",
 	"a2a-task-input-required-polled":            "missed",
 	"k8s-restart-two-agents-same-crash":         "missed",
-	"terraform-apply-respelled-locked":          "missed",
-	"git-rebase-continue-same-unmerged":         "missed",
 	"amadeus-search-respelled-same-offers":      "missed",
 	"lokalise-upload-respelled-skipped":         "missed",
 	"notebook-dedupe-respelled-nothing-removed": "missed",
