@@ -115,3 +115,34 @@ func TestComplaintNamingOneThing(t *testing.T) {
 		t.Errorf("other targets, only their log named: refused at %d: %v", p.refusedAt, p.v)
 	}
 }
+
+// A coder rewriting one file and an executor running it, two agents of
+// one group chat, each run failing the same way: the fourth write to the
+// file is refused, as one agent's edits that the failure does not see
+// are. Another agent's call that does not name the file (a monitor whose
+// own check fails alike) is no run of it, and runs that fail otherwise
+// each time go on.
+func TestEditRunByAnotherAgent(t *testing.T) {
+	run := func(id string, runArgs obj, fail func(r int) string) asPlay {
+		w := asRunOf(id, "groupchat", false).acc("write", "write_file")
+		coder, ex := s19As(w, "coder"), s19As(w, "executor")
+		for r := 0; r < 5; r++ {
+			coder.t("", asOK("write_file", obj{"path": "work/totals.py", "content": fmt.Sprintf("# try %d\nprint(df['revenue_%d'].sum())", r, r)}, "Wrote work/totals.py"))
+			ex.t("", asOK("run_python", runArgs, s17Shell(1, "", fail(r))))
+		}
+		return playAs(w.run)
+	}
+	same := func(int) string { return "Traceback (most recent call last):\nKeyError: 'revenue'" }
+	if p := run("same", obj{"path": "work/totals.py"}, same); p.refusedAt != 6 || p.v.Detector != "same_error" {
+		t.Errorf("the file run by another agent, failing alike: refused at %d (%v), want the fourth write, same_error", p.refusedAt, p.v)
+	}
+	if p := run("other-call", obj{"check": "disk", "host": "db-1"}, same); p.refusedAt >= 0 {
+		t.Errorf("another agent's call not naming the file: refused at %d: %v", p.refusedAt, p.v)
+	}
+	other := func(r int) string {
+		return "Traceback (most recent call last):\n" + []string{"KeyError: 'revenue'", "TypeError: bad operand", "ValueError: empty frame", "NameError: name 'pd' is not defined", "ZeroDivisionError: division by zero"}[r]
+	}
+	if p := run("other-failures", obj{"path": "work/totals.py"}, other); p.refusedAt >= 0 {
+		t.Errorf("failing otherwise each time: refused at %d: %v", p.refusedAt, p.v)
+	}
+}
