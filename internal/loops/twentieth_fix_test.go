@@ -146,3 +146,23 @@ func TestEditRunByAnotherAgent(t *testing.T) {
 		t.Errorf("failing otherwise each time: refused at %d: %v", p.refusedAt, p.v)
 	}
 }
+
+// A list written in one string (tags, fields) reordered, respaced or
+// with an item said twice asks the same: answered alike, a spelling that
+// adds nothing after three is refused. Lists naming another item each
+// time (one service after another) answered alike are a batch and go on.
+func TestListInOneStringReordered(t *testing.T) {
+	run := func(id string, tags []string) asPlay {
+		w := asRunOf(id, "monitoring", false)
+		for _, tg := range tags {
+			w.t("", asOK("list_monitors", obj{"monitor_tags": tg}, s20Monitors([3]string{"148203391", "Checkout p99 latency > 2s", "Alert"})))
+		}
+		return playAs(w.run)
+	}
+	if p := run("reordered", []string{"service:checkout,env:prod", "env:prod,service:checkout,team:payments", "team:payments,service:checkout", "env:prod,service:checkout,service:checkout", "service:checkout,team:payments,env:prod"}); p.refusedAt != 3 || p.v.Detector != "rephrase" {
+		t.Errorf("one list reordered: refused at %d (%v), want the fourth, rephrase", p.refusedAt, p.v)
+	}
+	if p := run("services", []string{"service:checkout,env:prod", "service:cart,env:prod", "service:search,env:prod", "service:auth,env:prod", "service:mail,env:prod", "service:cdn,env:prod"}); p.refusedAt >= 0 {
+		t.Errorf("another service each time: refused at %d: %v", p.refusedAt, p.v)
+	}
+}
