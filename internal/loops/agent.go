@@ -23,8 +23,9 @@ type agentState struct {
 	staleTools [4]string // tools of the last results that brought nothing new
 	nstale     int
 
-	writes uint64 // successful writes and high-risk calls it made
-	reads  uint64 // successful calls of other tools it made
+	writes   uint64 // successful writes and high-risk calls it made
+	writeAns uint64 // the answer of the last of them, as flipRing keeps it
+	reads    uint64 // successful calls of other tools it made
 
 	verdict verdict // the last delegation verdict it received
 
@@ -238,7 +239,7 @@ func (d *Detector) checkCycle(a *agentState, s *Step) *Verdict {
 			continue
 		}
 		ok, moved := cycles(w, p, reps, write)
-		if !ok {
+		if !ok || write && isWrite(s.Access) && d.setOtherwise(a, s) {
 			continue
 		}
 		returned := "each call returned what it had returned the round before"
@@ -308,6 +309,9 @@ func (d *Detector) checkWriteRespelled(a *agentState, s *Step, w []*entry) *Verd
 		}
 	}
 	if moved && !countsStep(w, 1, reps) {
+		return nil
+	}
+	if d.setOtherwise(a, s) {
 		return nil
 	}
 	returned := "each returned what the one before it had"

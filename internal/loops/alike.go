@@ -58,6 +58,20 @@ func (d *Detector) alikeWordsOf(args []byte, dst []uint64, code *[]byte) ([]uint
 		case l.kind == leafString && instructionKey(l.key) && proseArg(l.key, l.raw):
 			// How to answer, in words ("Make it more formal.", "Formal
 			// tone."): reworded, it asks the same of the same input.
+		case l.kind == leafString && commaList(l.raw):
+			// A list written in one string (tags, fields, ids): its
+			// items, in any order, each bound to its key.
+			for rest := l.raw; len(rest) > 0; {
+				item := rest
+				if i := bytes.IndexByte(rest, ','); i >= 0 {
+					item, rest = rest[:i], rest[i+1:]
+				} else {
+					rest = nil
+				}
+				var f folder
+				f.str(bytes.TrimSpace(item))
+				dst = append(dst, mix(f.sum(), l.path)|alikeValue)
+			}
 		case l.kind == leafString && proseArg(l.key, l.raw):
 			// Free text, one word whole: reworded, another word (a
 			// search reworded is rephrase's to judge).
@@ -323,4 +337,30 @@ func instructionKey(k []byte) bool {
 		return true
 	}
 	return false
+}
+
+// commaList reports whether string v is a list of two items or more
+// written with commas, each item one word (env:prod,service:checkout;
+// id, name, email), not a sentence nor a number (1,234).
+func commaList(v []byte) bool {
+	if bytes.IndexByte(v, ',') < 0 || len(v) > 256 {
+		return false
+	}
+	n := 0
+	for rest := v; ; {
+		item := rest
+		i := bytes.IndexByte(rest, ',')
+		if i >= 0 {
+			item = rest[:i]
+		}
+		item = bytes.TrimSpace(item)
+		if len(item) == 0 || bytes.IndexByte(item, ' ') >= 0 || numeric(item) {
+			return false
+		}
+		n++
+		if i < 0 {
+			return n >= 2
+		}
+		rest = rest[i+1:]
+	}
 }

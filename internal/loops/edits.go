@@ -11,6 +11,7 @@ package loops
 // failure.
 type editStreak struct {
 	entity  uint64 // writeEntity of the writes
+	named   uint64 // the value that names it (entityName), respelled
 	agent   uint64
 	fail    uint64 // the call that failed and its error's template
 	key     uint64 // the call that failed
@@ -82,12 +83,15 @@ func (d *Detector) doneEdit(a *agentState, s *Step, o *Outcome, write bool, ent 
 			return
 		}
 		if ent == 0 || ent != e.entity || e.agent != a.id {
-			*e = editStreak{entity: ent, agent: a.id}
+			*e = editStreak{entity: ent, agent: a.id, named: d.entityName(s)}
 		}
 		e.pending = e.entity != 0
 		return
 	}
-	if e.entity == 0 || e.agent != a.id {
+	if e.entity == 0 || e.agent != a.id && (e.named == 0 || !d.argsName(s.Args, e.named)) {
+		// Another agent's call is the run of the edited thing when it
+		// names it (an executor running the file a coder wrote, in one
+		// group chat); an unrelated call of another agent is not.
 		return
 	}
 	if !o.Error {
@@ -127,4 +131,44 @@ func (d *Detector) checkEdit(a *agentState, s *Step) *Verdict {
 		Suggestion: "Read the error and what it names (the line, the value, the missing name) before changing anything else: " +
 			"fix what it points at, or tell the user what blocks you.",
 	}
+}
+
+// entityName is the value of write s's first key field (as entityOf
+// reads them: Step.Key, or an identifier's or a path's), respelled; 0 for
+// none.
+func (d *Detector) entityName(s *Step) uint64 {
+	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	if as.cut {
+		return 0
+	}
+	for i := range as.out {
+		l := &as.out[i]
+		ok := false
+		if len(s.Key) > 0 {
+			for _, k := range s.Key {
+				ok = ok || string(l.key) == k
+			}
+		} else {
+			ok = identKey(l.key) || pathKey(l.key)
+		}
+		if ok && l.kind != leafLiteral {
+			return respelled(l.raw, l.val) | 1
+		}
+	}
+	return 0
+}
+
+// argsName reports whether arguments args hold a value that, respelled,
+// is named.
+func (d *Detector) argsName(args []byte, named uint64) bool {
+	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	for i := range as.out {
+		l := &as.out[i]
+		if l.kind != leafLiteral && respelled(l.raw, l.val)|1 == named {
+			return true
+		}
+	}
+	return false
 }

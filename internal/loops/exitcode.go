@@ -215,3 +215,98 @@ func namesCommandThing(w []byte) bool {
 	}
 	return false
 }
+
+// namedThings hashes, in any order, the things a command's output names
+// in itself: a path or an address (a word with a slash between letters),
+// an id (a word of six bytes or more with letters and digits, not a date
+// nor an amount such as 600ms). A complaint that names them is about
+// them, whatever else its command is respelled to name: the same state
+// lock by its id under `-chdir=infra/prod`, the same unmerged file after
+// `git -c core.editor=true rebase --continue`. A complaint that names
+// none (a dependency failed, permission denied) says nothing of what it
+// is about, and its command's things tell a batch apart (commandThings).
+// 0 for none.
+func namedThings(msg []byte) uint64 {
+	if len(msg) > maxTemplate {
+		msg = msg[:maxTemplate]
+	}
+	sum := uint64(0)
+	for i := 0; i < len(msg); {
+		if !isPathByte(msg[i]) {
+			i++
+			continue
+		}
+		j, slash := i, false
+		for j < len(msg) && isPathByte(msg[j]) {
+			slash = slash || msg[j] == '/'
+			j++
+		}
+		w := bytes.Trim(msg[i:j], "./")
+		if holdsDate(w) || bytes.HasSuffix(w, []byte(".log")) {
+			// A file named by when it was made (a run's log,
+			// _logs/2026-12-05T21_31_07_120Z-debug-0.log) is this run's,
+			// another each run; a log is where the output went (see
+			// /var/log/build.log), not what failed.
+			i = j
+			continue
+		}
+		if slash && bytes.IndexByte(w, '/') > 0 && bytes.ContainsFunc(w, func(r rune) bool { return r < 128 && asciiLetter(byte(r)) }) {
+			sum += hashBytes(w) | 1
+		} else {
+			for k := 0; k < len(w); {
+				if !isTokenByte(w[k]) {
+					k++
+					continue
+				}
+				e := k
+				for e < len(w) && isTokenByte(w[e]) {
+					e++
+				}
+				if idWord(w[k:e]) {
+					sum += hashBytes(w[k:e]) | 1
+				}
+				k = e
+			}
+		}
+		i = j
+	}
+	return sum
+}
+
+// holdsDate reports whether w holds a date, yyyy-mm-dd.
+func holdsDate(w []byte) bool {
+	for i := 0; i+10 <= len(w); i++ {
+		b := w[i : i+10]
+		if b[4] == '-' && b[7] == '-' && isDigit(b[0]) && isDigit(b[1]) && isDigit(b[2]) && isDigit(b[3]) && isDigit(b[5]) && isDigit(b[6]) && isDigit(b[8]) && isDigit(b[9]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isPathByte(c byte) bool { return isTokenByte(c) || c == '/' || c == '.' }
+
+// idWord reports whether token w is an id: six bytes or more, letters and
+// digits, not an amount (600ms, 12GB).
+func idWord(w []byte) bool {
+	if len(w) < 6 {
+		return false
+	}
+	d, letters := 0, 0
+	for _, c := range w {
+		switch {
+		case isDigit(c):
+			d++
+		case asciiLetter(c):
+			letters++
+		}
+	}
+	if d == 0 || letters == 0 {
+		return false
+	}
+	n := 0
+	for n < len(w) && isDigit(w[n]) {
+		n++
+	}
+	return !(n > 0 && len(w)-n <= 2)
+}

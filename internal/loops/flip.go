@@ -111,3 +111,18 @@ func (d *Detector) flipTarget(s *Step) uint64 {
 	}
 	return t | 1
 }
+
+// setOtherwise reports whether the request's last successful write was
+// another agent's write of s's tool to another target, answered otherwise
+// than the agent's own last write, and the first write since a read or a
+// failure: the thing s sets was just set otherwise by an agent that
+// looked first, and s sets it back. Made again after that, s is not one
+// write that changed nothing (a flag switched on for each window of an
+// experiment, switched off by the agent that read the window). Two writes
+// answered alike ({"status": 200}) say nothing of what was set; two agents
+// setting one thing back and forth with nothing else in between are
+// checkFlip's, and writes in a row stay the agent's cycle.
+func (d *Detector) setOtherwise(a *agentState, s *Step) bool {
+	f := &d.flips
+	return f.n == 1 && f.agent[0] != a.id && f.tool[0] == hashString(s.Tool) && f.ans[0] != a.writeAns && f.tgt[0] != d.flipTarget(s)
+}

@@ -52,10 +52,9 @@ var s19Known = map[string]string{
 	// As written, on the guard then (8237a60f): 12 of 20 loops detected,
 	// none early, 8 missed; 1 of 20 legit runs refused (a supervisor's
 	// coder pushing another head each round, its task the same words).
-	// Since its fixes, 15 of 20 and none refused. Left:
-	// pins respelled (==2.31, ==2.31.0, ==2.31.*): each command names
-	// other things, as curl on other hosts does;
-	"pip-pins-respelled-conflict": "missed",
+	// Since its fixes, 15 of 20 and none refused; since the twentieth
+	// probe's, 16: pins respelled (==2.31, ==2.31.0, ==2.31.*) into one
+	// conflict that names its packages (namedThings). Left:
 	// a log whose last line counts the attempt, and a re-run whose answer
 	// does: a counter that moves reads as news;
 	"gh-rerun-same-test-fails": "missed",

@@ -286,7 +286,11 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 		tmpl = mix(tmpl, requestKey(s.Args))
 	}
 	if exitFailed {
-		tmpl = mix(tmpl, commandThings(s.Args))
+		if named := namedThings(o.Result); named != 0 {
+			tmpl = mix(tmpl, named)
+		} else {
+			tmpl = mix(tmpl, commandThings(s.Args))
+		}
 	}
 	if e.count > 0 && e.class == class && e.tmpl == tmpl && e.agent == a.id && e.epoch == s.epoch &&
 		e.epoch == d.epoch && (e.class != "conflict" || e.reads == a.reads) {
@@ -320,9 +324,29 @@ func sameThing(msg, args []byte) uint64 {
 		if (c == '\'' || c == '/') && (i == 0 || opensValue(msg[i-1])) {
 			named = true // a quoted value, a path or an address ('/srv/a', /srv/a, https://)
 		}
+		if c == '\\' && i+1 < len(msg) && (msg[i+1] == 'n' || msg[i+1] == 't' || msg[i+1] == 'r') {
+			// A line break as JSON writes it (\n): the next word starts
+			// a line.
+			h.Write(msg[i : i+2])
+			i += 2
+			if i < len(msg) && isTokenByte(msg[i]) {
+				if n := max(dateTimeLen(msg[i:]), clockLen(msg[i:])); n > 0 {
+					h.WriteString("\x00C")
+					i += n
+				}
+			}
+			continue
+		}
 		if !isTokenByte(c) || i > 0 && isTokenByte(msg[i-1]) {
 			h.WriteByte(c)
 			i++
+			continue
+		}
+		if n := max(dateTimeLen(msg[i:]), clockLen(msg[i:])); n > 0 {
+			// When a line was logged (09:21:04, 2026-12-06T06:20:14Z)
+			// is each attempt's own, not the thing complained of.
+			h.WriteString("\x00C")
+			i += n
 			continue
 		}
 		j, digits, letters := i, 0, false
@@ -336,6 +360,11 @@ func sameThing(msg, args []byte) uint64 {
 		}
 		if digits > 0 && requestIDBefore(msg[:i]) {
 			h.WriteString("\x00R")
+		} else if j-i > 10 && holdsDate(msg[i:j]) {
+			// A name stamped with when it was made (a run's log,
+			// 2026-12-06T09_20_11Z.log) is the attempt's own; a date
+			// alone (no slot on 2026-12-08) stays.
+			h.WriteString("\x00C")
 		} else if n := builtOnArg(msg[i:j], args, &vals); n > 0 {
 			// A name the system built on a value of the call for this
 			// attempt (deployment checkout-api-7d9f4a1, its pod

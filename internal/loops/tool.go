@@ -440,6 +440,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		}
 		d.runAnswer = ans
 		d.flips.push(hashString(s.Tool), d.flipTarget(s), ans, a.id, a.name)
+		a.writeAns = ans
 		if tgt == 0 || tgt != d.runTarget {
 			d.runTarget, d.runStart = tgt, d.epoch
 		}
