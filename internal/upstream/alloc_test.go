@@ -9,12 +9,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // cannedCalls serves the echo server over Streamable HTTP, but answers
-// each tools/call itself, as an SSE stream holding the response (as the
+// each tools/call itself (calls counts those linked to a frame), as an SSE stream holding the response (as the
 // go-sdk's server does) with the text "echo: hi", from buffers it keeps:
 // an upstream that allocates little of its own for a call, so that a
 // count of the process's allocations is mostly the wire client's.
@@ -48,7 +49,9 @@ func cannedCalls(t *testing.T) (srv *httptest.Server, calls func() int) {
 		out = append(out, `,"result":{"content":[{"type":"text","text":"echo: hi"}]}}`+"\n\n"...)
 		w.Header()["Content-Type"] = sse
 		w.Write(out)
-		n++
+		if bytes.Contains(b, []byte(`"traceparent":"00-`)) && bytes.Contains(b, []byte(`"reach/parent":"`)) {
+			n++ // a call linked to its frame
+		}
 	}))
 	t.Cleanup(srv.Close)
 	return srv, func() int { mu.Lock(); defer mu.Unlock(); return n }
@@ -60,10 +63,12 @@ func cannedCalls(t *testing.T) (srv *httptest.Server, calls func() int) {
 // HTTP server included (net/http's request, its headers and its response):
 // the call's state, the answer's message and its tool result are one
 // allocation, and the message holds its id and result in one copy of its
-// event's data (38 with the three apart, a copy of the id and another of
-// the result, and the target errors.As was given for a held-back call made
-// on every call). The call's text reaches the caller as the upstream sent
-// it, and every call reaches the upstream.
+// event's data; the call's traceparent and parent frame are written into
+// its _meta, not made a string first (35 with the traceparent a string;
+// 39 with the three apart, a copy of the id and another of the result, and
+// the target errors.As was given for a held-back call made on every call).
+// The call's text reaches the caller as the upstream sent it, and every
+// call reaches the upstream, linked to its frame.
 func TestWireCallAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own")
@@ -80,7 +85,7 @@ func TestWireCallAllocations(t *testing.T) {
 		t.Fatal("no tool up__echo")
 	}
 	args := []byte(`{"text":"hi"}`)
-	ctx := context.Background()
+	ctx := reach.WithParent(context.Background(), someFrame(t)) // linked to a frame, as served
 	calls := 0
 	call := func() {
 		data, err := fn(ctx, args)
@@ -98,6 +103,6 @@ func TestWireCallAllocations(t *testing.T) {
 		t.Errorf("a wire call allocates %v times, want at most 34", n)
 	}
 	if got := served(); got != calls {
-		t.Errorf("the upstream answered %d calls of %d", got, calls)
+		t.Errorf("the upstream was sent %d calls linked to their frame, of %d", got, calls)
 	}
 }
