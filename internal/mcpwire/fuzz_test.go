@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
-
-	"github.com/agentreach/reach/internal/redact"
 )
 
 // FuzzJSON checks the hand-written JSON readers against encoding/json on
@@ -213,61 +211,5 @@ func TestResultParseAllocations(t *testing.T) {
 	}
 	if len(r.Content) != 1 || string(r.Content[0]) != `{"type":"text","text":"call 12345"}` {
 		t.Errorf("content %q", r.Content)
-	}
-}
-
-// FuzzResultData checks a one-text result's data against TextData of its
-// text (masked), which Data wrote before it passed on the JSON string as
-// sent: the same bytes, whether the upstream spelled the text with escapes
-// (\u0041 for A, \/ for /) or not, and whether a secret in it was masked.
-func FuzzResultData(f *testing.F) {
-	for _, s := range []string{"call 12", "a<b", `"q"`, "tab\there", "café", "", " {x", "[1,2]", "a&b\\", "key sk-SECRET1234 here"} {
-		f.Add(s, false)
-		f.Add(s, true)
-	}
-	red, err := redact.New(&redact.Options{Secrets: []string{"sk-SECRET1234"}})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Fuzz(func(t *testing.T, text string, escaped bool) {
-		q, _ := json.Marshal(text)
-		if escaped { // the same string, spelled otherwise
-			q = bytes.ReplaceAll(bytes.ReplaceAll(q, []byte("a"), []byte(`\u0061`)), []byte("/"), []byte(`\/`))
-		}
-		answer := []byte(`{"content":[{"type":"text","text":` + string(q) + `}]}`)
-		for _, rd := range []*redact.Redactor{nil, red} {
-			var r Result
-			if r.Parse(answer) != nil {
-				return
-			}
-			typ, sent, ok := ContentText(r.Content[0])
-			if !ok || typ != "text" {
-				t.Fatalf("%s: not read as a text block", answer)
-			}
-			want := TextData(JoinTexts([]string{sent}, false, rd))
-			if got := r.Data(rd); !bytes.Equal(got, want) {
-				t.Errorf("Data of %s (masking %v) = %s, want %s", answer, rd != nil, got, want)
-			}
-		}
-	})
-}
-
-// A one-text result's data is its JSON string as sent, not a copy: its
-// text is the one allocation (2 with TextData's copy).
-func TestResultDataAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates on its own")
-	}
-	js := []byte(`{"content":[{"type":"text","text":"call 12345, all fine"}]}`)
-	var r Result
-	if err := r.Parse(js); err != nil {
-		t.Fatal(err)
-	}
-	var d json.RawMessage
-	if n := testing.AllocsPerRun(100, func() { d = r.Data(nil) }); n > 1 {
-		t.Errorf("Result.Data: %v allocations, want 1", n)
-	}
-	if string(d) != `"call 12345, all fine"` {
-		t.Errorf("Result.Data = %s", d)
 	}
 }

@@ -349,14 +349,3 @@ func ContentText(c []byte) (typ, text string, ok bool) {
 	}
 	return typ, text, ok
 }
-
-// contentTextRaw returns the JSON string of content c's "text" member as
-// sent (the last, as ContentText reads it), and whether it is a string.
-func contentTextRaw(c []byte) (raw []byte, ok bool) {
-	jsonscan.Members(c, func(key, value []byte) {
-		if string(key) == `"text"` {
-			raw, ok = value, len(value) > 1 && value[0] == '"'
-		}
-	})
-	return raw, ok
-}

@@ -324,33 +324,10 @@ func (r *Result) Data(red *redact.Redactor) json.RawMessage {
 		return r.StructuredContent
 	}
 	if text, allText := r.Text(red); allText {
-		if d, ok := r.sentText(text); ok {
-			return d
-		}
 		return TextData(text)
 	}
 	b, _ := json.Marshal(r.Content)
 	return b
-}
-
-// sentText is TextData(text) when text is the one content's text as sent
-// (nothing masked in it) and TextData writes it as it is, in quotes: then
-// the JSON string the upstream sent is that, byte for byte, and is the
-// data with no copy (a slice of the answer the result was read from, as
-// StructuredContent is). Not when that string spelled a character as an
-// escape: it would be longer than the text in quotes.
-func (r *Result) sentText(text string) (json.RawMessage, bool) {
-	if len(r.Content) != 1 || !r.OnlyTextRead || text != r.OnlyText || !plainText(text) {
-		return nil, false
-	}
-	if t := strings.TrimSpace(text); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
-		return nil, false // TextData may pass it on as JSON
-	}
-	raw, ok := contentTextRaw(r.Content[0])
-	if !ok || len(raw) != len(text)+2 {
-		return nil, false
-	}
-	return json.RawMessage(raw), true
 }
 
 // Text joins the text contents as JoinTexts does, and reports whether
