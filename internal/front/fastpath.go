@@ -545,14 +545,17 @@ func (s *Server) AnswerPost(ctx context.Context, h link.Headers, body []byte, ou
 	if !mcpwire.ParseEnvelope(body, &msg) {
 		return "", false
 	}
-	return s.AnswerMessage(ctx, h, body, &msg, out)
+	return s.AnswerMessage(ctx, h, body, msg, out)
 }
 
 // AnswerMessage is AnswerPost for a body whose envelope the caller read
-// (msg, as mcpwire.ParseEnvelope reads it; the body need not have been
+// (m, as mcpwire.ParseEnvelope reads it; the body need not have been
 // checked as JSON): the body is read once more only to check it, not to
-// read its envelope again. msg's slices stay body's.
-func (s *Server) AnswerMessage(ctx context.Context, h link.Headers, body []byte, msg *mcpwire.Message, out *bytes.Buffer) (contentType string, ok bool) {
+// read its envelope again. m's slices stay body's. (m is a value: a
+// pointer given through an interface, as the HTTP server calls it, went to
+// the heap on every call.)
+func (s *Server) AnswerMessage(ctx context.Context, h link.Headers, body []byte, m mcpwire.Message, out *bytes.Buffer) (contentType string, ok bool) {
+	msg := &m
 	if msg.JSONRPC != "2.0" {
 		return "", false
 	}

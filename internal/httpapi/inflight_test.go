@@ -25,7 +25,7 @@ import (
 // release: calls in flight.
 type blockingFast struct{ entered, release chan struct{} }
 
-func (b blockingFast) AnswerMessage(ctx context.Context, _ link.Headers, _ []byte, msg *mcpwire.Message, out *bytes.Buffer) (string, bool) {
+func (b blockingFast) AnswerMessage(ctx context.Context, _ link.Headers, _ []byte, _ mcpwire.Message, out *bytes.Buffer) (string, bool) {
 	b.entered <- struct{}{}
 	<-b.release
 	out.WriteString(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)

@@ -65,8 +65,10 @@ type FastMCP interface {
 	// AnswerMessage answers a POST /mcp (its headers, its body and the
 	// envelope mcpwire.ParseEnvelope read of it; ctx carries the caller's
 	// identity) when it holds a tools/call it takes, writing the answer
-	// to out; it reports false, having done nothing, otherwise.
-	AnswerMessage(ctx context.Context, h link.Headers, body []byte, msg *mcpwire.Message, out *bytes.Buffer) (contentType string, ok bool)
+	// to out; it reports false, having done nothing, otherwise. (msg is a
+	// value: a pointer given through the interface went to the heap on
+	// every call.)
+	AnswerMessage(ctx context.Context, h link.Headers, body []byte, msg mcpwire.Message, out *bytes.Buffer) (contentType string, ok bool)
 }
 
 // Limits of the server, as net/http's were.
@@ -506,7 +508,7 @@ func (s *Server) answerFast(ctx *fasthttp.RequestCtx, body []byte, msg *mcpwire.
 			outcome = answered
 		}
 	}()
-	ctype, ok := s.fast.AnswerMessage(c, fastHeaders{rh}, body, msg, out)
+	ctype, ok := s.fast.AnswerMessage(c, fastHeaders{rh}, body, *msg, out)
 	if !ok {
 		return declined
 	}

@@ -132,7 +132,7 @@ func commonMethod(tok []byte) (method string, known bool) {
 // body. Keys must be spelled exactly (encoding/json would also take other
 // cases); a message it does not read goes to the SDK. id and params are
 // slices of body.
-func ParseEnvelope(body []byte, msg *Message) bool { return parseMessage(body, msg, false) }
+func ParseEnvelope(body []byte, msg *Message) bool { return parseMessage(body, msg, false, false) }
 
 // ParseCallParams reads tools/call params (valid JSON): the name, the
 // arguments (a copy), and _meta as sent (RawMeta, not Meta). It fails with ErrNotObject for params that are not an
@@ -207,13 +207,13 @@ func appendMeta(b []byte, meta map[string]any) ([]byte, bool) {
 // json.Unmarshal into a Message reads, for keys spelled exactly. Its
 // Result is a copy; ID and Params are slices of js.
 func ParseAnswer(js []byte, msg *Message) bool {
-	return json.Valid(js) && parseMessage(js, msg, true)
+	return json.Valid(js) && parseMessage(js, msg, true, true)
 }
 
 // parseMessage reads a JSON-RPC message: its envelope (jsonrpc, id,
-// method, params), and for an answer its result (a copy) and error, where
-// a null method is no method.
-func parseMessage(js []byte, msg *Message, answer bool) bool {
+// method, params), and for an answer its result (a copy when copyResult,
+// else a slice of js) and error, where a null method is no method.
+func parseMessage(js []byte, msg *Message, answer, copyResult bool) bool {
 	ok := true
 	if !jsonscan.Members(js, func(key, value []byte) {
 		switch string(key) {
@@ -237,7 +237,10 @@ func parseMessage(js []byte, msg *Message, answer bool) bool {
 			msg.Params = value
 		case `"result"`:
 			if answer {
-				msg.Result = bytes.Clone(value)
+				msg.Result = value
+				if copyResult {
+					msg.Result = bytes.Clone(value)
+				}
 			}
 		case `"error"`:
 			if answer {

@@ -3,6 +3,7 @@ package mcpwire
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -107,6 +108,20 @@ func (l *lineFeeds) Read(p []byte) (int, error) {
 // an event with an id, ends with ErrStreamClosed, and the caller may
 // resume it from cur.
 func ReadSSE(body io.Reader, cur *SSECursor, each func(*Message) bool) (*Message, error) {
+	msg := new(Message)
+	if err := ReadSSEInto(body, cur, msg, each); err != nil {
+		return nil, err
+	}
+	return msg, nil
+}
+
+// ReadSSEInto is ReadSSE reading each message into msg, the caller's (a
+// call's state, made once for the call): each sees its ID, Params and
+// Result as slices of a buffer the next event reuses (it copies what it
+// keeps), and the message each takes owns one copy of its event's data,
+// which they are slices of: one allocation, not one for its result and
+// another for its id, nor one for the message itself.
+func ReadSSEInto(body io.Reader, cur *SSECursor, msg *Message, each func(*Message) bool) error {
 	sr := sseReaders.Get().(*sseReader)
 	br, limited := sr.br, &sr.limited
 	*limited = io.LimitedReader{R: body, N: MaxAnswer}
@@ -145,7 +160,7 @@ func ReadSSE(body io.Reader, cur *SSECursor, each func(*Message) bool) (*Message
 			default:
 				err = io.ErrUnexpectedEOF
 			}
-			return nil, err
+			return err
 		}
 		line = line[:len(line)-1] // its LF (every line ending is one, see lineFeeds)
 		if first {
@@ -172,16 +187,31 @@ func ReadSSE(body io.Reader, cur *SSECursor, each func(*Message) bool) (*Message
 		if data.Len() == 0 {
 			continue
 		}
-		var msg Message
-		ok := ParseAnswer(data.Bytes(), &msg)
-		data.Reset()
-		if ok && each(&msg) {
-			// ID and Params are slices of data, which goes back to its pool
-			// on return: the message returned owns copies of them.
-			msg.ID, msg.Params = bytes.Clone(msg.ID), bytes.Clone(msg.Params)
-			return &msg, nil
+		*msg = Message{}
+		d := data.Bytes()
+		ok := json.Valid(d) && parseMessage(d, msg, true, false)
+		if ok && each(msg) {
+			// ID, Params and Result are slices of data, which goes back
+			// to its pool on return: the message taken owns a copy of
+			// the event's data, and they are slices of that.
+			own := bytes.Clone(d)
+			msg.ID, msg.Params, msg.Result = sliceOf(own, d, msg.ID), sliceOf(own, d, msg.Params), sliceOf(own, d, msg.Result)
+			data.Reset()
+			return nil
 		}
+		data.Reset()
 	}
+}
+
+// sliceOf returns the part of own, a copy of d, that s is of d (s a
+// slice d[i:j] of it, or nil): a slice of d shares the end of its
+// capacity, so cap(d)-cap(s) is where it starts.
+func sliceOf(own, d, s []byte) []byte {
+	if s == nil {
+		return nil
+	}
+	i := cap(d) - cap(s)
+	return own[i : i+len(s) : i+len(s)]
 }
 
 // SSECursor is how far an SSE answer got: the id of the last event and the

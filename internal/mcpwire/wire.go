@@ -21,6 +21,8 @@ package mcpwire
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -248,6 +250,13 @@ type CallLink struct {
 	Parent         string // reach/parent: the frame's id
 	Request        string // reach/request
 	Traceparent    string // traceparent: the frame's span
+
+	// With Spanned, the frame Span in trace TraceID gives reach/parent
+	// and traceparent when Parent and Traceparent are empty: written as
+	// link.FrameLink spells them, with no string made for them.
+	Spanned bool
+	Span    uint64
+	TraceID [16]byte
 }
 
 // AppendCallLink is AppendCall with the _meta l, its keys in the order
@@ -256,15 +265,33 @@ func AppendCallLink(b, id []byte, name string, args json.RawMessage, l *CallLink
 	b = AppendCall(b, id, name, args, nil)
 	b = b[:len(b)-len(`}}`)]
 	sep := `,"_meta":{`
-	for _, kv := range [...]struct{ k, v string }{{`"progressToken":`, l.ProgressToken},
-		{`"reach/idempotency_key":`, l.IdempotencyKey}, {`"reach/parent":`, l.Parent},
-		{`"reach/request":`, l.Request}, {`"traceparent":`, l.Traceparent}} {
-		if kv.v == "" {
-			continue
-		}
-		b = append(append(b, sep...), kv.k...)
-		b = jsonscan.AppendQuoted(b, kv.v)
+	key := func(k string) {
+		b = append(append(b, sep...), k...)
 		sep = ","
+	}
+	str := func(k, v string) {
+		if v != "" {
+			key(k)
+			b = jsonscan.AppendQuoted(b, v)
+		}
+	}
+	var span [8]byte
+	binary.BigEndian.PutUint64(span[:], l.Span)
+	str(`"progressToken":`, l.ProgressToken)
+	str(`"reach/idempotency_key":`, l.IdempotencyKey)
+	if l.Parent == "" && l.Spanned {
+		key(`"reach/parent":"`)
+		b = append(hex.AppendEncode(b, span[:]), '"')
+	} else {
+		str(`"reach/parent":`, l.Parent)
+	}
+	str(`"reach/request":`, l.Request)
+	if l.Traceparent == "" && l.Spanned {
+		key(`"traceparent":"00-`)
+		b = append(hex.AppendEncode(b, l.TraceID[:]), '-')
+		b = append(hex.AppendEncode(b, span[:]), `-01"`...)
+	} else {
+		str(`"traceparent":`, l.Traceparent)
 	}
 	if sep == "," {
 		b = append(b, '}')

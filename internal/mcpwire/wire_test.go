@@ -230,9 +230,11 @@ func TestParseEnvelopeAllocs(t *testing.T) {
 	}
 }
 
-// TestReadSSEAllocs: reading an SSE answer allocates what reading its
-// message does, and the message returned; the reader and its limit are
-// pooled.
+// TestReadSSEAllocs: reading an SSE answer allocates one copy of the
+// event's data that the message taken holds its id and result in (a copy of
+// the result and another of the id before), and with ReadSSE the message
+// returned; into a caller's message, the copy alone. The reader and its
+// limit are pooled. Either reads the message encoding/json reads.
 func TestReadSSEAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops items at random under the race detector")
@@ -241,16 +243,32 @@ func TestReadSSEAllocs(t *testing.T) {
 	stream := []byte("event: message\ndata: " + string(data) + "\n\n")
 	r := bytes.NewReader(stream)
 	var cur SSECursor
+	var got *Message
 	sse := testing.AllocsPerRun(100, func() {
 		r.Reset(stream)
-		if _, err := ReadSSE(r, &cur, func(*Message) bool { return true }); err != nil {
+		var err error
+		if got, err = ReadSSE(r, &cur, func(*Message) bool { return true }); err != nil {
 			t.Fatal(err)
 		}
 	})
-	var msg Message
-	parse := testing.AllocsPerRun(100, func() { msg = Message{}; ParseAnswer(data, &msg) })
-	if sse != parse+2 {
-		t.Errorf("ReadSSE: %v allocations, want %v (ParseAnswer's, the message and its own copy of the id)", sse, parse+2)
+	var into Message
+	n := testing.AllocsPerRun(100, func() {
+		r.Reset(stream)
+		if err := ReadSSEInto(r, &cur, &into, func(*Message) bool { return true }); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if sse != 2 || n != 1 {
+		t.Errorf("ReadSSE: %v allocations, ReadSSEInto %v: want 2 and 1 (the message, the copy of its event's data)", sse, n)
+	}
+	var want Message
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*Message{got, &into} {
+		if string(m.ID) != string(want.ID) || string(m.Result) != string(want.Result) || m.JSONRPC != "2.0" || m.Params != nil || m.Error != nil {
+			t.Errorf("read %+v, want %+v", m, want)
+		}
 	}
 }
 
@@ -271,8 +289,8 @@ func TestReadSSEKeepsWhatItReturns(t *testing.T) {
 	first := read("reach-1", "a")
 	for i := range 100 {
 		read(fmt.Sprintf("other-%03d", i), strings.Repeat("x", i))
-		if string(first.ID) != `"reach-1"` {
-			t.Fatalf("after %d more answers, the first answer's id reads %s", i+1, first.ID)
+		if string(first.ID) != `"reach-1"` || string(first.Result) != `{"content":[{"type":"text","text":"a"}]}` {
+			t.Fatalf("after %d more answers, the first answer reads %s %s", i+1, first.ID, first.Result)
 		}
 	}
 }

@@ -62,4 +62,34 @@ func TestCallLinkKeys(t *testing.T) {
 	if got := mcpwire.AppendCallLink(nil, []byte(`"reach-1"`), "echo", nil, &l); string(got) != string(want) {
 		t.Errorf("AppendCallLink = %s\nwant %s", got, want)
 	}
+	// A frame's link written from its span, as forward writes it, is
+	// link.FrameLink's to the byte.
+	f := someFrame(t)
+	tp, parent, request := link.FrameLink(f)
+	byString := mcpwire.CallLink{IdempotencyKey: "echo:k", Parent: parent, Request: request, Traceparent: tp}
+	bySpan := mcpwire.CallLink{IdempotencyKey: "echo:k", Request: request, Spanned: true, Span: uint64(f.ID), TraceID: f.Request.Trace()}
+	want = mcpwire.AppendCallLink(nil, []byte(`"reach-1"`), "echo", []byte(`{}`), &byString)
+	if got := mcpwire.AppendCallLink(nil, []byte(`"reach-1"`), "echo", []byte(`{}`), &bySpan); string(got) != string(want) {
+		t.Errorf("AppendCallLink from the span = %s\nwant %s", got, want)
+	}
+}
+
+// someFrame returns the frame of a tool call, made in a request of its own.
+func someFrame(t *testing.T) *reach.Frame {
+	t.Helper()
+	rt := reach.New(nil)
+	var f *reach.Frame
+	rt.MustRegister(reach.Tool{Name: "t", Access: reach.Read, Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		f, _ = reach.FrameFrom(ctx)
+		return json.RawMessage(`{}`), nil
+	}})
+	ctx, req, err := rt.Begin(context.Background(), &reach.RequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(req.End)
+	if res := rt.Call(ctx, &reach.Call{ID: "c1", Tool: "t", Arguments: json.RawMessage(`{}`)}); res.IsError() || f == nil {
+		t.Fatalf("the call did not run: %s", res.ModelText())
+	}
+	return f
 }

@@ -1052,7 +1052,8 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 		f, _ := reach.FrameFrom(ctx)
 		var wl mcpwire.CallLink // the call's _meta (meta, for the SDK's client)
 		if f != nil {
-			wl.Traceparent, wl.Parent, wl.Request = link.FrameLink(f)
+			// link.FrameLink's, written into the call: no traceparent made a string.
+			wl.Spanned, wl.Span, wl.TraceID, wl.Request = true, uint64(f.ID), f.Request.Trace(), f.Request.ID()
 		}
 		wl.IdempotencyKey, _ = reach.IdempotencyKey(ctx)
 		caller := CallerFrom(ctx)

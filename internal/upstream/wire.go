@@ -66,6 +66,11 @@ type wireCall struct {
 	token  string  // "" when the caller asked for no progress
 	caller *Caller // the downstream client, if the call came from one
 	asked  *asking // its sampling and elicitation requests being relayed; made at the first
+
+	// The answer's message as an SSE answer is read into it, and the
+	// tool result read from that: made with the call, not each on its own.
+	msg mcpwire.Message
+	res mcpwire.Result
 }
 
 // appendID appends the call's JSON-RPC id, as JSON, to b. (A number in the
@@ -81,7 +86,7 @@ func (c *wireCall) appendID(b []byte) []byte {
 // ctx ends it drops the HTTP request and tells the upstream with
 // notifications/cancelled.
 func (u *upstream) callWire(ctx context.Context, s *wireSession, name string, args json.RawMessage, meta mcpwire.CallLink, caller *Caller) (*mcpwire.Result, error) {
-	c := wireCall{s: s, seq: u.tokens.Add(1), caller: caller}
+	c := &wireCall{s: s, seq: u.tokens.Add(1), caller: caller}
 	if caller != nil && caller.Progress != nil {
 		token := u.cfg.Name + "-" + strconv.FormatUint(u.tokens.Add(1), 10)
 		meta.ProgressToken = token
@@ -93,16 +98,16 @@ func (u *upstream) callWire(ctx context.Context, s *wireSession, name string, ar
 	buf.Write(mcpwire.AppendCallLink(buf.AvailableBuffer(), c.appendID(id[:0]), name, args, &meta))
 	if p := u.wire; p != nil && !p.Redirected() {
 		x, err := p.RoundTrip(ctx, s.Session, buf.Bytes())
-		if hb := (*mcpwire.HeldBack)(nil); errors.As(err, &hb) {
+		if hb, ok := errors.AsType[*mcpwire.HeldBack](err); ok { // (errors.As with a target made for it allocated it on every call)
 			// Held back before it was sent: not the upstream's failure,
 			// nor one the runtime retries or counts (reach.NotSentError).
 			return nil, &reach.NotSentError{Err: hb.Err}
 		}
 		if err != nil {
-			return nil, u.wireFailed(ctx, &c, "calling", err)
+			return nil, u.wireFailed(ctx, c, "calling", err)
 		}
 		if !isRedirect(x.Status) {
-			res, err := u.wireAnswer(ctx, &c, answer{x.Status, x.StatusText, x.ContentType, &x.Body})
+			res, err := u.wireAnswer(ctx, c, answer{x.Status, x.StatusText, x.ContentType, &x.Body})
 			x.Release(ctx.Err() != nil)
 			return res, err
 		}
@@ -122,10 +127,10 @@ func (u *upstream) callWire(ctx context.Context, s *wireSession, name string, ar
 	u.wireHeaders(req, s)
 	resp, err := u.http.Do(req)
 	if err != nil {
-		return nil, u.wireFailed(ctx, &c, "calling", err)
+		return nil, u.wireFailed(ctx, c, "calling", err)
 	}
 	defer resp.Body.Close()
-	return u.wireAnswer(ctx, &c, answer{resp.StatusCode, resp.Status, resp.Header.Get("Content-Type"), resp.Body})
+	return u.wireAnswer(ctx, c, answer{resp.StatusCode, resp.Status, resp.Header.Get("Content-Type"), resp.Body})
 }
 
 // answer is the head and body of an upstream's answer to a call.
@@ -196,10 +201,11 @@ func (u *upstream) wireAnswer(ctx context.Context, c *wireCall, a answer) (*mcpw
 	var err error
 	if strings.HasPrefix(a.contentType, "text/event-stream") {
 		var cur mcpwire.SSECursor
-		msg, err = u.readSSE(ctx, c, body, &cur)
+		err = u.readSSE(ctx, c, body, &cur)
 		if errors.Is(err, mcpwire.ErrStreamClosed) {
-			msg, err = u.resumeSSE(ctx, c, &cur)
+			err = u.resumeSSE(ctx, c, &cur)
 		}
+		msg = &c.msg
 	} else {
 		msg, err = mcpwire.ReadJSONAnswer(body)
 	}
@@ -209,11 +215,11 @@ func (u *upstream) wireAnswer(ctx context.Context, c *wireCall, a answer) (*mcpw
 	if msg.Error != nil {
 		return nil, u.callError(msg.Error)
 	}
-	var res mcpwire.Result
+	res := &c.res
 	if err := res.ParseValid(msg.Result); err != nil { // the answer was checked as it was read
 		return nil, &reach.ToolError{Type: "upstream_error", Message: fmt.Sprintf("upstream %s answered tools/call with something else than a tool result", u.cfg.Name)}
 	}
-	return &res, nil
+	return res, nil
 }
 
 func (u *upstream) wireHeaders(req *http.Request, ls *wireSession) {
@@ -229,10 +235,10 @@ func (u *upstream) wireHeaders(req *http.Request, ls *wireSession) {
 // elicitation through the calling client, others refused. cur follows the
 // stream (see mcpwire.ReadSSE); resumeSSE picks up a stream the upstream
 // closed.
-func (u *upstream) readSSE(ctx context.Context, c *wireCall, body io.Reader, cur *mcpwire.SSECursor) (*mcpwire.Message, error) {
+func (u *upstream) readSSE(ctx context.Context, c *wireCall, body io.Reader, cur *mcpwire.SSECursor) error {
 	var idBuf [32]byte
 	id := c.appendID(idBuf[:0])
-	return mcpwire.ReadSSE(body, cur, func(msg *mcpwire.Message) bool {
+	return mcpwire.ReadSSEInto(body, cur, &c.msg, func(msg *mcpwire.Message) bool {
 		switch {
 		case msg.Method == "" && bytes.Equal(msg.ID, id):
 			return true
@@ -288,18 +294,18 @@ func (u *upstream) readSSE(ctx context.Context, c *wireCall, body io.Reader, cur
 // until the response comes, the call ends, or mcpwire.MaxResumes reconnections.
 // A session that is gone by then is an error, not a new session: the call
 // was received, and a new session would run it twice.
-func (u *upstream) resumeSSE(ctx context.Context, c *wireCall, cur *mcpwire.SSECursor) (*mcpwire.Message, error) {
+func (u *upstream) resumeSSE(ctx context.Context, c *wireCall, cur *mcpwire.SSECursor) error {
 	for range mcpwire.MaxResumes {
 		t := time.NewTimer(cur.ResumeDelay())
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-t.C:
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.cfg.URL, nil)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		u.wireHeaders(req, c.s)
 		req.Header.Del("Content-Type")
@@ -307,21 +313,21 @@ func (u *upstream) resumeSSE(ctx context.Context, c *wireCall, cur *mcpwire.SSEC
 		req.Header.Set("Last-Event-ID", cur.LastID)
 		resp, err := u.http.Do(req)
 		if err != nil {
-			return nil, errors.New(withoutQuery(err.Error(), u.cfg.URL))
+			return errors.New(withoutQuery(err.Error(), u.cfg.URL))
 		}
 		ct := resp.Header.Get("Content-Type")
 		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 			resp.Body.Close()
-			return nil, fmt.Errorf("the upstream closed the call's stream, and resuming it (GET with Last-Event-ID) was answered %s %s", resp.Status, u.p.cutBody(b))
+			return fmt.Errorf("the upstream closed the call's stream, and resuming it (GET with Last-Event-ID) was answered %s %s", resp.Status, u.p.cutBody(b))
 		}
-		msg, err := u.readSSE(ctx, c, resp.Body, cur)
+		err = u.readSSE(ctx, c, resp.Body, cur)
 		resp.Body.Close()
 		if !errors.Is(err, mcpwire.ErrStreamClosed) {
-			return msg, err
+			return err
 		}
 	}
-	return nil, fmt.Errorf("the upstream closed the call's stream %d times without answering", mcpwire.MaxResumes+1)
+	return fmt.Errorf("the upstream closed the call's stream %d times without answering", mcpwire.MaxResumes+1)
 }
 
 // answerWire answers an upstream's sampling or elicitation request, made

@@ -1,0 +1,5 @@
+//go:build !race
+
+package upstream
+
+const raceEnabled = false
