@@ -217,9 +217,17 @@ func TestLateEndReadByTheNextCall(t *testing.T) {
 		t.Error("a connection late for longer than lateFor was kept")
 	}
 	s.ends <- "0\r\n\r\n"
-	s.ends <- "0\r\n\r\n" // the stale connection's, should its goroutine still read
+	s.ends <- "0\r\n\r\n" // the stale connection's: its server goroutine waits for one
 	io.ReadAll(&x.Body)
 	x.Release(false)
+	// Wait until the stale connection's server goroutine has taken its end:
+	// on a loaded machine it can come to the channel after x's did, and an
+	// end left there would be the next connection's, which then is not late.
+	for deadline := time.Now().Add(10 * time.Second); len(s.ends) > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the stale connection's server never took its end")
+		}
+	}
 
 	// An end followed by bytes unasked, or by the close: the connection
 	// is closed, and the call dials another.
