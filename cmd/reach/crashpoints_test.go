@@ -267,6 +267,24 @@ func ledgerPoints() []durablePoint {
 			},
 		},
 		{
+			// The turn's hold taken on the shared ledger (its prompt
+			// debited with it), the model not asked yet: the prompt stays
+			// spent, and the dead life's hold is let go once its life is
+			// recovered (Forget): it blocks no later turn.
+			point: "budget.charged#1",
+			model: true,
+			more:  "budgets:\n  default: {tokens: 10000}\n",
+			drive: func(t *testing.T, h *crashRun) { h.turn(t, "r") },
+			check: func(t *testing.T, h *crashRun) {
+				sp := h.spentNow(t, "r")
+				if sp.Turns != 1 || sp.Tokens <= 0 || sp.Tokens >= fakeModelTokens {
+					t.Errorf("request r has spent %+v after the restart; want its one turn and its prompt's tokens (more than none, less than the answer's %d): what it spent before the kill", sp, fakeModelTokens)
+				}
+				h.letGo(t, "r")
+				h.turnInterrupted(t, "r")
+			},
+		},
+		{
 			// The turn's tokens debited after its answer (the second
 			// debit: the first held its prompt): spent.
 			point: "budget.charged#2",
@@ -275,6 +293,20 @@ func ledgerPoints() []durablePoint {
 			drive: func(t *testing.T, h *crashRun) { h.turn(t, "r") },
 			check: func(t *testing.T, h *crashRun) {
 				h.spent(t, "r", store.Spend{Turns: 1, Tokens: fakeModelTokens})
+				h.letGo(t, "r")
+				h.turnInterrupted(t, "r")
+			},
+		},
+		{
+			// The turn charged and its hold let go, its answer not passed
+			// on yet: every token spent once, nothing held.
+			point: "budget.unheld",
+			model: true,
+			more:  "budgets:\n  default: {tokens: 10000}\n",
+			drive: func(t *testing.T, h *crashRun) { h.turn(t, "r") },
+			check: func(t *testing.T, h *crashRun) {
+				h.spent(t, "r", store.Spend{Turns: 1, Tokens: fakeModelTokens})
+				h.letGo(t, "r")
 				h.turnInterrupted(t, "r")
 			},
 		},
@@ -352,6 +384,43 @@ func (h *crashRun) spent(t *testing.T, request string, want store.Spend) {
 	if sp, err := st.Spent(t.Context(), request); err != nil || sp != want {
 		t.Errorf("request %s has spent %+v (%v) after the restart; want %+v, what it spent before the kill", request, sp, err, want)
 	}
+}
+
+// spentNow is what request has spent on the shared ledger.
+func (h *crashRun) spentNow(t *testing.T, request string) store.Spend {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), h.store, &postgres.Options{NoMigrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sp, err := st.Spent(t.Context(), request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+// letGo waits until no model turn holds anything on request's shared
+// ledger: a live turn let go of its hold, and a dead life's hold went
+// with the life once its work was recovered (Forget), which comes after
+// the recovery that recovered waits for.
+func (h *crashRun) letGo(t *testing.T, request string) {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), h.store, &postgres.Options{NoMigrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var held store.Spend
+	var turns int
+	for range 600 {
+		if held, turns, err = st.Holds(t.Context(), request); err == nil && turns == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("request %s: %d model turns still hold %+v on its shared ledger (%v) 30 s after its lives' work was recovered; want every hold let go", request, turns, held, err)
 }
 
 // durablePoint is a case of TestCrashAtEveryDurablePoint.

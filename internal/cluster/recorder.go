@@ -249,6 +249,9 @@ func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 		r.c.joinDone(q.ID())
 		return durable.HandoffEnded(q.ID(), got.Parent)
 	}
+	// A kill here: the sub-request stored with the budget carved from its
+	// parent's, nothing spent in it, its hand-off not sent.
+	crashpoint.Reached("request.carved")
 	return r.register(ctx, q)
 }
 
@@ -645,7 +648,11 @@ func (c *Cluster) HoldTurn(ctx context.Context, req *reach.Request, turn string,
 
 // Unhold implements modelproxy.Holder: the turn lets go of what it holds.
 func (c *Cluster) Unhold(ctx context.Context, turn string) error {
-	return c.st.Unhold(ctx, turn)
+	if err := c.st.Unhold(ctx, turn); err != nil {
+		return err
+	}
+	crashpoint.Reached("budget.unheld") // the turn charged and let go, its answer not passed on
+	return nil
 }
 
 // turnRefusal is the refusal of a model turn whose budget in dim ("turn",
