@@ -312,6 +312,7 @@ func (r *Recorder) RequestStopped(ctx context.Context, q *reach.Request, cause r
 		// no stop, their writes kept. Before, the stop was dropped here.
 		r.c.log.Error("cluster: a stop was not stored; stored once the store answers again, this part holding the request until then", "request", q.ID(), "err", err)
 		r.c.keepStop(r, q, cause)
+		crashpoint.Reached("stop.kept") // a kill here: the next start stores it from the data folder
 		return
 	}
 	r.c.storedStop(q.ID(), cause.Mode)
