@@ -438,7 +438,7 @@ type durablePoint = struct {
 
 // durablePoints are the cases of TestCrashAtEveryDurablePoint.
 func durablePoints() []durablePoint {
-	return append(pointCases(), commitCases()...)
+	return append(append(pointCases(), commitCases("commit", 2, 9, 1)...), commitCases("batch.held", 1, 4, maxCommitChains)...)
 }
 
 // commitCases kill inside the writer's transaction, its statements run,
@@ -452,28 +452,50 @@ func durablePoints() []durablePoint {
 // ends first; a slow start may refuse the first calls): the life goes on
 // with requests r2, r3, ... (chains 2, 3, ...) the same way until the
 // Nth commit comes, and each request it drove is checked as r is.
-func commitCases() []durablePoint {
+//
+// At "batch.held" the kill comes while the writer holds its Nth batch
+// open, a write just joined, its callers waiting on the commit (on
+// SQLite, held for the calls in flight before it begins: the requests
+// are driven all at once, parallel at a time; on PostgreSQL, held for a
+// claim's checkpoint): the same, none of the batch kept.
+func commitCases(point string, from, to, parallel int) []durablePoint {
 	var cases []durablePoint
-	for n := 2; n <= 9; n++ {
+	for n := from; n <= to; n++ {
 		cases = append(cases, durablePoint{
-			point: fmt.Sprint("commit#", n),
+			point: fmt.Sprint(point, "#", n),
 			drive: func(t *testing.T, h *crashRun) {
 				if !h.toolsServed() {
 					return // killed at the point, or the kill's wait fails
 				}
-				for chain := 1; chain <= maxCommitChains; chain++ {
-					h.driven.Store(int32(chain))
+				// chainRun drives the request of chain, and reports
+				// whether the gateway answered throughout.
+				chainRun := func(chain int) bool {
 					id := commitRequest(chain)
 					for step := 1; step <= 4; step++ {
 						res, ok := tryCall(h.base, book(id, fmt.Sprintf("k%d-%d", chain, step), chain, step))
 						if !ok {
-							return // killed at the point
+							return false // killed at the point
 						}
 						if res.Status != "success" {
 							h.note(fmt.Sprintf("the booking of leg %d/%d got %+v", chain, step, res))
 						}
 					}
-					if !h.tryPost("/v1/requests/"+id+"/end", "") {
+					return h.tryPost("/v1/requests/"+id+"/end", "")
+				}
+				var wg sync.WaitGroup
+				var killed atomic.Bool
+				for chain := 1; chain <= maxCommitChains; chain += parallel {
+					last := min(chain+parallel-1, maxCommitChains)
+					h.driven.Store(int32(last))
+					for c := chain; c <= last; c++ {
+						wg.Go(func() {
+							if !chainRun(c) {
+								killed.Store(true)
+							}
+						})
+					}
+					wg.Wait()
+					if killed.Load() {
 						return
 					}
 				}
