@@ -587,10 +587,15 @@ func (c *Cluster) AdmitTurnLeft(ctx context.Context, req *reach.Request) (sl mod
 // charged, debited from the shared ledger of req and of each request
 // above it.
 func (c *Cluster) Spend(ctx context.Context, req *reach.Request, tokens, costNano int64) error {
-	for _, q := range c.ledgerChain(req) {
-		if _, _, err := c.st.Debit(ctx, q.id, store.Spend{Tokens: tokens, CostNano: costNano}, store.Spend{}); err != nil {
-			return err
-		}
+	chain := c.ledgerChain(req)
+	ids := make([]string, len(chain))
+	for i, q := range chain {
+		ids[i] = q.id
+	}
+	// All of them or none: a charge the store refused is made again
+	// (modelproxy's chargeShared) without counting twice on the first.
+	if err := c.st.DebitAll(ctx, ids, store.Spend{Tokens: tokens, CostNano: costNano}); err != nil {
+		return err
 	}
 	crashpoint.Reached("budget.charged")
 	return nil
