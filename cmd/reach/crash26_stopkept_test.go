@@ -28,10 +28,24 @@ import (
 //   - the request ends stopped, a's booking undone once, nothing booked
 //     twice, and a call naming it is refused as stopped on both;
 //   - the stops file is gone; the audit chain verifies.
+//
+// Once more with a's restart killed too, as it stored the stop (crash
+// point stops.restored, the file not removed yet): the start after it
+// stores it again, changing nothing, and the same holds.
 func TestCrash26StopKeptThenKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
+	for _, restart := range []string{"", "stops.restored"} {
+		t.Run("restarted"+map[string]string{"": "", "stops.restored": " killed at stops.restored"}[restart], func(t *testing.T) {
+			stopKeptThenKilled(t, restart)
+		})
+	}
+}
+
+// stopKeptThenKilled is a case of TestCrash26StopKeptThenKilled: a's
+// restart is killed at point first, unless it is "".
+func stopKeptThenKilled(t *testing.T, point string) {
 	f := newFleetWith(t, "")
 	f.restartWith(t, 1, "idle_gap: 2s\n")
 	f.stop(0)
@@ -79,6 +93,19 @@ func TestCrash26StopKeptThenKilled(t *testing.T) {
 		t.Fatalf("a's data folder does not keep the stop: %q (%v)", b, err)
 	}
 
+	if point != "" {
+		var reached <-chan struct{}
+		f.cmd[0], reached = startReachAt(t, f.cfg[0], f.addr[0], f.data[0], point)
+		select {
+		case <-reached:
+		case <-time.After(time.Minute):
+			t.Fatalf("a's restart never reached %s", point)
+		}
+		f.kill(0)
+		if _, err := os.Stat(stops); err != nil {
+			t.Fatalf("the stops file is gone though the start that stored its stop was killed before it removed it: %v", err)
+		}
+	}
 	f.start(0)
 	select {
 	case r := <-held:
