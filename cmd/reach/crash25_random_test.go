@@ -39,6 +39,9 @@ var pgRandomPoints = []struct {
 	{"deadletter.added", 2}, {"approval.pending", 2}, {"audit.appended", 20},
 	{"request.handed", 2}, {"request.left", 2}, {"request.released", 2},
 	{"approval.approved", 2}, {"approval.used", 2},
+	// Reached by the model turns of the load (their holds on the shared
+	// ledger) and the writer's held batches.
+	{"batch.held", 20}, {"budget.charged", 6}, {"budget.unheld", 3}, {"model.answered", 3},
 }
 
 // recoveryPoints are the points of a recovery of a dead life.
@@ -125,7 +128,19 @@ func (f *pgTrio) stop(i int) {
 //     still pending, and at the end, approved, its call runs once however
 //     often it is repeated (one approved under the load and cut off by a
 //     kill after its checkpoint said it runs is answered interrupted, and
-//     ran at most once).
+//     ran at most once);
+//   - under the load, model turns (a token budget: each holds its
+//     prompt and answer's cap on the shared ledger) go through every
+//     instance: once settled, no turn holds anything on the ledger (a
+//     dead life's holds go with it), and each turn request's ledger
+//     counts every turn answered, once: its turns and tokens no fewer
+//     than the answered ones spent, no more than those asked could.
+//
+// A seventh fault: the store refuses every stop (reach_stop raises an
+// error) while an instance armed at stop.kept is stopped through, and
+// that instance is killed there, with its stop kept in its data folder;
+// the store then takes stops again, and its restart stores the stop (a
+// request whose stop was answered is stored stopped, as above).
 //
 // The seed is logged; REACH_CRASH25_SEED runs one again, and
 // REACH_CRASH25_ROUNDS (default 4) sets how many faults.
@@ -150,6 +165,7 @@ func TestCrash25RandomOnInstances(t *testing.T) {
 
 	fx := newSideEffects(failsUndo)
 	up := sideEffectsUpstream(t, fx)
+	model := fakeModel(t)
 	f := &pgTrio{t: t, pg: pgtest.Own(t), names: [3]string{"a", "b", "c"}}
 	var err error
 	if f.url, err = f.pg.CreateDatabase(t.Context(), "reach"); err != nil {
@@ -160,7 +176,8 @@ func TestCrash25RandomOnInstances(t *testing.T) {
 		f.cfg[i] = writeConfig(t, fmt.Sprintf("store: %s\ninstance: %s\ninstance_ttl: 2s\nidle_gap: 2s\n", f.url, f.names[i])+
 			travelYAML(up, `  travel__close: {access: high_risk}
 budgets:
-  default: {tool_calls: 1000, wall: 10m}
+  default: {tool_calls: 1000, tokens: 100000, wall: 10m}
+model: {base_url: '`+model+`'}
 `))
 		f.start(i, "")
 	}
@@ -268,6 +285,44 @@ budgets:
 			resp.Body.Close()
 		}
 	}
+	// modeler makes model turns, two in each request (turn-N), through
+	// one instance, then ends the request through another, until halt is
+	// set or an instance does not answer. Through one instance: an
+	// instance stopped (SIGTERM) between the two leaves its part, which
+	// ends the request, and a turn naming it through another begins it
+	// again, its ledger anew (docs/INSTANCES.md), which the checks would
+	// count as turns lost.
+	var turnRequests atomic.Int64
+	asked, answered := map[string]int{}, map[string]int{}
+	modeler := func(halt *atomic.Bool) {
+		for !halt.Load() {
+			n := turnRequests.Add(1)
+			req := fmt.Sprintf("turn-%d", n)
+			for range 2 {
+				mu.Lock()
+				asked[req]++
+				mu.Unlock()
+				hr, _ := http.NewRequest("POST", f.base(int(n)%3)+"/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"go"}]}`))
+				hr.Header.Set("Content-Type", "application/json")
+				hr.Header.Set("Reach-Request", req)
+				resp, err := client.Do(hr)
+				if err != nil {
+					return
+				}
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					mu.Lock()
+					answered[req]++
+					mu.Unlock()
+				}
+			}
+			resp, err := post(int(n+2)%3, "/v1/requests/"+req+"/end", "")
+			if err != nil {
+				return
+			}
+			resp.Body.Close()
+		}
+	}
 	// moment waits a random moment of the load: when a fault strikes,
 	// not a wait for a state.
 	moment := func() { time.Sleep(time.Duration(50+rng.IntN(400)) * time.Millisecond) }
@@ -276,7 +331,14 @@ budgets:
 		var how string
 		victim := rng.IntN(3)
 		var reached <-chan struct{}
-		fault := rng.IntN(6)
+		fault := rng.IntN(7)
+		var restore func()
+		if fault == 6 { // armed where a stop the store refused is kept
+			how = f.names[victim] + " killed at stop.kept, the store refusing stops"
+			f.stop(victim)
+			reached = f.start(victim, "stop.kept")
+			restore = refuseStore(t, f.url, "reach_stop(text,integer,text,bigint)")
+		}
 		if fault == 1 { // armed at a point of the load
 			p := pgRandomPoints[rng.IntN(len(pgRandomPoints))]
 			how = fmt.Sprintf("%s killed at %s#%d", f.names[victim], p.name, 1+rng.IntN(p.most))
@@ -289,6 +351,7 @@ budgets:
 			wg.Go(func() { agent(&halt) })
 		}
 		wg.Go(func() { approver(&halt) })
+		wg.Go(func() { modeler(&halt) })
 		switch fault {
 		case 0:
 			moment()
@@ -337,6 +400,16 @@ budgets:
 			moment()
 			n := f.cutConnections()
 			how = fmt.Sprintf("%d connections cut", n)
+		case 6:
+			// The agents stop one chain in five, through each instance
+			// in turn: one reaches the victim.
+			select {
+			case <-reached:
+			case <-time.After(20 * time.Second):
+				how += " (not reached: killed at 20s)"
+			}
+			f.kill(victim)
+			restore()
 		}
 		halt.Store(true)
 		wg.Wait()
@@ -349,6 +422,7 @@ budgets:
 		f.settle(t, round)
 		mu.Lock()
 		f.check(t, round, fx, pending, stopped)
+		f.checkLedger(t, round, asked, answered)
 		mu.Unlock()
 		if t.Failed() {
 			t.Fatalf("seed %d: stopped after round %d", seed, round)
@@ -387,8 +461,47 @@ budgets:
 			t.Errorf("approval %s: its call ran %d times, want once", id, n)
 		}
 	}
-	t.Logf("%d chains, %d stopped, %d approvals (%d of them approved under the load), %d legs undone, %d bookings",
-		chains.Load(), len(stopped), len(pending), len(decided), len(fx.undone), len(fx.legs))
+	nAsked, nAnswered := 0, 0
+	for req, n := range asked {
+		nAsked, nAnswered = nAsked+n, nAnswered+answered[req]
+	}
+	t.Logf("%d chains, %d stopped, %d approvals (%d of them approved under the load), %d legs undone, %d bookings, %d model turns asked (%d answered)",
+		chains.Load(), len(stopped), len(pending), len(decided), len(fx.undone), len(fx.legs), nAsked, nAnswered)
+}
+
+// checkLedger checks, once settled, that no model turn holds anything on
+// the shared ledger, and that each turn request's ledger counts its
+// turns once: no fewer turns and tokens than its answered turns spent
+// (fakeModelTokens each), no more than its asked ones could (each its
+// answer and a prompt of fewer than 100 tokens).
+func (f *pgTrio) checkLedger(t *testing.T, round int, asked, answered map[string]int) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, f.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var holds int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM holds`).Scan(&holds); err != nil || holds != 0 {
+		t.Errorf("round %d: %d holds on the shared ledger once settled (%v); want every turn's let go, or gone with its dead life", round, holds, err)
+	}
+	st, err := postgres.Open(ctx, f.url, &postgres.Options{NoMigrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for req, n := range asked {
+		sp, err := st.Spent(ctx, req)
+		if err != nil {
+			t.Errorf("round %d: the ledger of %s: %v", round, req, err)
+			continue
+		}
+		ok := answered[req]
+		if sp.Turns < int64(ok) || sp.Turns > int64(n) || sp.Tokens < int64(ok*fakeModelTokens) || sp.Tokens > int64(n*(fakeModelTokens+100)) {
+			t.Errorf("round %d: request %s spent %d turns and %d tokens on the shared ledger, %d turns asked and %d answered; want each answered counted once, nothing counted twice", round, req, sp.Turns, sp.Tokens, n, ok)
+		}
+	}
 }
 
 // cutConnections has the server end every connection of the instances

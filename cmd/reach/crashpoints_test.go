@@ -267,6 +267,24 @@ func ledgerPoints() []durablePoint {
 			},
 		},
 		{
+			// The turn's hold taken on the shared ledger (its prompt
+			// debited with it), the model not asked yet: the prompt stays
+			// spent, and the dead life's hold is let go once its life is
+			// recovered (Forget): it blocks no later turn.
+			point: "budget.charged#1",
+			model: true,
+			more:  "budgets:\n  default: {tokens: 10000}\n",
+			drive: func(t *testing.T, h *crashRun) { h.turn(t, "r") },
+			check: func(t *testing.T, h *crashRun) {
+				sp := h.spentNow(t, "r")
+				if sp.Turns != 1 || sp.Tokens <= 0 || sp.Tokens >= fakeModelTokens {
+					t.Errorf("request r has spent %+v after the restart; want its one turn and its prompt's tokens (more than none, less than the answer's %d): what it spent before the kill", sp, fakeModelTokens)
+				}
+				h.letGo(t, "r")
+				h.turnInterrupted(t, "r")
+			},
+		},
+		{
 			// The turn's tokens debited after its answer (the second
 			// debit: the first held its prompt): spent.
 			point: "budget.charged#2",
@@ -275,6 +293,20 @@ func ledgerPoints() []durablePoint {
 			drive: func(t *testing.T, h *crashRun) { h.turn(t, "r") },
 			check: func(t *testing.T, h *crashRun) {
 				h.spent(t, "r", store.Spend{Turns: 1, Tokens: fakeModelTokens})
+				h.letGo(t, "r")
+				h.turnInterrupted(t, "r")
+			},
+		},
+		{
+			// The turn charged and its hold let go, its answer not passed
+			// on yet: every token spent once, nothing held.
+			point: "budget.unheld",
+			model: true,
+			more:  "budgets:\n  default: {tokens: 10000}\n",
+			drive: func(t *testing.T, h *crashRun) { h.turn(t, "r") },
+			check: func(t *testing.T, h *crashRun) {
+				h.spent(t, "r", store.Spend{Turns: 1, Tokens: fakeModelTokens})
+				h.letGo(t, "r")
 				h.turnInterrupted(t, "r")
 			},
 		},
@@ -354,6 +386,43 @@ func (h *crashRun) spent(t *testing.T, request string, want store.Spend) {
 	}
 }
 
+// spentNow is what request has spent on the shared ledger.
+func (h *crashRun) spentNow(t *testing.T, request string) store.Spend {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), h.store, &postgres.Options{NoMigrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sp, err := st.Spent(t.Context(), request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+// letGo waits until no model turn holds anything on request's shared
+// ledger: a live turn let go of its hold, and a dead life's hold went
+// with the life once its work was recovered (Forget), which comes after
+// the recovery that recovered waits for.
+func (h *crashRun) letGo(t *testing.T, request string) {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), h.store, &postgres.Options{NoMigrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var held store.Spend
+	var turns int
+	for range 600 {
+		if held, turns, err = st.Holds(t.Context(), request); err == nil && turns == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("request %s: %d model turns still hold %+v on its shared ledger (%v) 30 s after its lives' work was recovered; want every hold let go", request, turns, held, err)
+}
+
 // durablePoint is a case of TestCrashAtEveryDurablePoint.
 type durablePoint = struct {
 	point string
@@ -369,7 +438,7 @@ type durablePoint = struct {
 
 // durablePoints are the cases of TestCrashAtEveryDurablePoint.
 func durablePoints() []durablePoint {
-	return append(pointCases(), commitCases()...)
+	return append(append(pointCases(), commitCases("commit", 2, 9, 1)...), commitCases("batch.held", 1, 4, maxCommitChains)...)
 }
 
 // commitCases kill inside the writer's transaction, its statements run,
@@ -383,28 +452,50 @@ func durablePoints() []durablePoint {
 // ends first; a slow start may refuse the first calls): the life goes on
 // with requests r2, r3, ... (chains 2, 3, ...) the same way until the
 // Nth commit comes, and each request it drove is checked as r is.
-func commitCases() []durablePoint {
+//
+// At "batch.held" the kill comes while the writer holds its Nth batch
+// open, a write just joined, its callers waiting on the commit (on
+// SQLite, held for the calls in flight before it begins: the requests
+// are driven all at once, parallel at a time; on PostgreSQL, held for a
+// claim's checkpoint): the same, none of the batch kept.
+func commitCases(point string, from, to, parallel int) []durablePoint {
 	var cases []durablePoint
-	for n := 2; n <= 9; n++ {
+	for n := from; n <= to; n++ {
 		cases = append(cases, durablePoint{
-			point: fmt.Sprint("commit#", n),
+			point: fmt.Sprint(point, "#", n),
 			drive: func(t *testing.T, h *crashRun) {
 				if !h.toolsServed() {
 					return // killed at the point, or the kill's wait fails
 				}
-				for chain := 1; chain <= maxCommitChains; chain++ {
-					h.driven.Store(int32(chain))
+				// chainRun drives the request of chain, and reports
+				// whether the gateway answered throughout.
+				chainRun := func(chain int) bool {
 					id := commitRequest(chain)
 					for step := 1; step <= 4; step++ {
 						res, ok := tryCall(h.base, book(id, fmt.Sprintf("k%d-%d", chain, step), chain, step))
 						if !ok {
-							return // killed at the point
+							return false // killed at the point
 						}
 						if res.Status != "success" {
 							h.note(fmt.Sprintf("the booking of leg %d/%d got %+v", chain, step, res))
 						}
 					}
-					if !h.tryPost("/v1/requests/"+id+"/end", "") {
+					return h.tryPost("/v1/requests/"+id+"/end", "")
+				}
+				var wg sync.WaitGroup
+				var killed atomic.Bool
+				for chain := 1; chain <= maxCommitChains; chain += parallel {
+					last := min(chain+parallel-1, maxCommitChains)
+					h.driven.Store(int32(last))
+					for c := chain; c <= last; c++ {
+						wg.Go(func() {
+							if !chainRun(c) {
+								killed.Store(true)
+							}
+						})
+					}
+					wg.Wait()
+					if killed.Load() {
 						return
 					}
 				}

@@ -164,7 +164,13 @@ func TestCrashWhileDelegatingOnPostgres(t *testing.T) {
 		// the dead life only, is recovered and interrupted.
 		joined bool
 		calls  int // the sub-request's calls admitted before the kill
+		// untold: the kill comes before the hand-off is sent, so the
+		// task may be unknown (no caller has its id).
+		untold bool
 	}{
+		// the sub-request stored with its carved budget, its hand-off
+		// not sent: nothing spent in it, and p's two calls only.
+		{point: "request.carved#1", calls: 0, untold: true},
 		{point: "budget.admitted#4", calls: 2}, // the agent's second booking admitted (p's two, its first), not run
 		{point: "ended#4", calls: 2},           // the agent's second booking durable
 		{point: "task.stored#2", calls: -1},    // the task's view stored as it works (its calls: whatever ran)
@@ -285,6 +291,14 @@ func TestCrashWhileDelegatingOnPostgres(t *testing.T) {
 				t.Fatalf("p has %d sub-requests (%v); want the hand-off's one", len(subs), subs)
 			}
 			sub := subs[0]
+			// Carved from what p had left (10 less its two calls), stored
+			// with the sub-request: never more.
+			var carved struct {
+				ToolCalls int `json:"tool_calls"`
+			}
+			if err := json.Unmarshal(sub.Budget, &carved); err != nil || carved.ToolCalls < 1 || carved.ToolCalls > 8 {
+				t.Errorf("the sub-request's stored budget is %s (%v); want tool calls carved from p's 8 left, at least one", sub.Budget, err)
+			}
 			pSpent, err := st.Spent(t.Context(), "p")
 			if err != nil {
 				t.Fatal(err)
@@ -335,6 +349,13 @@ func TestCrashWhileDelegatingOnPostgres(t *testing.T) {
 				t.Errorf("%d bookings undone after the restart; want every one of the %d booked (p's and its sub-request's), once (but for %d cut off mid-call)", undone, booked, cut)
 			}
 			tasks, err := st.ListTasks(t.Context(), "booker", "local", "", 10)
+			if err == nil && len(tasks) == 0 && tc.untold {
+				if n := g.working.Load(); n != 0 {
+					t.Errorf("no task stored, yet the agent works on %d", n)
+				}
+				h.checkAll(t, cmd)
+				return
+			}
 			if err != nil || len(tasks) != 1 {
 				t.Fatalf("stored tasks: %v (%v); want the hand-off's one", tasks, err)
 			}

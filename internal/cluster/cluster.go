@@ -85,6 +85,12 @@ type Options struct {
 	// instance stops the calls running here within about this long. If
 	// zero, 1s. Nothing is read while no request runs here.
 	Backstop time.Duration
+	// StopsFile, if not "", is a file in this instance's data folder
+	// where a stop the store refused is kept (appended, synced) until
+	// the store takes it, so that a life killed before then has its
+	// next start store it (Start), and the other instances stop their
+	// parts: without it that stop died with the process.
+	StopsFile string
 }
 
 // Cluster is this instance among those that share a store. Make one with
@@ -139,6 +145,10 @@ type Cluster struct {
 	// storeStopsApart's goroutine runs.
 	unstored map[string]*unstoredStop
 	storing  atomic.Bool
+	// stopsFile is Options.StopsFile; filed holds the stops an earlier
+	// life left in it that the store has not taken yet (restoreStops).
+	stopsFile string
+	filed     []filedStop
 	// unleft holds the parts whose leave the store did not take
 	// (Recorder.RequestEnded), by request: left again after each
 	// heartbeat the store takes (leaveAgain). Before, such a part stayed
@@ -215,7 +225,7 @@ func New(ctx context.Context, o *Options) (*Cluster, error) {
 	c := &Cluster{st: o.Store, name: o.Instance, ttl: o.TTL, every: o.Backstop, log: o.Logger, started: time.Now(),
 		local: map[string]*reach.Request{}, heard: map[string]time.Time{}, stop: make(chan struct{}), base: time.Now(),
 		joins: map[string]int{}, stray: map[string]bool{}, leaving: map[string]chan struct{}{},
-		unstored: map[string]*unstoredStop{}, unleft: map[string]*unleftPart{}}
+		unstored: map[string]*unstoredStop{}, unleft: map[string]*unleftPart{}, stopsFile: o.StopsFile}
 	ch := make(chan struct{})
 	c.renewed.Store(&ch)
 	if c.ttl == 0 {
@@ -613,6 +623,11 @@ func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover f
 	c.endEarly() // its loop below heartbeats from now on, one beat at a time
 	c.rt, c.onApproval, c.recover = rt, onApproval, recover
 	c.caught.Store(time.Now().Add(-c.ttl).UnixNano())
+	// Before any recovery (the loop below): a dead life's part of a
+	// stopped request is recovered as stopped, and the others stop theirs.
+	rctx, rcancel := context.WithTimeout(context.Background(), c.ttl)
+	c.restoreStops(rctx)
+	rcancel()
 	if err := c.st.Watch(c.signal, c.catchUp); err != nil {
 		return err
 	}

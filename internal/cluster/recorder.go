@@ -249,6 +249,9 @@ func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 		r.c.joinDone(q.ID())
 		return durable.HandoffEnded(q.ID(), got.Parent)
 	}
+	// A kill here: the sub-request stored with the budget carved from its
+	// parent's, nothing spent in it, its hand-off not sent.
+	crashpoint.Reached("request.carved")
 	return r.register(ctx, q)
 }
 
@@ -309,6 +312,7 @@ func (r *Recorder) RequestStopped(ctx context.Context, q *reach.Request, cause r
 		// no stop, their writes kept. Before, the stop was dropped here.
 		r.c.log.Error("cluster: a stop was not stored; stored once the store answers again, this part holding the request until then", "request", q.ID(), "err", err)
 		r.c.keepStop(r, q, cause)
+		crashpoint.Reached("stop.kept") // a kill here: the next start stores it from the data folder
 		return
 	}
 	r.c.storedStop(q.ID(), cause.Mode)
@@ -574,10 +578,15 @@ func (c *Cluster) AdmitTurnLeft(ctx context.Context, req *reach.Request) (sl mod
 // charged, debited from the shared ledger of req and of each request
 // above it.
 func (c *Cluster) Spend(ctx context.Context, req *reach.Request, tokens, costNano int64) error {
-	for _, q := range c.ledgerChain(req) {
-		if _, _, err := c.st.Debit(ctx, q.id, store.Spend{Tokens: tokens, CostNano: costNano}, store.Spend{}); err != nil {
-			return err
-		}
+	chain := c.ledgerChain(req)
+	ids := make([]string, len(chain))
+	for i, q := range chain {
+		ids[i] = q.id
+	}
+	// All of them or none: a charge the store refused is made again
+	// (modelproxy's chargeShared) without counting twice on the first.
+	if err := c.st.DebitAll(ctx, ids, store.Spend{Tokens: tokens, CostNano: costNano}); err != nil {
+		return err
 	}
 	crashpoint.Reached("budget.charged")
 	return nil
@@ -636,7 +645,11 @@ func (c *Cluster) HoldTurn(ctx context.Context, req *reach.Request, turn string,
 
 // Unhold implements modelproxy.Holder: the turn lets go of what it holds.
 func (c *Cluster) Unhold(ctx context.Context, turn string) error {
-	return c.st.Unhold(ctx, turn)
+	if err := c.st.Unhold(ctx, turn); err != nil {
+		return err
+	}
+	crashpoint.Reached("budget.unheld") // the turn charged and let go, its answer not passed on
+	return nil
 }
 
 // turnRefusal is the refusal of a model turn whose budget in dim ("turn",

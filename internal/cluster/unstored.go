@@ -28,10 +28,12 @@ func (c *Cluster) keepStop(r *Recorder, q *reach.Request, cause reach.Cause) {
 	if u := c.unstored[q.ID()]; u != nil {
 		if u.cause.Mode < cause.Mode {
 			u.cause = cause
+			c.fileStop(q.ID(), cause)
 		}
 		return
 	}
 	c.unstored[q.ID()] = &unstoredStop{r: r, q: q, cause: cause}
+	c.fileStop(q.ID(), cause)
 }
 
 // storedStop drops the kept stop of request id once a stop at least as
@@ -41,6 +43,7 @@ func (c *Cluster) storedStop(id string, mode reach.StopMode) {
 	defer c.mu.Unlock()
 	if u := c.unstored[id]; u != nil && u.cause.Mode <= mode {
 		delete(c.unstored, id)
+		c.unfileStops()
 	}
 }
 
@@ -68,6 +71,7 @@ func (c *Cluster) storeStops(ctx context.Context) {
 		us = append(us, u)
 	}
 	c.mu.Unlock()
+	c.storeFiled(ctx)
 	for _, u := range us {
 		c.mu.Lock()
 		cause := u.cause
@@ -80,6 +84,7 @@ func (c *Cluster) storeStops(ctx context.Context) {
 		ended := u.ended
 		if c.unstored[u.q.ID()] == u && u.cause.Mode <= cause.Mode {
 			delete(c.unstored, u.q.ID())
+			c.unfileStops()
 		} else {
 			ended = false // a stronger stop came meanwhile: stored next time, and then the part leaves
 		}
@@ -141,7 +146,7 @@ func (c *Cluster) leaveAgain(ctx context.Context) {
 // wait for it.
 func (c *Cluster) storeStopsApart(ctx context.Context) {
 	c.mu.Lock()
-	n := len(c.unstored) + len(c.unleft)
+	n := len(c.unstored) + len(c.unleft) + len(c.filed)
 	c.mu.Unlock()
 	if n == 0 || !c.storing.CompareAndSwap(false, true) {
 		return

@@ -239,7 +239,7 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 		}
 		// One name among the instances on the store, held while it runs.
 		c, err := cluster.New(ctx, &cluster.Options{Store: pg, Instance: g.cfg.InstanceName(), TTL: time.Duration(g.cfg.InstanceTTL),
-			Logger: g.log.With("component", "cluster")})
+			Logger: g.log.With("component", "cluster"), StopsFile: g.stopsPath()})
 		if err != nil {
 			pg.Close()
 			return nil, g.cfg.Errorf([]any{"instance"}, "%v", err)
@@ -510,6 +510,25 @@ func (g *Gateway) keptPath() string {
 	}
 	return filepath.Join(dir, store.KeptFile)
 }
+
+// stopsPath is the file in the data folder where this instance keeps the
+// stops the shared store refused until it takes them
+// (cluster.Options.StopsFile): "" without a data folder.
+func (g *Gateway) stopsPath() string {
+	if g.opts.Ephemeral || !g.cfg.HasDataDir() {
+		return ""
+	}
+	dir, err := g.cfg.EnsureDataDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, StopsFile+"-"+url.PathEscape(g.cfg.InstanceName())+".jsonl")
+}
+
+// StopsFile begins the name of the file in the data folder where an
+// instance on a shared store keeps the stops the store refused
+// (stopsPath): "stops-kept-INSTANCE.jsonl".
+const StopsFile = "stops-kept"
 
 // dataLockFile is the file in the data folder whose lock a gateway holds.
 const dataLockFile = "reach.lock"

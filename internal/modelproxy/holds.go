@@ -422,6 +422,45 @@ func askedTokens(api apiKind, body map[string]json.RawMessage) int64 {
 // shared ledger may take, and the longest wait between two.
 const unholdWait = 10 * time.Second
 
+// chargeShared debits tokens and cost (nano-units), what a model turn of
+// req was charged and has not debited yet, from the shared ledger, then
+// calls then (the turn lets go of its hold). A charge the store does not
+// take (it restarted, the connection was cut) is made again, from a
+// goroutine of its own, waiting longer each time (up to wait), until it
+// is taken, and only then is the hold let go: meanwhile the hold counts
+// what the charge will. Before, the charge was dropped (logged), and the
+// turn's tokens were never spent on the shared ledger, though its answer
+// was passed on. Each attempt is bounded by wait. A charge whose commit
+// landed though its answer was lost is counted twice (the safe side); an
+// instance that dies before the store takes it loses it.
+func chargeShared(log *slog.Logger, l Ledger, req *reach.Request, tokens, cost int64, wait time.Duration, then func()) {
+	if tokens == 0 && cost == 0 {
+		then()
+		return
+	}
+	try := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		return l.Spend(ctx, req, tokens, cost)
+	}
+	err := try()
+	if err == nil {
+		then()
+		return
+	}
+	log.Warn("debiting a model turn from the shared ledger failed: tried again until the store takes it (meanwhile its hold counts against the request's budget)", "request", req.ID(), "err", err)
+	go func() {
+		for pause := min(100*time.Millisecond, wait); ; pause = min(pause*2, wait) {
+			time.Sleep(pause)
+			if err := try(); err == nil {
+				log.Info("a model turn's charge is debited from the shared ledger", "request", req.ID())
+				then()
+				return
+			}
+		}
+	}()
+}
+
 // letGoShared lets go of what the model turn named turn holds on the
 // shared ledger. A hold left there would count for as long as this
 // instance lives (only a dead life's holds count for nothing), so every

@@ -458,3 +458,64 @@ func TestHoldLetGoAfterTheStoreRefused(t *testing.T) {
 		}
 	}
 }
+
+// spendFlaky is a shared ledger whose first fails debits the store
+// refuses.
+type spendFlaky struct {
+	mu       sync.Mutex
+	fails    int
+	attempts int
+	tokens   int64
+	letGo    bool // then was called
+	early    bool // then was called before the charge was taken
+}
+
+func (s *spendFlaky) AdmitTurn(context.Context, *reach.Request) (int64, bool, error) {
+	return 0, false, nil
+}
+
+func (s *spendFlaky) Spend(_ context.Context, _ *reach.Request, tokens, _ int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.attempts++
+	if s.attempts <= s.fails {
+		return errors.New("the store did not answer")
+	}
+	s.tokens += tokens
+	return nil
+}
+
+// TestChargeAfterTheStoreRefused: a turn's charge the shared ledger
+// refused (the store restarted as the answer was read) is debited again
+// until the store takes it, once, and the turn's hold is let go only
+// then. Before, it was dropped: the answered turn's tokens were never
+// spent on the ledger (TestCrash25RandomOnInstances, PostgreSQL restarted
+// mid-turn: 15 tokens spent, the prompt, for a turn of 150 answered).
+func TestChargeAfterTheStoreRefused(t *testing.T) {
+	rt := reach.New(&reach.Options{DisableLoopGuard: true})
+	_, req, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer req.End()
+	s := &spendFlaky{fails: 3}
+	chargeShared(slog.New(slog.DiscardHandler), s, req, 135, 0, 20*time.Millisecond, func() {
+		s.mu.Lock()
+		s.letGo, s.early = true, s.tokens == 0
+		s.mu.Unlock()
+	})
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		s.mu.Lock()
+		letGo, early, tokens, attempts := s.letGo, s.early, s.tokens, s.attempts
+		s.mu.Unlock()
+		if letGo {
+			if early || tokens != 135 || attempts != 4 {
+				t.Fatalf("the hold let go with %d tokens debited after %d attempts (before the charge: %v); want 135, after 4 (three refused, then taken)", tokens, attempts, early)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the charge is not debited a minute after the store refused its first %d attempts (%d made, %d tokens)", s.fails, attempts, tokens)
+		}
+	}
+}

@@ -432,12 +432,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		limited = limited || sl.TokensLimited || priced && sl.CostLimited
 		defer func() { // what the turn was charged, on every instance's ledger, less what it debited
 			t, c := mf.Tokens()-held.tokens, budget.Nanos(mf.Usage().Cost)-held.cost
-			if t != 0 || c != 0 {
-				if err := l.Spend(context.WithoutCancel(ctx), req, t, c); err != nil {
-					p.log.Error("debiting a model turn from the shared ledger failed", "request", req.ID(), "err", err)
-				}
-			}
-			unhold()
+			chargeShared(p.log, l, req, t, c, unholdWait, unhold)
 		}()
 	}
 	// The prompt's tokens, as counted before the turn is sent: only for a

@@ -47,6 +47,25 @@ func (c *Core) Debit(ctx context.Context, request string, d, limit store.Spend) 
 	return spent, ok, nil
 }
 
+// DebitAll debits d, uncapped, from the ledger of each request of ids, in
+// one write of the writer's batch: all of them or none, so that a debit
+// the store refused can be made again without counting twice on some.
+func (c *Core) DebitAll(ctx context.Context, ids []string, d store.Spend) error {
+	if c.Closed() {
+		return store.ErrClosed
+	}
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		for _, id := range ids {
+			b.Query(w, StLedgerDebit, []any{id, d.Turns, d.ToolCalls, d.Tokens, d.CostNano, int64(0), int64(0), int64(0), int64(0)},
+				func(rows Rows) error { return nil })
+		}
+	}})
+	if err != nil {
+		return fmt.Errorf("debiting the budgets of requests %v: %w", ids, err)
+	}
+	return nil
+}
+
 // NoteRefused implements store.Refusals: one upsert, in the writer's
 // batch, on the path of a refused call only.
 func (c *Core) NoteRefused(ctx context.Context, request string, reset bool) (int64, error) {

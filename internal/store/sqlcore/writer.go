@@ -631,6 +631,10 @@ func (wr *Writer) hold(ws []*Write) []*Write {
 		}
 		c, _ := tally(ws[n:])
 		claims, joined = claims+c, true
+		// A kill here: the batch held for the calls in flight, a write
+		// just joined, its callers waiting on its commit: none of it is
+		// begun.
+		crashpoint.Reached("batch.held")
 		left := time.Until(end)
 		if left <= 0 {
 			break
@@ -768,6 +772,9 @@ func (wr *Writer) commit(ws []*Write) []*Write {
 				}
 				ws, failed = append(ws, w), append(failed, false)
 				w.Run(tx, w)
+				// A kill here: the batch held open, its statements run,
+				// its callers waiting on its commit: none of it is kept.
+				crashpoint.Reached("batch.held")
 				delete(waiting, w.Pairs)
 				if seq {
 					// Run, so decided: a claim that joined is answered,

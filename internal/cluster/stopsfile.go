@@ -1,0 +1,142 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/crashpoint"
+	"github.com/agentreach/reach/internal/durable"
+)
+
+// filedStop is one line of Options.StopsFile: a stop of request Request
+// that the store refused, with its cause (durable.EncodeCause).
+type filedStop struct {
+	Request string          `json:"request"`
+	Mode    int             `json:"mode"`
+	Cause   json.RawMessage `json:"cause"`
+}
+
+// fileStop appends the stop of request id with cause to the stops file,
+// synced, so that a kill before the store takes it does not lose it: the
+// next start stores it (restoreStops). A stop that cannot be written is
+// logged and kept in memory only, as before. Called with c.mu held: a
+// stop the store refused is rare, and the append is ordered with the
+// file's removal (unfileStops).
+func (c *Cluster) fileStop(id string, cause reach.Cause) {
+	if c.stopsFile == "" {
+		return
+	}
+	line, err := json.Marshal(filedStop{Request: id, Mode: int(cause.Mode), Cause: durable.EncodeCause(cause)})
+	if err == nil {
+		err = appendSynced(c.stopsFile, append(line, '\n'))
+	}
+	if err != nil {
+		c.log.Error("cluster: a stop the store refused could not be kept in the data folder either: if this instance dies before the store takes it, the stop is lost",
+			"request", id, "file", filepath.Base(c.stopsFile), "err", err)
+	}
+}
+
+// appendSynced appends b to the file at path (0600), and syncs it.
+func appendSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// unfileStops removes the stops file once every stop in it was stored:
+// none kept in memory, none an earlier life left. Called with c.mu held.
+func (c *Cluster) unfileStops() {
+	if c.stopsFile == "" || len(c.unstored) > 0 || len(c.filed) > 0 {
+		return
+	}
+	if err := os.Remove(c.stopsFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		c.log.Warn("cluster: removing the file of stops kept, all stored", "file", filepath.Base(c.stopsFile), "err", err)
+	}
+}
+
+// restoreStops reads the stops an earlier life of this instance left in
+// the stops file (killed before the store took them) and stores them
+// (storeFiled); those the store refuses now are stored again after each
+// heartbeat it takes. Call it before any recovery: the dead life's part
+// of a stopped request is then recovered as stopped.
+func (c *Cluster) restoreStops(ctx context.Context) {
+	if c.stopsFile == "" {
+		return
+	}
+	f, err := os.Open(c.stopsFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		c.log.Error("cluster: reading the stops an earlier life kept", "file", filepath.Base(c.stopsFile), "err", err)
+		return
+	}
+	var filed []filedStop
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		var l filedStop
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || l.Request == "" {
+			// A line a kill cut short: its stop was not durable.
+			c.log.Warn("cluster: a line of the stops an earlier life kept could not be read; skipped", "file", filepath.Base(c.stopsFile), "line", n, "err", err)
+			continue
+		}
+		filed = append(filed, l)
+	}
+	err = sc.Err()
+	f.Close()
+	if err != nil {
+		c.log.Error("cluster: reading the stops an earlier life kept", "file", filepath.Base(c.stopsFile), "err", err)
+	}
+	c.mu.Lock()
+	c.filed = append(c.filed, filed...)
+	c.mu.Unlock()
+	c.storeFiled(ctx)
+}
+
+// storeFiled stores the stops an earlier life left (restoreStops), unless
+// the request ended meanwhile (its writes are not undone then); the file
+// goes once they and this life's kept stops are all stored.
+func (c *Cluster) storeFiled(ctx context.Context) {
+	c.mu.Lock()
+	filed := c.filed
+	c.mu.Unlock()
+	if len(filed) == 0 {
+		return
+	}
+	var left []filedStop
+	for _, l := range filed {
+		changed, ended, err := c.st.StopOpenRequest(ctx, l.Request, l.Mode, l.Cause)
+		if err != nil {
+			c.log.Warn("cluster: storing a stop an earlier life kept failed; tried again after the next heartbeat", "request", l.Request, "err", err)
+			left = append(left, l)
+			continue
+		}
+		switch {
+		case ended:
+			c.log.Warn("cluster: a stop an earlier life kept came after its request ended; dropped", "request", l.Request)
+		case changed:
+			c.log.Info("cluster: a stop an earlier life kept, which the store had refused, is stored", "request", l.Request)
+		}
+		crashpoint.Reached("stops.restored") // a kill here: the next start stores it again, changing nothing
+	}
+	c.mu.Lock()
+	c.filed = append(left, c.filed[len(filed):]...)
+	c.unfileStops()
+	c.mu.Unlock()
+}
