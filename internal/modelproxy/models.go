@@ -34,13 +34,18 @@ func (p *Proxy) serveModels(w http.ResponseWriter, r *http.Request) {
 	if id != "" {
 		// A model's id may hold slashes (org/model), never a segment
 		// that leaves models/: the endpoint's key goes with the GET.
+		// Each segment is sent escaped, as the id the client named: a
+		// "%2e%2e" in it (sent as %252e%252e) passed on as it is would
+		// be ".." to the endpoint.
+		var segs []string
 		for seg := range strings.SplitSeq(id, "/") {
 			if seg == "" || seg == "." || seg == ".." {
 				proxyError(w, http.StatusBadRequest, "invalid_request_error", "bad_model_id", "A model's id has no empty, . or .. segment: name one that GET /v1/models lists.")
 				return
 			}
+			segs = append(segs, url.PathEscape(seg))
 		}
-		u = u.JoinPath(id)
+		u = u.JoinPath(segs...)
 	}
 	timeout := cmp.Or(time.Duration(mc.Timeout), 60*time.Second)
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)

@@ -135,3 +135,38 @@ func TestModelsPassedThrough(t *testing.T) {
 		t.Errorf("no model: %d %s", code, b)
 	}
 }
+
+// TestModelIDSentEscaped: a model's id is passed on as the id the client
+// named, each segment escaped, so an id that holds an escaped dot or slash
+// (GET /v1/models/%252e%252e/%252e%252e/files, id "%2e%2e/%2e%2e/files")
+// stays under models/ at the endpoint. It was joined unescaped, and the
+// endpoint, which decodes %2e as ".", was asked for /v1/files with
+// model.api_key.
+func TestModelIDSentEscaped(t *testing.T) {
+	var mu sync.Mutex
+	var got []string // the endpoint's decoded paths
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"object":"model"}`)
+	}))
+	defer up.Close()
+	srv := httptest.NewServer(New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", APIKey: "sk-reach"}}))
+	defer srv.Close()
+	for _, path := range []string{"/v1/models/%252e%252e/%252e%252e/files", "/v1/models/a%252F..%252F..%252Ffiles", "/v1/models/ft:gpt-4o:org%3Fx"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	want := []string{"/v1/models/%2e%2e/%2e%2e/files", "/v1/models/a%2F..%2F..%2Ffiles", "/v1/models/ft:gpt-4o:org?x"}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the endpoint was asked for:\n%s\nwant (the ids as named, under models/):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -28,7 +29,8 @@ const keptCompactSuffix = ".compact"
 // kept file (tests): "snapshot" (what is kept read, the file's size
 // noted), "written" (the copy written and synced), with fmu not held;
 // "tail" (the lines appended meanwhile copied to it and synced, not yet
-// renamed) and "renamed", with fmu held.
+// renamed) and "renamed", with fmu held; and "wait" when a stop waits for
+// a rewrite that runs (waitRewrite), with fmu not held.
 var keptCompactStep func(step string)
 
 func compactStep(step string) {
@@ -40,8 +42,9 @@ func compactStep(step string) {
 // keptCompaction is the state of the kept file's rewrite, under fmu.
 type keptCompaction struct {
 	running bool
-	from    int64 // the kept file's size when the rewrite read what is kept
-	void    bool  // the kept file was removed (journalDone) since: the copy is of no use
+	from    int64         // the kept file's size when the rewrite read what is kept
+	void    bool          // the kept file was removed (journalDone) since: the copy is of no use
+	done    chan struct{} // closed when the running rewrite ends (waitRewrite)
 	wg      sync.WaitGroup
 }
 
@@ -59,8 +62,34 @@ func (s *Idempotency) compact() {
 		return
 	}
 	s.compaction.running, s.compaction.void = true, false
+	done := make(chan struct{})
+	s.compaction.done = done
 	s.compaction.wg.Add(1)
-	go s.rewriteKept()
+	go func() {
+		defer close(done) // once running is false, or a next rewrite's
+		s.rewriteKept()
+	}()
+}
+
+// waitRewrite waits until no rewrite of the kept file runs, or ctx ends. A
+// stop calls it (Drain): a rewrite left running past the life's end could
+// rename its copy over the kept file of the next life in the process, or
+// still write in a data folder the life let go of.
+func (s *Idempotency) waitRewrite(ctx context.Context) {
+	for {
+		s.fmu.Lock()
+		running, done := s.compaction.running, s.compaction.done
+		s.fmu.Unlock()
+		if !running || done == nil {
+			return
+		}
+		compactStep("wait")
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // rewriteKept rewrites the kept file: what is kept is read, with the

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -292,5 +293,58 @@ func TestKeptRewriteKeepsResults(t *testing.T) {
 			}
 		}
 		fh.Close()
+	}
+}
+
+// A stop (Drain) returns once the kept file's rewrite that runs has ended:
+// it went on past the stop, on a goroutine of its own, and could rename
+// its copy over the kept file of the next life in the process, or write in
+// a data folder the stopped life had let go of. Here the rewrite is held
+// after writing its copy until the stop waits for it (or has returned,
+// which it did before: then the rewrite was still running).
+func TestKeptRewriteEndsBeforeDrainReturns(t *testing.T) {
+	f := newKeptRewrite(t)
+	defer func() { keptCompactStep = nil }()
+	waiting := make(chan struct{})    // closed at the stop's "wait" step, or once Drain returned
+	blocked := make(chan struct{}, 1) // the rewrite reached "written" and is held
+	var once sync.Once
+	release := func() { once.Do(func() { close(waiting) }) }
+	keptCompactStep = func(step string) {
+		switch step {
+		case "written":
+			select {
+			case blocked <- struct{}{}:
+				<-waiting
+			default: // a later rewrite: not held
+			}
+		case "wait":
+			release()
+		}
+	}
+	for i := 0; ; i++ { // until a rewrite starts
+		if err := f.keptThenWritten(fmt.Sprintf("k%03d", i)); err != nil {
+			release()
+			t.Fatal(err)
+		}
+		f.s.fmu.Lock()
+		running := f.s.compaction.running
+		f.s.fmu.Unlock()
+		if running {
+			break
+		}
+	}
+	<-blocked            // it wrote its copy, and is held
+	f.stuck.Store(false) // the store takes "stuck": Drain writes it
+	left := f.s.Drain(context.Background())
+	f.s.fmu.Lock()
+	running := f.s.compaction.running
+	f.s.fmu.Unlock()
+	_, copyErr := os.Stat(f.path + keptCompactSuffix)
+	release()
+	if left != 0 {
+		t.Errorf("Drain left %d completions", left)
+	}
+	if running || copyErr == nil {
+		t.Errorf("Drain returned while the kept file's rewrite ran (running %v, its copy there: %v)", running, copyErr == nil)
 	}
 }

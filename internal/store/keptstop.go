@@ -58,7 +58,9 @@ type keptLine struct {
 // gateway calls it as it stops, before its life ends on the store: a
 // completion written then answers a retry with its result, where one
 // dropped would leave the claim, which recovery settles "interrupted".
+// It returns once no rewrite of the kept file runs either (or ctx ended).
 func (s *Idempotency) Drain(ctx context.Context) int {
+	defer s.waitRewrite(ctx)
 	if s.keptLen() == 0 {
 		return 0
 	}

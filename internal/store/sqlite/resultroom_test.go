@@ -250,3 +250,51 @@ func TestSQLiteMigratesToResultRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSettledClaimGivesRoomBack: a claim a recovery settles with a result
+// (SettleClaim) or that an operator settles by its key (SettleKey) gives
+// its room back, as a completion does: the settled record kept the room's
+// zeroes (up to resultRoomMax bytes a record) until its result expired.
+func TestSettledClaimGivesRoomBack(t *testing.T) {
+	ctx := context.Background()
+	s := openSQLite(t, t.TempDir(), nil)
+	now := time.Now()
+	for i := range 30 { // results of 200 bytes size the room
+		key := fmt.Sprintf("alice\x00\x00pay:r0/c%d", i)
+		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/0", Args: "d1", Request: "r0",
+			Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
+			t.Fatalf("ClaimKey(%q) = %v, %v", key, ok, err)
+		}
+		if err := s.CompleteKey(ctx, key, "reach/0", bytes.Repeat([]byte("a"), 200), now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.W.Do(ctx, s.settleMarks()); err != nil {
+		t.Fatal(err)
+	}
+	claim := func(key string) *store.IdemRecord {
+		t.Helper()
+		r := &store.IdemRecord{Key: key, Owner: "reach/0", Args: "d1", Request: "r1", Claimed: now, Expires: now.Add(time.Hour)}
+		if _, ok, err := s.ClaimKey(ctx, r); err != nil || !ok {
+			t.Fatalf("ClaimKey(%q) = %v, %v", key, ok, err)
+		}
+		if got := recordRoom(t, s, key); got != 200 {
+			t.Fatalf("the claim of %q keeps %d bytes of room, want 200", key, got)
+		}
+		return r
+	}
+	a := claim("alice\x00\x00pay:r1/c1")
+	if err := s.SettleClaim(ctx, a, []byte(`{"status":"interrupted"}`), now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got := recordRoom(t, s, a.Key); got != -1 {
+		t.Errorf("a claim settled by a recovery keeps %d bytes of room, want none", got)
+	}
+	b := claim("alice\x00\x00pay:r1/c2")
+	if err := s.SettleKey(ctx, b.Key, []byte(`{"status":"success"}`), now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got := recordRoom(t, s, b.Key); got != -1 {
+		t.Errorf("a claim settled by its key keeps %d bytes of room, want none", got)
+	}
+}

@@ -483,6 +483,13 @@ func statements() []string {
 	// its place as long as the result is no larger than the room.
 	q[sqlcore.StIdemComplete] = `UPDATE idempotency SET state = 'done', result = $1, expires = $2, room = NULL
 	WHERE key = $3 AND owner = $4 AND state = 'claimed'`
+	// A claim a recovery or an operator settles (SettleClaim, SettleKey)
+	// gives its room back too: a settled record kept its zeroes until its
+	// result expired.
+	q[sqlcore.StIdemSettleUpdate] = `UPDATE idempotency SET state = 'done', result = $1, expires = $2, room = NULL
+	WHERE key = $3 AND owner = $4 AND claimed = $5 AND state = 'claimed'`
+	q[sqlcore.StIdemSettleKey] = `INSERT INTO idempotency (key, owner, state, result, claimed, expires) VALUES ($1, '', 'done', $2, $3, $4)
+	ON CONFLICT (key) DO UPDATE SET state = 'done', result = excluded.result, expires = excluded.expires, room = NULL`
 	q[sqlcore.StDeadTake] = `UPDATE dead_letters SET state = $1, updated = $2, taker = $5, taken = $2 WHERE id = $3 AND state = $4
 		RETURNING true, ` + sqlcore.DeadColumns
 	// One conditional update: the caps ($6 to $9, zero for none) are
