@@ -496,7 +496,7 @@ func (accessLevels) Authorize(_ context.Context, c *Call) (Decision, *Error) {
 // rateLimit (8): token buckets, global and per principal.
 func (rt *Runtime) rateLimit(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		if wait, scope := rt.limits.Allow(c.req.principal, c.req.priority); wait > 0 {
+		if wait, scope := rt.limits.Allow(c.req.principal, int(c.req.priority)); wait > 0 {
 			e := refuse("limit", TypeRateLimit, "rate_limited",
 				fmt.Sprintf("Too many calls (%s rate limit).", scope),
 				"Wait and retry, or do fewer calls.")

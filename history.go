@@ -3,6 +3,7 @@ package reach
 import (
 	"cmp"
 	"context"
+	"slices"
 	"sync"
 )
 
@@ -104,6 +105,11 @@ func (r *Request) loadPast() {
 			kids = append(kids, r.rt.pastRequest(c, r))
 		}
 		r.mu.Lock()
+		// A call refused in it before this read (its frame kept in memory)
+		// is read back too once its event is stored: shown once.
+		built = slices.DeleteFunc(built, func(f *Frame) bool {
+			return slices.ContainsFunc(r.frames, func(g *Frame) bool { return g.ID == f.ID })
+		})
 		r.frames = append(r.frames, built...)
 		r.children = append(r.children, kids...)
 		r.mu.Unlock()

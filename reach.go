@@ -74,6 +74,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -598,7 +599,7 @@ func (rt *Runtime) newRequest(ctx context.Context, o RequestOptions, b Budget, p
 // clock counts from then).
 func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame, at time.Time) *Request {
 	r := &Request{id: o.ID, principal: o.Principal, scene: o.Scene, agent: o.Agent,
-		roles: slices.Clone(o.Roles), tenant: o.Tenant, attrs: maps.Clone(o.Attributes), priority: o.Priority,
+		roles: slices.Clone(o.Roles), tenant: o.Tenant, attrs: maps.Clone(o.Attributes), priority: int32(max(min(o.Priority, math.MaxInt32), math.MinInt32)),
 		parent: parent, delegate: delegate, rt: rt, started: at, halt: make(chan struct{})}
 	r.root = r
 	r.meter.Limit, r.meter.ID = b, o.ID
@@ -628,6 +629,12 @@ func (rt *Runtime) track(r *Request) error {
 			return (&StopError{Cause: *c}).Refusal() // a stopped request of an earlier run stays stopped
 		} else if ok && !old.ended.Load() {
 			return fmt.Errorf("request %s is already running", r.id)
+		}
+		if ok && r.parent == nil && old.State() == RequestCompleted {
+			// Named again once it completed (after a restart too, restored
+			// by Lookup): it goes on under its id, and its views keep what
+			// ran before (Frames, Children).
+			r.earlier = old
 		}
 		return nil
 	})
@@ -717,7 +724,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	}
 	b := budget.Carve(parent.meter.Limit, parent.Remaining(), d.Budget, d.Fraction)
 	child := rt.newRequest(ctx, RequestOptions{ID: id, Principal: parent.principal, Scene: parent.scene, Agent: d.Agent,
-		Roles: parent.roles, Tenant: parent.tenant, Attributes: parent.attrs, Priority: parent.priority}, b, parent, f)
+		Roles: parent.roles, Tenant: parent.tenant, Attributes: parent.attrs, Priority: int(parent.priority)}, b, parent, f)
 	child.fresh = fresh
 	if err := rt.track(child); err != nil {
 		f.finish(Failed, asError(err), "")

@@ -26,7 +26,6 @@ type Request struct {
 	roles     []string
 	tenant    string
 	attrs     map[string]string
-	priority  int
 	scene     string
 	agent     string
 	parent    *Request
@@ -42,6 +41,10 @@ type Request struct {
 	// undo is dead-lettered, and an undo is never undone. Beside fresh,
 	// in its padding (TestCallSizeClass).
 	undoing bool
+	// priority is RequestOptions.Priority, saturated to 32 bits (only its
+	// sign counts: above 0 may use the reserved capacity), beside fresh
+	// and undoing in their padding (TestCallSizeClass).
+	priority int32
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -98,6 +101,11 @@ type Request struct {
 	// past, set on a request of an earlier run (RestorePast), loads its
 	// frames and sub-requests when they are first asked for.
 	past *past
+	// earlier, set on a root request begun by the id of one that had
+	// completed (named again, after a restart too), is that request: its
+	// frames and sub-requests come before this one's in the views, so
+	// that no call made under the id is dropped from them (track).
+	earlier *Request
 	// order keeps the records of the requests below that its stops stop
 	// until those stops are stored (stoporder.go).
 	order stopOrder
@@ -218,10 +226,14 @@ func (r *Request) StopCause() *Cause {
 
 // Children returns the sub-requests delegated from this request.
 func (r *Request) Children() []*Request {
+	var out []*Request
+	if r.earlier != nil {
+		out = slices.DeleteFunc(r.earlier.Children(), r.notEarlier)
+	}
 	r.loadPast()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]*Request(nil), r.children...)
+	return append(out, r.children...)
 }
 
 // Frames returns a snapshot of the request's frames in creation order
@@ -233,11 +245,23 @@ func (r *Request) Frames() []*Frame {
 	fs := append([]*Frame(nil), r.frames...)
 	letGo := r.letGo.Frames
 	r.mu.Unlock()
-	if letGo == 0 {
-		return fs
+	if letGo != 0 {
+		fs = r.withStored(fs)
 	}
-	return r.withStored(fs)
+	if r.earlier != nil {
+		return append(slices.DeleteFunc(r.earlier.Frames(), r.notEarlierFrame), fs...)
+	}
+	return fs
 }
+
+// notEarlierFrame reports whether f, a frame of r.earlier, began with or
+// after r: read back from the store for an earlier request of an earlier
+// run (RestorePast), its frames are every one stored under the id, r's
+// too (and, on several instances, those of r's parts elsewhere).
+func (r *Request) notEarlierFrame(f *Frame) bool { return !f.Started.Before(r.started) }
+
+// notEarlier is notEarlierFrame for a sub-request of r.earlier.
+func (r *Request) notEarlier(c *Request) bool { return !c.started.Before(r.started) }
 
 // AuditLost returns how many events of the request's frames the Recorder
 // (a Keeper, such as the audit log) did not keep: it dropped them (its
@@ -257,10 +281,23 @@ type LetGo struct {
 // does without reading back those it let go (Options.StoredFrames), and
 // the tally of those: for views that only count frames by state.
 func (r *Request) KeptFrames() ([]*Frame, LetGo) {
+	var fs []*Frame
+	var gone LetGo
+	if r.earlier != nil {
+		fs, gone = r.earlier.KeptFrames()
+		fs = slices.DeleteFunc(fs, r.notEarlierFrame)
+	}
 	r.loadPast()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]*Frame(nil), r.frames...), r.letGo
+	gone.Frames += r.letGo.Frames
+	gone.Failed += r.letGo.Failed
+	gone.Refused += r.letGo.Refused
+	gone.Cancelled += r.letGo.Cancelled
+	if r.letGo.Last.After(gone.Last) {
+		gone.Last = r.letGo.Last
+	}
+	return append(fs, r.frames...), gone
 }
 
 // withStored merges into fs, the frames kept in memory in creation
