@@ -235,9 +235,9 @@ func (a *API) routes(opts *Options) []route {
 		{"GET /metrics", a.operatorsOnly("Metrics are for operators"+counts, a.metrics.ServeHTTP)},
 		{"/v1/approvals", approvals},
 		{"/v1/approvals/", approvals},
-		{"GET /v1/deadletters", a.operatorsOnly(dead, a.listDeadLetters)},
-		{"POST /v1/deadletters/{id}/retry", a.operatorsOnly(dead, a.retryDeadLetter)},
-		{"POST /v1/deadletters/{id}/dismiss", a.operatorsOnly(dead, a.dismissDeadLetter)},
+		{"GET /v1/deadletters", a.anyOperatorsOnly(dead, a.listDeadLetters)},
+		{"POST /v1/deadletters/{id}/retry", a.anyOperatorsOnly(dead, a.retryDeadLetter)},
+		{"POST /v1/deadletters/{id}/dismiss", a.anyOperatorsOnly(dead, a.dismissDeadLetter)},
 		{"GET /v1/audit", a.auditEvents},
 		{"GET /v1/audit/verify", a.auditVerify},
 		{"GET /v1/stats", a.operatorsOnly("Statistics are for operators"+counts, a.toolStats)},
@@ -920,7 +920,7 @@ func (a *API) getGraph(w http.ResponseWriter, r *http.Request) {
 // and tenant.
 func (a *API) mayFor(r *http.Request) func(principal, tenant string) bool {
 	return func(principal, tenant string) bool {
-		if a.isOperator(r) {
+		if a.operatesOn(r, tenant) {
 			return true
 		}
 		who, ok := auth.IdentityFrom(r.Context())
