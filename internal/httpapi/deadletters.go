@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -169,6 +170,9 @@ func (a *API) deadLetterOfTenant(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	id := r.PathValue("id")
+	if n, err := strconv.ParseInt(strings.TrimPrefix(id, "dl-"), 10, 64); err == nil {
+		id = "dl-" + strconv.FormatInt(n, 10) // a stored one's, as the list names it: the store's queue takes n and dl-n
+	}
 	ds, err := a.rt.DeadLetters(r.Context(), "")
 	if err != nil {
 		httpjson.WriteError(w, http.StatusInternalServerError, "store", upperFirst(err.Error())+".", "Look at the gateway's log.")
@@ -179,7 +183,7 @@ func (a *API) deadLetterOfTenant(w http.ResponseWriter, r *http.Request) bool {
 			return true
 		}
 	}
-	httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %s.", id), "List them with reach deadletters list (GET /v1/deadletters).")
+	httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %s.", r.PathValue("id")), "List them with reach deadletters list (GET /v1/deadletters).")
 	return false
 }
 
