@@ -247,3 +247,43 @@ func TestTenantOperatorUI(t *testing.T) {
 		}
 	}
 }
+
+// TestTenantOperatorAuditPageFull: a tenant's operator's page of the
+// audit log is full while the log holds that many of its tenant's events,
+// however many of another tenant's came after them: the store filters by
+// tenant in its query. Before, the page read the newest ten times its
+// limit and dropped the others', and came back empty here.
+func TestTenantOperatorAuditPageFull(t *testing.T) {
+	g, srvURL, keys := tenantOpsGateway(t)
+	for i := range 30 {
+		body := fmt.Sprintf(`{"request_id":"globex-fill-%d","tool_calls":[{"call_id":"c1","tool":"reserve","arguments":{"seat":"%dB"}}]}`, i, i)
+		if status, out := do(t, "POST", srvURL+"/v1/calls", body, map[string]string{"Authorization": "Bearer " + keys["alice@globex"]}); status != 200 {
+			t.Fatalf("alice@globex's call %d = %d %v", i, status, out)
+		}
+	}
+	if err := g.audit.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"?limit=2", "?limit=1&tool=reserve", "?limit=2&principal=alice"} {
+		status, out := do(t, "GET", srvURL+"/v1/audit"+q, "", map[string]string{"Authorization": "Bearer " + keys["ops@acme"]})
+		if status != 200 {
+			t.Fatalf("ops@acme GET /v1/audit%s = %d %v", q, status, out)
+		}
+		evs, _ := out["events"].([]any)
+		want := 2
+		if strings.Contains(q, "limit=1") {
+			want = 1
+		}
+		if len(evs) != want {
+			t.Errorf("ops@acme GET /v1/audit%s = %d events, want %d: %v", q, len(evs), want, out)
+		}
+		for _, e := range evs {
+			if path(e, "event", "tenant") != "acme" {
+				t.Errorf("ops@acme GET /v1/audit%s has %v", q, e)
+			}
+			if strings.Contains(q, "tool=") && path(e, "event", "name") != "reserve" {
+				t.Errorf("ops@acme GET /v1/audit%s has an event of %v", q, path(e, "event", "name"))
+			}
+		}
+	}
+}
