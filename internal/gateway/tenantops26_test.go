@@ -287,3 +287,27 @@ func TestTenantOperatorAuditPageFull(t *testing.T) {
 		}
 	}
 }
+
+// TestTenantOperatorOnInstances: alice@acme's request runs on instance a;
+// through instance b, globex's operator cannot stop it (403, and it keeps
+// running), and acme's operator stops it, on a.
+func TestTenantOperatorOnInstances(t *testing.T) {
+	a, b, _, keys := tenantInstances(t)
+	as := func(who string) map[string]string { return map[string]string{"Authorization": "Bearer " + keys[who]} }
+	if st, out := do(t, "POST", a+"/v1/calls", `{"request_id":"rx","tool_calls":[{"call_id":"c1","tool":"up__echo","arguments":{"text":"hi"}}]}`, as("alice")); st != 200 || path(out, "results", 0, "status") != "success" {
+		t.Fatalf("alice on a: %d %v", st, out)
+	}
+	if st, out := do(t, "POST", b+"/v1/requests/rx/cancel", `{"mode":"cancel","reason":"globex's operator"}`, as("ops@globex")); st != 403 || !strings.Contains(fmt.Sprint(out), "not_your_request") {
+		t.Fatalf("ops@globex stopping rx through b = %d %v, want 403 not_your_request", st, out)
+	}
+	if _, out := do(t, "GET", a+"/v1/requests/rx", "", as("alice")); out["state"] != "running" {
+		t.Fatalf("rx after ops@globex's refused stop = %v, want running", out["state"])
+	}
+	if st, out := do(t, "POST", b+"/v1/requests/rx/cancel", `{"mode":"cancel","reason":"acme's operator"}`, as("ops@acme")); st != 200 {
+		t.Fatalf("ops@acme stopping rx through b = %d %v", st, out)
+	}
+	waitUntil(t, "rx stopped on a by ops@acme's stop through b", func() bool {
+		_, out := do(t, "GET", a+"/v1/requests/rx", "", as("ops@acme"))
+		return out["state"] == "stopped_cancel"
+	})
+}

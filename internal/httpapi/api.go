@@ -767,7 +767,7 @@ func (a *API) lookup(w http.ResponseWriter, r *http.Request) (*reach.Request, bo
 	}
 	if !a.sees(r, req) {
 		httpjson.WriteError(w, http.StatusForbidden, "not_your_request", fmt.Sprintf("Request %s belongs to another principal.", id),
-			"Only its principal, or a principal with the role "+operatorRole+", may see or stop it; list yours with reach requests list (GET /v1/requests).")
+			"Only its principal, or a principal with the role "+operatorRole+" of its tenant or of none, may see or stop it; list yours with reach requests list (GET /v1/requests).")
 		return nil, false
 	}
 	return req, true
@@ -998,7 +998,7 @@ func (a *API) remoteFailed(w http.ResponseWriter, id string, found bool, err err
 			"List the requests with GET /v1/requests; ended requests are kept for a while, then forgotten.")
 	case err != nil && a.remote.NotYours(err):
 		httpjson.WriteError(w, http.StatusForbidden, "not_your_request", fmt.Sprintf("Request %s belongs to another principal.", id),
-			"Only its principal, or a principal with the role "+operatorRole+", may see or "+verb+" it; list yours with GET /v1/requests.")
+			"Only its principal, or a principal with the role "+operatorRole+" of its tenant or of none, may see or "+verb+" it; list yours with GET /v1/requests.")
 	case err != nil:
 		httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("Request %s could not be %s: %v.", id, past, err),
 			"Try again in a moment; the request runs on until it is "+past+".")
