@@ -178,6 +178,17 @@ func TestTenantOperatorAPI(t *testing.T) {
 	if status, body := rawAs(t, keys["ops@acme"], "POST", srvURL+"/v1/deadletters/"+all["globex-trip"]+"/dismiss", `{"note":"not mine"}`); status != http.StatusNotFound {
 		t.Errorf("ops@acme dismissing globex's dead letter = %d %s, want 404", status, body)
 	}
+	// A retry by acme's operator runs in tenant acme: its events are in
+	// acme's view (they were of no tenant, in no tenant operator's view).
+	if status, out := do(t, "POST", srvURL+"/v1/deadletters/"+all["acme-trip"]+"/retry", "", as("ops@acme")); status != 200 || path(out, "deadletter", "attempts") == nil {
+		t.Fatalf("ops@acme retrying acme's dead letter = %d %v", status, out)
+	}
+	if err := g.audit.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := tenants("ops@acme", "?principal=ops"); len(got) == 0 {
+		t.Errorf("ops@acme's audit view has none of its retry's events")
+	}
 	if status, out := do(t, "POST", srvURL+"/v1/deadletters/"+all["acme-trip"]+"/dismiss", `{"note":"released by hand"}`, as("ops@acme")); status != 200 || path(out, "deadletter", "state") != "resolved" {
 		t.Errorf("ops@acme dismissing acme's dead letter = %d %v", status, out)
 	}

@@ -92,7 +92,8 @@ func (a *API) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if !a.anyOperatorOnly(w, r, "Dead letters are for operators.") || !a.deadLetterOfTenant(w, r) {
 		return
 	}
-	res, d, err := a.rt.RetryDeadLetter(r.Context(), r.PathValue("id"), principalOf(r))
+	tenant, _ := a.operatorOf(r) // a tenant's operator retries in its tenant
+	res, d, err := a.rt.RetryDeadLetterIn(r.Context(), r.PathValue("id"), principalOf(r), tenant)
 	if deadLetterError(w, r, err) {
 		return
 	}
