@@ -425,6 +425,14 @@ func (rt *Runtime) DeadLetters(ctx context.Context, state DeadLetterState) ([]De
 // letter is taken from the queue for the retry (DeadLetterQueue.Take): a
 // second action on it meanwhile fails with ErrDeadLetterBusy.
 func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result, *DeadLetter, error) {
+	return rt.RetryDeadLetterIn(ctx, id, by, "")
+}
+
+// RetryDeadLetterIn is RetryDeadLetter by a principal of tenant: the
+// retry's request is of that tenant, as its caller is (an operator of a
+// tenant retries its tenant's dead letters), so that its audit events and
+// the request itself are in that tenant's view and its policies apply.
+func (rt *Runtime) RetryDeadLetterIn(ctx context.Context, id, by, tenant string) (*Result, *DeadLetter, error) {
 	dl, err := rt.dead.Take(ctx, id)
 	if err != nil {
 		return nil, nil, err
@@ -432,7 +440,7 @@ func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result,
 	// The retry's request runs an undo (see compensate for its id and agent).
 	// Its id names the dead letter: a recovery that finds it cut off gives
 	// the dead letter back (internal/durable).
-	cctx, creq, err := rt.Begin(ctx, &RequestOptions{ID: dl.Request + "/retry/" + dl.ID + "-" + newID()[4:], Principal: by, Agent: "operator", Budget: &Budget{},
+	cctx, creq, err := rt.Begin(ctx, &RequestOptions{ID: dl.Request + "/retry/" + dl.ID + "-" + newID()[4:], Principal: by, Tenant: tenant, Agent: "operator", Budget: &Budget{},
 		Trace: dl.Trace})
 	if err != nil {
 		dl.State = DeadLetterOpen

@@ -484,6 +484,23 @@ func ShowBefore(ctx context.Context, src store.AuditLog, request string, before 
 	return evs, true, err
 }
 
+// Matching returns the newest limit events with Seq < before (0: any)
+// whose tenant, principal and name are m's (an empty one: any), in Seq
+// order, and true, when src is a store.AuditMatcher (false, and nothing
+// read, otherwise).
+func Matching(ctx context.Context, src store.AuditLog, m store.AuditMatch, before int64, limit int) ([]*Event, bool, error) {
+	am, ok := src.(store.AuditMatcher)
+	if !ok {
+		return nil, false, nil
+	}
+	recs, err := am.MatchAudit(ctx, m, before, limit)
+	if err != nil {
+		return nil, true, err
+	}
+	evs, err := decodeAll(recs)
+	return evs, true, err
+}
+
 // ShowRequests returns up to limit events of the requests with after < Seq
 // <= upTo, in Seq order: a page of a tree of requests. A store that is a
 // store.RequestsAuditor reads the page alone; another, every event of

@@ -17,7 +17,8 @@ import (
 
 // tenantInstances builds two authenticating gateways, a and b, on one
 // PostgreSQL database (whose URL it returns), with one API key each for
-// alice of acme and eve of globex.
+// alice of acme and eve of globex, and for the operators of each tenant
+// (ops@acme, ops@globex).
 func tenantInstances(t *testing.T) (a, b, db string, keys map[string]string) {
 	t.Helper()
 	db = pgtest.Database(t)
@@ -28,7 +29,8 @@ func tenantInstances(t *testing.T) (a, b, db string, keys map[string]string) {
 		t.Fatal(err)
 	}
 	keys = map[string]string{}
-	for name, spec := range map[string]auth.KeySpec{"alice": {Principal: "alice", Tenant: "acme"}, "eve": {Principal: "eve", Tenant: "globex"}} {
+	for name, spec := range map[string]auth.KeySpec{"alice": {Principal: "alice", Tenant: "acme"}, "eve": {Principal: "eve", Tenant: "globex"},
+		"ops@acme": {Principal: "ops", Tenant: "acme", Roles: []string{"operator"}}, "ops@globex": {Principal: "ops", Tenant: "globex", Roles: []string{"operator"}}} {
 		if keys[name], _, err = ks.Create(spec); err != nil {
 			t.Fatal(err)
 		}

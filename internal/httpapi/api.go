@@ -235,9 +235,9 @@ func (a *API) routes(opts *Options) []route {
 		{"GET /metrics", a.operatorsOnly("Metrics are for operators"+counts, a.metrics.ServeHTTP)},
 		{"/v1/approvals", approvals},
 		{"/v1/approvals/", approvals},
-		{"GET /v1/deadletters", a.operatorsOnly(dead, a.listDeadLetters)},
-		{"POST /v1/deadletters/{id}/retry", a.operatorsOnly(dead, a.retryDeadLetter)},
-		{"POST /v1/deadletters/{id}/dismiss", a.operatorsOnly(dead, a.dismissDeadLetter)},
+		{"GET /v1/deadletters", a.anyOperatorsOnly(dead, a.listDeadLetters)},
+		{"POST /v1/deadletters/{id}/retry", a.anyOperatorsOnly(dead, a.retryDeadLetter)},
+		{"POST /v1/deadletters/{id}/dismiss", a.anyOperatorsOnly(dead, a.dismissDeadLetter)},
 		{"GET /v1/audit", a.auditEvents},
 		{"GET /v1/audit/verify", a.auditVerify},
 		{"GET /v1/stats", a.operatorsOnly("Statistics are for operators"+counts, a.toolStats)},
@@ -767,7 +767,7 @@ func (a *API) lookup(w http.ResponseWriter, r *http.Request) (*reach.Request, bo
 	}
 	if !a.sees(r, req) {
 		httpjson.WriteError(w, http.StatusForbidden, "not_your_request", fmt.Sprintf("Request %s belongs to another principal.", id),
-			"Only its principal, or a principal with the role "+operatorRole+", may see or stop it; list yours with reach requests list (GET /v1/requests).")
+			"Only its principal, or a principal with the role "+operatorRole+" of its tenant or of none, may see or stop it; list yours with reach requests list (GET /v1/requests).")
 		return nil, false
 	}
 	return req, true
@@ -920,7 +920,7 @@ func (a *API) getGraph(w http.ResponseWriter, r *http.Request) {
 // and tenant.
 func (a *API) mayFor(r *http.Request) func(principal, tenant string) bool {
 	return func(principal, tenant string) bool {
-		if a.isOperator(r) {
+		if a.operatesOn(r, tenant) {
 			return true
 		}
 		who, ok := auth.IdentityFrom(r.Context())
@@ -998,7 +998,7 @@ func (a *API) remoteFailed(w http.ResponseWriter, id string, found bool, err err
 			"List the requests with GET /v1/requests; ended requests are kept for a while, then forgotten.")
 	case err != nil && a.remote.NotYours(err):
 		httpjson.WriteError(w, http.StatusForbidden, "not_your_request", fmt.Sprintf("Request %s belongs to another principal.", id),
-			"Only its principal, or a principal with the role "+operatorRole+", may see or "+verb+" it; list yours with GET /v1/requests.")
+			"Only its principal, or a principal with the role "+operatorRole+" of its tenant or of none, may see or "+verb+" it; list yours with GET /v1/requests.")
 	case err != nil:
 		httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("Request %s could not be %s: %v.", id, past, err),
 			"Try again in a moment; the request runs on until it is "+past+".")

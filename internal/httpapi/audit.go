@@ -146,7 +146,7 @@ func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*aud
 	var evs []*audit.Event
 	var err error
 	if q.Request != "" {
-		if q.Owner != nil && !a.mayRead(ctx, q.Request, q.Owner) {
+		if (q.Owner != nil || q.Tenant != "") && !a.mayRead(ctx, q.Request, q) {
 			return nil, 0, nil // none of its events are the viewer's
 		}
 		if evs, stop, ok, err := a.requestPage(ctx, q, limit); ok {
@@ -154,8 +154,14 @@ func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*aud
 		}
 		evs, err = audit.Show(ctx, a.st, q.Request)
 	} else {
+		if q.Tenant != "" && q.Owner == nil { // a tenant's operator: the store filters, so that the page is full
+			evs, ok, err := audit.Matching(ctx, a.st, store.AuditMatch{Tenant: q.Tenant, Principal: q.Principal, Name: q.Tool}, 0, limit)
+			if ok {
+				return slices.DeleteFunc(evs, func(e *audit.Event) bool { return drops(q, e) }), 0, err
+			}
+		}
 		fetch := limit
-		if q.Owner != nil || q.Tool != "" || q.Principal != "" {
+		if q.Owner != nil || q.Tenant != "" || q.Tool != "" || q.Principal != "" {
 			fetch = min(limit*10, 10000) // the filter keeps some of them
 		}
 		evs, err = audit.Recent(ctx, a.st, fetch)
@@ -231,16 +237,24 @@ func (a auditView) requestPage(ctx context.Context, q ui.AuditQuery, limit int) 
 	}
 }
 
-// mayRead reports whether one who is not an operator (owner) may have the
-// events of request id read for them: the registry holds no other
-// principal's request of that id (a request just begun, or one the
+// mayRead reports whether one who is not a global operator (q.Owner, or
+// an operator of q.Tenant) may have the events of request id read for
+// them: the registry holds no other principal's (or other tenant's)
+// request of that id (a request just begun, or one the
 // retention removed, is read and its events filtered one by one). Another's
 // request is not read: reading it cost as much as its events (185 MB and
 // seconds for 100,000 of them, any principal asking any request's id), and
 // the cost told how many it had. A registry it cannot read is read past.
-func (a auditView) mayRead(ctx context.Context, id string, owner *ui.Actor) bool {
+func (a auditView) mayRead(ctx context.Context, id string, q ui.AuditQuery) bool {
 	r, err := a.st.GetRequest(ctx, id)
-	return err != nil || r.Principal == owner.Principal && r.Tenant == owner.Tenant
+	return err != nil || !otherRoot(q, r)
+}
+
+// otherRoot reports whether request r is not of the viewer of q: another
+// principal's for one who is not an operator (q.Owner), another tenant's
+// for a tenant's operator (q.Tenant).
+func otherRoot(q ui.AuditQuery, r *store.Request) bool {
+	return q.Owner != nil && (r.Principal != q.Owner.Principal || r.Tenant != q.Owner.Tenant) || q.Tenant != "" && r.Tenant != q.Tenant
 }
 
 // maxTreeRequests bounds the requests of a tree whose events one page of
@@ -255,7 +269,7 @@ var errTreeTooLarge = fmt.Errorf("the tree has more than %d requests", maxTreeRe
 // drops reports whether q's filters leave e out.
 func drops(q ui.AuditQuery, e *audit.Event) bool {
 	return (q.Before > 0 && e.Seq >= q.Before) || (q.Tool != "" && e.Name != q.Tool) || (q.Principal != "" && e.Principal != q.Principal) ||
-		(q.Owner != nil && (e.Principal != q.Owner.Principal || e.Tenant != q.Owner.Tenant))
+		(q.Owner != nil && (e.Principal != q.Owner.Principal || e.Tenant != q.Owner.Tenant)) || (q.Tenant != "" && e.Tenant != q.Tenant)
 }
 
 // treePage returns a page of the events of request q.Request and of its
@@ -287,10 +301,10 @@ func (a auditView) treePage(ctx context.Context, q ui.AuditQuery, limit int) ([]
 	ids := []string{q.Request}
 	root, err := a.st.GetRequest(ctx, q.Request)
 	switch {
-	case errors.Is(err, store.ErrNotFound) && q.Owner != nil:
+	case errors.Is(err, store.ErrNotFound) && (q.Owner != nil || q.Tenant != ""):
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return nil, 0, err
-	case q.Owner != nil && (root.Principal != q.Owner.Principal || root.Tenant != q.Owner.Tenant):
+	case otherRoot(q, root):
 		return nil, 0, nil // as the single request's page: none of its events are the viewer's
 	default:
 		if ids, err = a.treeRequests(ctx, q.Request); err != nil {
@@ -420,7 +434,9 @@ func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		q.Before = n
 	}
-	if !a.isOperator(r) {
+	if t, ok := a.operatorOf(r); ok {
+		q.Tenant = t // a tenant's operator: its tenant's events
+	} else if !a.isOperator(r) {
 		a := uiActor(r)
 		q.Principal, q.Owner = a.Principal, &a
 	}

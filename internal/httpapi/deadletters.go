@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ import (
 
 // listDeadLetters is GET /v1/deadletters[?state=open|retried|resolved|all].
 func (a *API) listDeadLetters(w http.ResponseWriter, r *http.Request) {
-	if !a.operatorOnly(w, r, "Dead letters are for operators.") {
+	if !a.anyOperatorOnly(w, r, "Dead letters are for operators.") {
 		return
 	}
 	state := reach.DeadLetterState(r.URL.Query().Get("state"))
@@ -43,9 +44,11 @@ func (a *API) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 		httpjson.WriteError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
 		return
 	}
-	out := make([]deadLetterJSON, len(ds))
+	out := make([]deadLetterJSON, 0, len(ds))
 	for i := range ds {
-		out[i] = a.deadLetterOf(&ds[i])
+		if a.operatesOnDeadLetter(r, &ds[i]) {
+			out = append(out, a.deadLetterOf(&ds[i]))
+		}
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"deadletters": out})
 }
@@ -86,10 +89,11 @@ func (a *API) deadLetterOf(d *reach.DeadLetter) deadLetterJSON {
 // settled (one more attempt; retried on success), and the answer carries
 // it so.
 func (a *API) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
-	if !a.operatorOnly(w, r, "Dead letters are for operators.") {
+	if !a.anyOperatorOnly(w, r, "Dead letters are for operators.") || !a.deadLetterOfTenant(w, r) {
 		return
 	}
-	res, d, err := a.rt.RetryDeadLetter(r.Context(), r.PathValue("id"), principalOf(r))
+	tenant, _ := a.operatorOf(r) // a tenant's operator retries in its tenant
+	res, d, err := a.rt.RetryDeadLetterIn(r.Context(), r.PathValue("id"), principalOf(r), tenant)
 	if deadLetterError(w, r, err) {
 		return
 	}
@@ -118,6 +122,9 @@ func (a *API) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if len(in.Note) > 500 {
 		in.Note = strings.ToValidUTF8(in.Note[:500], "")
 	}
+	if !a.deadLetterOfTenant(w, r) {
+		return
+	}
 	in.Note = a.redactor.RedactString(in.Note) // kept, shown and audited
 	by := principalOf(r)
 	d, err := a.rt.DismissDeadLetter(r.Context(), r.PathValue("id"), by, in.Note)
@@ -131,6 +138,54 @@ func (a *API) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"deadletter": a.deadLetterOf(d)})
+}
+
+// operatesOnDeadLetter reports whether the caller of r operates on dead
+// letter d: a global operator on every one, a tenant's operator on those
+// whose request is of its tenant (the runtime's, or the store's record of
+// it). One whose request neither holds any more is a global operator's
+// only.
+func (a *API) operatesOnDeadLetter(r *http.Request, d *reach.DeadLetter) bool {
+	if a.isOperator(r) {
+		return true
+	}
+	if _, ok := a.operatorOf(r); !ok {
+		return false
+	}
+	if req, ok := a.rt.Lookup(d.Request); ok {
+		return a.operatesOn(r, req.Root().Tenant())
+	}
+	if a.store == nil {
+		return false
+	}
+	sr, err := a.store.GetRequest(r.Context(), d.Request)
+	return err == nil && a.operatesOn(r, sr.Tenant)
+}
+
+// deadLetterOfTenant reports whether the caller of r operates on the dead
+// letter r names (any, for a global operator); otherwise it answers 404,
+// as for a dead letter that is not there: another tenant's is not told
+// of.
+func (a *API) deadLetterOfTenant(w http.ResponseWriter, r *http.Request) bool {
+	if a.isOperator(r) {
+		return true
+	}
+	id := r.PathValue("id")
+	if n, err := strconv.ParseInt(strings.TrimPrefix(id, "dl-"), 10, 64); err == nil {
+		id = "dl-" + strconv.FormatInt(n, 10) // a stored one's, as the list names it: the store's queue takes n and dl-n
+	}
+	ds, err := a.rt.DeadLetters(r.Context(), "")
+	if err != nil {
+		httpjson.WriteError(w, http.StatusInternalServerError, "store", upperFirst(err.Error())+".", "Look at the gateway's log.")
+		return false
+	}
+	for i := range ds {
+		if ds[i].ID == id && a.operatesOnDeadLetter(r, &ds[i]) {
+			return true
+		}
+	}
+	httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %s.", r.PathValue("id")), "List them with reach deadletters list (GET /v1/deadletters).")
+	return false
 }
 
 // deadLetterError answers the error of an action on a dead letter, and

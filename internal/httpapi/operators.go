@@ -17,7 +17,7 @@ import (
 // newUI makes the web UI (and the audit log's reader it shares with GET
 // /v1/audit).
 func (a *API) newUI() *ui.UI {
-	uo := ui.Options{Runtime: a.rt, Stats: a.stats, Approvals: uiApprovals{a.approvals}, Actor: uiActor, Visible: a.sees, Operator: a.isOperator,
+	uo := ui.Options{Runtime: a.rt, Stats: a.stats, Approvals: uiApprovals{a.approvals}, Actor: uiActor, Visible: a.sees, Operator: a.isOperator, OperatorOf: a.operatorOf,
 		Tools:  func(r *http.Request) []reach.Tool { return a.tools.Visible(identity(r)) },
 		Logger: a.log.With("component", "ui")}
 	if a.store != nil {
@@ -159,26 +159,57 @@ func (a *API) listTools(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"tools": out})
 }
 
-// operatorRole is the role whose principals see and stop every request and
-// handle dead letters, when the gateway authenticates; everyone else sees
-// and stops their own requests only.
+// operatorRole is the role whose principals see and stop the requests of
+// others and handle dead letters, when the gateway authenticates: a
+// principal of no tenant with it every tenant's (a global operator), a
+// principal of a tenant with it its own tenant's (that tenant's operator);
+// everyone else sees and stops their own requests only.
 const operatorRole = "operator"
 
-// isOperator reports whether the HTTP request r comes from an operator: any
-// caller when the gateway authenticates nobody (it serves loopback only),
-// else a principal with operatorRole.
+// isOperator reports whether the HTTP request r comes from a global
+// operator, who sees every tenant's work: any caller when the gateway
+// authenticates nobody (it serves loopback only), else a principal of no
+// tenant with operatorRole. An operator of a tenant is not one
+// (operatorOf): what a tenant's admin gives itself in its own identity
+// provider reads its own tenant, not every tenant.
 func (a *API) isOperator(r *http.Request) bool {
 	if a.authn == nil {
 		return true
 	}
 	id, ok := auth.IdentityFrom(r.Context())
-	return ok && id.HasRole(operatorRole)
+	return ok && id.Tenant == "" && id.HasRole(operatorRole)
 }
 
-// sees reports whether the HTTP request r may see and stop req: an
-// operator, or the owner of req's root request (link.CheckOwner).
-func (a *API) sees(r *http.Request, req *reach.Request) bool {
+// operatorOf returns the tenant whose operator the HTTP request r comes
+// from: a principal of a tenant with operatorRole ("" and false for anyone
+// else, a global operator too).
+func (a *API) operatorOf(r *http.Request) (string, bool) {
+	if a.authn == nil {
+		return "", false
+	}
+	id, ok := auth.IdentityFrom(r.Context())
+	if !ok || id.Tenant == "" || !id.HasRole(operatorRole) {
+		return "", false
+	}
+	return id.Tenant, true
+}
+
+// operatesOn reports whether the caller of r operates on the work of
+// tenant: a global operator on every tenant's, a tenant's operator on its
+// own tenant's.
+func (a *API) operatesOn(r *http.Request, tenant string) bool {
 	if a.isOperator(r) {
+		return true
+	}
+	t, ok := a.operatorOf(r)
+	return ok && t == tenant
+}
+
+// sees reports whether the HTTP request r may see and stop req: a global
+// operator, an operator of the tenant of req's root request, or the owner
+// of req's root request (link.CheckOwner).
+func (a *API) sees(r *http.Request, req *reach.Request) bool {
+	if a.operatesOn(r, req.Root().Tenant()) {
 		return true
 	}
 	id, ok := auth.IdentityFrom(r.Context())
@@ -196,12 +227,38 @@ func (a *API) toolStats(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"tools": a.stats.Snapshot()})
 }
 
-// operatorOnly reports whether r is an operator's; otherwise it answers
-// 403 with why.
+// operatorOnly reports whether r is a global operator's; otherwise it
+// answers 403 with why (and, to a tenant's operator, that these are of
+// every tenant).
 func (a *API) operatorOnly(w http.ResponseWriter, r *http.Request, why string) bool {
 	if a.isOperator(r) {
 		return true
 	}
+	if t, ok := a.operatorOf(r); ok {
+		httpjson.WriteError(w, http.StatusForbidden, "operators_only", why+" They are of every tenant: an operator of tenant "+t+" sees its own tenant's requests, audit events and dead letters.",
+			"Ask an operator of no tenant (a key or token without a tenant with the role "+operatorRole+") to look at them.")
+		return false
+	}
 	httpjson.WriteError(w, http.StatusForbidden, "operators_only", why, "Ask a principal with the role "+operatorRole+" to look at them.")
 	return false
+}
+
+// anyOperatorOnly reports whether r is an operator's, of every tenant or
+// of one; otherwise it answers 403 with why.
+func (a *API) anyOperatorOnly(w http.ResponseWriter, r *http.Request, why string) bool {
+	if _, ok := a.operatorOf(r); ok || a.isOperator(r) {
+		return true
+	}
+	httpjson.WriteError(w, http.StatusForbidden, "operators_only", why, "Ask a principal with the role "+operatorRole+" to look at them.")
+	return false
+}
+
+// anyOperatorsOnly is operatorsOnly for operators of a tenant too: h
+// shows or acts on the caller's tenant only.
+func (a *API) anyOperatorsOnly(why string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if a.anyOperatorOnly(w, r, why) {
+			h(w, r)
+		}
+	}
 }

@@ -41,7 +41,7 @@ func (a *API) removed(r *http.Request, id string) (last time.Time, ok bool) {
 	if time.Since(last) < a.retention {
 		return time.Time{}, false
 	}
-	if !a.isOperator(r) {
+	if !a.operatesOn(r, first.Tenant) {
 		me, ok := auth.IdentityFrom(r.Context())
 		if !ok || me.Principal != first.Principal || me.Tenant != first.Tenant {
 			return time.Time{}, false

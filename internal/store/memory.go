@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -508,6 +509,31 @@ func (m *Memory) RequestsAudit(ctx context.Context, requests []string, after, up
 			out = append(out, copyAudit(e))
 		}
 	}
+	return out, nil
+}
+
+// MatchAudit implements AuditMatcher.
+func (m *Memory) MatchAudit(ctx context.Context, match AuditMatch, before int64, limit int) ([]*AuditRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	last := int64(len(m.audit))
+	if before > 0 {
+		last = min(last, before-1)
+	}
+	var out []*AuditRecord
+	for seq := last; seq >= 1 && len(out) < limit; seq-- {
+		e := m.audit[seq-1]
+		var f struct{ Tenant, Principal, Name string }
+		if json.Unmarshal(e.Data, &f) != nil {
+			continue
+		}
+		if (match.Tenant == "" || f.Tenant == match.Tenant) && (match.Principal == "" || f.Principal == match.Principal) && (match.Name == "" || f.Name == match.Name) {
+			out = append(out, copyAudit(e))
+		}
+	}
+	slices.Reverse(out)
 	return out, nil
 }
 

@@ -459,6 +459,20 @@ type RequestsAuditor interface {
 	RequestsAudit(ctx context.Context, requests []string, after, upTo int64, limit int) ([]*AuditRecord, error)
 }
 
+// AuditMatch names the values that the events MatchAudit reads have in
+// their fields tenant, principal and name; an empty one matches any.
+type AuditMatch struct{ Tenant, Principal, Name string }
+
+// AuditMatcher is an AuditLog that reads the newest records whose events
+// match, filtered in its query: a page of a tenant's events (GET /v1/audit
+// of a tenant's operator) is full while the log holds that many of them,
+// never short because other tenants' events were read first and dropped.
+type AuditMatcher interface {
+	// MatchAudit returns the newest limit records with Seq < before (0:
+	// any) whose events match m, in Seq order, read in one snapshot.
+	MatchAudit(ctx context.Context, m AuditMatch, before int64, limit int) ([]*AuditRecord, error)
+}
+
 // RequestAuditPager is an AuditLog that reads a request's newest records
 // without the rest of them: a page of one request's events (GET
 // /v1/audit?request=ID) costs the page, not the request's whole log.

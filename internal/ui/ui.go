@@ -77,6 +77,9 @@ type AuditQuery struct {
 	// Owner, if set, keeps only the rows of its principal in its tenant:
 	// the view of one who is not an operator.
 	Owner *Actor
+	// Tenant, if set, keeps only the rows of that tenant's principals:
+	// the view of that tenant's operator.
+	Tenant string
 }
 
 // Actor is who makes an HTTP request: a principal, and its tenant ("" for
@@ -118,8 +121,11 @@ type Options struct {
 	// and stop a request; if nil, every request is visible. Operator
 	// reports whether they see the whole audit log (else only the rows of
 	// the principal and tenant Actor names); if nil, everyone does.
-	Visible  func(*http.Request, *reach.Request) bool
-	Operator func(*http.Request) bool
+	// OperatorOf, if set, returns the tenant whose operator makes an HTTP
+	// request (and true): they see that tenant's rows of the audit log.
+	Visible    func(*http.Request, *reach.Request) bool
+	Operator   func(*http.Request) bool
+	OperatorOf func(*http.Request) (string, bool)
 	// Removed, if not nil, says why a request the runtime does not know
 	// is gone, when the store's retention removed it (and the one who
 	// asks may know it existed): its page answers 410 with that text.
@@ -1003,7 +1009,10 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 	if n, err := strconv.ParseInt(r.FormValue("before"), 10, 64); err == nil && n > 0 && q.Request != "" && !q.Tree {
 		q.Before = n
 	}
-	if u.o.Operator != nil && !u.o.Operator(r) {
+	if u.o.OperatorOf != nil {
+		q.Tenant, _ = u.o.OperatorOf(r) // a tenant's operator: its tenant's rows
+	}
+	if q.Tenant == "" && u.o.Operator != nil && !u.o.Operator(r) {
 		a := u.actor(r) // only one's own rows, of one's own tenant
 		q.Principal, q.Owner = a.Principal, &a
 	}

@@ -1,10 +1,14 @@
 package sqlcore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentreach/reach/internal/crashpoint"
@@ -619,6 +623,35 @@ func (c *Core) ScanAudit(ctx context.Context, after int64, limit int) ([]*store.
 		return c.QueryAudit(ctx, c.R, `WHERE seq > $1 ORDER BY seq`, after)
 	}
 	return c.QueryAudit(ctx, c.R, `WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+}
+
+// MatchAudit implements store.AuditMatcher: the events' fields are read in
+// the query (SQLite's and PostgreSQL's ->>), newest first, until limit
+// match; the log has no index on them, so a tenant with few events reads
+// back through the others' (rows, not records decoded and held).
+func (c *Core) MatchAudit(ctx context.Context, m store.AuditMatch, before int64, limit int) ([]*store.AuditRecord, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	var where []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	add("seq < $%d", cmp.Or(before, math.MaxInt64))
+	for _, f := range [...]struct{ field, v string }{{"tenant", m.Tenant}, {"principal", m.Principal}, {"name", m.Name}} {
+		if f.v != "" {
+			add("event ->> '"+f.field+"' = $%d", f.v)
+		}
+	}
+	args = append(args, limit)
+	recs, err := c.QueryAudit(ctx, c.R, fmt.Sprintf("WHERE %s ORDER BY seq DESC LIMIT $%d", strings.Join(where, " AND "), len(args)), args...)
+	slices.Reverse(recs)
+	return recs, err
 }
 
 // AuditCheckpoints implements store.AuditLog.

@@ -793,3 +793,81 @@ func testRequestTree(t *testing.T, open Opener) {
 		}
 	})
 }
+
+// The newest records whose events match, filtered in the query: full
+// pages of a tenant whose events are few among others', an event that
+// only names a tenant in its message not matched, and the cursor.
+func testAuditMatch(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
+		am, ok := s.(store.AuditMatcher)
+		if !ok {
+			return
+		}
+		ctx := t.Context()
+		const n = 3000
+		type fields struct{ tenant, principal, name string }
+		evs := map[int64]fields{}
+		var batch []*store.AuditRecord
+		for seq := int64(1); seq <= n; seq++ {
+			f := fields{"globex", "bob", "search"}
+			switch {
+			case seq%97 == 0:
+				f = fields{"acme", "alice", "refund"}
+			case seq%89 == 0:
+				f = fields{"acme", "carol", "search"}
+			case seq%7 == 0:
+				f = fields{"", "root", "search"}
+			}
+			evs[seq] = f
+			r := auditRecord(seq, fmt.Sprintf("r%d", seq%5))
+			data := fmt.Sprintf(`{"kind":"tool","name":%q,"principal":%q,"message":"\"tenant\":\"acme\"","n":%d`, f.name, f.principal, seq)
+			if f.tenant != "" {
+				data += fmt.Sprintf(`,"tenant":%q`, f.tenant)
+			}
+			r.Data = []byte(data + "}")
+			batch = append(batch, r)
+			if len(batch) == 500 {
+				if err := s.AppendAudit(ctx, batch, nil); err != nil {
+					t.Fatal(err)
+				}
+				batch = nil
+			}
+		}
+		for _, c := range []struct {
+			m      store.AuditMatch
+			before int64
+			limit  int
+		}{
+			{store.AuditMatch{Tenant: "acme"}, 0, 10},
+			{store.AuditMatch{Tenant: "acme"}, 0, 1000},
+			{store.AuditMatch{Tenant: "acme"}, 500, 3},
+			{store.AuditMatch{Tenant: "acme", Principal: "alice"}, 0, 5},
+			{store.AuditMatch{Tenant: "acme", Name: "search"}, 0, 100},
+			{store.AuditMatch{Tenant: "acme", Principal: "alice", Name: "search"}, 0, 10},
+			{store.AuditMatch{Tenant: "initech"}, 0, 10},
+			{store.AuditMatch{Principal: "root"}, 100, 4},
+			{store.AuditMatch{Tenant: "globex"}, 0, 0},
+		} {
+			var want []int64
+			for seq := int64(n); seq >= 1 && len(want) < c.limit; seq-- {
+				f := evs[seq]
+				if (c.before == 0 || seq < c.before) && (c.m.Tenant == "" || f.tenant == c.m.Tenant) &&
+					(c.m.Principal == "" || f.principal == c.m.Principal) && (c.m.Name == "" || f.name == c.m.Name) {
+					want = append(want, seq)
+				}
+			}
+			slices.Reverse(want)
+			recs, err := am.MatchAudit(ctx, c.m, c.before, c.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int64
+			for _, r := range recs {
+				got = append(got, r.Seq)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("MatchAudit(%+v, %d, %d) seqs (-want +got):\n%s", c.m, c.before, c.limit, diff)
+			}
+		}
+	})
+}

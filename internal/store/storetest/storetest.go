@@ -40,6 +40,7 @@ func Run(t *testing.T, open Opener) {
 		{"TakeDeadLetter", testTakeDeadLetter},
 		{"Closed", testClosed},
 		{"RequestAuditIndex", testRequestAuditIndex},
+		{"AuditMatch", testAuditMatch},
 		{"RequestTree", testRequestTree},
 		{"LedgerNeverOverspends", testLedgerNeverOverspends},
 		{"RefusalsInARow", testRefusalsInARow},
