@@ -3,6 +3,7 @@ package modelproxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/budget"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // Model turns at the same time, and a token budget. A turn's answer is
@@ -427,7 +429,8 @@ const unholdWait = 10 * time.Second
 // calls then (the turn lets go of its hold). A charge the store does not
 // take (it restarted, the connection was cut) is made again, from a
 // goroutine of its own, waiting longer each time (up to wait), until it
-// is taken, and only then is the hold let go: meanwhile the hold counts
+// is taken or the store is closed (store.ErrClosed: it never takes one
+// again), and only then is the hold let go: meanwhile the hold counts
 // what the charge will. Before, the charge was dropped (logged), and the
 // turn's tokens were never spent on the shared ledger, though its answer
 // was passed on. Each attempt is bounded by wait. A charge whose commit
@@ -448,12 +451,25 @@ func chargeShared(log *slog.Logger, l Ledger, req *reach.Request, tokens, cost i
 		then()
 		return
 	}
+	if errors.Is(err, store.ErrClosed) {
+		log.Warn("debiting a model turn from the shared ledger failed: the store is closed (this instance stops), so it never takes it; dropped", "request", req.ID(), "err", err)
+		then()
+		return
+	}
 	log.Warn("debiting a model turn from the shared ledger failed: tried again until the store takes it (meanwhile its hold counts against the request's budget)", "request", req.ID(), "err", err)
 	go func() {
 		for pause := min(100*time.Millisecond, wait); ; pause = min(pause*2, wait) {
 			time.Sleep(pause)
-			if err := try(); err == nil {
+			err := try()
+			if err == nil {
 				log.Info("a model turn's charge is debited from the shared ledger", "request", req.ID())
+				then()
+				return
+			}
+			if errors.Is(err, store.ErrClosed) {
+				// Closed (this instance stops): a closed store takes no
+				// later attempt, and the loop would outlive it.
+				log.Warn("a model turn's charge was not debited from the shared ledger before this instance's store closed; dropped", "request", req.ID())
 				then()
 				return
 			}
@@ -467,7 +483,8 @@ func chargeShared(log *slog.Logger, l Ledger, req *reach.Request, tokens, cost i
 // later turn of the request tree, on every instance, would wait for it and
 // be refused budget_tokens_held: an attempt the store does not take is made
 // again, from a goroutine of its own, waiting longer each time (up to
-// wait), until it is taken. Each attempt is bounded by wait: a store that
+// wait), until it is taken or the store is closed (it never takes one
+// again: the goroutine ends). Each attempt is bounded by wait: a store that
 // hangs does not hang the turn's handler.
 func letGoShared(log *slog.Logger, hl Holder, request, turn string, wait time.Duration) {
 	try := func() error {
@@ -479,13 +496,20 @@ func letGoShared(log *slog.Logger, hl Holder, request, turn string, wait time.Du
 	if err == nil {
 		return
 	}
+	if errors.Is(err, store.ErrClosed) {
+		return // closed as this instance stops: it takes no later attempt either
+	}
 	log.Warn("letting go of a model turn's hold on the shared ledger failed: tried again until the store takes it (meanwhile the hold counts against the request's budget)", "request", request, "err", err)
 	go func() {
 		for pause := min(100*time.Millisecond, wait); ; pause = min(pause*2, wait) {
 			time.Sleep(pause)
-			if err := try(); err == nil {
+			err := try()
+			if err == nil {
 				log.Info("a model turn's hold on the shared ledger is let go", "request", request)
 				return
+			}
+			if errors.Is(err, store.ErrClosed) {
+				return // closed as this instance stops: no later attempt is taken
 			}
 		}
 	}()
