@@ -11,6 +11,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/durable"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // filedStop is one line of Options.StopsFile: a stop of request Request
@@ -33,29 +34,12 @@ func (c *Cluster) fileStop(id string, cause reach.Cause) {
 	}
 	line, err := json.Marshal(filedStop{Request: id, Mode: int(cause.Mode), Cause: durable.EncodeCause(cause)})
 	if err == nil {
-		err = appendSynced(c.stopsFile, append(line, '\n'))
+		err = store.AppendSynced(c.stopsFile, append(line, '\n'))
 	}
 	if err != nil {
 		c.log.Error("cluster: a stop the store refused could not be kept in the data folder either: if this instance dies before the store takes it, the stop is lost",
 			"request", id, "file", filepath.Base(c.stopsFile), "err", err)
 	}
-}
-
-// appendSynced appends b to the file at path (0600), and syncs it.
-func appendSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // unfileStops removes the stops file once every stop in it was stored:

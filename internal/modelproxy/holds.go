@@ -3,6 +3,7 @@ package modelproxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/budget"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // Model turns at the same time, and a token budget. A turn's answer is
@@ -427,7 +429,8 @@ const unholdWait = 10 * time.Second
 // calls then (the turn lets go of its hold). A charge the store does not
 // take (it restarted, the connection was cut) is made again, from a
 // goroutine of its own, waiting longer each time (up to wait), until it
-// is taken, and only then is the hold let go: meanwhile the hold counts
+// is taken or the store is closed (store.ErrClosed: it never takes one
+// again), and only then is the hold let go: meanwhile the hold counts
 // what the charge will. Before, the charge was dropped (logged), and the
 // turn's tokens were never spent on the shared ledger, though its answer
 // was passed on. Each attempt is bounded by wait. A charge whose commit
@@ -438,27 +441,17 @@ func chargeShared(log *slog.Logger, l Ledger, req *reach.Request, tokens, cost i
 		then()
 		return
 	}
-	try := func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		return l.Spend(ctx, req, tokens, cost)
-	}
-	err := try()
-	if err == nil {
-		then()
-		return
-	}
-	log.Warn("debiting a model turn from the shared ledger failed: tried again until the store takes it (meanwhile its hold counts against the request's budget)", "request", req.ID(), "err", err)
-	go func() {
-		for pause := min(100*time.Millisecond, wait); ; pause = min(pause*2, wait) {
-			time.Sleep(pause)
-			if err := try(); err == nil {
-				log.Info("a model turn's charge is debited from the shared ledger", "request", req.ID())
-				then()
-				return
-			}
+	untilTaken(wait, func(ctx context.Context) error { return l.Spend(ctx, req, tokens, cost) }, func(err error) {
+		log.Warn("debiting a model turn from the shared ledger failed: tried again until the store takes it (meanwhile its hold counts against the request's budget)", "request", req.ID(), "err", err)
+	}, func(err error, retried bool) {
+		switch {
+		case err != nil:
+			log.Warn("a model turn's charge was not debited from the shared ledger: the store is closed (this instance stops), and never takes it; dropped", "request", req.ID(), "err", err)
+		case retried:
+			log.Info("a model turn's charge is debited from the shared ledger", "request", req.ID())
 		}
-	}()
+		then()
+	})
 }
 
 // letGoShared lets go of what the model turn named turn holds on the
@@ -467,24 +460,43 @@ func chargeShared(log *slog.Logger, l Ledger, req *reach.Request, tokens, cost i
 // later turn of the request tree, on every instance, would wait for it and
 // be refused budget_tokens_held: an attempt the store does not take is made
 // again, from a goroutine of its own, waiting longer each time (up to
-// wait), until it is taken. Each attempt is bounded by wait: a store that
+// wait), until it is taken or the store is closed (it never takes one
+// again: the goroutine ends). Each attempt is bounded by wait: a store that
 // hangs does not hang the turn's handler.
 func letGoShared(log *slog.Logger, hl Holder, request, turn string, wait time.Duration) {
-	try := func() error {
+	untilTaken(wait, func(ctx context.Context) error { return hl.Unhold(ctx, turn) }, func(err error) {
+		log.Warn("letting go of a model turn's hold on the shared ledger failed: tried again until the store takes it (meanwhile the hold counts against the request's budget)", "request", request, "err", err)
+	}, func(err error, retried bool) {
+		if err == nil && retried {
+			log.Info("a model turn's hold on the shared ledger is let go", "request", request)
+		}
+	})
+}
+
+// untilTaken makes an attempt (try, bounded by wait) that the shared store
+// may refuse, and, when it does (refused is called with why), again, from a
+// goroutine of its own, waiting longer each time (up to wait), until the
+// store takes it or is closed (store.ErrClosed: a closed store never takes
+// one, and a loop past it would run for as long as the process). Then it
+// calls settled with nil, or the closed store's error, and whether the
+// attempt was made again.
+func untilTaken(wait time.Duration, try func(context.Context) error, refused func(error), settled func(err error, retried bool)) {
+	attempt := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
-		return hl.Unhold(ctx, turn)
+		return try(ctx)
 	}
-	err := try()
-	if err == nil {
+	err := attempt()
+	if err == nil || errors.Is(err, store.ErrClosed) {
+		settled(err, false)
 		return
 	}
-	log.Warn("letting go of a model turn's hold on the shared ledger failed: tried again until the store takes it (meanwhile the hold counts against the request's budget)", "request", request, "err", err)
+	refused(err)
 	go func() {
 		for pause := min(100*time.Millisecond, wait); ; pause = min(pause*2, wait) {
 			time.Sleep(pause)
-			if err := try(); err == nil {
-				log.Info("a model turn's hold on the shared ledger is let go", "request", request)
+			if err := attempt(); err == nil || errors.Is(err, store.ErrClosed) {
+				settled(err, true)
 				return
 			}
 		}

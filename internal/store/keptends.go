@@ -248,11 +248,11 @@ func (s *Idempotency) journal(l keptLine) {
 	}
 	b, err := json.Marshal(l)
 	if err == nil {
-		err = appendSynced(s.file, append(b, '\n'))
+		err = AppendSynced(s.file, append(b, '\n'))
 		if errors.Is(err, syscall.ENOSPC) && s.freeReserve() {
 			// A line the full disk cut short ends where this one began:
 			// RestoreKept moves it aside, and reads this one.
-			err = appendSynced(s.file, append([]byte{'\n'}, append(b, '\n')...))
+			err = AppendSynced(s.file, append([]byte{'\n'}, append(b, '\n')...))
 			if err == nil {
 				crashpoint.Reached("kept.reserve") // a kill here: the next start writes the line, and makes the reserve again
 			}
@@ -295,8 +295,10 @@ func (s *Idempotency) journalDone() {
 	s.makeReserve()
 }
 
-// appendSynced appends b to path (0600) and syncs it.
-func appendSynced(path string, b []byte) error { return fileSynced(path, os.O_APPEND, b) }
+// AppendSynced appends b to the file at path (0600, created if missing)
+// and syncs it: a line a kill must not lose (the kept file's, the
+// cluster's kept stops).
+func AppendSynced(path string, b []byte) error { return fileSynced(path, os.O_APPEND, b) }
 
 // fileSynced writes b to path (0600, created if missing) opened with
 // flag besides (os.O_APPEND or os.O_TRUNC), and syncs it.
