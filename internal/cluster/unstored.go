@@ -32,9 +32,10 @@ func (c *Cluster) keepStop(r *Recorder, q *reach.Request, cause reach.Cause) {
 	defer c.fileMu.Unlock()
 	c.mu.Lock()
 	u := c.unstored[q.ID()]
+	kept := u != nil && u.cause.Mode >= cause.Mode
 	c.mu.Unlock()
-	if u != nil && u.cause.Mode >= cause.Mode {
-		return // keepStop alone changes a kept cause, and it holds fileMu
+	if kept {
+		return // as strong a stop is kept, and filed: keepStop alone changes a kept cause, holding fileMu
 	}
 	c.fileStop(q.ID(), cause)
 	c.mu.Lock()
