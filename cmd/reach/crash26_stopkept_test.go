@@ -119,9 +119,14 @@ func stopKeptThenKilled(t *testing.T, point string) {
 		t.Errorf("r-k is stored %s (ended %v); want it stopped and ended", state, ended)
 	}
 	// a's booking is undone once: by a before the kill, or by the
-	// recovery of a's dead part of the stopped request.
-	for deadline := time.Now().Add(time.Minute); f.up.count("unbook ka") == 0 && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
+	// recovery of a's dead part of the stopped request. Counted once
+	// every undo could have run: the request ended (above), every dead
+	// life of a recovered and forgotten, and no dead letter of the request
+	// taken (a retry running). Before, the count was read as soon as the
+	// first undo ran, and a second one run late went unseen.
+	awaitStopSettled(t, f.url, "r-k")
+	if n := deadLettersOf(t, f.url, "r-k"); n != 0 {
+		t.Errorf("r-k has %d dead letters; want none, its undo having run", n)
 	}
 	for what, want := range map[string]int{"book ka": 1, "unbook ka": 1, "hold hk": 1} {
 		if n := f.up.count(what); n != want {
@@ -145,6 +150,60 @@ func stopKeptThenKilled(t *testing.T, point string) {
 	if _, err := audit.Verify(t.Context(), st); err != nil {
 		t.Errorf("audit chain: %v", err)
 	}
+}
+
+// awaitStopSettled waits until the store lists no life that is not alive
+// (each dead one recovered, its parts' undos run, and forgotten) and no
+// dead letter of request id is taken (a retry of its undo in flight).
+func awaitStopSettled(t *testing.T, url, id string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, url, &postgres.Options{NoMigrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var dead []string
+	taken := -1
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		lives, err := st.Lives(ctx, 2*time.Second)
+		if err != nil {
+			continue
+		}
+		dead = dead[:0]
+		for _, l := range lives {
+			if !l.Alive {
+				dead = append(dead, l.Owner)
+			}
+		}
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE request = $1 AND state = 'taken'`, id).Scan(&taken); err != nil {
+			continue
+		}
+		if len(dead) == 0 && taken == 0 {
+			return
+		}
+	}
+	t.Fatalf("not settled within 3 minutes: dead lives %v, %d dead letters of %s taken", dead, taken, id)
+}
+
+// deadLettersOf counts the dead letters of request id.
+func deadLettersOf(t *testing.T, url, id string) int {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM dead_letters WHERE request = $1`, id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // refuseStore makes the function fn of the database at url raise an error

@@ -149,6 +149,10 @@ type Cluster struct {
 	// life left in it that the store has not taken yet (restoreStops).
 	stopsFile string
 	filed     []filedStop
+	// fileMu orders the stops file's appends (keepStop), reading
+	// (restoreStops) and removal (unfileStops); it is taken before c.mu,
+	// never while c.mu is held.
+	fileMu sync.Mutex
 	// unleft holds the parts whose leave the store did not take
 	// (Recorder.RequestEnded), by request: left again after each
 	// heartbeat the store takes (leaveAgain). Before, such a part stayed

@@ -25,16 +25,16 @@ type filedStop struct {
 // fileStop appends the stop of request id with cause to the stops file,
 // synced, so that a kill before the store takes it does not lose it: the
 // next start stores it (restoreStops). A stop that cannot be written is
-// logged and kept in memory only, as before. Called with c.mu held: a
-// stop the store refused is rare, and the append is ordered with the
-// file's removal (unfileStops).
+// logged and kept in memory only, as before. Called with fileMu held,
+// and not c.mu: the append and its sync wait on the disk, and the file's
+// removal (unfileStops) waits for them.
 func (c *Cluster) fileStop(id string, cause reach.Cause) {
 	if c.stopsFile == "" {
 		return
 	}
 	line, err := json.Marshal(filedStop{Request: id, Mode: int(cause.Mode), Cause: durable.EncodeCause(cause)})
 	if err == nil {
-		err = store.AppendSynced(c.stopsFile, append(line, '\n'))
+		err = appendStop(c.stopsFile, append(line, '\n'))
 	}
 	if err != nil {
 		c.log.Error("cluster: a stop the store refused could not be kept in the data folder either: if this instance dies before the store takes it, the stop is lost",
@@ -42,10 +42,25 @@ func (c *Cluster) fileStop(id string, cause reach.Cause) {
 	}
 }
 
+// appendStop appends a line to the stops file, synced; a test makes it
+// wait.
+var appendStop = store.AppendSynced
+
 // unfileStops removes the stops file once every stop in it was stored:
-// none kept in memory, none an earlier life left. Called with c.mu held.
+// none kept in memory, none an earlier life left. Called with neither
+// c.mu nor fileMu held: it takes fileMu, so a stop being filed
+// (keepStop) is either kept by then, and the file stays, or filed after
+// the removal.
 func (c *Cluster) unfileStops() {
-	if c.stopsFile == "" || len(c.unstored) > 0 || len(c.filed) > 0 {
+	if c.stopsFile == "" {
+		return
+	}
+	c.fileMu.Lock()
+	defer c.fileMu.Unlock()
+	c.mu.Lock()
+	kept := len(c.unstored) > 0 || len(c.filed) > 0
+	c.mu.Unlock()
+	if kept {
 		return
 	}
 	if err := os.Remove(c.stopsFile); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -62,11 +77,14 @@ func (c *Cluster) restoreStops(ctx context.Context) {
 	if c.stopsFile == "" {
 		return
 	}
+	c.fileMu.Lock() // no line half-appended is read
 	f, err := os.Open(c.stopsFile)
 	if errors.Is(err, os.ErrNotExist) {
+		c.fileMu.Unlock()
 		return
 	}
 	if err != nil {
+		c.fileMu.Unlock()
 		c.log.Error("cluster: reading the stops an earlier life kept", "file", filepath.Base(c.stopsFile), "err", err)
 		return
 	}
@@ -84,6 +102,7 @@ func (c *Cluster) restoreStops(ctx context.Context) {
 	}
 	err = sc.Err()
 	f.Close()
+	c.fileMu.Unlock()
 	if err != nil {
 		c.log.Error("cluster: reading the stops an earlier life kept", "file", filepath.Base(c.stopsFile), "err", err)
 	}
@@ -121,6 +140,6 @@ func (c *Cluster) storeFiled(ctx context.Context) {
 	}
 	c.mu.Lock()
 	c.filed = append(left, c.filed[len(filed):]...)
-	c.unfileStops()
 	c.mu.Unlock()
+	c.unfileStops()
 }

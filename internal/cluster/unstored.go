@@ -21,28 +21,45 @@ type unstoredStop struct {
 
 // keepStop keeps q's stop, which the store did not take, to store it again
 // after the next heartbeat the store takes (storeStops). A stronger stop
-// kept before stays.
+// kept before stays. The stop is in the stops file before it is kept in
+// memory, so before the store is asked for it again (storeStops), and the
+// file goes only once no stop is kept (unfileStops, which waits for
+// fileMu). The file is written holding fileMu, not c.mu: the paths of
+// the running requests take c.mu, and are busiest during the store
+// outage that makes stops kept.
 func (c *Cluster) keepStop(r *Recorder, q *reach.Request, cause reach.Cause) {
+	c.fileMu.Lock()
+	defer c.fileMu.Unlock()
+	c.mu.Lock()
+	u := c.unstored[q.ID()]
+	kept := u != nil && u.cause.Mode >= cause.Mode
+	c.mu.Unlock()
+	if kept {
+		return // as strong a stop is kept, and filed: keepStop alone changes a kept cause, holding fileMu
+	}
+	c.fileStop(q.ID(), cause)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if u := c.unstored[q.ID()]; u != nil {
 		if u.cause.Mode < cause.Mode {
 			u.cause = cause
-			c.fileStop(q.ID(), cause)
 		}
 		return
 	}
 	c.unstored[q.ID()] = &unstoredStop{r: r, q: q, cause: cause}
-	c.fileStop(q.ID(), cause)
 }
 
 // storedStop drops the kept stop of request id once a stop at least as
 // strong was stored.
 func (c *Cluster) storedStop(id string, mode reach.StopMode) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if u := c.unstored[id]; u != nil && u.cause.Mode <= mode {
+	u := c.unstored[id]
+	dropped := u != nil && u.cause.Mode <= mode
+	if dropped {
 		delete(c.unstored, id)
+	}
+	c.mu.Unlock()
+	if dropped {
 		c.unfileStops()
 	}
 }
@@ -82,13 +99,16 @@ func (c *Cluster) storeStops(ctx context.Context) {
 		}
 		c.mu.Lock()
 		ended := u.ended
-		if c.unstored[u.q.ID()] == u && u.cause.Mode <= cause.Mode {
+		dropped := c.unstored[u.q.ID()] == u && u.cause.Mode <= cause.Mode
+		if dropped {
 			delete(c.unstored, u.q.ID())
-			c.unfileStops()
 		} else {
 			ended = false // a stronger stop came meanwhile: stored next time, and then the part leaves
 		}
 		c.mu.Unlock()
+		if dropped {
+			c.unfileStops()
+		}
 		c.log.Info("cluster: a stop the store had not taken is stored", "request", u.q.ID())
 		crashpoint.Reached("request.stopped")
 		u.r.Stopped(ctx, u.q)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentreach/reach/internal/audit"
 	"net/http"
 	"net/url"
 	"os"
@@ -326,4 +327,90 @@ func TestTenantOperatorOnInstances(t *testing.T) {
 		_, out := do(t, "GET", a+"/v1/requests/rx", "", as("ops@acme"))
 		return out["state"] == "stopped_cancel"
 	})
+}
+
+// TestTenantOperatorAuditBefore: a tenant's operator pages its tenant's
+// events back with &before= (the cursor a page that read its bound of
+// records ends short with): the page holds its tenant's events older than
+// the cursor, and a filter nothing matches an empty page. One who is not
+// an operator, without ?request=, is told the cursor is not theirs (400
+// bad_before), as before.
+func TestTenantOperatorAuditBefore(t *testing.T) {
+	g, srvURL, keys := tenantOpsGateway(t)
+	if err := g.audit.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]string{"Authorization": "Bearer " + keys["ops@acme"]}
+	status, out := do(t, "GET", srvURL+"/v1/audit?limit=1000", "", ops)
+	evs, _ := out["events"].([]any)
+	if status != 200 || len(evs) < 2 {
+		t.Fatalf("ops@acme GET /v1/audit = %d with %d events, want acme's trip's: %v", status, len(evs), out)
+	}
+	newest, _ := path(evs[len(evs)-1], "seq").(float64)
+	q := fmt.Sprintf("/v1/audit?limit=1000&before=%d", int64(newest))
+	status, out = do(t, "GET", srvURL+q, "", ops)
+	older, _ := out["events"].([]any)
+	if status != 200 || len(older) != len(evs)-1 {
+		t.Fatalf("ops@acme GET %s = %d with %d events, want the %d before the newest: %v", q, status, len(older), len(evs)-1, out)
+	}
+	for _, e := range older {
+		if s, _ := path(e, "seq").(float64); s >= newest || path(e, "event", "tenant") != "acme" {
+			t.Errorf("ops@acme GET %s has %v", q, e)
+		}
+	}
+	q = fmt.Sprintf("/v1/audit?principal=nobody&before=%d", int64(newest))
+	if status, out = do(t, "GET", srvURL+q, "", ops); status != 200 || len(out["events"].([]any)) != 0 || out["before"] != nil {
+		t.Errorf("ops@acme GET %s = %d %v; want no events, no cursor (the log is shorter than a page's bound)", q, status, out)
+	}
+	status, out = do(t, "GET", srvURL+"/v1/audit?before=2", "", map[string]string{"Authorization": "Bearer " + keys["alice@acme"]})
+	if status != 400 || path(out, "error", "code") != "bad_before" {
+		t.Errorf("alice@acme GET /v1/audit?before=2 = %d %v; want 400 bad_before", status, out)
+	}
+}
+
+// TestTenantOperatorAuditPageBounded: under more than 10,000 records of
+// another tenant, a tenant operator's page whose filter nothing matches
+// (?principal=nobody) ends short with before, the cursor of the records
+// it did not read; the page before it reaches the log's first record and
+// has none. The UI's audit page links the older events by it. Before,
+// the page read the whole log and had no cursor.
+func TestTenantOperatorAuditPageBounded(t *testing.T) {
+	g, srvURL, keys := tenantOpsGateway(t)
+	const n = 10050
+	work := make(chan int)
+	errs := make(chan error, 8)
+	for range 8 { // together, so that the log commits them in groups
+		go func() {
+			var err error
+			for i := range work {
+				if err == nil {
+					_, err = g.audit.Append(t.Context(), &audit.Event{Kind: "tool", Name: "reserve", Principal: "alice", Tenant: "globex", Request: fmt.Sprintf("globex-fill-%d", i)})
+				}
+			}
+			errs <- err
+		}()
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	ops := map[string]string{"Authorization": "Bearer " + keys["ops@acme"]}
+	status, out := do(t, "GET", srvURL+"/v1/audit?principal=nobody", "", ops)
+	before, _ := out["before"].(float64)
+	if status != 200 || len(out["events"].([]any)) != 0 || before < n-10000 {
+		t.Fatalf("ops@acme GET /v1/audit?principal=nobody = %d %v; want no events and a cursor past the 10,000 records read", status, out)
+	}
+	q := fmt.Sprintf("/v1/audit?principal=nobody&before=%d", int64(before))
+	if status, out = do(t, "GET", srvURL+q, "", ops); status != 200 || len(out["events"].([]any)) != 0 || out["before"] != nil {
+		t.Errorf("ops@acme GET %s = %d %v; want no events and no cursor: the log's first record was read", q, status, out)
+	}
+	_, page := rawAs(t, keys["ops@acme"], "GET", srvURL+"/ui/audit?principal=nobody", "")
+	if link := fmt.Sprintf(`href="/ui/audit?before=%d&amp;principal=nobody"`, int64(before)); !strings.Contains(page, link) {
+		t.Errorf("ops@acme's UI audit page for principal nobody has no link to the older events (%s)", link)
+	}
 }

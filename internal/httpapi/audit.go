@@ -155,9 +155,8 @@ func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*aud
 		evs, err = audit.Show(ctx, a.st, q.Request)
 	} else {
 		if q.Tenant != "" && q.Owner == nil { // a tenant's operator: the store filters, so that the page is full
-			evs, ok, err := audit.Matching(ctx, a.st, store.AuditMatch{Tenant: q.Tenant, Principal: q.Principal, Name: q.Tool}, 0, limit)
-			if ok {
-				return slices.DeleteFunc(evs, func(e *audit.Event) bool { return drops(q, e) }), 0, err
+			if evs, stop, ok, err := a.tenantPage(ctx, q, limit); ok {
+				return evs, stop, err
 			}
 		}
 		fetch := limit
@@ -177,6 +176,39 @@ func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*aud
 		}
 	}
 	return evs, 0, nil
+}
+
+// tenantPage returns the newest limit events of tenant q.Tenant that q
+// keeps (before the cursor q.Before, if set), and true, when the store
+// filters them in its query (store.AuditMatcher): it reads at most the
+// maxTreeScan records before the cursor (or the log's head), as a
+// request's page does, so that a filter nothing matches
+// (?principal=nobody) reads those, not the whole log. A page that ends
+// short with older records unread has stop, the seq of the oldest record
+// it could read, the next page's cursor (0 otherwise).
+func (a auditView) tenantPage(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, int64, bool, error) {
+	if _, ok := a.st.(store.AuditMatcher); !ok {
+		return nil, 0, false, nil
+	}
+	before := q.Before
+	if before == 0 {
+		head, _, err := a.st.AuditHead(ctx)
+		if err != nil {
+			return nil, 0, true, err
+		}
+		before = head + 1
+	}
+	after := max(before-1-maxTreeScan, 0)
+	evs, ok, err := audit.Matching(ctx, a.st, store.AuditMatch{Tenant: q.Tenant, Principal: q.Principal, Name: q.Tool, After: after}, before, limit)
+	if !ok || err != nil {
+		return nil, 0, ok, err
+	}
+	evs = slices.DeleteFunc(evs, func(e *audit.Event) bool { return drops(q, e) })
+	var stop int64
+	if len(evs) < limit && after > 0 { // short, with older records unread: the next page reads on from here
+		stop = after + 1
+	}
+	return evs, stop, true, nil
 }
 
 // requestPage returns the newest limit events of request q.Request that
@@ -425,20 +457,20 @@ func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		q.After = n
 	}
-	if s := r.URL.Query().Get("before"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 1 || q.Tree || q.Request == "" {
-			httpjson.WriteError(w, http.StatusBadRequest, "bad_before", "before is the cursor of a request's pages: a seq (a whole number), with ?request=ID and without tree=1.",
-				`Send the "before" of the last page as &before=, with ?request=ID.`)
-			return
-		}
-		q.Before = n
-	}
 	if t, ok := a.operatorOf(r); ok {
 		q.Tenant = t // a tenant's operator: its tenant's events
 	} else if !a.isOperator(r) {
 		a := uiActor(r)
 		q.Principal, q.Owner = a.Principal, &a
+	}
+	if s := r.URL.Query().Get("before"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 || q.Tree || q.Request == "" && (q.Tenant == "" || q.Owner != nil) {
+			httpjson.WriteError(w, http.StatusBadRequest, "bad_before", "before is the cursor of a request's pages, or of a tenant operator's: a seq (a whole number), without tree=1.",
+				`Send the "before" of the last page as &before=, with the same query.`)
+			return
+		}
+		q.Before = n
 	}
 	fetch := limit
 	if q.Tree {
@@ -474,7 +506,7 @@ func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 	case next > 0 && q.Tree:
 		body["next"] = next
 	case next > 0:
-		body["before"] = next // a request's page that is full or read its bound of events: the older ones are the next page's
+		body["before"] = next // a request's or a tenant's page that is full or read its bound of events: the older ones are the next page's
 	}
 	httpjson.Write(w, http.StatusOK, body)
 }

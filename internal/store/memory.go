@@ -523,7 +523,7 @@ func (m *Memory) MatchAudit(ctx context.Context, match AuditMatch, before int64,
 		last = min(last, before-1)
 	}
 	var out []*AuditRecord
-	for seq := last; seq >= 1 && len(out) < limit; seq-- {
+	for seq := last; seq >= max(1, match.After+1) && len(out) < limit; seq-- {
 		e := m.audit[seq-1]
 		var f struct{ Tenant, Principal, Name string }
 		if json.Unmarshal(e.Data, &f) != nil {

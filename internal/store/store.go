@@ -461,7 +461,13 @@ type RequestsAuditor interface {
 
 // AuditMatch names the values that the events MatchAudit reads have in
 // their fields tenant, principal and name; an empty one matches any.
-type AuditMatch struct{ Tenant, Principal, Name string }
+// After, if set, keeps the read to the records with Seq > After: with a
+// before, it bounds the rows read to before-After-1, whatever matches
+// (the log has no index on the events' fields).
+type AuditMatch struct {
+	Tenant, Principal, Name string
+	After                   int64
+}
 
 // AuditMatcher is an AuditLog that reads the newest records whose events
 // match, filtered in its query: a page of a tenant's events (GET /v1/audit

@@ -1006,15 +1006,15 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 	if n, err := strconv.ParseInt(r.FormValue("after"), 10, 64); err == nil && n > 0 && q.Tree {
 		q.After = n
 	}
-	if n, err := strconv.ParseInt(r.FormValue("before"), 10, 64); err == nil && n > 0 && q.Request != "" && !q.Tree {
-		q.Before = n
-	}
 	if u.o.OperatorOf != nil {
 		q.Tenant, _ = u.o.OperatorOf(r) // a tenant's operator: its tenant's rows
 	}
 	if q.Tenant == "" && u.o.Operator != nil && !u.o.Operator(r) {
 		a := u.actor(r) // only one's own rows, of one's own tenant
 		q.Principal, q.Owner = a.Principal, &a
+	}
+	if n, err := strconv.ParseInt(r.FormValue("before"), 10, 64); err == nil && n > 0 && !q.Tree && (q.Request != "" || q.Tenant != "" && q.Owner == nil) {
+		q.Before = n
 	}
 	data := struct {
 		page
@@ -1041,10 +1041,13 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 			rows = rows[:pageRows]
 			stop = rows[pageRows-1].Seq
 		}
-		if stop > 0 && q.Request != "" {
+		if stop > 0 && (q.Request != "" || q.Tenant != "") {
 			next := url.Values{"request": {q.Request}, "tree": {"1"}, "after": {strconv.FormatInt(stop, 10)}}
 			if !q.Tree {
-				next = url.Values{"request": {q.Request}, "before": {strconv.FormatInt(stop, 10)}}
+				next = url.Values{"before": {strconv.FormatInt(stop, 10)}}
+				if q.Request != "" {
+					next.Set("request", q.Request)
+				}
 			}
 			if r.FormValue("tool") != "" {
 				next.Set("tool", r.FormValue("tool"))

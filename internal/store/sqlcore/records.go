@@ -628,7 +628,8 @@ func (c *Core) ScanAudit(ctx context.Context, after int64, limit int) ([]*store.
 // MatchAudit implements store.AuditMatcher: the events' fields are read in
 // the query (SQLite's and PostgreSQL's ->>), newest first, until limit
 // match; the log has no index on them, so a tenant with few events reads
-// back through the others' (rows, not records decoded and held).
+// back through the others' (rows, not records decoded and held), down to
+// m.After (a range of the primary key, which bounds the rows read).
 func (c *Core) MatchAudit(ctx context.Context, m store.AuditMatch, before int64, limit int) ([]*store.AuditRecord, error) {
 	if c.Closed() {
 		return nil, store.ErrClosed
@@ -643,6 +644,9 @@ func (c *Core) MatchAudit(ctx context.Context, m store.AuditMatch, before int64,
 		where = append(where, fmt.Sprintf(cond, len(args)))
 	}
 	add("seq < $%d", cmp.Or(before, math.MaxInt64))
+	if m.After > 0 {
+		add("seq > $%d", m.After)
+	}
 	for _, f := range [...]struct{ field, v string }{{"tenant", m.Tenant}, {"principal", m.Principal}, {"name", m.Name}} {
 		if f.v != "" {
 			add("event ->> '"+f.field+"' = $%d", f.v)

@@ -847,11 +847,17 @@ func testAuditMatch(t *testing.T, open Opener) {
 			{store.AuditMatch{Tenant: "initech"}, 0, 10},
 			{store.AuditMatch{Principal: "root"}, 100, 4},
 			{store.AuditMatch{Tenant: "globex"}, 0, 0},
+			// After bounds the read: the matches at or below it are not read,
+			// the page ends short.
+			{store.AuditMatch{Tenant: "acme", After: 2000}, 0, 1000},
+			{store.AuditMatch{Tenant: "acme", After: 100}, 500, 1000},
+			{store.AuditMatch{Principal: "nobody", After: n - 1000}, n + 1, 10},
+			{store.AuditMatch{Tenant: "acme", Principal: "alice", After: 1}, 0, 5},
 		} {
 			var want []int64
 			for seq := int64(n); seq >= 1 && len(want) < c.limit; seq-- {
 				f := evs[seq]
-				if (c.before == 0 || seq < c.before) && (c.m.Tenant == "" || f.tenant == c.m.Tenant) &&
+				if (c.before == 0 || seq < c.before) && seq > c.m.After && (c.m.Tenant == "" || f.tenant == c.m.Tenant) &&
 					(c.m.Principal == "" || f.principal == c.m.Principal) && (c.m.Name == "" || f.name == c.m.Name) {
 					want = append(want, seq)
 				}
