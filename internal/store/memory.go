@@ -518,23 +518,28 @@ func (m *Memory) MatchAudit(ctx context.Context, match AuditMatch, before int64,
 		return nil, err
 	}
 	defer m.mu.Unlock()
+	return m.auditBack(before, match.After, limit, func(e *AuditRecord) bool {
+		var f struct{ Tenant, Principal, Name string }
+		return json.Unmarshal(e.Data, &f) == nil &&
+			(match.Tenant == "" || f.Tenant == match.Tenant) && (match.Principal == "" || f.Principal == match.Principal) && (match.Name == "" || f.Name == match.Name)
+	}), nil
+}
+
+// auditBack returns up to limit records that keep takes, newest first from
+// before (0: the log's head) back to after, in the log's order. m.mu is held.
+func (m *Memory) auditBack(before, after int64, limit int, keep func(*AuditRecord) bool) []*AuditRecord {
 	last := int64(len(m.audit))
 	if before > 0 {
 		last = min(last, before-1)
 	}
 	var out []*AuditRecord
-	for seq := last; seq >= max(1, match.After+1) && len(out) < limit; seq-- {
-		e := m.audit[seq-1]
-		var f struct{ Tenant, Principal, Name string }
-		if json.Unmarshal(e.Data, &f) != nil {
-			continue
-		}
-		if (match.Tenant == "" || f.Tenant == match.Tenant) && (match.Principal == "" || f.Principal == match.Principal) && (match.Name == "" || f.Name == match.Name) {
+	for seq := last; seq >= max(1, after+1) && len(out) < limit; seq-- {
+		if e := m.audit[seq-1]; keep(e) {
 			out = append(out, copyAudit(e))
 		}
 	}
 	slices.Reverse(out)
-	return out, nil
+	return out
 }
 
 // RequestAuditBefore implements RequestAuditPager.
@@ -543,18 +548,7 @@ func (m *Memory) RequestAuditBefore(ctx context.Context, request string, before 
 		return nil, err
 	}
 	defer m.mu.Unlock()
-	last := int64(len(m.audit))
-	if before > 0 {
-		last = min(last, before-1)
-	}
-	var out []*AuditRecord
-	for seq := last; seq >= 1 && len(out) < limit; seq-- {
-		if e := m.audit[seq-1]; e.Request == request {
-			out = append(out, copyAudit(e))
-		}
-	}
-	slices.Reverse(out)
-	return out, nil
+	return m.auditBack(before, 0, limit, func(e *AuditRecord) bool { return e.Request == request }), nil
 }
 
 // AuditCheckpoints implements AuditLog.
