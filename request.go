@@ -389,7 +389,9 @@ type LetGo struct {
 
 // KeptFrames returns the frames the request keeps in memory, as Frames
 // does without reading back those it let go (Options.StoredFrames), and
-// the tally of those: for views that only count frames by state.
+// the tally of those: for views that only count frames by state. A
+// request named again more than once reads back the frames of the runs
+// before the last (they are in the store only; see Request.earlier).
 func (r *Request) KeptFrames() ([]*Frame, LetGo) {
 	var fs []*Frame
 	var gone LetGo
