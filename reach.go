@@ -630,11 +630,20 @@ func (rt *Runtime) track(r *Request) error {
 		} else if ok && !old.ended.Load() {
 			return fmt.Errorf("request %s is already running", r.id)
 		}
-		if ok && r.parent == nil && old.State() == RequestCompleted {
+		if ok && r.parent == nil && old.State() == RequestCompleted && old.principal == r.principal && old.tenant == r.tenant {
 			// Named again once it completed (after a restart too, restored
-			// by Lookup): it goes on under its id, and its views keep what
-			// ran before (Frames, Children).
-			r.earlier = old
+			// by Lookup) by its owner: it goes on under its id, and its
+			// views keep what ran before (Frames, Children). Of another
+			// principal or tenant it begins afresh: its views show none of
+			// another owner's calls (the gateway refuses it before this,
+			// link.CheckOwner).
+			if e := old.earlier.Load(); e != nil && e.req != nil && rt.opts.StoredFrames != nil && rt.opts.History != nil {
+				// The runs before old are in the store: their frames are
+				// read back from it (Request.storedFrames), their
+				// sub-requests looked up by id, however many runs there are.
+				old.earlier.Store(&earlierRuns{kids: e.req.earlierKids()})
+			}
+			r.earlier.Store(&earlierRuns{req: old})
 		}
 		return nil
 	})

@@ -102,10 +102,16 @@ type Request struct {
 	// frames and sub-requests when they are first asked for.
 	past *past
 	// earlier, set on a root request begun by the id of one that had
-	// completed (named again, after a restart too), is that request: its
-	// frames and sub-requests come before this one's in the views, so
-	// that no call made under the id is dropped from them (track).
-	earlier *Request
+	// completed (named again, after a restart too), holds that request:
+	// its frames and sub-requests come before this one's in the views, so
+	// that no call made under the id is dropped from them (track). With a
+	// store (Options.StoredFrames, Options.History) the chain is folded:
+	// once a request is named again a second time, the one before it keeps
+	// of the runs before it only the ids of their sub-requests (looked up
+	// again: Runtime.Lookup) and reads their frames back from the store, so
+	// that a request named again without end holds no more than one
+	// earlier run.
+	earlier atomic.Pointer[earlierRuns]
 	// order keeps the records of the requests below that its stops stop
 	// until those stops are stored (stoporder.go).
 	order stopOrder
@@ -224,15 +230,55 @@ func (r *Request) StopCause() *Cause {
 	return r.cause.Load()
 }
 
-// Children returns the sub-requests delegated from this request.
-func (r *Request) Children() []*Request {
-	var out []*Request
-	if r.earlier != nil {
-		out = slices.DeleteFunc(r.earlier.Children(), r.notEarlier)
+// earlierRuns is what a request named again has of the runs before it
+// under its id: the request of the last of them, or (req nil) the ids of
+// their sub-requests, their frames being in the store (track).
+type earlierRuns struct {
+	req  *Request
+	kids []string
+}
+
+// earlierKids returns the ids of the sub-requests of r and of the runs
+// before it under its id, oldest first, looking up none (track calls it
+// with the requests' registry locked).
+func (r *Request) earlierKids() []string {
+	var ids []string
+	if e := r.earlier.Load(); e != nil && e.req != nil {
+		ids = e.req.earlierKids()
+	} else if e != nil {
+		ids = slices.Clone(e.kids)
 	}
 	r.loadPast()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for _, c := range r.children {
+		ids = append(ids, c.id)
+	}
+	return ids
+}
+
+// Children returns the sub-requests delegated from this request.
+func (r *Request) Children() []*Request {
+	var out []*Request
+	if e := r.earlier.Load(); e != nil && e.req != nil {
+		out = slices.DeleteFunc(e.req.Children(), r.notEarlier)
+	} else if e != nil {
+		for _, id := range e.kids {
+			if c, ok := r.rt.Lookup(id); ok {
+				out = append(out, c)
+			}
+		}
+	}
+	r.loadPast()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e := r.earlier.Load(); e != nil && e.req == nil {
+		// Read back from the store, the sub-requests of the runs before
+		// may name r's own.
+		out = slices.DeleteFunc(out, func(c *Request) bool {
+			return slices.ContainsFunc(r.children, func(o *Request) bool { return o.id == c.id })
+		})
+	}
 	return append(out, r.children...)
 }
 
@@ -248,20 +294,84 @@ func (r *Request) Frames() []*Frame {
 	if letGo != 0 {
 		fs = r.withStored(fs)
 	}
-	if r.earlier != nil {
-		return append(slices.DeleteFunc(r.earlier.Frames(), r.notEarlierFrame), fs...)
-	}
-	return fs
+	return append(r.earlierFrames(), fs...)
 }
 
-// notEarlierFrame reports whether f, a frame of r.earlier, began with or
-// after r: read back from the store for an earlier request of an earlier
-// run (RestorePast), its frames are every one stored under the id, r's
-// too (and, on several instances, those of r's parts elsewhere).
-func (r *Request) notEarlierFrame(f *Frame) bool { return !f.Started.Before(r.started) }
+// earlierFrames returns the frames of the runs before r under its id (a
+// request named again), oldest first.
+func (r *Request) earlierFrames() []*Frame {
+	switch e := r.earlier.Load(); {
+	case e == nil:
+		return nil
+	case e.req == nil:
+		return r.storedFrames()
+	default:
+		return slices.DeleteFunc(e.req.Frames(), r.notEarlierFrame())
+	}
+}
+
+// storedFrames reads back from the store, in one read, the frames of the
+// runs before r under its id: those stored under it that are not r's own
+// and began before it.
+func (r *Request) storedFrames() []*Frame {
+	stored := r.rt.opts.StoredFrames(r.id)
+	slices.SortStableFunc(stored, func(a, b PastFrame) int { return a.Started.Compare(b.Started) })
+	r.mu.Lock()
+	own := make(map[FrameID]bool, len(r.frames))
+	for _, f := range r.frames {
+		own[f.ID] = true
+	}
+	stored = slices.DeleteFunc(stored, func(pf PastFrame) bool {
+		return own[pf.ID] || r.goneIDs.has(pf.ID) || !pf.Started.Before(r.started)
+	})
+	r.mu.Unlock()
+	out := make([]*Frame, 0, len(stored))
+	byID := make(map[FrameID]*Frame, len(stored))
+	for _, pf := range stored {
+		f := &Frame{ID: pf.ID, Kind: pf.Kind, Name: pf.Name, Args: pf.Args, CallID: pf.CallID, Agent: pf.Agent,
+			Request: r, Depth: pf.Depth, Started: pf.Started, ended: pf.Ended, err: pf.Error, tokens: pf.Tokens,
+			why: pf.Why, summary: pf.Summary}
+		f.setState(pf.State)
+		f.recorded.Store(true)
+		f.Parent = byID[pf.Parent]
+		byID[f.ID] = f
+		out = append(out, f)
+	}
+	return out
+}
+
+// notEarlierFrame returns whether a frame of r.earlier is r's own: read
+// back from the store for an earlier request of an earlier run
+// (RestorePast), its frames are every one stored under the id, r's too
+// (and, on several instances, those of r's parts elsewhere). Frames carry
+// no run of their own: those r keeps or let go go by id, the others (its
+// parts on other instances) by when they began (docs/STATE.md).
+func (r *Request) notEarlierFrame() func(*Frame) bool {
+	r.mu.Lock()
+	own := make(map[FrameID]bool, len(r.frames))
+	for _, f := range r.frames {
+		own[f.ID] = true
+	}
+	gone := r.goneIDs.has
+	r.mu.Unlock()
+	return func(f *Frame) bool {
+		if own[f.ID] {
+			return true
+		}
+		r.mu.Lock()
+		g := gone(f.ID)
+		r.mu.Unlock()
+		return g || !f.Started.Before(r.started)
+	}
+}
 
 // notEarlier is notEarlierFrame for a sub-request of r.earlier.
-func (r *Request) notEarlier(c *Request) bool { return !c.started.Before(r.started) }
+func (r *Request) notEarlier(c *Request) bool {
+	r.mu.Lock()
+	own := slices.Contains(r.children, c)
+	r.mu.Unlock()
+	return own || !c.started.Before(r.started)
+}
 
 // AuditLost returns how many events of the request's frames the Recorder
 // (a Keeper, such as the audit log) did not keep: it dropped them (its
@@ -279,13 +389,19 @@ type LetGo struct {
 
 // KeptFrames returns the frames the request keeps in memory, as Frames
 // does without reading back those it let go (Options.StoredFrames), and
-// the tally of those: for views that only count frames by state.
+// the tally of those: for views that only count frames by state. A
+// request named again more than once reads back the frames of the runs
+// before the last (they are in the store only; see Request.earlier).
 func (r *Request) KeptFrames() ([]*Frame, LetGo) {
 	var fs []*Frame
 	var gone LetGo
-	if r.earlier != nil {
-		fs, gone = r.earlier.KeptFrames()
-		fs = slices.DeleteFunc(fs, r.notEarlierFrame)
+	switch e := r.earlier.Load(); {
+	case e == nil:
+	case e.req == nil:
+		fs = r.storedFrames()
+	default:
+		fs, gone = e.req.KeptFrames()
+		fs = slices.DeleteFunc(fs, r.notEarlierFrame())
 	}
 	r.loadPast()
 	r.mu.Lock()
