@@ -146,30 +146,7 @@ func TestSQLiteMigratesToResultRoom(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	w := oldDatabase(t, dir, 16)
-	t0 := time.Now().Add(-time.Minute).UnixNano()
-	dead := "reach/0011223344556677" // a life of this instance that crashed
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := w.Exec(q, args...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	claim := func(key, frame, state string, result []byte, expires int64) {
-		exec(`INSERT INTO idempotency (key, owner, state, args, request, frame, result, claimed, expires) VALUES (?, ?, ?, ?, 'r1', ?, ?, ?, ?)`,
-			key, dead, state, "d-"+key, frame, result, t0, expires)
-	}
-	frame := func(id, state string) {
-		exec(`INSERT INTO frames (request, frame, kind, name, idem_key, state, args, started, updated) VALUES ('r1', ?, 'tool', 'pay', ?, ?, '{"amount":1}', ?, ?)`,
-			id, "k-"+id, state, t0, t0)
-	}
-	claim("k-01", "01", store.IdemClaimed, nil, t0+int64(time.Hour)) // ran when the crash came
-	frame("01", "executing")
-	claim("k-02", "02", store.IdemClaimed, nil, t0+int64(time.Hour)) // its checkpoint never came
-	claim("k-03", "03", store.IdemClaimed, nil, t0+int64(time.Hour)) // completed, its result not recorded
-	frame("03", "completed")
-	recorded := []byte(`{"status":"success","data":"R-4"}`)
-	claim("k-04", "04", store.IdemDone, recorded, time.Now().Add(time.Hour).UnixNano())
-	frame("04", "completed")
+	t0, dead, recorded := writeCrashLeft(t, w)
 	w.Close()
 
 	s := openSQLite(t, dir, nil)

@@ -326,29 +326,7 @@ func TestSQLiteMigratesIdemRecordsToRowid(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	w := oldDatabase(t, dir, 6)
-	t0 := time.Now().Add(-time.Minute).UnixNano()
-	dead := "reach/0011223344556677" // a life of this instance that crashed
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := w.Exec(q, args...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	claim := func(key, frame, state string, result []byte, expires int64) {
-		exec(`INSERT INTO idempotency (key, owner, state, args, request, frame, result, claimed, expires) VALUES (?, ?, ?, ?, 'r1', ?, ?, ?, ?)`,
-			key, dead, state, "d-"+key, frame, result, t0, expires)
-	}
-	frame := func(id, state string) {
-		exec(`INSERT INTO frames (request, frame, kind, name, idem_key, state, args, started, updated) VALUES ('r1', ?, 'tool', 'pay', ?, ?, '{"amount":1}', ?, ?)`,
-			id, "k-"+id, state, t0, t0)
-	}
-	claim("k-01", "01", store.IdemClaimed, nil, t0+int64(time.Hour)) // ran when the crash came
-	frame("01", "executing")
-	claim("k-02", "02", store.IdemClaimed, nil, t0+int64(time.Hour)) // its checkpoint never came
-	claim("k-03", "03", store.IdemClaimed, nil, t0+int64(time.Hour)) // completed, its result not recorded
-	frame("03", "completed")
-	claim("k-04", "04", store.IdemDone, []byte(`{"status":"success","data":"R-4"}`), time.Now().Add(time.Hour).UnixNano())
-	frame("04", "completed")
+	writeCrashLeft(t, w)
 	w.Close()
 
 	s := openSQLite(t, dir, nil)
@@ -450,4 +428,39 @@ func TestSQLiteMigratesIdemRecordsToRowid(t *testing.T) {
 	if len(claims) != 2 || claims[0].Key != "k-02" || claims[1].Key != "k-05" {
 		t.Errorf("ClaimedKeys = %d claims (%v), want k-02, k-05", len(claims), err)
 	}
+}
+
+// writeCrashLeft writes into w, a database of an older schema, what a
+// crash leaves of request r1 of the life dead: a call claimed and
+// executing (k-01), a claim whose checkpoint never came (k-02), a call
+// completed whose result was not recorded (k-03), and a recorded result
+// (k-04). It returns when they were claimed (t0), the dead life and the
+// recorded result.
+func writeCrashLeft(t *testing.T, w *sql.DB) (t0 int64, dead string, recorded []byte) {
+	t.Helper()
+	t0 = time.Now().Add(-time.Minute).UnixNano()
+	dead = "reach/0011223344556677" // a life of this instance that crashed
+	recorded = []byte(`{"status":"success","data":"R-4"}`)
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := w.Exec(q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func(key, frame, state string, result []byte, expires int64) {
+		exec(`INSERT INTO idempotency (key, owner, state, args, request, frame, result, claimed, expires) VALUES (?, ?, ?, ?, 'r1', ?, ?, ?, ?)`,
+			key, dead, state, "d-"+key, frame, result, t0, expires)
+	}
+	frame := func(id, state string) {
+		exec(`INSERT INTO frames (request, frame, kind, name, idem_key, state, args, started, updated) VALUES ('r1', ?, 'tool', 'pay', ?, ?, '{"amount":1}', ?, ?)`,
+			id, "k-"+id, state, t0, t0)
+	}
+	claim("k-01", "01", store.IdemClaimed, nil, t0+int64(time.Hour)) // ran when the crash came
+	frame("01", "executing")
+	claim("k-02", "02", store.IdemClaimed, nil, t0+int64(time.Hour)) // its checkpoint never came
+	claim("k-03", "03", store.IdemClaimed, nil, t0+int64(time.Hour)) // completed, its result not recorded
+	frame("03", "completed")
+	claim("k-04", "04", store.IdemDone, recorded, time.Now().Add(time.Hour).UnixNano())
+	frame("04", "completed")
+	return t0, dead, recorded
 }
