@@ -106,10 +106,14 @@ func (a *API) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if !a.anyOperatorOnly(w, r, "Dead letters are for operators.") {
 		return
 	}
-	if _, ok := a.deadLetterOfTenant(w, r); !ok {
+	// In the tenant of the dead letter's request, whoever retries it: the
+	// undo compensates a write of that tenant, and its compensation ran
+	// there; so its retry's events are in that tenant's audit view and its
+	// policies judge it, whether its operator or a global one retries it.
+	tenant, ok := a.deadLetterOfTenant(w, r)
+	if !ok {
 		return
 	}
-	tenant, _ := a.operatorOf(r) // a tenant's operator retries in its tenant
 	res, d, err := a.rt.RetryDeadLetterIn(r.Context(), r.PathValue("id"), principalOf(r), tenant)
 	if deadLetterError(w, r, err) {
 		return
