@@ -43,17 +43,18 @@ func compactStep(step string) {
 // keptCompaction is the state of the kept file's rewrite, under fmu.
 type keptCompaction struct {
 	running bool
-	from    int64         // the kept file's size when the rewrite read what is kept
-	void    bool          // the kept file was removed (journalDone) since: the copy is of no use
-	done    chan struct{} // closed when the running rewrite ends
+	from    int64 // the kept file's size when the rewrite read what is kept
+	void    bool  // the kept file was removed (journalDone) since: the copy is of no use
 	wg      sync.WaitGroup
-	// ending is done, read without fmu (waitRewrite): a rewrite that a
-	// stalled disk holds in its last steps holds fmu meanwhile.
+	// ending is closed when the running rewrite ends; read without fmu
+	// (waitRewrite): a rewrite that a stalled disk holds in its last steps
+	// holds fmu meanwhile.
 	ending atomic.Pointer[chan struct{}]
-	// given up is set by a stop that stopped waiting for the rewrite
-	// (waitRewrite, its grace over): the rewrite then renames no copy over
-	// the kept file, and none starts. The life is over: the next one in
-	// the process, or in another on the data folder, may have the file.
+	// givenUp is set once a stop no longer waits for a rewrite
+	// (waitRewrite returned: the one it waited for ended, or its grace is
+	// over): one still running then renames no copy over the kept file,
+	// and none starts. The life is over: the next one in the process, or
+	// in another on the data folder, may have the file.
 	givenUp atomic.Bool
 }
 
@@ -72,7 +73,6 @@ func (s *Idempotency) compact() {
 	}
 	s.compaction.running, s.compaction.void = true, false
 	done := make(chan struct{})
-	s.compaction.done = done
 	s.compaction.ending.Store(&done)
 	s.compaction.wg.Add(1)
 	go func() {
