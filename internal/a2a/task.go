@@ -21,6 +21,7 @@ import (
 	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/traceparent"
 )
 
 // maxFeed bounds the events a task keeps for its listeners; one that falls
@@ -935,7 +936,7 @@ func (t *task) out(ctx context.Context) context.Context {
 		return ctx
 	}
 	return a2aclient.AttachServiceParams(ctx, a2aclient.ServiceParams{
-		"traceparent": {traceparent(t.req, t.frame)},
+		"traceparent": {handoffTraceparent(t.req, t.frame)},
 		"baggage":     {"reach.request=" + t.req.ID()},
 	})
 }
@@ -1308,15 +1309,14 @@ func now() *time.Time {
 	return &t
 }
 
-// traceparent is the W3C traceparent of a hand-off: the tree's trace, the
+// handoffTraceparent is the W3C traceparent of a hand-off: the tree's trace, the
 // delegate frame as the parent span.
-func traceparent(r *reach.Request, f *reach.Frame) string {
-	tr := r.Trace()
+func handoffTraceparent(r *reach.Request, f *reach.Frame) string {
 	var span reach.FrameID
 	if f != nil {
 		span = f.ID
 	}
-	return fmt.Sprintf("00-%x-%s-01", tr[:], span)
+	return traceparent.String(r.Trace(), uint64(span))
 }
 
 // registry keeps the tasks by agent and id, by context id, and by

@@ -106,7 +106,12 @@ type Event struct {
 // fields in declaration order, empty ones left out, Args and Budget as
 // they are (the log stores them compacted), no HTML escaping. Seq, Time,
 // Request and the hashes are not part of it.
-func (e *Event) MarshalJSON() ([]byte, error) { return appendData(nil, e), nil }
+func (e *Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
+
+// AppendJSON appends the event's JSON object, as MarshalJSON writes it,
+// to dst: the form that cannot fail, for a caller that has no error to
+// handle (MarshalJSON's is always nil).
+func (e *Event) AppendJSON(dst []byte) []byte { return appendData(dst, e) }
 
 // appendData appends the JSON object of e. It is the canonical encoding
 // that the chain hashes: the same event always gives the same bytes.

@@ -612,3 +612,16 @@ func TestToolEventUpstreamAsDispatched(t *testing.T) {
 		t.Errorf("the tool events' upstreams: %q, want %q (the first call was dispatched to docs)", got, want)
 	}
 }
+
+// TestEventAppendJSON: AppendJSON appends to what dst holds the bytes
+// MarshalJSON returns, which the chain hashes.
+func TestEventAppendJSON(t *testing.T) {
+	e := &audit.Event{Root: "r1", Kind: "tool", Name: "pay", Args: json.RawMessage(`{"amount":3}`), Tenant: "acme", Tokens: 7}
+	m, err := e.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.AppendJSON([]byte("x")); string(got) != "x"+string(m) || !json.Valid(got[1:]) {
+		t.Errorf("AppendJSON = %s, want x%s", got, m)
+	}
+}

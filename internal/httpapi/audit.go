@@ -39,7 +39,7 @@ type auditView struct {
 // show returns e as GET /v1/audit shows it: its JSON, masked with the
 // secrets configured now.
 func (a auditView) show(e *audit.Event) json.RawMessage {
-	b, _ := e.MarshalJSON()
+	b := e.AppendJSON(nil)
 	if a.red != nil {
 		b = a.red.Redact(b)
 	}

@@ -45,10 +45,24 @@ func (a *API) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := make([]deadLetterJSON, 0, len(ds))
+	global := a.isOperator(r)
+	type tenantOf struct {
+		name  string
+		known bool
+	}
+	tenants := map[string]tenantOf{} // of the requests already read: each is read once, however many of its undos failed
 	for i := range ds {
-		if a.operatesOnDeadLetter(r, &ds[i]) {
-			out = append(out, a.deadLetterOf(&ds[i]))
+		if !global {
+			t, seen := tenants[ds[i].Request]
+			if !seen {
+				t.name, t.known = a.deadLetterTenant(r.Context(), &ds[i])
+				tenants[ds[i].Request] = t
+			}
+			if !t.known || !a.operatesOn(r, t.name) { // one whose request neither holds any more is a global operator's
+				continue
+			}
 		}
+		out = append(out, a.deadLetterOf(&ds[i]))
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"deadletters": out})
 }
@@ -89,10 +103,17 @@ func (a *API) deadLetterOf(d *reach.DeadLetter) deadLetterJSON {
 // settled (one more attempt; retried on success), and the answer carries
 // it so.
 func (a *API) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
-	if !a.anyOperatorOnly(w, r, "Dead letters are for operators.") || !a.deadLetterOfTenant(w, r) {
+	if !a.anyOperatorOnly(w, r, "Dead letters are for operators.") {
 		return
 	}
-	tenant, _ := a.operatorOf(r) // a tenant's operator retries in its tenant
+	// In the tenant of the dead letter's request, whoever retries it: the
+	// undo compensates a write of that tenant, and its compensation ran
+	// there; so its retry's events are in that tenant's audit view and its
+	// policies judge it, whether its operator or a global one retries it.
+	tenant, ok := a.deadLetterOfTenant(w, r)
+	if !ok {
+		return
+	}
 	res, d, err := a.rt.RetryDeadLetterIn(r.Context(), r.PathValue("id"), principalOf(r), tenant)
 	if deadLetterError(w, r, err) {
 		return
@@ -122,7 +143,7 @@ func (a *API) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if len(in.Note) > 500 {
 		in.Note = strings.ToValidUTF8(in.Note[:500], "")
 	}
-	if !a.deadLetterOfTenant(w, r) {
+	if _, ok := a.deadLetterOfTenant(w, r); !ok {
 		return
 	}
 	in.Note = a.redactor.RedactString(in.Note) // kept, shown and audited
@@ -140,52 +161,57 @@ func (a *API) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"deadletter": a.deadLetterOf(d)})
 }
 
-// operatesOnDeadLetter reports whether the caller of r operates on dead
-// letter d: a global operator on every one, a tenant's operator on those
-// whose request is of its tenant (the runtime's, or the store's record of
-// it). One whose request neither holds any more is a global operator's
-// only.
-func (a *API) operatesOnDeadLetter(r *http.Request, d *reach.DeadLetter) bool {
-	if a.isOperator(r) {
-		return true
-	}
-	if _, ok := a.operatorOf(r); !ok {
-		return false
-	}
+// deadLetterTenant returns the tenant of d's request (the runtime's, or
+// the store's record of it), and whether either holds it still.
+func (a *API) deadLetterTenant(ctx context.Context, d *reach.DeadLetter) (string, bool) {
 	if req, ok := a.rt.Lookup(d.Request); ok {
-		return a.operatesOn(r, req.Root().Tenant())
+		return req.Root().Tenant(), true
 	}
 	if a.store == nil {
-		return false
+		return "", false
 	}
-	sr, err := a.store.GetRequest(r.Context(), d.Request)
-	return err == nil && a.operatesOn(r, sr.Tenant)
+	sr, err := a.store.GetRequest(ctx, d.Request)
+	if err != nil {
+		return "", false
+	}
+	return sr.Tenant, true
 }
 
-// deadLetterOfTenant reports whether the caller of r operates on the dead
-// letter r names (any, for a global operator); otherwise it answers 404,
-// as for a dead letter that is not there: another tenant's is not told
-// of.
-func (a *API) deadLetterOfTenant(w http.ResponseWriter, r *http.Request) bool {
-	if a.isOperator(r) {
-		return true
-	}
+// deadLetterOfTenant returns the tenant of the request of the open dead
+// letter r names, in which an action on it runs, and whether the caller
+// of r acts on it: a global operator on any (the tenant is "" if neither
+// the runtime nor the store holds its request any more, and the action
+// answers for an id of no open dead letter, or a bad one), a tenant's
+// operator on its tenant's. Otherwise it answers 404, as for a dead letter
+// that is not there: another tenant's is not told of. Only the open dead
+// letters (taken ones too) are read: an action takes one of those, and
+// the queue keeps every one ever settled besides.
+func (a *API) deadLetterOfTenant(w http.ResponseWriter, r *http.Request) (string, bool) {
 	id := r.PathValue("id")
 	if n, err := strconv.ParseInt(strings.TrimPrefix(id, "dl-"), 10, 64); err == nil {
 		id = "dl-" + strconv.FormatInt(n, 10) // a stored one's, as the list names it: the store's queue takes n and dl-n
 	}
-	ds, err := a.rt.DeadLetters(r.Context(), "")
+	ds, err := a.rt.DeadLetters(r.Context(), reach.DeadLetterOpen)
 	if err != nil {
 		httpjson.WriteError(w, http.StatusInternalServerError, "store", upperFirst(err.Error())+".", "Look at the gateway's log.")
-		return false
+		return "", false
 	}
+	global := a.isOperator(r)
 	for i := range ds {
-		if ds[i].ID == id && a.operatesOnDeadLetter(r, &ds[i]) {
-			return true
+		if ds[i].ID != id {
+			continue
 		}
+		tenant, known := a.deadLetterTenant(r.Context(), &ds[i])
+		if global || known && a.operatesOn(r, tenant) {
+			return tenant, true
+		}
+		break
+	}
+	if global {
+		return "", true
 	}
 	httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %s.", r.PathValue("id")), "List them with reach deadletters list (GET /v1/deadletters).")
-	return false
+	return "", false
 }
 
 // deadLetterError answers the error of an action on a dead letter, and

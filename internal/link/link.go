@@ -12,7 +12,6 @@
 package link
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/jsonscan"
+	"github.com/agentreach/reach/internal/traceparent"
 )
 
 // Keys the gateway reads from and writes to MCP _meta.
@@ -400,22 +400,7 @@ func baggageValue(s, key string) string {
 // Traceparent renders a W3C traceparent whose parent span id is frame f,
 // in the request tree's trace (the one its spans are exported in).
 func Traceparent(r *reach.Request, f reach.FrameID) string {
-	return string(appendTraceparent(make([]byte, 0, traceparentLen), r.Trace(), f))
-}
-
-// traceparentLen is a traceparent's length: "00-", 32 hex digits of the
-// trace, "-", 16 of the span, "-01".
-const traceparentLen = 55
-
-// appendTraceparent appends the traceparent of span f in trace id to b.
-func appendTraceparent(b []byte, id [16]byte, f reach.FrameID) []byte {
-	b = append(b, "00-"...)
-	b = hex.AppendEncode(b, id[:])
-	b = append(b, '-')
-	var span [8]byte
-	binary.BigEndian.PutUint64(span[:], uint64(f))
-	b = hex.AppendEncode(b, span[:])
-	return append(b, "-01"...)
+	return traceparent.String(r.Trace(), uint64(f))
 }
 
 // FrameMeta returns the _meta that links what a call sends on (an upstream

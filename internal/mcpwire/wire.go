@@ -35,6 +35,7 @@ import (
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/agentreach/reach/internal/redact"
+	"github.com/agentreach/reach/internal/traceparent"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -275,11 +276,11 @@ func AppendCallLink(b, id []byte, name string, args json.RawMessage, l *CallLink
 			b = jsonscan.AppendQuoted(b, v)
 		}
 	}
-	var span [8]byte
-	binary.BigEndian.PutUint64(span[:], l.Span)
 	str(`"progressToken":`, l.ProgressToken)
 	str(`"reach/idempotency_key":`, l.IdempotencyKey)
 	if l.Parent == "" && l.Spanned {
+		var span [8]byte
+		binary.BigEndian.PutUint64(span[:], l.Span)
 		key(`"reach/parent":"`)
 		b = append(hex.AppendEncode(b, span[:]), '"')
 	} else {
@@ -287,9 +288,8 @@ func AppendCallLink(b, id []byte, name string, args json.RawMessage, l *CallLink
 	}
 	str(`"reach/request":`, l.Request)
 	if l.Traceparent == "" && l.Spanned {
-		key(`"traceparent":"00-`)
-		b = append(hex.AppendEncode(b, l.TraceID[:]), '-')
-		b = append(hex.AppendEncode(b, span[:]), `-01"`...)
+		key(`"traceparent":"`)
+		b = append(traceparent.Append(b, l.TraceID, l.Span), '"')
 	} else {
 		str(`"traceparent":`, l.Traceparent)
 	}

@@ -427,21 +427,22 @@ const unholdWait = 10 * time.Second
 // chargeShared debits tokens and cost (nano-units), what a model turn of
 // req was charged and has not debited yet, from the shared ledger, then
 // calls then (the turn lets go of its hold). A charge the store does not
-// take (it restarted, the connection was cut) is made again, from a
-// goroutine of its own, waiting longer each time (up to wait), until it
-// is taken or the store is closed (store.ErrClosed: it never takes one
-// again), and only then is the hold let go: meanwhile the hold counts
-// what the charge will. Before, the charge was dropped (logged), and the
-// turn's tokens were never spent on the shared ledger, though its answer
-// was passed on. Each attempt is bounded by wait. A charge whose commit
-// landed though its answer was lost is counted twice (the safe side); an
-// instance that dies before the store takes it loses it.
-func chargeShared(log *slog.Logger, l Ledger, req *reach.Request, tokens, cost int64, wait time.Duration, then func()) {
+// take (it restarted, the connection was cut) is made again by rt (one
+// goroutine for all of the proxy's, see retrier), waiting longer each time
+// (up to wait), until it is taken or the store is closed (store.ErrClosed:
+// it never takes one again), and only then is the hold let go: meanwhile
+// the hold counts what the charge will. Before, the charge was dropped
+// (logged), and the turn's tokens were never spent on the shared ledger,
+// though its answer was passed on. Each attempt is bounded by wait. A
+// charge whose commit landed though its answer was lost is counted twice
+// (the safe side); an instance that dies before the store takes it loses
+// it.
+func chargeShared(rt *retrier, log *slog.Logger, l Ledger, req *reach.Request, tokens, cost int64, wait time.Duration, then func()) {
 	if tokens == 0 && cost == 0 {
 		then()
 		return
 	}
-	untilTaken(wait, func(ctx context.Context) error { return l.Spend(ctx, req, tokens, cost) }, func(err error) {
+	rt.untilTaken(wait, func(ctx context.Context) error { return l.Spend(ctx, req, tokens, cost) }, func(err error) {
 		log.Warn("debiting a model turn from the shared ledger failed: tried again until the store takes it (meanwhile its hold counts against the request's budget)", "request", req.ID(), "err", err)
 	}, func(err error, retried bool) {
 		switch {
@@ -459,12 +460,11 @@ func chargeShared(log *slog.Logger, l Ledger, req *reach.Request, tokens, cost i
 // instance lives (only a dead life's holds count for nothing), so every
 // later turn of the request tree, on every instance, would wait for it and
 // be refused budget_tokens_held: an attempt the store does not take is made
-// again, from a goroutine of its own, waiting longer each time (up to
-// wait), until it is taken or the store is closed (it never takes one
-// again: the goroutine ends). Each attempt is bounded by wait: a store that
-// hangs does not hang the turn's handler.
-func letGoShared(log *slog.Logger, hl Holder, request, turn string, wait time.Duration) {
-	untilTaken(wait, func(ctx context.Context) error { return hl.Unhold(ctx, turn) }, func(err error) {
+// again by rt, waiting longer each time (up to wait), until it is taken or
+// the store is closed (it never takes one again). Each attempt is bounded
+// by wait: a store that hangs does not hang the turn's handler.
+func letGoShared(rt *retrier, log *slog.Logger, hl Holder, request, turn string, wait time.Duration) {
+	rt.untilTaken(wait, func(ctx context.Context) error { return hl.Unhold(ctx, turn) }, func(err error) {
 		log.Warn("letting go of a model turn's hold on the shared ledger failed: tried again until the store takes it (meanwhile the hold counts against the request's budget)", "request", request, "err", err)
 	}, func(err error, retried bool) {
 		if err == nil && retried {
@@ -473,32 +473,82 @@ func letGoShared(log *slog.Logger, hl Holder, request, turn string, wait time.Du
 	})
 }
 
+// retrier makes again the attempts the shared store refused (untilTaken),
+// from one goroutine, one attempt at a time: while the store is open but
+// does not answer, the turns that ended meanwhile wait in its list, each
+// with its charge or hold, and the store is asked once a pause, not once a
+// pause by each of them from a goroutine of its own (there was one per
+// turn, as many as the turns that ended while it did not answer). Its zero
+// value is ready; a Proxy has one.
+type retrier struct {
+	mu      sync.Mutex
+	pending []retryAttempt // in the order refused, the next first
+	running bool           // its goroutine runs
+}
+
+type retryAttempt struct {
+	try     func(context.Context) error
+	settled func(err error, retried bool)
+}
+
 // untilTaken makes an attempt (try, bounded by wait) that the shared store
-// may refuse, and, when it does (refused is called with why), again, from a
-// goroutine of its own, waiting longer each time (up to wait), until the
-// store takes it or is closed (store.ErrClosed: a closed store never takes
-// one, and a loop past it would run for as long as the process). Then it
-// calls settled with nil, or the closed store's error, and whether the
-// attempt was made again.
-func untilTaken(wait time.Duration, try func(context.Context) error, refused func(error), settled func(err error, retried bool)) {
-	attempt := func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		return try(ctx)
-	}
-	err := attempt()
+// may refuse, and, when it does (refused is called with why), has r make
+// it again until the store takes it or is closed (store.ErrClosed: a
+// closed store never takes one, and a loop past it would run for as long
+// as the process). Then it calls settled with nil, or the closed store's
+// error, and whether the attempt was made again.
+func (r *retrier) untilTaken(wait time.Duration, try func(context.Context) error, refused func(error), settled func(err error, retried bool)) {
+	err := attemptWithin(wait, try)
 	if err == nil || errors.Is(err, store.ErrClosed) {
 		settled(err, false)
 		return
 	}
 	refused(err)
-	go func() {
-		for pause := min(100*time.Millisecond, wait); ; pause = min(pause*2, wait) {
-			time.Sleep(pause)
-			if err := attempt(); err == nil || errors.Is(err, store.ErrClosed) {
-				settled(err, true)
+	r.mu.Lock()
+	r.pending = append(r.pending, retryAttempt{try, settled})
+	start := !r.running
+	r.running = true
+	r.mu.Unlock()
+	if start {
+		go r.run(wait)
+	}
+}
+
+// run makes the pending attempts again, the first first, until none is
+// left: after a pause, waiting longer after each refusal (up to wait),
+// and, once one is taken, the next at once. A refused attempt goes to the
+// end of the list: one the store never takes does not hold the others.
+func (r *retrier) run(wait time.Duration) {
+	for pause := min(100*time.Millisecond, wait); ; {
+		time.Sleep(pause)
+		for {
+			r.mu.Lock()
+			if len(r.pending) == 0 {
+				r.running = false
+				r.mu.Unlock()
 				return
 			}
+			a := r.pending[0]
+			r.pending[0] = retryAttempt{}
+			r.pending = r.pending[1:]
+			r.mu.Unlock()
+			err := attemptWithin(wait, a.try)
+			if err != nil && !errors.Is(err, store.ErrClosed) {
+				r.mu.Lock()
+				r.pending = append(r.pending, a)
+				r.mu.Unlock()
+				pause = min(pause*2, wait)
+				break
+			}
+			a.settled(err, true) // may refuse another (a charge's then lets go of its hold): it joins the list
+			pause = min(100*time.Millisecond, wait)
 		}
-	}()
+	}
+}
+
+// attemptWithin calls try with a context that ends after wait.
+func attemptWithin(wait time.Duration, try func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	return try(ctx)
 }

@@ -442,7 +442,7 @@ func (u *unholdFlaky) Unhold(ctx context.Context, turn string) error {
 // budget_tokens_held. Letting go is tried again until the store takes it.
 func TestHoldLetGoAfterTheStoreRefused(t *testing.T) {
 	u := &unholdFlaky{fails: 3, held: map[string]bool{"turn-1": true}}
-	letGoShared(slog.New(slog.DiscardHandler), u, "r1", "turn-1", 20*time.Millisecond)
+	letGoShared(&retrier{}, slog.New(slog.DiscardHandler), u, "r1", "turn-1", 20*time.Millisecond)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
 		u.mu.Lock()
 		held, attempts := u.held["turn-1"], u.attempts
@@ -499,7 +499,7 @@ func TestChargeAfterTheStoreRefused(t *testing.T) {
 	}
 	defer req.End()
 	s := &spendFlaky{fails: 3}
-	chargeShared(slog.New(slog.DiscardHandler), s, req, 135, 0, 20*time.Millisecond, func() {
+	chargeShared(&retrier{}, slog.New(slog.DiscardHandler), s, req, 135, 0, 20*time.Millisecond, func() {
 		s.mu.Lock()
 		s.letGo, s.early = true, s.tokens == 0
 		s.mu.Unlock()

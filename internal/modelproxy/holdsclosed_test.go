@@ -89,7 +89,7 @@ func TestChargeEndsOnAClosedStore(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				l := &ledgerClosing{blips: blips}
 				var letGo atomic.Int32
-				chargeShared(log, l, req, 135, 0, unholdWait, func() { letGo.Add(1) })
+				chargeShared(&retrier{}, log, l, req, 135, 0, unholdWait, func() { letGo.Add(1) })
 				time.Sleep(time.Hour)
 				synctest.Wait()
 				attempts := l.made()
@@ -104,7 +104,7 @@ func TestChargeEndsOnAClosedStore(t *testing.T) {
 		t.Run(fmt.Sprintf("release after %d blips", blips), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				l := &ledgerClosing{blips: blips}
-				letGoShared(log, l, "r1", "turn-1", unholdWait)
+				letGoShared(&retrier{}, log, l, "r1", "turn-1", unholdWait)
 				time.Sleep(time.Hour)
 				synctest.Wait()
 				attempts := l.made()

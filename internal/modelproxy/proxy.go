@@ -214,6 +214,9 @@ type Proxy struct {
 	owners ownerMemory
 	// holds are what the running turns of each request may still spend.
 	holds holds
+	// retry makes again the charges and releases of holds the shared
+	// ledger's store refused.
+	retry retrier
 }
 
 // New returns a proxy.
@@ -432,7 +435,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		limited = limited || sl.TokensLimited || priced && sl.CostLimited
 		defer func() { // what the turn was charged, on every instance's ledger, less what it debited
 			t, c := mf.Tokens()-held.tokens, budget.Nanos(mf.Usage().Cost)-held.cost
-			chargeShared(p.log, l, req, t, c, unholdWait, unhold)
+			chargeShared(&p.retry, p.log, l, req, t, c, unholdWait, unhold)
 		}()
 	}
 	// The prompt's tokens, as counted before the turn is sent: only for a
@@ -473,7 +476,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				// error: the hold may have been taken all the same (its
 				// client went away as it committed).
 				unhold = func() {
-					once.Do(func() { letGoShared(p.log, hl, req.ID(), turn, unholdWait) })
+					once.Do(func() { letGoShared(&p.retry, p.log, hl, req.ID(), turn, unholdWait) })
 				}
 				ok, left, err := hl.HoldTurn(ctx, req, turn, Spend{tokens, cost}, Spend{needTokens, needCost}, Spend{pt, pc})
 				if ok {

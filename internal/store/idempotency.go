@@ -98,6 +98,11 @@ type Idempotency struct {
 	file       string
 	fileLines  int
 	fileBroken bool
+	// journaled is file while every line kept is in it (file set, not
+	// fileBroken), nil otherwise: SaveKept reads it without fmu, which a
+	// rewrite of the file holds while it copies its last lines and renames
+	// its copy, for as long as a stalled disk makes that take.
+	journaled  atomic.Pointer[string]
 	reserve    string         // KeptReserve(file), while it is there (keptends.go)
 	compaction keptCompaction // its rewrite (keptcompact.go)
 

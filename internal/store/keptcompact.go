@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentreach/reach/internal/idempotency"
 )
@@ -42,10 +43,19 @@ func compactStep(step string) {
 // keptCompaction is the state of the kept file's rewrite, under fmu.
 type keptCompaction struct {
 	running bool
-	from    int64         // the kept file's size when the rewrite read what is kept
-	void    bool          // the kept file was removed (journalDone) since: the copy is of no use
-	done    chan struct{} // closed when the running rewrite ends (waitRewrite)
+	from    int64 // the kept file's size when the rewrite read what is kept
+	void    bool  // the kept file was removed (journalDone) since: the copy is of no use
 	wg      sync.WaitGroup
+	// ending is closed when the running rewrite ends; read without fmu
+	// (waitRewrite): a rewrite that a stalled disk holds in its last steps
+	// holds fmu meanwhile.
+	ending atomic.Pointer[chan struct{}]
+	// givenUp is set once a stop no longer waits for a rewrite
+	// (waitRewrite returned: the one it waited for ended, or its grace is
+	// over): one still running then renames no copy over the kept file,
+	// and none starts. The life is over: the next one in the process, or
+	// in another on the data folder, may have the file.
+	givenUp atomic.Bool
 }
 
 // compact starts a rewrite of the kept file with the lines of what is kept
@@ -55,7 +65,7 @@ type keptCompaction struct {
 // line is appended; a file a line could not be written to (fileBroken) is
 // left as it is.
 func (s *Idempotency) compact() {
-	if s.file == "" || s.fileBroken || s.fileLines < keptCompactLines || s.compaction.running {
+	if s.file == "" || s.fileBroken || s.fileLines < keptCompactLines || s.compaction.running || s.compaction.givenUp.Load() {
 		return
 	}
 	if s.fileLines < 4*s.keptLen() {
@@ -63,7 +73,7 @@ func (s *Idempotency) compact() {
 	}
 	s.compaction.running, s.compaction.void = true, false
 	done := make(chan struct{})
-	s.compaction.done = done
+	s.compaction.ending.Store(&done)
 	s.compaction.wg.Add(1)
 	go func() {
 		defer close(done) // once running is false, or a next rewrite's
@@ -71,21 +81,32 @@ func (s *Idempotency) compact() {
 	}()
 }
 
-// waitRewrite waits until no rewrite of the kept file runs, or ctx ends. A
-// stop calls it (Drain): a rewrite left running past the life's end could
-// rename its copy over the kept file of the next life in the process, or
-// still write in a data folder the life let go of.
+// waitRewrite waits until no rewrite of the kept file runs, or ctx ends;
+// then none starts any more. A stop calls it (Drain): a rewrite left
+// running past the life's end could rename its copy over the kept file of
+// the next life in the process, or still write in a data folder the life
+// let go of. It does not take fmu, which a rewrite holds in its last steps
+// (a stalled disk holds it there); one still running when ctx ends (a
+// stalled disk) is given up: it renames no copy over the kept file, which
+// holds every line kept, and removes its copy.
 func (s *Idempotency) waitRewrite(ctx context.Context) {
+	defer s.compaction.givenUp.Store(true)
 	for {
-		s.fmu.Lock()
-		running, done := s.compaction.running, s.compaction.done
-		s.fmu.Unlock()
-		if !running || done == nil {
+		p := s.compaction.ending.Load()
+		if p == nil {
 			return
+		}
+		select {
+		case <-*p:
+			if s.compaction.ending.Load() == p { // none started after it
+				return
+			}
+			continue
+		default:
 		}
 		compactStep("wait")
 		select {
-		case <-done:
+		case <-*p:
 		case <-ctx.Done():
 			return
 		}
@@ -140,7 +161,7 @@ func (s *Idempotency) rewriteKept() {
 
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
-	if s.compaction.void || s.fileBroken || s.file != path {
+	if s.compaction.void || s.fileBroken || s.file != path || s.compaction.givenUp.Load() {
 		os.Remove(tmp)
 		s.compaction.running = false
 		return
@@ -151,6 +172,11 @@ func (s *Idempotency) rewriteKept() {
 		return
 	}
 	compactStep("tail")
+	if s.compaction.givenUp.Load() { // the stop gave up waiting while the disk stalled: the life is over
+		os.Remove(tmp)
+		s.compaction.running = false
+		return
+	}
 	if err := os.Rename(tmp, path); err != nil {
 		fail(err)
 		return

@@ -165,6 +165,7 @@ func (s *Idempotency) endExecuting(ctx context.Context, f *Frame) (bool, error) 
 func (s *Idempotency) KeepFile(path string) {
 	s.fmu.Lock()
 	s.file = path
+	s.journaled.Store(&path)
 	// A rewrite (compact) a kill cut off before its rename left its copy:
 	// the kept file, never renamed over, still holds every line.
 	if err := os.Remove(path + keptCompactSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -260,6 +261,7 @@ func (s *Idempotency) journal(l keptLine) {
 	}
 	if err != nil {
 		s.fileBroken = true
+		s.journaled.Store(nil)
 		what := []any{"err", err}
 		if l.End != nil {
 			what = append(what, "request", l.End.Request, "frame", l.End.Frame)
@@ -287,6 +289,8 @@ func (s *Idempotency) journalDone() {
 			return
 		}
 		s.fileLines, s.fileBroken = 0, false
+		file := s.file
+		s.journaled.Store(&file)
 		s.compaction.void = true // a rewrite running is of no use: its copy is not renamed
 	}
 	// The store took what was kept: a reserve a full disk used (even if

@@ -348,3 +348,86 @@ func TestKeptRewriteEndsBeforeDrainReturns(t *testing.T) {
 		t.Errorf("Drain returned while the kept file's rewrite ran (running %v, its copy there: %v)", running, copyErr == nil)
 	}
 }
+
+// A stop whose grace ends while the kept file's rewrite is stalled (a
+// disk that does not answer) returns at its grace, and the rewrite, once
+// its disk answers, renames no copy over the kept file: the life is over,
+// and the file, which holds every line still kept, may be the next
+// life's. Stalled before its last steps ("written"), the rewrite renamed
+// its copy over the kept file after the stop; stalled in them ("tail",
+// fmu held), the stop's wait (and SaveKept) waited for the disk past the
+// grace.
+func TestKeptRewriteStalledPastTheStop(t *testing.T) {
+	for _, at := range []string{"written", "tail"} {
+		t.Run(at, func(t *testing.T) {
+			f := newKeptRewrite(t)
+			defer func() { keptCompactStep = nil }()
+			held := make(chan struct{}, 1) // the rewrite reached at, and is held
+			disk := make(chan struct{})    // closed: the disk answers
+			var once sync.Once
+			answer := func() { once.Do(func() { close(disk) }) }
+			defer answer()
+			keptCompactStep = func(step string) {
+				if step == at {
+					select {
+					case held <- struct{}{}:
+						<-disk
+					default: // a later rewrite: not held
+					}
+				}
+			}
+			for i := 0; ; i++ { // until a rewrite starts
+				if err := f.keptThenWritten(fmt.Sprintf("k%03d", i)); err != nil {
+					t.Fatal(err)
+				}
+				f.s.fmu.Lock()
+				running := f.s.compaction.running
+				f.s.fmu.Unlock()
+				if running {
+					break
+				}
+			}
+			<-held
+			before, err := os.ReadFile(f.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel() // the grace is over
+			stopped := make(chan [2]int, 1)
+			go func() {
+				left := f.s.Drain(ctx)
+				saved, err := f.s.SaveKept(f.path)
+				if err != nil {
+					t.Error(err)
+				}
+				stopped <- [2]int{left, saved}
+			}()
+			select {
+			case got := <-stopped:
+				if got != [2]int{1, 1} {
+					t.Errorf("Drain left %d, SaveKept saved %d; want stuck's completion, in the kept file", got[0], got[1])
+				}
+			case <-time.After(time.Minute): // a deadlock, not a slow machine: nothing but the held rewrite holds the stop
+				answer()
+				<-stopped
+				t.Fatal("the stop waited for the stalled rewrite past its grace")
+			}
+			answer()
+			f.s.compaction.wg.Wait()
+			after, err := os.ReadFile(f.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(after) != string(before) {
+				t.Errorf("the rewrite changed the kept file after the stop gave it up (%d bytes, then %d)", len(before), len(after))
+			}
+			if _, err := os.Stat(f.path + keptCompactSuffix); err == nil {
+				t.Error("the rewrite given up left its copy")
+			}
+			if keys := keptKeys(t, f.path); keys["stuck"] == 0 {
+				t.Errorf("the kept file lacks stuck's completion: %v", keys)
+			}
+		})
+	}
+}

@@ -58,7 +58,9 @@ type keptLine struct {
 // gateway calls it as it stops, before its life ends on the store: a
 // completion written then answers a retry with its result, where one
 // dropped would leave the claim, which recovery settles "interrupted".
-// It returns once no rewrite of the kept file runs either (or ctx ended).
+// It returns once no rewrite of the kept file runs either (or ctx ended:
+// the rewrite, stalled on its disk, then renames no copy over the kept
+// file, which holds every line still, and none starts from then on).
 func (s *Idempotency) Drain(ctx context.Context) int {
 	defer s.waitRewrite(ctx)
 	if s.keptLen() == 0 {
@@ -102,10 +104,12 @@ func (s *Idempotency) SaveKept(path string) (int, error) {
 	if len(keys)+len(ends) == 0 {
 		return 0, nil
 	}
-	s.fmu.Lock()
-	journaled := s.file == path && !s.fileBroken
-	s.fmu.Unlock()
-	if journaled {
+	// Read without fmu: a rewrite of the kept file that a stalled disk
+	// holds in its last steps (fmu held) does not hold the stop past its
+	// grace here; the kept file is whole until the rewrite renames a copy
+	// holding every line over it, which it no longer does once the stop
+	// has given up waiting for it (waitRewrite).
+	if p := s.journaled.Load(); p != nil && *p == path {
 		// Every line is in path already, written as it was kept.
 		crashpoint.Reached("kept.saved")
 		return len(keys) + len(ends), nil

@@ -69,16 +69,27 @@ func TestClaimKeepsRoomForItsResult(t *testing.T) {
 	if got := resultRoom(t, s); got != 0 {
 		t.Fatalf("a new store's claims keep %d bytes of room, want 0 (no result recorded)", got)
 	}
-	// 25 results are too few to size the room by.
-	for range 25 {
+	// 9 results are too few to size the room by.
+	for range 9 {
 		call(bytes.Repeat([]byte("a"), 200))
 	}
 	settle()
 	if got := resultRoom(t, s); got != 0 {
-		t.Errorf("after 25 results the room is %d, want 0 (as it was)", got)
+		t.Errorf("after 9 results the room is %d, want 0 (as it was)", got)
+	}
+	// 10 of 200 and 15 of 50: the ninth decile of the 25 is the 3rd
+	// longest, 200 (it was sized from the 26th longest: none yet).
+	call(bytes.Repeat([]byte("a"), 200))
+	for range 15 {
+		call(bytes.Repeat([]byte("z"), 50))
+	}
+	settle()
+	if got := resultRoom(t, s); got != 200 {
+		t.Errorf("after 25 results the room is %d, want 200", got)
 	}
 	// Then 100 results of 100 bytes and 20 of 300: of the last 256
-	// results (all 145), the 26th longest is one of 200.
+	// results (all 145), the 15th longest is one of 300 (the 26th, which
+	// it was sized from, one of 200: a result in seven did not fit).
 	for range 100 {
 		call(bytes.Repeat([]byte("b"), 100))
 	}
@@ -86,12 +97,12 @@ func TestClaimKeepsRoomForItsResult(t *testing.T) {
 		call(bytes.Repeat([]byte("c"), 300))
 	}
 	settle()
-	if got := resultRoom(t, s); got != 200 {
-		t.Errorf("the room is %d, want 200", got)
+	if got := resultRoom(t, s); got != 300 {
+		t.Errorf("the room is %d, want 300", got)
 	}
 	claimed := call(nil)
-	if got := recordRoom(t, s, claimed); got != 200 {
-		t.Errorf("a claim keeps %d bytes of room, want 200", got)
+	if got := recordRoom(t, s, claimed); got != 300 {
+		t.Errorf("a claim keeps %d bytes of room, want 300", got)
 	}
 	result := []byte(`{"status":"success","data":"R-1"}`)
 	if err := s.CompleteKey(ctx, claimed, "reach/0", result, now.Add(time.Hour)); err != nil {
@@ -111,8 +122,8 @@ func TestClaimKeepsRoomForItsResult(t *testing.T) {
 		Claimed: later, Expires: later.Add(time.Hour)}); err != nil || !ok {
 		t.Fatalf("claiming an expired key again = %v, %v", ok, err)
 	}
-	if got := recordRoom(t, s, claimed); got != 200 {
-		t.Errorf("a key claimed again keeps %d bytes of room, want 200", got)
+	if got := recordRoom(t, s, claimed); got != 300 {
+		t.Errorf("a key claimed again keeps %d bytes of room, want 300", got)
 	}
 	// Results a little longer than resultRoomMax: the room stops there.
 	for range 30 {

@@ -537,12 +537,16 @@ func statements() []string {
 	q[stClaimsLower] = `UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM idempotency)
 	WHERE key = 'claims_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM idempotency)`
 	// The room a claim keeps (migration 17): the ninth decile of the
-	// lengths of the last 256 results, or none if that is over
-	// resultRoomMax (a room that most results would not fit in is only
-	// written); as it was while fewer than 26 are recorded.
-	q[stResultRoom] = `UPDATE store_meta SET value = ifnull((SELECT iif(length(result) <= ` + strconv.Itoa(resultRoomMax) + `, length(result), 0)
-	FROM (SELECT result FROM idempotency WHERE state = 'done' AND result IS NOT NULL ORDER BY rowid DESC LIMIT 256)
-	ORDER BY length(result) DESC LIMIT 1 OFFSET 25), value) WHERE key = 'result_room'`
+	// lengths of the last results recorded, up to 256 (the longest but a
+	// tenth of them, the (n/10+1)th longest of n), or none if that is
+	// over resultRoomMax (a room that most results would not fit in is
+	// only written); as it was while fewer than 10 are recorded. It was
+	// the 26th longest however many were recorded: of 30, one shorter
+	// than all but four, and more pages split as their results came.
+	q[stResultRoom] = `UPDATE store_meta SET value = ifnull((SELECT iif(l <= ` + strconv.Itoa(resultRoomMax) + `, l, 0)
+	FROM (SELECT length(result) AS l, row_number() OVER (ORDER BY length(result) DESC) AS k, count(*) OVER () AS n
+		FROM (SELECT result FROM idempotency WHERE state = 'done' AND result IS NOT NULL ORDER BY rowid DESC LIMIT 256))
+	WHERE n >= 10 AND k = n / 10 + 1), value) WHERE key = 'result_room'`
 	q[stFramesLower] = `UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM frames)
 	WHERE key = 'frames_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM frames)`
 	// The sweep of expired results, a span at a time (migration 11: no
