@@ -59,17 +59,22 @@ import (
 var s21Known = map[string]string{
 	// As written, on the guard then (0e057b11): 9 of 20 loops detected,
 	// none early, 11 missed; 2 of 22 legit runs refused.
-	"fhir-patient-search-respelled":          "missed",
-	"replicate-prompt-respelled-oom":         "missed",
-	"eth-sendraw-respelled-nonce-low":        "missed",
-	"pubmed-search-reworded-same-articles":   "missed",
-	"blast-sequence-respelled-no-hits":       "missed",
-	"nav2-goal-respelled-no-plan":            "missed",
-	"octoprint-connect-respelled-port":       "missed",
-	"lean-proof-reformatted-same-goal":       "missed",
-	"vault-secret-path-respelled-denied":     "missed",
-	"canvas-grade-respelled-same-grade":      "missed",
-	"ffmpeg-flags-reordered-missing-encoder": "missed",
+	// Since its fixes, 13 of 20: a JSON-RPC error response handed on as
+	// the answer is a failure whose complaint is its error member
+	// (rpcErrorAnswer, TestJSONRPCErrorAnswer); so is a write's answer
+	// that says what it started failed at once (startFailedAnswer,
+	// TestWriteStartedFailed); a number written as a string and echoed
+	// with more digits is one value (TestEchoedNumberString); a memory
+	// address in a command's failing output names no thing
+	// (TestMemoryAddressNoThing); a path echoed is masked with the
+	// slashes around it (TestEchoedPathSlashes). Left:
+	"fhir-patient-search-respelled":        "missed",
+	"replicate-prompt-respelled-oom":       "missed",
+	"pubmed-search-reworded-same-articles": "missed",
+	"blast-sequence-respelled-no-hits":     "missed",
+	"octoprint-connect-respelled-port":     "missed",
+	"lean-proof-reformatted-same-goal":     "missed",
+	"canvas-grade-respelled-same-grade":    "missed",
 	// The two legit runs refused poll twice, answered the same, before
 	// their answer moves: the benchmark's own rule (a third identical
 	// call after two identical answers, nothing written since, may
