@@ -3,6 +3,7 @@ package loops
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // maxExceptionBytes bounds the results read for an exception printed as
@@ -119,7 +120,85 @@ func apiErrorAnswer(b []byte) (failed, transient bool) {
 	if !ok || string(bytes.TrimSpace(flag)) != "false" {
 		return false, false
 	}
-	e := bytes.TrimSpace(top["error"])
+	return errorSays(top["error"])
+}
+
+// rpcErrorAnswer reports whether b, a successful answer, is a JSON-RPC 2.0
+// error response handed on as it came ({"jsonrpc": "2.0", "id": 41,
+// "error": {"code": -32000, "message": "nonce too low"}}): a node's or an
+// MCP server's refusal of the call, which an error result would have
+// said. Its complaint is its error member (complaint), the response's id
+// aside. Transient as apiErrorAnswer's.
+func rpcErrorAnswer(b []byte) (complaint []byte, transient bool) {
+	b = bytes.TrimSpace(b)
+	if len(b) < 20 || len(b) > maxExceptionBytes || b[0] != '{' ||
+		!bytes.Contains(b, []byte(`"jsonrpc"`)) || !bytes.Contains(b, []byte(`"error"`)) {
+		return nil, false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return nil, false
+	}
+	if _, ok := top["result"]; ok {
+		return nil, false
+	}
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(top["error"], &e) != nil || strings.TrimSpace(e.Message) == "" {
+		return nil, false
+	}
+	_, transient = errorSays(top["error"])
+	return top["error"], transient
+}
+
+// startFailedAnswer reports whether b, a write's successful answer, says
+// the thing the write started failed at once: a top-level status or state
+// of failed, failure, error, errored or aborted beside an error that says
+// something (error, error_msg, error_message, at the top or under result;
+// a text or an object), as a prediction or a robot's goal answers when it
+// ran and failed before the answer came back. The write changed nothing
+// it says, and its complaint is that error (complaint): the new job's id
+// and clock are not the complaint. Only a write's answer is read so: a
+// read that answers a job's status of failed tells of that job, and has
+// not failed itself. Transient as apiErrorAnswer's.
+func startFailedAnswer(b []byte) (complaint []byte, transient bool) {
+	b = bytes.TrimSpace(b)
+	if len(b) < 20 || len(b) > maxExceptionBytes || b[0] != '{' || !bytes.Contains(b, []byte(`rror`)) {
+		return nil, false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return nil, false
+	}
+	var st string
+	for _, k := range [...]string{"status", "state"} {
+		if json.Unmarshal(top[k], &st) == nil && st != "" {
+			break
+		}
+	}
+	switch strings.ToLower(st) {
+	case "failed", "failure", "error", "errored", "aborted":
+	default:
+		return nil, false
+	}
+	var res map[string]json.RawMessage
+	_ = json.Unmarshal(top["result"], &res)
+	for _, m := range []map[string]json.RawMessage{top, res} {
+		for _, k := range [...]string{"error", "error_msg", "error_message", "errorMessage"} {
+			if f, t := errorSays(m[k]); f {
+				return m[k], t
+			}
+		}
+	}
+	return nil, false
+}
+
+// errorSays reports whether e, an answer's error member, says something
+// (a text or an object, not null, "" or {}), and whether what it says is
+// transient.
+func errorSays(e json.RawMessage) (failed, transient bool) {
+	e = bytes.TrimSpace(e)
 	if len(e) == 0 || string(e) == "null" || string(e) == `""` || string(e) == "{}" {
 		return false, false
 	}

@@ -262,7 +262,9 @@ func namedThings(msg []byte) uint64 {
 				for e < len(w) && isTokenByte(w[e]) {
 					e++
 				}
-				if idWord(w[k:e]) {
+				if idWord(w[k:e]) && !memoryAddress(w[k:e]) {
+					// A memory address is the run's, not a thing
+					// (probe.go, memoryAddress).
 					sum += hashBytes(w[k:e]) | 1
 				}
 				k = e

@@ -131,7 +131,10 @@ func (d *Detector) template(msg, args []byte) uint64 {
 	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
 	d.args = as.out[:0]
 	for _, l := range as.out {
-		if l.kind == leafString && len(l.raw) >= 3 && n < len(echo) {
+		// A number written as a string ("4.2", "-1.5") is left to the
+		// words with a digit, as the number 4.2 is: echoed as 4.20 or
+		// -1.50 it is one value either way (TestEchoedNumberString).
+		if l.kind == leafString && len(l.raw) >= 3 && n < len(echo) && !numericText(l.raw) {
 			echo[n] = l.raw
 			n++
 		}
@@ -159,7 +162,21 @@ func (d *Detector) template(msg, args []byte) uint64 {
 				last = i
 				continue
 			}
-			h.Write(msg[last:i])
+			k := i
+			if pathLike(msg[i : i+matched]) {
+				// A path echoed is masked with the slashes that join it
+				// to what is around it: the address a server builds on
+				// it (/v1/ and the path) reads one way however the path
+				// was written, with or without its leading slash
+				// (TestEchoedPathSlashes).
+				for k > last && msg[k-1] == '/' {
+					k--
+				}
+				for i+matched < len(msg) && msg[i+matched] == '/' {
+					matched++
+				}
+			}
+			h.Write(msg[last:k])
 			// An echoed value is a value, as a word with a digit is
 			// when the arguments do not hold it: a charge's id is
 			// named in the complaint whether the call gave it or its
@@ -360,6 +377,11 @@ func sameThing(msg, args []byte) uint64 {
 		}
 		if digits > 0 && requestIDBefore(msg[:i]) {
 			h.WriteString("\x00R")
+		} else if memoryAddress(msg[i:j]) {
+			// Where a process put an object (an encoder's context,
+			// [aost#0:1 @ 0x5598f4c2a1c0]) is that run's, placed anew
+			// each time the command runs: no thing asked about.
+			h.WriteString("\x00A")
 		} else if j-i > 10 && holdsDate(msg[i:j]) {
 			// A name stamped with when it was made (a run's log,
 			// 2026-12-06T09_20_11Z.log) is the attempt's own; a date
@@ -1980,4 +2002,45 @@ func (qs *questionState) list() string {
 		b = append(b, q...)
 	}
 	return string(b)
+}
+
+// numericText reports whether b is a decimal number and nothing else (a
+// sign, digits, one point).
+func numericText(b []byte) bool {
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		b = b[1:]
+	}
+	digits, point := 0, false
+	for _, c := range b {
+		switch {
+		case isDigit(c):
+			digits++
+		case c == '.' && !point:
+			point = true
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
+
+// memoryAddress reports whether w is a memory address: 0x and eight hex
+// digits or more.
+func memoryAddress(w []byte) bool {
+	if len(w) < 10 || w[0] != '0' || w[1] != 'x' && w[1] != 'X' {
+		return false
+	}
+	for _, c := range w[2:] {
+		if !isDigit(c) && !('a' <= c && c <= 'f') && !('A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// pathLike reports whether v, an argument's value, is a path: it holds a
+// slash between two other bytes, and no white space.
+func pathLike(v []byte) bool {
+	t := bytes.Trim(v, "/")
+	return bytes.IndexByte(t, '/') > 0 && !bytes.ContainsAny(v, " \t\n")
 }

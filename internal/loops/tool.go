@@ -403,7 +403,21 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// "error": "not_in_channel"}): a post refused the same way
 		// whatever its text probes, and wrote nothing. One that says it
 		// was rate-limited or timed out is worth a retry.
-		if failed, transient := apiErrorAnswer(o.Result); transient {
+		// So is a JSON-RPC error response, and a write's answer that
+		// says what it started failed at once (exception.go).
+		// Their complaint is the error they hold, not the answer's id
+		// or clock around it.
+		failed, transient := apiErrorAnswer(o.Result)
+		if !failed {
+			var complaint []byte
+			if complaint, transient = rpcErrorAnswer(o.Result); complaint == nil && write {
+				complaint, transient = startFailedAnswer(o.Result)
+			}
+			if complaint != nil {
+				failed, o.Result = true, complaint
+			}
+		}
+		if transient {
 			o.Error, o.ErrorType = true, "unavailable"
 		} else if failed {
 			o.Error, o.ErrorType = true, untypedStreak
