@@ -203,7 +203,7 @@ func TestBudget27NamedAgainKeepsWallClock(t *testing.T) {
 	defer s2.End()
 	res := budget27Call(rt, ctx, "late")
 	if res.Status == reach.StatusSuccess || res.Error == nil || res.Error.Type != reach.TypeBudget ||
-		!strings.Contains(res.Error.Message, "wall") || !strings.Contains(res.Error.Message, "runs") {
+		!strings.Contains(res.Error.Message, "wall") || !strings.Contains(res.Error.Message, "runs") || !strings.Contains(res.Error.Message, "new request") {
 		t.Fatalf("the first call of the run named again once its wall clock was used: %s %+v; want refused by the wall-clock budget over its runs", res.Status, res.Error)
 	}
 }

@@ -629,7 +629,7 @@ func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget,
 		// its end: not the time since the first run began, which would
 		// count the gaps between runs (a client's idle time, a restart)
 		// as work.
-		wall, reason = b.Wall-u.Wall, reason+" over its runs under this id"
+		wall, reason = b.Wall-u.Wall, reason+" over its runs under this id (a request named again keeps what it spent: begin a new request for new work)"
 	}
 	var cctx context.Context
 	cctx, r.cancel = context.WithCancelCause(ctx)
