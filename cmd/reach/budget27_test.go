@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // budget27Call makes the tool call callID of request through base's
@@ -110,5 +112,53 @@ func TestBudget27NamedAgainOnPostgres(t *testing.T) {
 	budget27Spent(t, "r-spent named again through b", budget27Call(t, f.base(1), "r-spent", "c3", "small"))
 	if r := budget27Call(t, f.base(0), "r-spent", "c4", "small"); r["status"] == "success" {
 		t.Fatalf("r-spent through a, begun again on b: %v; want refused", r)
+	}
+}
+
+// TestBudget27MCPClientNamedAgainAfterRestart: the Go MCP SDK's client
+// names its conversation's request in each call's _meta ("reach/request"),
+// spends its tool-call budget, and `reach serve` restarts gracefully; a
+// new session of the client names the request again: the call is refused
+// (isError, the budget's text saying its earlier runs counted and to begin
+// a new request), and the same call without the id runs in a new request.
+// Before, the request named again after the restart had a fresh budget.
+func TestBudget27MCPClientNamedAgainAfterRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restarts reach serve: skipped in -short mode")
+	}
+	c := &counter{runs: map[string]int{}}
+	cfg := writeConfig(t, "upstreams:\n  - {name: shop, url: '"+shopUpstream(t, c)+"'}\ntools:\n  shop__search: {access: read}\n"+
+		"budgets:\n  default: {tool_calls: 2, wall: 1h}\n")
+	data, addr := t.TempDir(), freeAddr(t)
+	base := "http://" + addr
+	call := func(cs *mcp.ClientSession, id string, meta mcp.Meta) (*mcp.CallToolResult, string) {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "shop__search", Arguments: map[string]any{"id": id}, Meta: meta})
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		text, _ := json.Marshal(res)
+		return res, string(text)
+	}
+	conv := mcp.Meta{"reach/request": "conv-27"}
+	cmd := startReach(t, cfg, addr, data)
+	cs := goSession(t, base)
+	for _, id := range []string{"a", "b"} {
+		if res, text := call(cs, id, conv); res.IsError {
+			t.Fatalf("call %s: %s", id, text)
+		}
+	}
+	cs.Close()
+	stopServe(t, cmd, syscall.SIGTERM)
+
+	cmd = startReach(t, cfg, addr, data)
+	defer stopServe(t, cmd, syscall.SIGTERM)
+	cs = goSession(t, base)
+	res, text := call(cs, "c", conv)
+	if !res.IsError || !strings.Contains(text, "budget") || !strings.Contains(text, "earlier runs") || !strings.Contains(text, "new request") {
+		t.Fatalf("the request named again after the restart: %s; want refused by its spent budget, saying to begin a new request", text)
+	}
+	if res, text := call(cs, "d", nil); res.IsError {
+		t.Errorf("the call in a new request: %s; want it run", text)
 	}
 }
