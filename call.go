@@ -223,7 +223,7 @@ func (rt *Runtime) admit(next Handler) Handler {
 				return next(ctx, c)
 			}
 			if c.IdempotencyKey == "" || c.sysKey {
-				return nil, budgetError("tool_calls", q, detail)
+				return nil, budgetError("tool_calls", c.req, q, detail)
 			}
 			// A retry by the caller's own key (sent again while the
 			// first call still runs, or after it ended) is answered by
@@ -267,7 +267,7 @@ func (c *Call) admitDue() *Error {
 		return nil
 	}
 	if q, detail := c.req.meter.AdmitToolCall(); q != nil {
-		return budgetError("tool_calls", q, detail)
+		return budgetError("tool_calls", c.req, q, detail)
 	}
 	c.budgetDue = false
 	return nil

@@ -516,6 +516,17 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 	if opts.Budget != nil {
 		b = *opts.Budget
 	}
+	// A completed root request of its owner, named again, goes on under
+	// its id (track) with what its earlier runs spent: looked up first
+	// (after a restart, or on another instance, read back from the store:
+	// Options.History), so that its budget bounds what the request spends
+	// over all its runs, not each run.
+	var from *Request
+	if !fresh {
+		if old, ok := rt.Lookup(opts.ID); ok && continues(old, nil, opts.Principal, opts.Tenant) {
+			from = old
+		}
+	}
 	at := time.Now()
 	if j, ok := rt.opts.Requests.(RequestJoiner); ok {
 		// Another runtime may run it: then it is that request, as begun there.
@@ -531,9 +542,9 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 			at = began
 		}
 	}
-	r := rt.newRequestAt(ctx, opts, b, nil, nil, at)
+	r := rt.newRequestAt(ctx, opts, b, nil, nil, at, from)
 	r.fresh = fresh
-	if err := rt.track(r); err != nil {
+	if err := rt.trackFrom(r, from, !fresh); err != nil {
 		r.cancel(nil)
 		if a, ok := rt.opts.Requests.(JoinAbandoner); ok {
 			a.JoinAbandoned(opts.ID) // joined above: RequestBegan is not called
@@ -592,37 +603,64 @@ func (rt *Runtime) RestoreInterrupted(o *RequestOptions, c Cause) (*Request, err
 }
 
 func (rt *Runtime) newRequest(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame) *Request {
-	return rt.newRequestAt(ctx, o, b, parent, delegate, time.Now())
+	return rt.newRequestAt(ctx, o, b, parent, delegate, time.Now(), nil)
 }
 
 // newRequestAt is newRequest for a request that began at at (its wall
-// clock counts from then).
-func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame, at time.Time) *Request {
+// clock counts from then) and, if from is not nil, goes on from the
+// earlier runs of its id (from the last of them): its meter counts on from
+// what they spent, and its wall clock has what they left of it.
+func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame, at time.Time, from *Request) *Request {
 	r := &Request{id: o.ID, principal: o.Principal, scene: o.Scene, agent: o.Agent,
 		roles: slices.Clone(o.Roles), tenant: o.Tenant, attrs: maps.Clone(o.Attributes), priority: int32(max(min(o.Priority, math.MaxInt32), math.MinInt32)),
 		parent: parent, delegate: delegate, rt: rt, started: at, halt: make(chan struct{})}
 	r.root = r
-	r.meter.Limit, r.meter.ID = b, o.ID
+	r.meter.Limit = b
 	if parent != nil {
 		r.root, r.meter.Parent = parent.root, &parent.meter
 	} else if r.trace = o.Trace; r.trace == ([16]byte{}) {
 		rand.Read(r.trace[:]) // never fails
 	}
+	wall, reason := b.Wall, fmt.Sprintf("wall clock of %s used", b.Wall)
+	if from != nil {
+		u := from.Usage()
+		r.meter.Restore(u)
+		// Time is the sum of the runs' wall clocks, each from its begin to
+		// its end: not the time since the first run began, which would
+		// count the gaps between runs (a client's idle time, a restart)
+		// as work.
+		wall, reason = b.Wall-u.Wall, reason+" over its runs under this id (a request named again keeps what it spent: begin a new request for new work)"
+	}
 	var cctx context.Context
 	cctx, r.cancel = context.WithCancelCause(ctx)
 	if b.Wall > 0 {
-		cause := &StopError{Cause: Cause{Mode: Cancel, By: "budget", Budget: "wall", Request: r.id,
-			Reason: fmt.Sprintf("wall clock of %s used", b.Wall)}}
+		cause := &StopError{Cause: Cause{Mode: Cancel, By: "budget", Budget: "wall", Request: r.id, Reason: reason}}
 		var stop context.CancelFunc
-		cctx, stop = context.WithDeadlineCause(cctx, r.started.Add(b.Wall), cause)
+		cctx, stop = context.WithDeadlineCause(cctx, r.started.Add(wall), cause)
 		context.AfterFunc(cctx, stop)
 	}
 	r.ctx = context.WithValue(cctx, posKey{}, r)
 	return r
 }
 
-func (rt *Runtime) track(r *Request) error {
+func (rt *Runtime) track(r *Request) error { return rt.trackFrom(r, nil, false) }
+
+// continues reports whether a root request (parent nil) of principal and
+// tenant begun by old's id goes on from old: old completed, and is theirs.
+func continues(old, parent *Request, principal, tenant string) bool {
+	return parent == nil && old.State() == RequestCompleted && old.principal == principal && old.tenant == tenant
+}
+
+// trackFrom is track for a request begun from from (newRequestAt), named
+// by its client if named: a named request that would go on from another
+// completed request of its id than from (begun and ended by another call
+// since from was looked up: its spend is not counted in r's meter) is
+// refused, as one begun while its id runs is.
+func (rt *Runtime) trackFrom(r, from *Request, named bool) error {
 	return rt.requests.Add(r, func(old *Request, ok bool) error {
+		if named && ok && old != from && continues(old, r.parent, r.principal, r.tenant) {
+			return fmt.Errorf("request %s was begun again by another call meanwhile; send it again", r.id)
+		}
 		if ok && old.interrupted != nil {
 			return (&InterruptedError{Cause: *old.interrupted}).Refusal()
 		} else if c := old.stopCause(); ok && old.past != nil && c != nil {
@@ -630,7 +668,7 @@ func (rt *Runtime) track(r *Request) error {
 		} else if ok && !old.ended.Load() {
 			return fmt.Errorf("request %s is already running", r.id)
 		}
-		if ok && r.parent == nil && old.State() == RequestCompleted && old.principal == r.principal && old.tenant == r.tenant {
+		if ok && continues(old, r.parent, r.principal, r.tenant) {
 			// Named again once it completed (after a restart too, restored
 			// by Lookup) by its owner: it goes on under its id, and its
 			// views keep what ran before (Frames, Children). Of another
@@ -794,7 +832,7 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 	}
 	if isTurn(pf) {
 		if q, detail := req.meter.AdmitTurn(); q != nil {
-			return nil, nil, rt.refuseFrame(ctx, f, budgetError("turns", q, detail))
+			return nil, nil, rt.refuseFrame(ctx, f, budgetError("turns", req, q, detail))
 		}
 	}
 	f.setState(Executing)
@@ -895,7 +933,7 @@ func (rt *Runtime) admitFrame(ctx context.Context, req *Request, depth int) *Err
 		return asError(fault.ContextCause(ctx, "admit"))
 	}
 	if q, dim, detail := req.meter.OverSpent(); q != nil {
-		return budgetError(dim, q, detail)
+		return budgetError(dim, req, q, detail)
 	}
 	if lim := req.meter.Limit.Depth; lim > 0 && depth > lim {
 		return &Error{Guard: "admit", Type: TypeBudget, Code: "budget_depth",

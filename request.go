@@ -3,6 +3,7 @@ package reach
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -487,8 +488,10 @@ func (r *Request) End() {
 	if was {
 		return
 	}
+	now := time.Now()
+	r.meter.End(now.Sub(r.started)) // its wall clock stops: a run of it named again counts from here
 	r.endDelegate()
-	r.cancel(&StopError{Cause: Cause{Mode: Cancel, By: "runtime", Reason: "request ended", At: time.Now(), Request: r.id}})
+	r.cancel(&StopError{Cause: Cause{Mode: Cancel, By: "runtime", Reason: "request ended", At: now, Request: r.id}})
 	if root := r.root; root.ended.Load() && root.treeEnded() {
 		// No frame of the tree is admitted from now on: its loop
 		// detector has nothing left to judge, and the requests are kept
@@ -764,8 +767,22 @@ func (r *Request) spend(tokens int64, costNano int64) {
 	}
 }
 
-// budgetError is the refusal of a call or frame because the budget of q
-// (r's or an ancestor's meter) ran out of dim.
-func budgetError(dim string, q *budget.Meter, detail string) *Error {
-	return fault.BudgetSpent(dim, q.Parent != nil, q.ID, detail)
+// budgetError is the refusal of a call or frame of r because the budget
+// of q (r's or an ancestor's meter) ran out of dim. Of a request named
+// again whose earlier runs count in it, it says so, and how to get a
+// budget of one's own.
+func budgetError(dim string, r *Request, q *budget.Meter, detail string) *Error {
+	for r != nil && &r.meter != q {
+		r = r.parent
+	}
+	if r == nil { // not one of r's meters: none of the runtime's requests
+		return fault.BudgetSpent(dim, q.Parent != nil, "", detail)
+	}
+	e := fault.BudgetSpent(dim, r.parent != nil, r.id, detail)
+	if q.Carried() {
+		e.Message = strings.TrimSuffix(e.Message, ".") + ", its earlier runs under this id counted."
+		e.Suggestion = "A request named again keeps what its earlier runs spent. Answer with what you have; " +
+			"for new work begin a new request (leave the request id out, or name a new one), or ask the user for a larger budget."
+	}
+	return e
 }

@@ -224,29 +224,50 @@ func LowContext(limit, used int64, frac float64) string {
 // Meter counts what one request spends, against its limit (C2). The
 // meter of a sub-request has its parent's as Parent: what the sub-request
 // spends counts for every meter above it, and a turn or a tool call is
-// admitted only while none of them has run out. Set Limit, Parent and ID
-// before use; the counters are safe for concurrent use.
+// admitted only while none of them has run out. Set Limit and Parent
+// before use; the counters are safe for concurrent use. A meter restored
+// from an earlier run (Restore) counts on from what that run spent, its
+// wall clock too: a request named again keeps what it spent.
 type Meter struct {
 	Limit  Budget
 	Parent *Meter
-	ID     string // the request's id, as a refusal names it
 
 	turns, toolCalls, tokens, costNano, maxDepth atomic.Int64 // costNano: billionths of the price unit
+	// carried is the wall clock the earlier runs used (Restore), 0 for
+	// none; ran, once not 0, what this run used when it ended (End).
+	carried, ran atomic.Int64
 }
 
-// Used returns what was spent, with wall the wall clock used.
-func (m *Meter) Used(wall time.Duration) Usage {
+// Used returns what was spent, with run the wall clock this run has used
+// so far (what it used when it ended, once End was called), after what the
+// earlier runs used.
+func (m *Meter) Used(run time.Duration) Usage {
+	if e := m.ran.Load(); e != 0 {
+		run = time.Duration(e)
+	}
 	return Usage{Turns: int(m.turns.Load()), ToolCalls: int(m.toolCalls.Load()), Tokens: m.tokens.Load(),
-		Cost: float64(m.costNano.Load()) / 1e9, Wall: wall, MaxDepth: int(m.maxDepth.Load())}
+		Cost: float64(m.costNano.Load()) / 1e9, Wall: time.Duration(m.carried.Load()) + run, MaxDepth: int(m.maxDepth.Load())}
 }
 
-// Restore sets the counters to u (a request of an earlier run).
+// Restore sets the counters to u, what the earlier runs of a request
+// spent: its wall clock counts before this run's (Used). A restored meter
+// is Carried, however little u holds.
 func (m *Meter) Restore(u Usage) {
-	m.turns.Store(int64(u.Turns))
-	m.toolCalls.Store(int64(u.ToolCalls))
-	m.tokens.Store(u.Tokens)
+	m.turns.Store(int64(max(u.Turns, 0)))
+	m.toolCalls.Store(int64(max(u.ToolCalls, 0)))
+	m.tokens.Store(max(u.Tokens, 0))
 	m.costNano.Store(Nanos(u.Cost))
-	m.maxDepth.Store(int64(u.MaxDepth))
+	m.maxDepth.Store(int64(max(u.MaxDepth, 0)))
+	m.carried.Store(int64(max(u.Wall, 1)))
+}
+
+// Carried reports whether m counts on from earlier runs (Restore).
+func (m *Meter) Carried() bool { return m.carried.Load() != 0 }
+
+// End records run as the wall clock this run used: Used counts no more
+// after it. Only the first End counts.
+func (m *Meter) End(run time.Duration) {
+	m.ran.CompareAndSwap(0, int64(max(run, 1)))
 }
 
 // AdmitTurn counts one turn on m and the meters above it; if one of them

@@ -455,7 +455,7 @@ func (c *Cluster) Admission() reach.Middleware {
 				return nil, &reach.Error{Guard: "admit", Type: reach.TypeBudget, Code: "budget_" + adm.Dim,
 					Message: fmt.Sprintf("The tool-call budget of %s (%s) is spent: %d tool calls made of %d, on every instance.",
 						who, q.id, adm.Spent.ToolCalls, caps[adm.Over].ToolCalls),
-					Suggestion: "Stop calling tools and answer with what you have, or ask the user for a larger budget."}
+					Suggestion: sharedSpentSuggestion("Stop calling tools and answer with what you have", q)}
 			}
 			crashpoint.Reached("budget.admitted")
 			// The last thing before the call is dispatched: a life paused
@@ -661,7 +661,19 @@ func turnRefusal(q ledgerLink, dim, spent string) *reach.Error {
 	}
 	return &reach.Error{Guard: "admit", Type: reach.TypeBudget, Code: "budget_" + map[string]string{"turn": "turns", "token": "tokens", "cost": "cost"}[dim],
 		Message:    fmt.Sprintf("The %s budget of %s (%s) is spent: %s, on every instance.", dim, who, q.id, spent),
-		Suggestion: "Finish with what you have and give your final answer, or ask the user for a larger budget."}
+		Suggestion: sharedSpentSuggestion("Finish with what you have and give your final answer", q)}
+}
+
+// sharedSpentSuggestion is what to do once the shared budget of q is
+// spent: first, then, for a root request (whose ledger keeps what each run
+// of its id spent, named again after it ended), how to get a budget of
+// one's own.
+func sharedSpentSuggestion(first string, q ledgerLink) string {
+	if q.sub {
+		return first + ", or ask the user for a larger budget."
+	}
+	return first + ". Its budget counts every run of its id (a request named again keeps what it spent): " +
+		"for new work begin a new request (leave the request id out, or name a new one), or ask the user for a larger budget."
 }
 
 // errJoinLeft is the store's refusal of a join that reached it after a

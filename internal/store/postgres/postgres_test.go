@@ -257,7 +257,8 @@ func joinReq(id, principal string) *store.Request {
 
 // A request begun on one instance is joined on another, as it was begun;
 // it ends when the last instance leaves it; one that ended is begun again
-// with a fresh ledger.
+// by its owner with its ledger kept (what its earlier runs spent counts:
+// schema 29; it used to start over).
 func TestPostgresJoinAndLeave(t *testing.T) {
 	a, b, _ := twoPostgres(t)
 	ctx := t.Context()
@@ -304,8 +305,8 @@ func TestPostgresJoinAndLeave(t *testing.T) {
 		t.Fatalf("bob naming alice's ended request = %v, %+v, %v; stored %+v; want foreign, nothing written", outcome, got, err, r)
 	}
 	_, outcome, err = b.JoinRequest(ctx, joinReq("r1", "alice"), "B/1", ttl)
-	if sp, _ := a.Spent(ctx, "r1"); err != nil || outcome != JoinBegun || sp != (store.Spend{}) {
-		t.Fatalf("a new request of an ended id = %v, %v, spent %+v; want begun, nothing spent", outcome, err, sp)
+	if sp, _ := a.Spent(ctx, "r1"); err != nil || outcome != JoinBegun || sp != (store.Spend{ToolCalls: 2}) {
+		t.Fatalf("the ended request named again by its owner = %v, %v, spent %+v; want begun again, its 2 tool calls spent", outcome, err, sp)
 	}
 	// A request whose every instance died is not joined: it is begun
 	// again only by recovery (ClaimOrphans), so here it is an orphan.
