@@ -621,7 +621,7 @@ func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget,
 	} else if r.trace = o.Trace; r.trace == ([16]byte{}) {
 		rand.Read(r.trace[:]) // never fails
 	}
-	wall, reason := b.Wall, fmt.Sprintf("wall clock of %s used", b.Wall)
+	wall, carried := b.Wall, false
 	if from != nil {
 		u := from.Usage()
 		r.meter.Restore(u)
@@ -629,11 +629,17 @@ func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget,
 		// its end: not the time since the first run began, which would
 		// count the gaps between runs (a client's idle time, a restart)
 		// as work.
-		wall, reason = b.Wall-u.Wall, reason+" over its runs under this id (a request named again keeps what it spent: begin a new request for new work)"
+		wall, carried = b.Wall-u.Wall, true
 	}
 	var cctx context.Context
 	cctx, r.cancel = context.WithCancelCause(ctx)
 	if b.Wall > 0 {
+		// The reason is written only for a request with a wall clock: a
+		// call of one without pays nothing for it (TestFastCallSessionlessAllocations).
+		reason := fmt.Sprintf("wall clock of %s used", b.Wall)
+		if carried {
+			reason += " over its runs under this id (a request named again keeps what it spent: begin a new request for new work)"
+		}
 		cause := &StopError{Cause: Cause{Mode: Cancel, By: "budget", Budget: "wall", Request: r.id, Reason: reason}}
 		var stop context.CancelFunc
 		cctx, stop = context.WithDeadlineCause(cctx, r.started.Add(wall), cause)
