@@ -10,18 +10,18 @@ import (
 )
 
 // notHere answers a view of request id (GET /v1/requests/{id}, its graph;
-// the UI's request page through uiElsewhere)
-// that this instance holds no part of, on a store several instances share,
-// from that store: the request runs on other instances only. This
-// instance has none of its calls to show, and says where they are: the
-// instances that run it, a stop through this one that reaches them, and
-// the shared audit log. It used to answer "There is no request here",
-// which read as if the id were wrong. (A request that ended is found by
-// the runtime, rebuilt from the store, and shown.) It reports whether it
-// answered; it answers nothing (the caller's plain 404 follows) without a
-// shared store, for a request the store does not hold or holds running
-// nowhere else, one the caller may not see (as a stop through this
-// instance would be refused), or when the store cannot say.
+// the UI's request page through uiElsewhere) that this instance holds no
+// part of, on a store several instances share, from that store: the
+// request runs on other instances only. This instance has none of its
+// calls to show, and says where they are: the instances that run it, a
+// stop through this one that reaches them, and the shared audit log. It
+// used to answer "There is no request here", which read as if the id were
+// wrong. (A request that ended is found by the runtime, rebuilt from the
+// store, and shown.) It reports whether it answered; it answers nothing
+// (the caller's plain 404 follows) without a shared store, for a request
+// the store does not hold or holds running nowhere else, one the caller
+// may not see (as a stop through this instance would be refused), or when
+// the store cannot say.
 func (a *API) notHere(w http.ResponseWriter, r *http.Request, id string) bool {
 	state, names, ok := a.runsElsewhere(r, id)
 	if !ok {
