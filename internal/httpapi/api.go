@@ -761,6 +761,9 @@ func (a *API) lookup(w http.ResponseWriter, r *http.Request) (*reach.Request, bo
 			a.writeRemoved(w, id, last)
 			return nil, false
 		}
+		if a.notHere(w, r, id) {
+			return nil, false
+		}
 		httpjson.WriteError(w, http.StatusNotFound, "unknown_request", fmt.Sprintf("There is no request %q here.", id),
 			"List the requests with reach requests list (GET /v1/requests); ended requests are kept for a while, then forgotten.")
 		return nil, false

@@ -31,6 +31,7 @@ func (a *API) newUI() *ui.UI {
 		uo.Login = &ui.Login{Header: a.authn.Authenticate, Credential: a.authn.Credential, Valid: a.authn.Valid}
 	}
 	if a.remote != nil {
+		uo.NotHere = a.uiElsewhere
 		uo.Elsewhere = func(ctx context.Context, rs []*reach.Request) map[string][]string { return a.elsewhere(ctx, rs...) }
 		uo.Shared = a.sharedUsage
 		uo.StopElsewhere = func(r *http.Request, id string, mode reach.StopMode, by, reason string) (bool, error) {

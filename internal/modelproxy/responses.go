@@ -342,10 +342,16 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 	err = streamOutcome(sc, err, ended)
 	if err != nil {
 		// The client is told with the API's error event, numbered after
-		// the last event it got.
-		var code, msg string
-		err, _, code, msg = brokenStream(err, a)
-		b, _ := json.Marshal(map[string]any{"type": "error", "code": code, "message": msg, "param": nil, "sequence_number": next})
+		// the last event it got. Its "error" repeats the code and message
+		// as a chat stream's error chunk holds them: the OpenAI SDKs that
+		// read only that (openai-node 6, whose stream yields an error
+		// event without it as an event, so that OpenAI Agents ended the
+		// run with "unsuccessful terminal state", reach's words lost)
+		// raise it as an APIError with reach's message.
+		var typ, code, msg string
+		err, typ, code, msg = brokenStream(err, a)
+		b, _ := json.Marshal(map[string]any{"type": "error", "code": code, "message": msg, "param": nil, "sequence_number": next,
+			"error": map[string]any{"type": typ, "code": code, "message": msg, "param": nil}})
 		fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
 	}
 	rc.Flush()

@@ -130,6 +130,10 @@ type Options struct {
 	// is gone, when the store's retention removed it (and the one who
 	// asks may know it existed): its page answers 410 with that text.
 	Removed func(r *http.Request, id string) (string, bool)
+	// NotHere, if not nil, says where a request the runtime does not know
+	// runs, when other instances on a shared store run it (and the one who
+	// asks may see it): its page answers 404 with that text.
+	NotHere func(r *http.Request, id string) (string, bool)
 	// Tools returns the tools the one who makes an HTTP request may see
 	// (those policies let them call, say); if nil, every tool of Runtime.
 	Tools func(*http.Request) []reach.Tool
@@ -586,6 +590,12 @@ func (u *UI) lookup(w http.ResponseWriter, r *http.Request, id string) (*reach.R
 	if !ok && u.o.Removed != nil {
 		if msg, gone := u.o.Removed(r, id); gone {
 			http.Error(w, msg, http.StatusGone)
+			return nil, false
+		}
+	}
+	if !ok && u.o.NotHere != nil {
+		if msg, there := u.o.NotHere(r, id); there {
+			http.Error(w, msg, http.StatusNotFound)
 			return nil, false
 		}
 	}

@@ -140,6 +140,9 @@ func BenchmarkRunningOn(b *testing.B) {
 		INSERT INTO replicas (request, owner) SELECT 'r' || g, 'A/1' FROM generate_series(10000, 10999) g`); err != nil {
 		b.Fatal(err)
 	}
+	if err := s.Heartbeat(ctx, "A/1", "A", time.Now()); err != nil { // a's life runs: RunningOn names live lives' parts
+		b.Fatal(err)
+	}
 	ids := make([]string, 10000)
 	for i := range ids {
 		ids[i] = fmt.Sprint("r", i)

@@ -406,7 +406,13 @@ func (p *Store) Settled(ctx context.Context, owner string) ([]string, error) {
 // (not stopped, not ended) with a part on an instance other than owner's
 // life, each with the names of the instances that hold those parts,
 // sorted: for the views of an instance whose own part of a request ended
-// while another's runs on. One query; nothing is written.
+// while another's runs on. A part of a life the instances have forgotten
+// (recovered as dead: its row in instances deleted) is not named: that
+// life runs nothing, though its part stays in replicas, for a later stop's
+// recovery to undo its writes; it used to be named, so that a request
+// another instance ran on showed "running on gw-1" for a life of gw-1
+// killed and recovered long before. A life that died and is not recovered
+// yet is still named. One query; nothing is written.
 func (p *Store) RunningOn(ctx context.Context, ids []string, owner string) (map[string][]string, error) {
 	if p.Closed() {
 		return nil, store.ErrClosed
@@ -421,6 +427,7 @@ func (p *Store) RunningOn(ctx context.Context, ids []string, owner string) (map[
 	q, arg := `SELECT x.request, array_agg(DISTINCT split_part(x.owner, '/', 1) ORDER BY split_part(x.owner, '/', 1))
 	FROM replicas x JOIN requests r ON r.id = x.request
 	WHERE x.owner <> $2 AND r.state = 'running' AND r.stop = 0 AND ($1::TEXT[] IS NULL OR x.request = ANY($1))
+		AND EXISTS (SELECT 1 FROM instances i WHERE i.owner = x.owner)
 	GROUP BY x.request`, any(ids)
 	var want map[string]bool
 	if len(ids) > 16 {
