@@ -1,0 +1,80 @@
+package mcpwire
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"strconv"
+	"testing"
+)
+
+// BenchmarkRoundTrip is one call of the wire client alone on a pooled
+// connection: the request written, the answer's head and body read to
+// the end, the connection released. The upstream is a raw socket writing
+// a canned answer (an SSE event in a chunk, its last chunk with it; or a
+// JSON body with a length), so that the client's own work is most of
+// what is measured.
+func BenchmarkRoundTrip(b *testing.B) {
+	chunk := strconv.FormatInt(int64(len(lateEvent)), 16) + "\r\n" + lateEvent + "\r\n"
+	const result = `{"jsonrpc":"2.0","id":1,"result":{"content":[],"ok":true}}`
+	for _, bc := range []struct{ name, answer string }{
+		{"sse", "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nMcp-Session-Id: s1\r\nDate: Sun, 06 Dec 2026 14:00:00 GMT\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk + "0\r\n\r\n"},
+		{"json", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\nDate: Sun, 06 Dec 2026 14:00:00 GMT\r\nContent-Length: " + strconv.Itoa(len(result)) + "\r\n\r\n" + result},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					go func() {
+						defer c.Close()
+						var in [4096]byte
+						for n := 0; ; {
+							k, err := c.Read(in[n:])
+							if err != nil {
+								return
+							}
+							if n += k; !bytes.HasSuffix(in[:n], lateBody) {
+								continue
+							}
+							n = 0
+							if _, err := c.Write([]byte(bc.answer)); err != nil {
+								return
+							}
+						}
+					}()
+				}
+			}()
+			p := NewConns("http://"+ln.Addr().String()+"/mcp", nil)
+			defer p.Close()
+			s := Session{ID: "s1", Protocol: SessionProtocol}
+			var buf [512]byte
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				x, err := p.RoundTrip(ctx, s, lateBody)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for {
+					_, err := x.Body.Read(buf[:])
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				x.Release(false)
+			}
+		})
+	}
+}
