@@ -599,33 +599,21 @@ func peekHead(br *bufio.Reader) ([]byte, error) {
 		}
 		b, _ := br.Peek(br.Buffered())
 		end := bytes.Index(b, []byte("\r\n\r\n"))
+		h := b
 		if end >= 0 {
-			b = b[:end+4]
+			h = b[:end+4]
+		} else if h[len(h)-1] == '\r' {
+			h = h[:len(h)-1] // its LF to come
 		}
-		for i := bytes.IndexByte(b, '\n'); i >= 0; {
-			if i == 0 || b[i-1] != '\r' {
-				return nil, fmt.Errorf("%w from the upstream: a line of its head ends in a bare LF", errHead)
-			}
-			j := bytes.IndexByte(b[i+1:], '\n')
-			if j < 0 {
-				break
-			}
-			i += 1 + j
-		}
-		if i := bytes.IndexByte(b, '\r'); i >= 0 {
-			for j := i; j >= 0; {
-				if j+1 < len(b) && b[j+1] != '\n' {
-					return nil, fmt.Errorf("%w from the upstream: its head has a bare CR", errHead)
-				}
-				k := bytes.IndexByte(b[j+1:], '\r')
-				if k < 0 {
-					break
-				}
-				j += 1 + k
-			}
+		// Every LF after a CR and every CR before an LF: as many of
+		// each as of CRLF.
+		if crlf := bytes.Count(h, []byte("\r\n")); crlf != bytes.Count(h, []byte("\n")) {
+			return nil, fmt.Errorf("%w from the upstream: a line of its head ends in a bare LF", errHead)
+		} else if crlf != bytes.Count(h, []byte("\r")) {
+			return nil, fmt.Errorf("%w from the upstream: its head has a bare CR", errHead)
 		}
 		if end >= 0 {
-			return b, nil
+			return h, nil
 		}
 		n = len(b) + 1
 	}

@@ -1,6 +1,7 @@
 package mcpwire
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -74,6 +75,45 @@ func BenchmarkRoundTrip(b *testing.B) {
 					}
 				}
 				x.Release(false)
+			}
+		})
+	}
+}
+
+// BenchmarkReadAnswer is the parsing alone: an answer's head read, its
+// body read to the end, and the drain that Release runs, from memory.
+func BenchmarkReadAnswer(b *testing.B) {
+	chunk := strconv.FormatInt(int64(len(lateEvent)), 16) + "\r\n" + lateEvent + "\r\n"
+	const result = `{"jsonrpc":"2.0","id":1,"result":{"content":[],"ok":true}}`
+	for _, bc := range []struct{ name, answer string }{
+		{"sse", "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nMcp-Session-Id: s1\r\nDate: Sun, 06 Dec 2026 14:00:00 GMT\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk + "0\r\n\r\n"},
+		{"json", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\nDate: Sun, 06 Dec 2026 14:00:00 GMT\r\nContent-Length: " + strconv.Itoa(len(result)) + "\r\n\r\n" + result},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			answer := []byte(bc.answer)
+			var r bytes.Reader
+			br := bufio.NewReaderSize(&r, 8<<10)
+			x := &Exchange{}
+			var buf [512]byte
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Reset(answer)
+				br.Reset(&r)
+				if err := readHead(br, x); err != nil {
+					b.Fatal(err)
+				}
+				for {
+					_, err := x.Body.Read(buf[:])
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				if x.Body.drainBuffered() != drainDone {
+					b.Fatal("not drained")
+				}
 			}
 		})
 	}
