@@ -210,3 +210,119 @@ func readNetHTTP(data []byte) (netAnswer, error) {
 		return netAnswer{resp.StatusCode, b}, err
 	}
 }
+
+// TestLateEndInPieces: an answer's end that arrives in pieces, cut
+// anywhere in the last chunk's size line or the trailer, leaves the late
+// connection as it was after each piece (fasthttp's reader between two
+// chunks, the bytes kept): a call finding the end cut short takes another
+// connection, and the next one, once the rest arrived, reuses it, with no
+// read in the background.
+func TestLateEndInPieces(t *testing.T) {
+	if newIdleProbe() == nil {
+		t.Skip("no look at a socket without blocking on this system")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	head := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		strconv.FormatInt(int64(len(lateEvent)), 16) + "\r\n" + lateEvent + "\r\n"
+	accepted := make(chan chan string, 16) // each connection's pieces to send, "" to end its answer
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			pieces := make(chan string, 4)
+			accepted <- pieces
+			go func() {
+				defer c.Close()
+				var in [4096]byte
+				for n := 0; ; {
+					k, err := c.Read(in[n:])
+					if err != nil {
+						return
+					}
+					if n += k; !bytes.HasSuffix(in[:n], lateBody) {
+						continue
+					}
+					n = 0
+					if _, err := c.Write([]byte(head)); err != nil {
+						return
+					}
+					for piece := range pieces {
+						if piece == "" {
+							break
+						}
+						if _, err := c.Write([]byte(piece)); err != nil {
+							return
+						}
+					}
+				}
+			}()
+		}
+	}()
+	conn := func(what string) chan string {
+		t.Helper()
+		select {
+		case ch := <-accepted:
+			return ch
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no new connection was made", what)
+			return nil
+		}
+	}
+	p := NewConns("http://"+ln.Addr().String()+"/mcp", nil)
+	defer p.Close()
+	late0 := lateDrains.Load()
+	for _, end := range []string{"0\r\n\r\n", "0\r\nX-Trailer: 1\r\n\r\n"} {
+		for k := 1; k < len(end); k++ {
+			for _, c := range idleConns(p) {
+				c.nc.Close()
+			}
+			p.mu.Lock()
+			p.idle = nil
+			p.mu.Unlock()
+			lateCall(t, p).Release(false)
+			chA := conn("the first call")
+			idle := idleConns(p)
+			if len(idle) != 1 || !idle[0].late {
+				t.Fatalf("%q: %d idle, want 1 late", end, len(idle))
+			}
+			a := idle[0]
+			chA <- end[:k]
+			arrived(t, a)
+			x2 := lateCall(t, p) // A's end cut short: another connection
+			chB := conn("a call while the end had arrived in part")
+			if x2.c == a {
+				t.Fatalf("%q cut at %d: the call took the connection whose end is cut short", end, k)
+			}
+			if idle := idleConns(p); len(idle) != 1 || idle[0] != a || !a.late {
+				t.Fatalf("%q cut at %d: the late connection was not kept", end, k)
+			}
+			chA <- end[k:]
+			chA <- ""
+			arrived(t, a)
+			x3 := lateCall(t, p) // A's end whole: A again
+			if x3.c != a {
+				t.Fatalf("%q cut at %d: the call did not reuse the connection whose end arrived in two pieces", end, k)
+			}
+			for _, x := range []struct {
+				x  *Exchange
+				ch chan string
+			}{{x2, chB}, {x3, chA}} {
+				x.ch <- end
+				x.ch <- ""
+				if rest, err := io.ReadAll(&x.x.Body); err != nil || len(rest) != 0 {
+					t.Fatalf("%q cut at %d: the answer's rest %q, %v", end, k, rest, err)
+				}
+				x.x.Release(false)
+			}
+		}
+	}
+	if n := lateDrains.Load() - late0; n != 0 {
+		t.Errorf("%d answers' ends read in the background, want none", n)
+	}
+}
