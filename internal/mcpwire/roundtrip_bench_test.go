@@ -8,6 +8,8 @@ import (
 	"net"
 	"strconv"
 	"testing"
+
+	"github.com/valyala/fasthttp"
 )
 
 // BenchmarkRoundTrip is one call of the wire client alone on a pooled
@@ -116,5 +118,52 @@ func BenchmarkReadAnswer(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkRequestWrite: the wire client's request written by hand
+// (writeRequest) and the same request by fasthttp's Request.Write (the
+// same headers; fasthttp's own order and spelling, within a few bytes).
+func BenchmarkRequestWrite(b *testing.B) {
+	p := NewConns("http://127.0.0.1:8080/mcp", map[string]string{"Authorization": "Bearer x"})
+	s := Session{ID: "s1-abcdef0123456789", Protocol: SessionProtocol}
+	var got [2][]byte
+	b.Run("hand", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			head := GetBuffer()
+			p.writeRequest(head, s, lateBody)
+			io.Discard.Write(head.Bytes())
+			got[0] = append(got[0][:0], head.Bytes()...)
+			PutBuffer(head)
+		}
+	})
+	b.Run("fasthttp", func(b *testing.B) {
+		var req fasthttp.Request
+		var out bytes.Buffer
+		bw := bufio.NewWriterSize(&out, 4096)
+		b.ReportAllocs()
+		for b.Loop() {
+			out.Reset()
+			req.Reset()
+			req.Header.SetMethod("POST")
+			req.SetRequestURI("/mcp")
+			req.Header.SetHost("127.0.0.1:8080")
+			req.Header.SetUserAgent("reach")
+			req.Header.SetContentType("application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer x")
+			req.Header.Set(HeaderSession, s.ID)
+			req.Header.Set(HeaderProtocol, s.Protocol)
+			req.SetBodyRaw(lateBody)
+			if err := req.Write(bw); err != nil {
+				b.Fatal(err)
+			}
+			bw.Flush()
+			got[1] = append(got[1][:0], out.Bytes()...)
+		}
+	})
+	if len(got[0]) > 0 && len(got[1]) > 0 && (len(got[1]) < len(got[0])-8 || len(got[1]) > len(got[0])+8) {
+		b.Fatalf("not the same request:\n%s\n%s", got[0], got[1])
 	}
 }
