@@ -758,7 +758,7 @@ func (b *Body) Read(p []byte) (int, error) {
 func (b *Body) dropStream() {
 	b.s, b.br, b.src = nil, nil, nil
 	if b.resp != nil {
-		b.resp.CloseBodyStream()
+		b.resp.ResetBody() // the stream and fasthttp's body buffer back to their pools: an idle connection holds neither
 	}
 }
 
@@ -766,7 +766,7 @@ func (b *Body) dropStream() {
 func (b *Body) end() {
 	b.eof, b.s = true, nil
 	if b.resp != nil {
-		b.resp.CloseBodyStream()
+		b.resp.ResetBody() // as dropStream
 	}
 }
 
