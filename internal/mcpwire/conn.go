@@ -9,6 +9,13 @@ package mcpwire
 // writes the request in one write on a pooled keep-alive connection and
 // reads the answer on the calling goroutine. https upstreams keep using
 // net/http.
+//
+// The connection's control is the client's own (its pool, deadlines from
+// the context, the late end of an answer, the look at an idle socket);
+// the answer is parsed by fasthttp: its ResponseHeader reads the head and
+// its reader of the body the body (by length, chunked, or to the close).
+// The request is written by hand: its head is the pool's fixed bytes and
+// the session's two headers, checked when the pool is made.
 
 import (
 	"bufio"
@@ -29,6 +36,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/crashpoint"
+	"github.com/valyala/fasthttp"
 )
 
 // Conns is a pool of keep-alive connections to one plain-HTTP MCP
@@ -68,28 +76,15 @@ type conn struct {
 	rest   Body
 	tail   [lateTail]byte
 	tailN  int
-	tr     tailReader
+
+	src  source            // br's source
+	resp fasthttp.Response // the head of its answer, and fasthttp's reader of the body
 }
 
 // lateTail bounds what a late connection keeps of its answer's end: the
 // last chunk and its trailer, or what arrives with them. An answer with
 // more left is read in the background at its release.
 const lateTail = 64
-
-// tailReader reads a late connection's tail, then its socket.
-type tailReader struct {
-	c   *conn
-	off int
-}
-
-func (r *tailReader) Read(p []byte) (int, error) {
-	if c := r.c; r.off < c.tailN {
-		n := copy(p, c.tail[r.off:c.tailN])
-		r.off += n
-		return n, nil
-	}
-	return r.c.nc.Read(p)
-}
 
 // Session is the MCP session a request is sent on: its id and protocol
 // version, sent as headers.
@@ -183,7 +178,8 @@ func (p *Conns) get(ctx context.Context) (*conn, error) {
 				br = readers.Get().(*bufio.Reader)
 			}
 			c.br = br
-			c.br.Reset(c.nc)
+			c.src = source{c: c}
+			c.br.Reset(&c.src)
 			return c, nil
 		}
 		if br != nil {
@@ -197,8 +193,9 @@ func (p *Conns) get(ctx context.Context) (*conn, error) {
 		return nil, err
 	}
 	br := readers.Get().(*bufio.Reader)
-	br.Reset(nc)
 	c := &conn{nc: nc, br: br}
+	c.src = source{c: c}
+	br.Reset(&c.src)
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.rc, _ = sc.SyscallConn()
 		c.probe = newIdleProbe()
@@ -282,6 +279,7 @@ type Exchange struct {
 	ContentType string
 	Body        Body
 	close       bool // the server closes the connection after it
+	resp        *fasthttp.Response
 
 	pool     *Conns
 	c        *conn
@@ -326,18 +324,7 @@ func (p *Conns) RoundTrip(ctx context.Context, s Session, body []byte) (*Exchang
 		stop = context.AfterFunc(ctx, c.cut)
 	}
 	head := GetBuffer()
-	head.WriteString("POST ")
-	head.WriteString(p.path)
-	head.WriteString(" HTTP/1.1\r\n")
-	head.Write(p.header)
-	head.WriteString(HeaderSession + ": ")
-	head.WriteString(s.ID)
-	head.WriteString("\r\n" + HeaderProtocol + ": ")
-	head.WriteString(s.Protocol)
-	head.WriteString("\r\nContent-Length: ")
-	head.WriteString(strconv.Itoa(len(body)))
-	head.WriteString("\r\n\r\n")
-	head.Write(body)
+	p.writeRequest(head, s, body)
 	crashpoint.Reached("wire.ready")
 	if f, ok := ctx.Value(beforeSendKey{}).(func(context.Context) error); ok {
 		// The connection is ready and nothing was written on it: the
@@ -368,13 +355,33 @@ func (p *Conns) RoundTrip(ctx context.Context, s Session, body []byte) (*Exchang
 	// The connection's own: it is not used again before Release gives
 	// it back (or its background read ends).
 	x := &c.x
-	*x = Exchange{pool: p, c: c, stop: stop, deadline: deadline}
+	*x = Exchange{pool: p, c: c, stop: stop, deadline: deadline, resp: &c.resp}
 	if err := readHead(c.br, x); err != nil {
 		stop()
 		c.nc.Close()
 		return nil, err
 	}
+	x.Body.src = &c.src
 	return x, nil
+}
+
+// writeRequest writes the POST of body on session s to head: written by
+// hand, as fasthttp's Request.Write costs six times as much for the same
+// bytes (BenchmarkRequestWrite), and nothing in it is parsed: the pool's
+// headers were checked when it was made.
+func (p *Conns) writeRequest(head *bytes.Buffer, s Session, body []byte) {
+	head.WriteString("POST ")
+	head.WriteString(p.path)
+	head.WriteString(" HTTP/1.1\r\n")
+	head.Write(p.header)
+	head.WriteString(HeaderSession + ": ")
+	head.WriteString(s.ID)
+	head.WriteString("\r\n" + HeaderProtocol + ": ")
+	head.WriteString(s.Protocol)
+	head.WriteString("\r\nContent-Length: ")
+	head.WriteString(strconv.Itoa(len(body)))
+	head.WriteString("\r\n\r\n")
+	head.Write(body)
 }
 
 // Release returns the connection to the pool when its answer was read to
@@ -396,15 +403,17 @@ func (p *Conns) release(resp *Exchange, failed bool) {
 	case drainDone:
 		p.put(c)
 	case drainMore:
-		if k := c.br.Buffered(); c.probe != nil && k <= lateTail/2 && resp.Body.chunked && resp.Body.left == 0 {
+		if k := c.br.Buffered(); c.probe != nil && k <= lateTail/2 && resp.Body.boundary {
 			// The rest (an SSE answer's last chunk, mostly) is read by
 			// the next get, which finds it arrived: no goroutine to wake
-			// for it on every call. Only at a chunk's end: a body with
+			// for it on every call. Only between two chunks, where a new
+			// reader of the body goes on as this one would: a body with
 			// bytes of its data to come (a Content-Length one read in
 			// part, a chunk cut short) has more left than a tail holds.
 			b, _ := c.br.Peek(k)
 			c.tailN = copy(c.tail[:], b)
-			c.rest, c.rest.br = resp.Body, nil
+			c.rest = resp.Body
+			c.rest.dropStream()
 			c.late, c.lateAt = true, time.Now()
 			p.putLate(c)
 			return
@@ -448,11 +457,16 @@ func (p *Conns) takeLate(c *conn) (br *bufio.Reader, later bool) {
 	}
 	c.tailN += n
 	br = readers.Get().(*bufio.Reader)
-	c.tr = tailReader{c: c}
-	br.Reset(&c.tr)
+	c.src = source{c: c}
+	br.Reset(&c.src)
 	br.Peek(c.tailN) // reads the tail alone: it is all there
 	body := c.rest
-	body.br = br
+	body.br, body.src = br, &c.src
+	if err := c.resp.ReadBody(br, 0); err != nil { // a new reader of the body, between two chunks as the last one was
+		c.nc.Close()
+		return nil, false
+	}
+	body.s = c.resp.BodyStream()
 	switch body.drainBuffered() {
 	case drainDone:
 		c.late, c.rest, c.tailN = false, Body{}, 0
@@ -462,16 +476,17 @@ func (p *Conns) takeLate(c *conn) (br *bufio.Reader, later bool) {
 		// Sent more than its answer: closed, as put closes one.
 	case drainMore:
 		left, _ := br.Peek(br.Buffered())
-		if len(left) < lateTail && time.Since(c.lateAt) < lateFor {
+		if len(left) < lateTail && body.boundary && time.Since(c.lateAt) < lateFor {
 			// Kept as it is now, for a later get.
 			c.tailN = copy(c.tail[:], left)
-			c.rest, c.rest.br = body, nil
+			c.rest = body
+			c.rest.dropStream()
 			br.Reset(nil)
 			readers.Put(br)
 			p.putBack(c)
 			return nil, true
 		}
-		if len(left) >= lateTail {
+		if len(left) >= lateTail || !body.boundary && time.Since(c.lateAt) < lateFor {
 			c.late, c.rest, c.br, c.x.Body = false, Body{}, br, body
 			go p.drainLate(c, &c.x.Body)
 			return nil, false
@@ -502,116 +517,154 @@ func (p *Conns) putBack(c *conn) {
 // noStop is the stop of an exchange whose context never ends.
 func noStop() bool { return true }
 
+// errHead is the error of an answer the client refuses: one fasthttp's
+// parser refuses, or one it takes and the client does not from an
+// upstream (a line ended by a bare LF, a Content-Length beside a chunked
+// coding, a head longer than the reader, endless interim answers).
 var errHead = errors.New("malformed HTTP answer")
 
-// readHead reads the status line and the headers the wire client uses
-// into r.
+// maxInterim bounds the interim (1xx) answers read before the answer.
+const maxInterim = 16
+
+// headError is errHead with fasthttp's reason, without the copy of the
+// head its message carries.
+func headError(why error) error {
+	s := why.Error()
+	if i := strings.Index(s, ": buffer size="); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimPrefix(s, "error when reading response headers: ")
+	return fmt.Errorf("%w from the upstream: %s", errHead, s)
+}
+
+// readHead reads the status line and the headers into r with fasthttp's
+// parser (interim answers skipped), and starts r.Body on fasthttp's
+// reader of the body: by its length, chunked, or to the close.
 func readHead(br *bufio.Reader, r *Exchange) error {
-	for {
-		line, err := readLine(br)
+	if r.resp == nil {
+		r.resp = new(fasthttp.Response)
+	}
+	resp := r.resp
+	resp.ResetBody() // the last answer's stream, if left open
+	resp.StreamBody = true
+	for interim := 0; ; interim++ {
+		if interim > maxInterim {
+			return fmt.Errorf("%w from the upstream: more than %d interim (1xx) answers", errHead, maxInterim)
+		}
+		head, err := peekHead(br)
 		if err != nil {
 			return err
 		}
-		// HTTP/1.x NNN text
-		if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-			return errHead
+		if err := resp.Header.Read(br); err != nil {
+			return headError(err)
 		}
-		status, err := strconv.Atoi(string(line[9:12]))
-		if err != nil || status < 100 {
-			return errHead
+		status := resp.Header.StatusCode()
+		if i := bytes.IndexByte(head, ' '); i < 0 || i+1 >= len(head) || head[i+1] < '1' || head[i+1] > '9' {
+			// fasthttp reads a status of 0 as 200.
+			return fmt.Errorf("%w from the upstream: its status line has no status from 100 to 999", errHead)
 		}
-		r.Status, r.StatusText, r.ContentType, r.close = status, statusText(bytes.TrimSpace(line[9:])), "", false
-		if bytes.HasPrefix(line, []byte("HTTP/1.0")) {
-			r.close = true
-		}
-		length, chunked := int64(-1), false
-		for {
-			line, err := readLine(br)
-			if err != nil {
-				return err
-			}
-			if len(line) == 0 {
-				break
-			}
-			k, v, ok := bytes.Cut(line, []byte(":"))
-			if !ok {
-				return errHead
-			}
-			v = bytes.TrimSpace(v)
-			switch {
-			case asciiEqualFold(k, "content-type"):
-				r.ContentType = contentType(v)
-			case asciiEqualFold(k, "content-length"):
-				n, err := strconv.ParseInt(string(v), 10, 64)
-				if err != nil || n < 0 {
-					return errHead
-				}
-				length = n
-			case asciiEqualFold(k, "transfer-encoding"):
-				if !asciiEqualFold(v, "chunked") {
-					return errHead // no other coding was asked for
-				}
-				chunked = true
-			case asciiEqualFold(k, "connection"):
-				if asciiEqualFold(v, "close") {
-					r.close = true
-				}
-			}
-		}
-		if status >= 100 && status < 200 {
+		if status < 200 {
 			continue // 100 Continue and other interim answers
 		}
-		r.Body = Body{br: br}
-		switch {
-		case status == 204 || status == 304:
+		length := resp.Header.ContentLength() // -1 chunked, -2 to the close
+		if length == -1 && hasField(head, "content-length") {
+			// RFC 9112 6.3: a smuggling attempt as likely as a mistake.
+			return fmt.Errorf("%w from the upstream: both Transfer-Encoding and Content-Length", errHead)
+		}
+		r.Status, r.StatusText, r.ContentType = status, statusText(status, resp.Header.StatusMessage()), contentType(resp.Header.ContentType())
+		r.close = resp.Header.ConnectionClose()
+		r.Body = Body{br: br, resp: resp}
+		if status == 204 || status == 304 || length == 0 {
 			r.Body.eof = true
-		case chunked:
-			r.Body.chunked = true
-		case length >= 0:
-			r.Body.left = length
-			r.Body.eof = length == 0
-		default:
-			r.Body.left = -1 // to the close
-			r.close = true
+			return nil
+		}
+		if err := resp.ReadBody(br, 0); err != nil {
+			return headError(err)
+		}
+		r.Body.s = resp.BodyStream()
+		r.Body.chunked = length == -1
+		if length == -2 {
+			r.Body.toClose, r.close = true, true
 		}
 		return nil
 	}
 }
 
-// statusText is v as a string, without a copy for a success.
-func statusText(v []byte) string {
-	if string(v) == "200 OK" {
+// peekHead waits until a whole head (up to its blank line) is in br and
+// returns it, unread. A head with a line ended by a bare LF is refused
+// here: fasthttp's parser would wait for a CRLF that is not coming. So is
+// one with a bare CR, which some read as a line's end and others not.
+func peekHead(br *bufio.Reader) ([]byte, error) {
+	for n := 1; ; {
+		if _, err := br.Peek(n); err != nil {
+			if err == bufio.ErrBufferFull {
+				return nil, fmt.Errorf("%w from the upstream: a head longer than %d bytes", errHead, br.Size())
+			}
+			if n > 1 && err == io.EOF {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		b, _ := br.Peek(br.Buffered())
+		end := bytes.Index(b, []byte("\r\n\r\n"))
+		h := b
+		if end >= 0 {
+			h = b[:end+4]
+		} else if h[len(h)-1] == '\r' {
+			h = h[:len(h)-1] // its LF to come
+		}
+		// Every LF after a CR and every CR before an LF: as many of
+		// each as of CRLF.
+		if crlf := bytes.Count(h, []byte("\r\n")); crlf != bytes.Count(h, []byte("\n")) {
+			return nil, fmt.Errorf("%w from the upstream: a line of its head ends in a bare LF", errHead)
+		} else if crlf != bytes.Count(h, []byte("\r")) {
+			return nil, fmt.Errorf("%w from the upstream: its head has a bare CR", errHead)
+		}
+		if end >= 0 {
+			return h, nil
+		}
+		n = len(b) + 1
+	}
+}
+
+// hasField reports whether head has a field named name.
+func hasField(head []byte, name string) bool {
+	for len(head) > 0 {
+		i := bytes.IndexByte(head, '\n')
+		if i < 0 {
+			return false
+		}
+		head = head[i+1:]
+		if len(head) > len(name) && head[len(name)] == ':' && asciiEqualFold(head[:len(name)], name) {
+			return true
+		}
+	}
+	return false
+}
+
+// statusText is the status and its text, without a copy for a success.
+func statusText(status int, text []byte) string {
+	if status == 200 && string(text) == "OK" {
 		return "200 OK"
 	}
-	return string(v)
+	if len(text) == 0 {
+		return strconv.Itoa(status)
+	}
+	return strconv.Itoa(status) + " " + string(text)
 }
 
 // contentType is v as a string, without a copy for the two an MCP
-// server answers with.
+// server answers with (and fasthttp's default when none was sent).
 func contentType(v []byte) string {
 	switch string(v) {
 	case "text/event-stream":
 		return "text/event-stream"
 	case "application/json":
 		return "application/json"
+	case "text/plain; charset=utf-8":
+		return "text/plain; charset=utf-8"
 	}
 	return string(v)
-}
-
-// readLine reads a line without its CRLF; lines longer than the buffer
-// are cut (the head's long lines are ones the client ignores).
-func readLine(br *bufio.Reader) ([]byte, error) {
-	line, isPrefix, err := br.ReadLine()
-	if err != nil {
-		return nil, err
-	}
-	for isPrefix {
-		_, isPrefix, err = br.ReadLine()
-		if err != nil {
-			return nil, err
-		}
-	}
-	return line, nil
 }
 
 func asciiEqualFold(b []byte, s string) bool {
@@ -630,170 +683,193 @@ func asciiEqualFold(b []byte, s string) bool {
 	return true
 }
 
-// Body reads an answer's body with a length, chunked, or to the close.
+// errWouldBlock is a source's answer while a drain looks only at what has
+// arrived.
+var errWouldBlock = errors.New("nothing more has arrived")
+
+// source is what a connection's reader reads: the tail of its last answer
+// kept while it was late (tail[off:tailN]), then its socket; while a drain
+// looks without waiting (nowait), nothing past the tail.
+type source struct {
+	c      *conn
+	off    int
+	nowait bool
+	hit    bool  // asked for more while nowait
+	err    error // the socket's last error
+}
+
+func (s *source) Read(p []byte) (int, error) {
+	c := s.c
+	if s.off < c.tailN {
+		n := copy(p, c.tail[s.off:c.tailN])
+		s.off += n
+		return n, nil
+	}
+	if s.nowait {
+		s.hit = true
+		return 0, errWouldBlock
+	}
+	n, err := c.nc.Read(p)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// Body reads an answer's body through fasthttp's reader of it (by its
+// length, chunked, or to the close).
 type Body struct {
-	br      *bufio.Reader
-	chunked bool
-	left    int64 // bytes left in the body (not chunked; -1: to the close) or in the chunk
-	inChunk bool  // chunked: a chunk's data was read, its CRLF was not
-	eof     bool
+	br       *bufio.Reader
+	s        io.Reader          // fasthttp's stream of the body; nil at its end
+	resp     *fasthttp.Response // whose stream s is
+	src      *source            // br's source when it is a connection's
+	chunked  bool
+	toClose  bool  // read to the close
+	boundary bool  // chunked, between two chunks (as drainBuffered left it): a new stream goes on from here
+	eof      bool  // read to its end
+	err      error // the error that ended it
 }
 
 func (b *Body) Read(p []byte) (int, error) {
 	if b.eof {
 		return 0, io.EOF
 	}
-	if !b.chunked {
-		if b.left < 0 {
-			n, err := b.br.Read(p)
-			if err == io.EOF {
-				b.eof = true
-			}
-			return n, err
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.s.Read(p)
+	switch err {
+	case nil:
+		return n, nil
+	case io.EOF:
+		b.end()
+		if n > 0 {
+			return n, nil
 		}
-		if int64(len(p)) > b.left {
-			p = p[:b.left]
-		}
-		n, err := b.br.Read(p)
-		b.left -= int64(n)
-		if b.left == 0 {
-			b.eof = true
-			if err == nil || err == io.EOF {
-				return n, nil
-			}
-		}
+		return 0, io.EOF
+	}
+	b.fail(err)
+	return n, b.err
+}
+
+// dropStream gives fasthttp back its reader of the body, and br to
+// readers: the body is kept, between two chunks, for a new reader to go
+// on with (see takeLate).
+func (b *Body) dropStream() {
+	b.s, b.br, b.src = nil, nil, nil
+	if b.resp != nil {
+		b.resp.ResetBody() // the stream and fasthttp's body buffer back to their pools: an idle connection holds neither
+	}
+}
+
+// end marks the body read and gives fasthttp back its stream.
+func (b *Body) end() {
+	b.eof, b.s = true, nil
+	if b.resp != nil {
+		b.resp.ResetBody() // as dropStream
+	}
+}
+
+// fail keeps the error that ended the body: the socket's (a deadline, a
+// reset, its close before the end), or the body's framing refused.
+func (b *Body) fail(err error) {
+	switch {
+	case b.src != nil && b.src.err != nil:
+		err = b.src.err
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		return n, err
-	}
-	for b.left == 0 {
-		if err := b.nextChunk(); err != nil {
-			return 0, err
-		}
-		if b.eof {
-			return 0, io.EOF
-		}
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.br.Read(p)
-	b.left -= int64(n)
-	if err == io.EOF {
+	case err == io.ErrUnexpectedEOF:
+	case b.src == nil && errors.Is(err, io.EOF):
 		err = io.ErrUnexpectedEOF
+	default:
+		err = fmt.Errorf("%w from the upstream: its body: %w", errHead, err)
 	}
-	return n, err
-}
-
-// nextChunk reads the CRLF after the last chunk's data, the next chunk's
-// size line, and at the last chunk the trailer.
-func (b *Body) nextChunk() error {
-	if b.inChunk {
-		line, err := readLine(b.br)
-		if err != nil {
-			return unexpected(err)
-		}
-		if len(line) != 0 {
-			return errors.New("malformed chunked encoding")
-		}
-		b.inChunk = false
-	}
-	line, err := readLine(b.br)
-	if err != nil {
-		return unexpected(err)
-	}
-	size, err := parseChunkSize(line)
-	if err != nil {
-		return err
-	}
-	if size == 0 {
-		for { // the trailer, up to an empty line
-			line, err := readLine(b.br)
-			if err != nil {
-				return unexpected(err)
-			}
-			if len(line) == 0 {
-				break
-			}
-		}
-		b.eof = true
-		return nil
-	}
-	b.left, b.inChunk = size, true
-	return nil
-}
-
-func unexpected(err error) error {
-	if err == io.EOF {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-func parseChunkSize(line []byte) (int64, error) {
-	if i := bytes.IndexByte(line, ';'); i >= 0 {
-		line = line[:i] // chunk extensions
-	}
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 || len(line) > 16 {
-		return 0, errors.New("malformed chunk size")
-	}
-	n, err := strconv.ParseInt(string(line), 16, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("malformed chunk size %q", line)
-	}
-	return n, nil
+	b.err = err
 }
 
 const (
 	drainDone = iota // the body was read to its end
 	drainMore        // the rest has not arrived yet
-	drainNo          // the body cannot be drained (to the close, or too much)
+	drainNo          // the body cannot be drained (to the close, too much, or malformed)
 )
 
 // drainBuffered reads what is left of the body from what has already
-// arrived, without blocking.
+// arrived, without blocking: fasthttp's reader reads from br, whose source
+// says nothing more has arrived. A chunk's size line or the trailer cut
+// short leaves fasthttp's reader between two chunks, as it was, and br as
+// it was (restored), so that the body can go on when the rest arrives.
 func (b *Body) drainBuffered() int {
-	for n := 0; !b.eof; n++ {
-		if !b.chunked && b.left < 0 {
-			return drainNo
-		}
-		if n > 64 {
-			return drainMore
-		}
-		buffered := b.br.Buffered()
-		if b.left > 0 {
-			if buffered == 0 {
+	if b.eof {
+		return drainDone
+	}
+	if b.err != nil || b.toClose {
+		return drainNo
+	}
+	if b.src != nil {
+		b.src.nowait, b.src.hit = true, false
+	}
+	r := b.drain()
+	if b.src != nil {
+		b.src.nowait = false
+	}
+	return r
+}
+
+func (b *Body) drain() int {
+	var scratch, saved [512]byte
+	b.boundary = false
+	for n := 0; n <= 64; n++ {
+		k := b.br.Buffered()
+		if b.chunked {
+			// At a chunk's end, fasthttp's reader reads the next size
+			// line (and at the last chunk the trailer) on a read of
+			// nothing; within a chunk, such a read reads nothing.
+			if k > len(saved) {
+				k = len(saved) // more than a size line and trailer: should they be cut short, not restorable
+			}
+			peek, _ := b.br.Peek(k)
+			copy(saved[:], peek)
+			before := *b.br
+			_, err := b.s.Read(scratch[:0])
+			if err == io.EOF {
+				b.end()
+				return drainDone
+			}
+			if err != nil {
+				needMore := b.src != nil && b.src.hit || b.src == nil && b.br.Buffered() == 0
+				if !needMore || before.Buffered() > len(saved) {
+					b.fail(err)
+					return drainNo
+				}
+				*b.br = before
+				peek, _ := b.br.Peek(k)
+				copy(peek, saved[:k])
+				b.boundary = true
 				return drainMore
 			}
-			k, _ := b.br.Discard(int(min(int64(buffered), b.left)))
-			b.left -= int64(k)
-			if !b.chunked && b.left == 0 {
-				b.eof = true
-			}
-			continue
-		}
-		// A chunk boundary: go on only if the lines it needs are here.
-		peek, _ := b.br.Peek(buffered)
-		need := 1
-		if b.inChunk {
-			need = 2 // the CRLF after the data, then the size line
-		}
-		if bytes.Count(peek, []byte("\n")) < need {
-			return drainMore
-		}
-		if len(peek) > 0 && bytes.HasPrefix(peek[bytes.IndexByte(peek, '\n')+1:], []byte("0")) || !b.inChunk && bytes.HasPrefix(peek, []byte("0")) {
-			// The last chunk: its trailer must be here too.
-			if !bytes.Contains(peek, []byte("\r\n\r\n")) && !bytes.Contains(peek, []byte("\n\n")) {
+			// Data of a chunk: read what leaves its CRLF here.
+			if k = b.br.Buffered() - 2; k <= 0 {
 				return drainMore
 			}
+		} else if k == 0 {
+			if _, err := b.s.Read(scratch[:0]); err == io.EOF {
+				b.end()
+				return drainDone
+			}
+			return drainMore
 		}
-		if err := b.nextChunk(); err != nil {
+		_, err := b.s.Read(scratch[:min(k, len(scratch))])
+		if err == io.EOF {
+			b.end()
+			return drainDone
+		}
+		if err != nil {
+			b.fail(err)
 			return drainNo
 		}
 	}
-	return drainDone
+	return drainMore
 }
 
 type beforeSendKey struct{}
