@@ -1,10 +1,11 @@
-// Package ids makes the ids reach gives requests, frames, approvals and
-// A2A tasks: in the order they were made, so that a store's index of them
-// (SQLite's b-trees: the requests' primary key and their budget ledger,
-// the frames' (request, frame), the idempotency keys, which name their
-// request or approval, the approvals', the tasks') takes each new one at
-// its end, on a page the writes just before it dirtied already, instead of
-// on a random page of its own (docs/BENCHMARKS.md, "Ids in time order").
+// Package ids makes the ids reach gives requests, frames, approvals, A2A
+// tasks and the calls the gateway numbers: in the order they were made, so
+// that a store's index of them (SQLite's b-trees: the requests' primary key
+// and their budget ledger, the frames' (request, frame), the idempotency
+// keys, which name their request, approval or numbered call, the
+// approvals', the tasks') takes each new one at its end, on a page the
+// writes just before it dirtied already, instead of on a random page of its
+// own (docs/BENCHMARKS.md, "Ids in time order").
 package ids
 
 import (
@@ -107,7 +108,7 @@ func AppendCall(b []byte, prefix string, n uint64) []byte {
 }
 
 // CallPrefix draws the prefix of a process's numbered call ids: lead
-// (letters and digits, up to 8 bytes, ending in "_"), 8 hex digits, "_".
+// (lower-case letters and digits, then "_"), 8 hex digits, "_".
 // Two processes (instances on one store) number from prefixes of their
 // own, so that two calls of one request never get one id.
 func CallPrefix(lead string) string {
