@@ -17,6 +17,7 @@ import (
 	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/idempotency"
+	"github.com/agentreach/reach/internal/ids"
 	"github.com/agentreach/reach/internal/loops"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/records"
@@ -680,7 +681,8 @@ func cutOffOwnKey(c *Call, key string, err error) *Result {
 }
 
 // idemKeys returns the keys of c, a call with an idempotency key (its
-// own, or else one derived from its root request and call id): rec, its
+// own, or else one derived from its root request and call id, "ROOT/CALL",
+// or "CALL/ROOT" for a call id the gateway numbered, ids.Numbered): rec, its
 // record's key, which is scoped to the root request's principal and
 // tenant (one principal's key, or a reused request id, never replays
 // another's result) unless the runtime made the key; call, the tool and
@@ -713,9 +715,18 @@ func idemKeys(c *Call) (rec, call, key string) {
 	}
 	b.WriteString(c.Tool)
 	b.WriteByte(':')
-	if c.IdempotencyKey != "" {
+	switch {
+	case c.IdempotencyKey != "":
 		b.WriteString(c.IdempotencyKey)
-	} else {
+	case ids.Numbered(c.ID):
+		// A call id the gateway numbered grows with every call of the
+		// process, whichever session made it: the key leads with it, so
+		// that the store's index of the keys takes a batch's at its end
+		// (one page), not in each session's place (a page each).
+		b.WriteString(c.ID)
+		b.WriteByte('/')
+		b.WriteString(root.id)
+	default:
 		b.WriteString(root.id)
 		b.WriteByte('/')
 		b.WriteString(c.ID)
@@ -733,7 +744,7 @@ func ownedToolKey(c *Call, key string) string {
 
 // derivedToolKey is the key a tool is given for a call under a key derived
 // from its request's id and the call's id: its owner's own, as for a
-// caller's key (idempotency.ToolKey of "ROOT/CALL"), since another
+// caller's key (idempotency.ToolKey of "ROOT/CALL", or "CALL/ROOT"), since another
 // principal may name the same request once the first is forgotten. A
 // request id reach made gets the same: a request restored after a crash
 // comes back with its id set, as a named one, and a call that runs again

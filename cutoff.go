@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentreach/reach/internal/ids"
 )
 
 // A write whose answer never reached its caller — its caller went away
@@ -671,9 +673,11 @@ func (w *cutOffWrite) refusal() *Result {
 // request and call name it, and began is when it began. A record whose key
 // the caller gave (not one derived from its root request and call id) is
 // left out: a retry with that key is answered by its record. The key is
-// derived only if it is exactly "tool:ROOT/CALL": a caller's own key that
-// merely ends in "/CALL" is its own. Without root (its request's record is
-// gone) a key that ends in "/CALL" is taken for a derived one, as before.
+// derived only if it is exactly "tool:ROOT/CALL" ("tool:CALL/ROOT" for a
+// call id the gateway numbered): a caller's own key that merely ends in
+// "/CALL" is its own. Without root (its request's record is gone) a key
+// that ends in "/CALL" (begins with "CALL/") is taken for a derived one, as
+// before.
 func (rt *Runtime) NoteCutOff(record, tool, root, request, call, args string, began time.Time) {
 	i := strings.LastIndexByte(record, 0)
 	if i < 0 || tool == "" || call == "" {
@@ -689,12 +693,19 @@ func (rt *Runtime) NoteCutOff(record, tool, root, request, call, args string, be
 }
 
 // derivedKey says whether key is the one derived for call in the root
-// request root (idemKeys): "ROOT/CALL".
+// request root (idemKeys): "ROOT/CALL", or "CALL/ROOT" for a call id the
+// gateway numbered (ids.Numbered).
 func derivedKey(key, root, call string) bool {
-	if root == "" {
+	first, last := root, call
+	if ids.Numbered(call) {
+		first, last = call, root
+		if root == "" {
+			return strings.HasPrefix(key, call+"/")
+		}
+	} else if root == "" {
 		return strings.HasSuffix(key, "/"+call)
 	}
-	return len(key) == len(root)+1+len(call) && strings.HasPrefix(key, root) && key[len(root)] == '/' && strings.HasSuffix(key, call)
+	return len(key) == len(first)+1+len(last) && strings.HasPrefix(key, first) && key[len(first)] == '/' && strings.HasSuffix(key, last)
 }
 
 // cutOffRefused answers a write that retries the cut-off write w, whose own

@@ -14,8 +14,6 @@ package front
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,7 +21,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +29,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/ids"
 	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
@@ -371,11 +369,9 @@ var mcpCallSeq atomic.Uint64
 // mcpCallPrefix begins the ids of the calls whose client named none: one
 // per process, so that two gateway instances never give two calls of one
 // request (one on each) the same id, and with it the same idempotency key.
-var mcpCallPrefix = func() string {
-	var b [4]byte
-	rand.Read(b[:])
-	return "mcp_" + hex.EncodeToString(b[:]) + "_"
-}()
+// The count after it has a fixed width (ids.AppendCall): the keys derived
+// from the ids follow each other in the store's index.
+var mcpCallPrefix = ids.CallPrefix("mcp_")
 
 // session is the state the server keeps per MCP session (or sessionless
 // client).
@@ -760,8 +756,8 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	cctx, kept, caller := upstream.KeepFor(cctx, down)
 	id := m.CallID
 	if id == "" {
-		var b [40]byte // the prefix (13 bytes) and a 64-bit number fit: one allocation, the string
-		id = string(strconv.AppendUint(append(b[:0], mcpCallPrefix...), mcpCallSeq.Add(1), 10))
+		var b [40]byte // the prefix (13 bytes) and 16 hex digits fit: one allocation, the string
+		id = string(ids.AppendCall(b[:0], mcpCallPrefix, mcpCallSeq.Add(1)))
 	}
 	if caller != nil && c.progress != nil {
 		defer s.approvalProgress(cctx, r, id, caller)()

@@ -1,10 +1,11 @@
-// Package ids makes the ids reach gives requests, frames, approvals and
-// A2A tasks: in the order they were made, so that a store's index of them
-// (SQLite's b-trees: the requests' primary key and their budget ledger,
-// the frames' (request, frame), the idempotency keys, which name their
-// request or approval, the approvals', the tasks') takes each new one at
-// its end, on a page the writes just before it dirtied already, instead of
-// on a random page of its own (docs/BENCHMARKS.md, "Ids in time order").
+// Package ids makes the ids reach gives requests, frames, approvals, A2A
+// tasks and the calls the gateway numbers: in the order they were made, so
+// that a store's index of them (SQLite's b-trees: the requests' primary key
+// and their budget ledger, the frames' (request, frame), the idempotency
+// keys, which name their request, approval or numbered call, the
+// approvals', the tasks') takes each new one at its end, on a page the
+// writes just before it dirtied already, instead of on a random page of its
+// own (docs/BENCHMARKS.md, "Ids in time order").
 package ids
 
 import (
@@ -82,4 +83,68 @@ func init() { frameSeq.Store(mrand.Uint32()) }
 func Frame() uint64 {
 	s := uint64(now() / 1000)
 	return s<<32 | uint64(frameSeq.Add(1))
+}
+
+// callDraw is the number of hex digits a process draws once for the
+// prefix of the call ids it numbers (CallPrefix).
+const callDraw = 8
+
+// callCount is the number of hex digits of a numbered call id's count.
+const callCount = 16
+
+// AppendCall appends to b the id of a call that a gateway numbered because
+// its client named none: prefix (the lead, 8 hex digits a process draws
+// once, and "_", as CallPrefix makes it) and n, the process's count of such
+// calls, in 16 hex digits. The width is fixed, so that the ids of one
+// process sort as text in the order they were numbered: a write's key
+// derived from such an id leads with it (Numbered), and the store's index
+// of the keys takes a batch of them, from any sessions, at its end.
+func AppendCall(b []byte, prefix string, n uint64) []byte {
+	b = append(b, prefix...)
+	for i := callCount - 1; i >= 0; i-- {
+		b = append(b, hexDigits[(n>>(4*uint(i)))&15])
+	}
+	return b
+}
+
+// CallPrefix draws the prefix of a process's numbered call ids: lead
+// (lower-case letters and digits, then "_"), 8 hex digits, "_".
+// Two processes (instances on one store) number from prefixes of their
+// own, so that two calls of one request never get one id.
+func CallPrefix(lead string) string {
+	var r [callDraw / 2]byte
+	rand.Read(r[:]) // never fails
+	b := append(make([]byte, 0, len(lead)+callDraw+1), lead...)
+	for _, c := range r {
+		b = append(b, hexDigits[c>>4], hexDigits[c&15])
+	}
+	return string(append(b, '_'))
+}
+
+// Numbered reports whether id has the form of a numbered call id
+// (AppendCall): a lead of letters and digits ending in "_", 8 lower-case
+// hex digits, "_", 16 lower-case hex digits. A client that sends back such
+// an id as its own is told apart by nothing, and needs not be: its key is
+// spelled as the gateway's was (call.go, idemKeys), so it finds the same
+// record. Ids of the decimal count numbered before are not of this form.
+func Numbered(id string) bool {
+	n := len(id) - callCount - 1 - callDraw // the lead's length
+	if n < 2 || id[n-1] != '_' || id[n+callDraw] != '_' {
+		return false
+	}
+	for i := 0; i < n-1; i++ {
+		if c := id[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return hexOnly(id[n:n+callDraw]) && hexOnly(id[n+callDraw+1:])
+}
+
+func hexOnly(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -180,3 +180,33 @@ func TestTextLongPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestNumberedCallsSortInOrder: numbered call ids (AppendCall) sort as text
+// in the order of their count, across the counts where a decimal one gets
+// a digit more (9, 10; 99, 100) or a hex one does (15, 16), and Numbered
+// knows them, and nothing else: not the decimal count numbered before
+// ("mcp_1f2e3d4c_12"), not a client's id.
+func TestNumberedCallsSortInOrder(t *testing.T) {
+	prefix := ids.CallPrefix("mcp_")
+	if len(prefix) != len("mcp_")+9 || !strings.HasPrefix(prefix, "mcp_") || !strings.HasSuffix(prefix, "_") {
+		t.Fatalf("prefix %q: want mcp_, 8 hex digits, _", prefix)
+	}
+	var got []string
+	for _, n := range []uint64{1, 9, 10, 15, 16, 99, 100, 255, 256, 1 << 32, 1<<64 - 1} {
+		id := string(ids.AppendCall(nil, prefix, n))
+		if len(id) != len(prefix)+16 || !ids.Numbered(id) {
+			t.Fatalf("id %q of %d: want the prefix and 16 hex digits, Numbered", id, n)
+		}
+		got = append(got, id)
+	}
+	if !slices.IsSorted(got) {
+		t.Fatalf("numbered ids do not sort in count order: %q", got)
+	}
+	for _, id := range []string{"", "mcp_1f2e3d4c_12", "mcp_1f2e3d4c_000000000000000", "mcp_1f2e3d4c_0000000000000000a",
+		"mcp_1F2E3D4C_0000000000000001", "mcp_1f2e3d4c_000000000000000G", "_1f2e3d4c_0000000000000001", "mcp-1f2e3d4c_0000000000000001",
+		"m/p_1f2e3d4c_0000000000000001", "call_abc", "mcp_1f2e3d4c-0000000000000001"} {
+		if ids.Numbered(id) {
+			t.Errorf("Numbered(%q) = true", id)
+		}
+	}
+}

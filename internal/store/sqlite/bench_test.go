@@ -9,7 +9,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -134,7 +133,8 @@ func timeIDs() (string, string, string) {
 // sessionIDs returns the ids of calls made in 128 sessions, each a request
 // (made by req) that all its calls share, as served: the calls go round
 // the sessions, each numbered as the gateway numbers a call whose client
-// named none ("mcp_", a random prefix, a count), and its frame from frame.
+// named none (ids.AppendCall: "mcp_", a random prefix, a count in 16 hex
+// digits), and its frame from frame.
 func sessionIDs(req func() string, frame func() string) callIDs {
 	var reqs [128]string
 	for i := range reqs {
@@ -143,7 +143,7 @@ func sessionIDs(req func() string, frame func() string) callIDs {
 	var seq atomic.Uint64
 	return func() (string, string, string) {
 		n := seq.Add(1)
-		return reqs[n%uint64(len(reqs))], frame(), "mcp_1f2e3d4c_" + strconv.FormatUint(n, 10)
+		return reqs[n%uint64(len(reqs))], frame(), string(ids.AppendCall(nil, "mcp_1f2e3d4c_", n))
 	}
 }
 
@@ -153,7 +153,7 @@ func writeCall(b *testing.B, s *Store, next callIDs) func(ctx context.Context) {
 	result := []byte(`{"status":"success","data":{"ok":true,"ref":"R-1"},"call_id":"c1"}`)
 	return func(ctx context.Context) {
 		req, frame, callID := next()
-		key := "alice\x00\x00pay:" + req + "/" + callID
+		key := derivedKey(req, callID)
 		now := time.Now()
 		f := &store.Frame{Request: req, Frame: frame, Kind: "tool", Name: "pay", CallID: callID, IdemKey: key,
 			State: "executing", Args: args, Started: now}
@@ -167,6 +167,16 @@ func writeCall(b *testing.B, s *Store, next callIDs) func(ctx context.Context) {
 		s.QueueFrame(&end)
 		s.QueueCompleteKey(key, "reach/0", result, now.Add(24*time.Hour))
 	}
+}
+
+// derivedKey returns the record key the runtime derives for a call of
+// alice's tool pay (reach's idemKeys): "ROOT/CALL", or "CALL/ROOT" when
+// the gateway numbered the call's id.
+func derivedKey(req, callID string) string {
+	if ids.Numbered(callID) {
+		return "alice\x00\x00pay:" + callID + "/" + req
+	}
+	return "alice\x00\x00pay:" + req + "/" + callID
 }
 
 // runCalls runs call b.N times, on 2*parallelism goroutines, or one at a
@@ -422,7 +432,7 @@ func BenchmarkWriteCallSteps(b *testing.B) {
 	}
 	for b.Loop() {
 		req, frame, callID := next()
-		key := "alice\x00\x00pay:" + req + "/" + callID
+		key := derivedKey(req, callID)
 		now := time.Now().UnixNano()
 		var t [7]time.Time
 		t[0] = time.Now()
