@@ -198,6 +198,10 @@ type Upstream struct {
 	URL string `yaml:"url"`
 	// Headers sent with every HTTP request; values may use ${VAR}.
 	Headers map[string]Secret `yaml:"headers"`
+	// AllowPlainHTTP lets an upstream with headers be a plain http:// URL
+	// of a host other than loopback, knowingly: its headers then cross the
+	// network in the clear. Without it such an upstream is refused.
+	AllowPlainHTTP bool `yaml:"allow_plain_http"`
 	// Command and arguments of a stdio server. It runs in Dir with a small
 	// safe environment (PATH, HOME, ...) plus Env; nothing else of the
 	// gateway's environment is passed on.
@@ -592,6 +596,11 @@ type ModelConfig struct {
 	// Breaker configures the breakers of the endpoints; absent, the
 	// top-level breaker.
 	Breaker *Breaker `yaml:"breaker"`
+	// AllowPlainHTTP lets base_url be a plain http:// URL of a host other
+	// than loopback while a key goes to it (api_key, or the client's when
+	// reach authenticates nobody), knowingly: the key then crosses the
+	// network in the clear. Without it such a base_url is refused.
+	AllowPlainHTTP bool `yaml:"allow_plain_http"`
 }
 
 // ModelContext is the model proxy's context watermark: a conversation
@@ -610,6 +619,9 @@ type ModelFallback struct {
 	BaseURL string `yaml:"base_url"`
 	Model   string `yaml:"model"`
 	APIKey  Secret `yaml:"api_key"`
+	// AllowPlainHTTP lets base_url be a plain http:// URL of a host other
+	// than loopback while api_key is set, knowingly, as for the model.
+	AllowPlainHTTP bool `yaml:"allow_plain_http"`
 }
 
 // AuthConfig says how clients authenticate.
@@ -1810,6 +1822,10 @@ func (c *Config) check() error {
 			if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 				return c.Errorf(append(at, "url"), "upstream %s: url %q must be an http:// or https:// URL", u.Name, u.URL)
 			}
+			if len(u.Headers) > 0 && !u.AllowPlainHTTP && plainOffLoopback(p) {
+				return c.Errorf(append(at, "url"), "upstream %s: url %s is plain http to a host that is not loopback, and its headers would cross the network in the clear; "+
+					"use its https:// URL, or add allow_plain_http: true to this upstream to send them so knowingly (a network you trust end to end)", u.Name, p.Redacted())
+			}
 		}
 		if len(u.Command) > 0 && u.Command[0] == "" {
 			return c.Errorf(append(at, "command"), "upstream %s: the command's first element (the program) is empty", u.Name)
@@ -1972,6 +1988,16 @@ func (c *Config) check() error {
 		if m.BaseURL == "" || err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			return c.Errorf([]any{"model", "base_url"}, "model base_url %q must be an http:// or https:// URL such as http://127.0.0.1:8000/v1", m.BaseURL)
 		}
+		// A key goes with every model call: api_key, or, when reach
+		// authenticates nobody, the client's own Authorization.
+		if !m.AllowPlainHTTP && plainOffLoopback(p) && (m.APIKey != "" || c.Auth == nil) {
+			key := "its api_key"
+			if m.APIKey == "" {
+				key = "the key a client sends (reach authenticates nobody, so a client's Authorization is passed on)"
+			}
+			return c.Errorf([]any{"model", "base_url"}, "model base_url %s is plain http to a host that is not loopback, and %s would cross the network in the clear; "+
+				"use its https:// URL, or add allow_plain_http: true under model to send it so knowingly (a network you trust end to end)", p.Redacted(), key)
+		}
 		if !httpguts.ValidHeaderFieldValue(m.APIKey.Reveal()) { // sent in a header; a secret: not quoted
 			return c.Errorf([]any{"model", "api_key"}, "model api_key holds a line break or another control character; write it on one line (a ${VAR} whose value ends with a newline does this: trim the variable)")
 		}
@@ -1986,6 +2012,10 @@ func (c *Config) check() error {
 			}
 			if f.BaseURL == "" || err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 				return c.Errorf(append(at, "base_url"), "model fallback %d: base_url %q must be an http:// or https:// URL such as http://127.0.0.1:8001/v1", i+1, f.BaseURL)
+			}
+			if f.APIKey != "" && !f.AllowPlainHTTP && plainOffLoopback(p) {
+				return c.Errorf(append(at, "base_url"), "model fallback %d: base_url %s is plain http to a host that is not loopback, and its api_key would cross the network in the clear; "+
+					"use its https:// URL, or add allow_plain_http: true to this fallback to send it so knowingly (a network you trust end to end)", i+1, p.Redacted())
 			}
 			if !httpguts.ValidHeaderFieldValue(f.APIKey.Reveal()) {
 				return c.Errorf(append(at, "api_key"), "model fallback %d: api_key holds a line break or another control character; write it on one line", i+1)
@@ -2110,6 +2140,21 @@ func dotted(path []any) string {
 		}
 	}
 	return b.String()
+}
+
+// plainOffLoopback reports whether u is a plain http URL of a host other
+// than loopback (localhost, 127.0.0.0/8, ::1): what is sent to it crosses
+// the network in the clear.
+func plainOffLoopback(u *url.URL) bool {
+	if !strings.EqualFold(u.Scheme, "http") {
+		return false
+	}
+	h := u.Hostname()
+	if strings.EqualFold(h, "localhost") {
+		return false
+	}
+	ip := net.ParseIP(h)
+	return ip == nil || !ip.IsLoopback()
 }
 
 // CheckLoopback returns an error unless addr (host:port) is a loopback
