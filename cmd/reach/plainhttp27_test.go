@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -37,5 +39,47 @@ func TestServeRefusesKeysInTheClear(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"validate", "--offline", "--config", writeConfig(t, model+"  allow_plain_http: true\n")}, io.Discard, io.Discard); err != nil {
 		t.Errorf("validate with allow_plain_http: %v", err)
+	}
+}
+
+// TestServeAPIAnswersRunNoScript: an API answer is never a page of the
+// gateway's origin. A model endpoint that answers GET models/{id} with
+// HTML echoing the id (a default error page) had it passed on as
+// text/html, and a browser sent there by another site (a GET: no
+// cross-origin check, no credentials when reach authenticates nobody)
+// ran its script with the gateway's origin, which may approve, stop and
+// read every request. Each API answer, the passed-on one and a graph's
+// SVG included, carries a sandboxing Content-Security-Policy and nosniff;
+// the UI keeps its own policy.
+func TestServeAPIAnswersRunNoScript(t *testing.T) {
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, "<html><body>No model "+r.URL.Path+"</body></html>")
+	}))
+	defer model.Close()
+	base, stop, _ := startServe(t, "--config", writeConfig(t, "model:\n  base_url: "+model.URL+"/v1\n"), "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	defer stop()
+	getJSON(t, "POST", base+"/v1/calls", `{"request_id":"r-csp","tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{"query":"x"}}]}`)
+	for _, path := range []string{"/v1/models/%3Cscript%3Ealert(1)%3C%2Fscript%3E", "/v1/requests/r-csp/graph?format=svg", "/v1/requests", "/nothing"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "sandbox") || !strings.Contains(csp, "default-src 'none'") {
+			t.Errorf("GET %s (%s): Content-Security-Policy %q, want a sandbox that loads nothing", path, resp.Header.Get("Content-Type"), csp)
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: no X-Content-Type-Options: nosniff", path)
+		}
+	}
+	resp, err := http.Get(base + "/ui/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if csp := resp.Header.Get("Content-Security-Policy"); strings.Contains(csp, "sandbox") || !strings.Contains(csp, "default-src 'self'") {
+		t.Errorf("the UI's Content-Security-Policy is %q, want its own", csp)
 	}
 }
