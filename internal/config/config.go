@@ -199,9 +199,10 @@ type Upstream struct {
 	URL string `yaml:"url"`
 	// Headers sent with every HTTP request; values may use ${VAR}.
 	Headers map[string]Secret `yaml:"headers"`
-	// AllowPlainHTTP lets an upstream with headers be a plain http:// URL
-	// of a host other than loopback, knowingly: its headers then cross the
-	// network in the clear. Without it such an upstream is refused.
+	// AllowPlainHTTP lets an upstream with headers (or a key in its URL's
+	// query) be a plain http:// URL of a host other than loopback,
+	// knowingly: they then cross the network in the clear. Without it such
+	// an upstream is refused.
 	AllowPlainHTTP bool `yaml:"allow_plain_http"`
 	// Command and arguments of a stdio server. It runs in Dir with a small
 	// safe environment (PATH, HOME, ...) plus Env; nothing else of the
@@ -2160,12 +2161,17 @@ func plainOffLoopback(u *url.URL) bool {
 	if !strings.EqualFold(u.Scheme, "http") {
 		return false
 	}
-	h := u.Hostname()
-	if strings.EqualFold(h, "localhost") {
-		return false
+	return !loopbackHost(u.Hostname())
+}
+
+// loopbackHost reports whether host (without port) is localhost or a
+// loopback address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
 	}
-	ip := net.ParseIP(h)
-	return ip == nil || !ip.IsLoopback()
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // urlKey reports whether u's query holds a credential, as the log's and
