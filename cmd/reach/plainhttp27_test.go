@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -81,5 +82,52 @@ func TestServeAPIAnswersRunNoScript(t *testing.T) {
 	resp.Body.Close()
 	if csp := resp.Header.Get("Content-Security-Policy"); strings.Contains(csp, "sandbox") || !strings.Contains(csp, "default-src 'self'") {
 		t.Errorf("the UI's Content-Security-Policy is %q, want its own", csp)
+	}
+}
+
+// TestCLIKeyNotRedirectedElsewhere: the commands' key (--key,
+// $REACH_API_KEY) goes to the gateway's origin only. A gateway address
+// that redirects (a proxy in front of it, moved) to another port or scheme
+// of the same host had net/http send the key there too, to plain http
+// included; it is dropped, and a redirect within the origin keeps it.
+func TestCLIKeyNotRedirectedElsewhere(t *testing.T) {
+	const key = "rk_cli-key-not-elsewhere-77"
+	var mu sync.Mutex
+	got := map[string]string{}
+	listing := func(where string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			got[where] = r.Header.Get("Authorization")
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"requests":[]}`)
+		}
+	}
+	other := httptest.NewServer(listing("other port"))
+	defer other.Close()
+	gw := http.NewServeMux()
+	gw.HandleFunc("/v1/requests", func(w http.ResponseWriter, r *http.Request) {
+		target := other.URL + r.URL.RequestURI()
+		if r.URL.Query().Get("limit") == "7" {
+			target = "/moved" + r.URL.RequestURI()
+		}
+		http.Redirect(w, r, target, http.StatusTemporaryRedirect)
+	})
+	gw.HandleFunc("/moved/v1/requests", listing("same origin"))
+	gws := httptest.NewServer(gw)
+	defer gws.Close()
+	for _, c := range []struct{ limit, where, want string }{
+		{"5", "other port", ""},
+		{"7", "same origin", "Bearer " + key},
+	} {
+		if err := run(context.Background(), []string{"requests", "list", "--api", gws.URL, "--key", key, "--limit", c.limit}, io.Discard, io.Discard); err != nil {
+			t.Fatalf("requests list: %v", err)
+		}
+		mu.Lock()
+		a, ok := got[c.where]
+		mu.Unlock()
+		if !ok || a != c.want {
+			t.Errorf("%s got Authorization %q (asked: %v), want %q", c.where, a, ok, c.want)
+		}
 	}
 }

@@ -66,7 +66,6 @@ import (
 	"math"
 	"mime"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -82,6 +81,7 @@ import (
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/openai"
+	"github.com/agentreach/reach/internal/origin"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
 )
@@ -229,8 +229,10 @@ func New(opts *Options) *Proxy {
 	if p.opts.Client == nil {
 		p.opts.Client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
-	c := *p.opts.Client // the caller's client is not changed
-	c.CheckRedirect = keyRedirect(c.CheckRedirect)
+	// A turn's key goes to its endpoint's origin only, through redirects
+	// too; the caller's client is not changed.
+	c := *p.opts.Client
+	c.CheckRedirect = origin.KeepKey(c.CheckRedirect)
 	p.opts.Client = &c
 	p.eps = p.endpoints()
 	return p
@@ -1441,57 +1443,4 @@ func hostedMCP(tools json.RawMessage) (label string, ok bool) {
 		}
 	}
 	return "", false
-}
-
-// keyRedirect keeps the key of a model call (its Authorization: the
-// endpoint's api_key, or the client's) to the origin it was sent to (its
-// scheme, host and port), and to the upgrade to https of that host: a
-// redirect elsewhere is followed without it. net/http would carry it to
-// the same host on any port or scheme, down from https to plain http
-// included, and to every subdomain. Then next, or net/http's bound of 10
-// redirects.
-func keyRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
-	return func(req *http.Request, via []*http.Request) error {
-		if !keyGoesTo(via[0].URL, req.URL) {
-			req.Header.Del("Authorization")
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		return nil
-	}
-}
-
-// keyGoesTo reports whether the key sent to from goes with a redirect to
-// to: the same scheme, host and port, or from http to https on the same
-// host (port 80 to 443, another port to itself).
-func keyGoesTo(from, to *url.URL) bool {
-	if !strings.EqualFold(from.Hostname(), to.Hostname()) {
-		return false
-	}
-	fs, ts := strings.ToLower(from.Scheme), strings.ToLower(to.Scheme)
-	switch {
-	case fs == ts:
-		return portOf(from) == portOf(to)
-	case fs == "http" && ts == "https":
-		if p := portOf(from); p != "80" {
-			return portOf(to) == p
-		}
-		return portOf(to) == "443"
-	}
-	return false
-}
-
-// portOf returns u's port, or its scheme's default (http 80, https 443).
-func portOf(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if strings.EqualFold(u.Scheme, "https") {
-		return "443"
-	}
-	return "80"
 }
