@@ -4,9 +4,9 @@
 // net/http's client carries a request's Authorization through a redirect
 // to the same host on any port or scheme (https down to plain http
 // included) and to its subdomains. A key reach sends (a model endpoint's,
-// a client's passed on, the CLI's key for the gateway) goes to the origin
-// it was meant for (scheme, host and port) and to the upgrade to https of
-// that host, never elsewhere.
+// a client's passed on, an upstream's headers, the CLI's key for the
+// gateway) goes to the origin it was meant for (scheme, host and port) and
+// to the upgrade to https of that host, never elsewhere.
 package origin
 
 import (
