@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentreach/reach/internal/origin"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -47,7 +48,9 @@ func apiFlags(cmd *cobra.Command) func() *apiClient {
 	cmd.PersistentFlags().StringVar(&key, "key", "", "the API key (default $REACH_API_KEY)")
 	return func() *apiClient {
 		return &apiClient{base: apiBase(api), key: cmp.Or(key, os.Getenv("REACH_API_KEY")),
-			http: &http.Client{Timeout: 30 * time.Second}}
+			// The key goes to the gateway's origin only, through
+			// redirects too.
+			http: &http.Client{Timeout: 30 * time.Second, CheckRedirect: origin.KeepKey(nil)}}
 	}
 }
 

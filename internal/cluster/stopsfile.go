@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -88,19 +89,10 @@ func (c *Cluster) restoreStops(ctx context.Context) {
 		c.log.Error("cluster: reading the stops an earlier life kept", "file", filepath.Base(c.stopsFile), "err", err)
 		return
 	}
-	var filed []filedStop
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		var l filedStop
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || l.Request == "" {
-			// A line a kill cut short: its stop was not durable.
-			c.log.Warn("cluster: a line of the stops an earlier life kept could not be read; skipped", "file", filepath.Base(c.stopsFile), "line", n, "err", err)
-			continue
-		}
-		filed = append(filed, l)
-	}
-	err = sc.Err()
+	filed, err := readStops(f, func(n int, err error) {
+		// A line a kill cut short: its stop was not durable.
+		c.log.Warn("cluster: a line of the stops an earlier life kept could not be read; skipped", "file", filepath.Base(c.stopsFile), "line", n, "err", err)
+	})
 	f.Close()
 	c.fileMu.Unlock()
 	if err != nil {
@@ -110,6 +102,33 @@ func (c *Cluster) restoreStops(ctx context.Context) {
 	c.filed = append(c.filed, filed...)
 	c.mu.Unlock()
 	c.storeFiled(ctx)
+}
+
+// maxStopLine bounds a line of the stops file: a stop's request id, its
+// principal and its reason are bounded far below it.
+const maxStopLine = 1 << 20
+
+// readStops reads the lines of a stops file (fileStop), skipping, with
+// skipped, each that is not a stop (a line a kill cut short); an error
+// ends the read (a line longer than maxStopLine, a read that failed),
+// with the stops read before it.
+func readStops(r io.Reader, skipped func(line int, err error)) ([]filedStop, error) {
+	var filed []filedStop
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxStopLine)
+	for n := 1; sc.Scan(); n++ {
+		var l filedStop
+		err := json.Unmarshal(sc.Bytes(), &l)
+		if err == nil && l.Request == "" {
+			err = errors.New("the line names no request")
+		}
+		if err != nil {
+			skipped(n, err)
+			continue
+		}
+		filed = append(filed, l)
+	}
+	return filed, sc.Err()
 }
 
 // storeFiled stores the stops an earlier life left (restoreStops), unless

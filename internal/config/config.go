@@ -32,6 +32,7 @@ import (
 	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/template"
 	"github.com/agentreach/reach/internal/toolspec"
@@ -198,6 +199,11 @@ type Upstream struct {
 	URL string `yaml:"url"`
 	// Headers sent with every HTTP request; values may use ${VAR}.
 	Headers map[string]Secret `yaml:"headers"`
+	// AllowPlainHTTP lets an upstream with headers (or a key in its URL's
+	// query) be a plain http:// URL of a host other than loopback,
+	// knowingly: they then cross the network in the clear. Without it such
+	// an upstream is refused.
+	AllowPlainHTTP bool `yaml:"allow_plain_http"`
 	// Command and arguments of a stdio server. It runs in Dir with a small
 	// safe environment (PATH, HOME, ...) plus Env; nothing else of the
 	// gateway's environment is passed on.
@@ -235,6 +241,9 @@ type AgentConfig struct {
 	Reentrancy  reach.Reentrancy `yaml:"reentrancy"`
 	Key         []string         `yaml:"key"`
 	OnViolation reach.Mode       `yaml:"on_violation"`
+	// AllowPlainHTTP lets URL be a plain http:// URL of a host other than
+	// loopback while its query holds a key (?key=, ?api_key=), knowingly.
+	AllowPlainHTTP bool `yaml:"allow_plain_http"`
 }
 
 // A2AConfig bounds what reach keeps of the A2A agents' tasks, in bytes of
@@ -592,6 +601,11 @@ type ModelConfig struct {
 	// Breaker configures the breakers of the endpoints; absent, the
 	// top-level breaker.
 	Breaker *Breaker `yaml:"breaker"`
+	// AllowPlainHTTP lets base_url be a plain http:// URL of a host other
+	// than loopback while a key goes to it (api_key, or the client's when
+	// reach authenticates nobody), knowingly: the key then crosses the
+	// network in the clear. Without it such a base_url is refused.
+	AllowPlainHTTP bool `yaml:"allow_plain_http"`
 }
 
 // ModelContext is the model proxy's context watermark: a conversation
@@ -610,6 +624,9 @@ type ModelFallback struct {
 	BaseURL string `yaml:"base_url"`
 	Model   string `yaml:"model"`
 	APIKey  Secret `yaml:"api_key"`
+	// AllowPlainHTTP lets base_url be a plain http:// URL of a host other
+	// than loopback while api_key is set, knowingly, as for the model.
+	AllowPlainHTTP bool `yaml:"allow_plain_http"`
 }
 
 // AuthConfig says how clients authenticate.
@@ -1810,6 +1827,10 @@ func (c *Config) check() error {
 			if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 				return c.Errorf(append(at, "url"), "upstream %s: url %q must be an http:// or https:// URL", u.Name, u.URL)
 			}
+			if (len(u.Headers) > 0 || urlKey(p)) && !u.AllowPlainHTTP && plainOffLoopback(p) {
+				return c.Errorf(append(at, "url"), "upstream %s: url %s is plain http to a host that is not loopback, and its headers or the key in its query would cross the network in the clear; "+
+					"use its https:// URL, or add allow_plain_http: true to this upstream to send them so knowingly (a network you trust end to end)", u.Name, withoutQuery(p))
+			}
 		}
 		if len(u.Command) > 0 && u.Command[0] == "" {
 			return c.Errorf(append(at, "command"), "upstream %s: the command's first element (the program) is empty", u.Name)
@@ -1949,6 +1970,10 @@ func (c *Config) check() error {
 		if p, err := url.Parse(ac.URL); err == nil && p.User != nil { // before the message that quotes the url
 			return c.Errorf(append(at, "url"), "agent %s: the url carries credentials; reach sends none to agents", ac.Name)
 		}
+		if p, err := url.Parse(ac.URL); err == nil && urlKey(p) && !ac.AllowPlainHTTP && plainOffLoopback(p) {
+			return c.Errorf(append(at, "url"), "agent %s: url %s is plain http to a host that is not loopback, and the key in its query would cross the network in the clear; "+
+				"use its https:// URL, or add allow_plain_http: true to this agent to send it so knowingly (a network you trust end to end)", ac.Name, withoutQuery(p))
+		}
 		if err := a2a.CheckAgent(&a2a.Agent{Name: ac.Name, URL: ac.URL, Reentrancy: ac.Reentrancy, Key: ac.Key, OnViolation: ac.OnViolation}); err != nil {
 			return c.Errorf(at, "%v", err)
 		}
@@ -1972,6 +1997,19 @@ func (c *Config) check() error {
 		if m.BaseURL == "" || err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			return c.Errorf([]any{"model", "base_url"}, "model base_url %q must be an http:// or https:// URL such as http://127.0.0.1:8000/v1", m.BaseURL)
 		}
+		// A key goes with every model call: api_key, or, when reach
+		// authenticates nobody, the client's own Authorization.
+		if !m.AllowPlainHTTP && plainOffLoopback(p) && (m.APIKey != "" || c.Auth == nil || urlKey(p)) {
+			key := "its api_key"
+			switch {
+			case urlKey(p):
+				key = "the key in its query"
+			case m.APIKey == "":
+				key = "the key a client sends (reach authenticates nobody, so a client's Authorization is passed on)"
+			}
+			return c.Errorf([]any{"model", "base_url"}, "model base_url %s is plain http to a host that is not loopback, and %s would cross the network in the clear; "+
+				"use its https:// URL, or add allow_plain_http: true under model to send it so knowingly (a network you trust end to end)", withoutQuery(p), key)
+		}
 		if !httpguts.ValidHeaderFieldValue(m.APIKey.Reveal()) { // sent in a header; a secret: not quoted
 			return c.Errorf([]any{"model", "api_key"}, "model api_key holds a line break or another control character; write it on one line (a ${VAR} whose value ends with a newline does this: trim the variable)")
 		}
@@ -1986,6 +2024,10 @@ func (c *Config) check() error {
 			}
 			if f.BaseURL == "" || err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 				return c.Errorf(append(at, "base_url"), "model fallback %d: base_url %q must be an http:// or https:// URL such as http://127.0.0.1:8001/v1", i+1, f.BaseURL)
+			}
+			if (f.APIKey != "" || urlKey(p)) && !f.AllowPlainHTTP && plainOffLoopback(p) {
+				return c.Errorf(append(at, "base_url"), "model fallback %d: base_url %s is plain http to a host that is not loopback, and its api_key or the key in its query would cross the network in the clear; "+
+					"use its https:// URL, or add allow_plain_http: true to this fallback to send it so knowingly (a network you trust end to end)", i+1, withoutQuery(p))
 			}
 			if !httpguts.ValidHeaderFieldValue(f.APIKey.Reveal()) {
 				return c.Errorf(append(at, "api_key"), "model fallback %d: api_key holds a line break or another control character; write it on one line", i+1)
@@ -2111,6 +2153,59 @@ func dotted(path []any) string {
 	}
 	return b.String()
 }
+
+// plainOffLoopback reports whether u is a plain http URL of a host other
+// than loopback (localhost, 127.0.0.0/8, ::1): what is sent to it crosses
+// the network in the clear.
+func plainOffLoopback(u *url.URL) bool {
+	if !strings.EqualFold(u.Scheme, "http") {
+		return false
+	}
+	return !loopbackHost(u.Hostname())
+}
+
+// loopbackHost reports whether host (without port) is localhost or a
+// loopback address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// urlKey reports whether u's query holds a credential, as the log's and
+// the model's masks find one: the value, of redact.MinSecretLen bytes or
+// more, of a parameter with a secret's name or one that ends in "key"
+// (?key=, ?api_key=, ?subscription-key=).
+func urlKey(u *url.URL) bool {
+	for name, vs := range u.Query() {
+		if !keyNames.SecretKey(name) && !strings.HasSuffix(strings.ToLower(name), "key") {
+			continue
+		}
+		for _, v := range vs {
+			if len(v) >= redact.MinSecretLen {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withoutQuery returns u without its query, user or fragment, to quote
+// in an error: the query may hold a key.
+func withoutQuery(u *url.URL) string {
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String()
+}
+
+// keyNames tells secret names (urlKey).
+var keyNames = func() *redact.Redactor {
+	r, err := redact.New(nil)
+	if err != nil {
+		panic(err) // only a rule set given to it fails
+	}
+	return r
+}()
 
 // CheckLoopback returns an error unless addr (host:port) is a loopback
 // address: what a gateway without authentication may serve.

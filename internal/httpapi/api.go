@@ -319,15 +319,28 @@ func uiSignsIn(u http.Handler, next http.Handler) http.Handler {
 
 // uiHeaders gives every answer under /ui the UI's headers (no framing,
 // its CSP) before anything else answers: a 401, a cross-origin 403, the
-// redirect of /ui.
+// redirect of /ui. Every other answer is data for a program, never a page:
+// it gets apiCSP and nosniff, so that what an API route passes on of
+// another server (the model endpoint's answer and its Content-Type, on
+// /v1/models and the turns' routes) or draws (a graph's SVG) runs no
+// script in a browser sent to it, with the gateway's origin (its UI
+// session, its API when it authenticates nobody).
 func uiHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; p == "/ui" || strings.HasPrefix(p, "/ui/") {
 			ui.SetHeaders(w.Header())
+		} else {
+			w.Header().Set("Content-Security-Policy", apiCSP)
+			w.Header().Set("X-Content-Type-Options", "nosniff")
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// apiCSP is the Content-Security-Policy of the API's answers: nothing is
+// loaded or run, nothing frames them, and a page among them is sandboxed
+// (an opaque origin: no cookie, no storage, no script).
+const apiCSP = "default-src 'none'; frame-ancestors 'none'; sandbox"
 
 // identity is who makes an HTTP request, as the auth middleware found
 // (nil when nobody authenticates).

@@ -81,6 +81,7 @@ import (
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/openai"
+	"github.com/agentreach/reach/internal/origin"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
 )
@@ -231,6 +232,11 @@ func New(opts *Options) *Proxy {
 	if p.opts.Client == nil {
 		p.opts.Client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
+	// A turn's key goes to its endpoint's origin only, through redirects
+	// too; the caller's client is not changed.
+	c := *p.opts.Client
+	c.CheckRedirect = origin.KeepKey(c.CheckRedirect)
+	p.opts.Client = &c
 	p.eps = p.endpoints()
 	return p
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/origin"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/toolspec"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -217,34 +218,7 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // 443, any other port to itself. Never to another host, or port, and never
 // down from https to http.
 func (t *headerTransport) sends(u *url.URL) bool {
-	o := url.URL{Scheme: t.scheme, Host: t.host}
-	if !strings.EqualFold(u.Hostname(), o.Hostname()) {
-		return false
-	}
-	switch {
-	case u.Scheme == o.Scheme:
-		return portOf(u) == portOf(&o)
-	case o.Scheme == "http" && u.Scheme == "https":
-		if p := portOf(&o); p != "80" {
-			return portOf(u) == p
-		}
-		return portOf(u) == "443"
-	}
-	return false
-}
-
-// portOf returns u's port, or its scheme's default (http 80, https 443).
-func portOf(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	switch u.Scheme {
-	case "http":
-		return "80"
-	case "https":
-		return "443"
-	}
-	return ""
+	return origin.KeyGoesTo(&url.URL{Scheme: t.scheme, Host: t.host}, u)
 }
 
 // cappedTransport bounds what the SDK reads of one answer of an upstream
