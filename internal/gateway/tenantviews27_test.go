@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"github.com/agentreach/reach/internal/audit"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -79,5 +80,57 @@ func TestTenantOperatorToolsFigures(t *testing.T) {
 	}
 	if status, body := rawAs(t, keys["alice@acme"], "GET", srvURL+"/v1/stats", ""); status != http.StatusForbidden {
 		t.Errorf("alice@acme GET /v1/stats = %d %.200s, want 403", status, body)
+	}
+}
+
+// TestTenantOperatorAuditPageIndexed: under more than 10,000 events of
+// another tenant, a tenant operator's recent page (no other filter) has
+// its tenant's events, found by the store's tenant index, and no cursor.
+// Before, the page read the 10,000 newest records, found none of acme's
+// and ended short with a cursor to read on from.
+func TestTenantOperatorAuditPageIndexed(t *testing.T) {
+	g, srvURL, keys := tenantOpsGateway(t)
+	fillAudit(t, g, "globex", 10050)
+	status, out := do(t, "GET", srvURL+"/v1/audit", "", map[string]string{"Authorization": "Bearer " + keys["ops@acme"]})
+	evs, _ := out["events"].([]any)
+	if status != 200 || len(evs) == 0 || out["before"] != nil {
+		t.Fatalf("ops@acme GET /v1/audit = %d, %d events, before %v; want acme's events, no cursor", status, len(evs), out["before"])
+	}
+	for _, e := range evs {
+		if path(e, "event", "tenant") != "acme" {
+			t.Fatalf("ops@acme's page has %v", e)
+		}
+	}
+	if _, page := rawAs(t, keys["ops@acme"], "GET", srvURL+"/ui/audit", ""); !strings.Contains(page, ">acme-trip<") || strings.Contains(page, "/ui/audit?before=") {
+		t.Errorf("ops@acme's UI audit page: acme-trip's rows %v, a link to older events %v; want rows, no link",
+			strings.Contains(page, ">acme-trip<"), strings.Contains(page, "/ui/audit?before="))
+	}
+}
+
+// fillAudit appends n events of tenant's alice to g's audit log, eight at
+// a time so that the log commits them in groups.
+func fillAudit(t *testing.T, g *Gateway, tenant string, n int) {
+	t.Helper()
+	work := make(chan int)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			var err error
+			for i := range work {
+				if err == nil {
+					_, err = g.audit.Append(t.Context(), &audit.Event{Kind: "tool", Name: "reserve", Principal: "alice", Tenant: tenant, Request: fmt.Sprintf("%s-fill-%d", tenant, i)})
+				}
+			}
+			errs <- err
+		}()
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -180,12 +180,15 @@ func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*aud
 
 // tenantPage returns the newest limit events of tenant q.Tenant that q
 // keeps (before the cursor q.Before, if set), and true, when the store
-// filters them in its query (store.AuditMatcher): it reads at most the
-// maxTreeScan records before the cursor (or the log's head), as a
-// request's page does, so that a filter nothing matches
-// (?principal=nobody) reads those, not the whole log. A page that ends
-// short with older records unread has stop, the seq of the oldest record
-// it could read, the next page's cursor (0 otherwise).
+// filters them in its query (store.AuditMatcher). A page of the tenant's
+// events alone, from a store with an index on the tenant
+// (store.AuditTenantIndexer), reads those events, however many of other
+// tenants' came after them. Another (?principal=, ?tool=, or a store
+// without the index) reads at most the maxTreeScan records before the
+// cursor (or the log's head), as a request's page does, so that a filter
+// nothing matches (?principal=nobody) reads those, not the whole log. A
+// page that ends short with older records unread has stop, the seq of the
+// oldest record it could read, the next page's cursor (0 otherwise).
 func (a auditView) tenantPage(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, int64, bool, error) {
 	if _, ok := a.st.(store.AuditMatcher); !ok {
 		return nil, 0, false, nil
@@ -199,6 +202,9 @@ func (a auditView) tenantPage(ctx context.Context, q ui.AuditQuery, limit int) (
 		before = head + 1
 	}
 	after := max(before-1-maxTreeScan, 0)
+	if ix, ok := a.st.(store.AuditTenantIndexer); ok && ix.AuditTenantIndexed() && q.Principal == "" && q.Tool == "" {
+		after = 0 // the index finds the tenant's events alone
+	}
 	evs, ok, err := audit.Matching(ctx, a.st, store.AuditMatch{Tenant: q.Tenant, Principal: q.Principal, Name: q.Tool, After: after}, before, limit)
 	if !ok || err != nil {
 		return nil, 0, ok, err
