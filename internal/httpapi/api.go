@@ -101,7 +101,9 @@ type Tools interface {
 
 // Agents describes the A2A agents for GET /v1/agents.
 type Agents interface {
-	Agents(ctx context.Context) []a2a.Status
+	// AgentsFor lists the agents, each's live tasks those whose owner
+	// counted reports true.
+	AgentsFor(ctx context.Context, counted func(a2a.Owner) bool) []a2a.Status
 }
 
 // RemoteRequests stops requests that other instances run: Stop stores

@@ -133,11 +133,19 @@ type toolView struct {
 	InputSchema any          `json:"input_schema,omitempty"`
 }
 
-// listAgents is GET /v1/agents.
+// listAgents is GET /v1/agents: each agent's live tasks are the caller's,
+// its tenant's for a tenant's operator, everyone's for a global operator
+// (another principal's tasks say when they work).
 func (a *API) listAgents(w http.ResponseWriter, r *http.Request) {
 	out := []a2a.Status{}
 	if a.agents != nil {
-		out = a.agents.Agents(r.Context())
+		out = a.agents.AgentsFor(r.Context(), func(o a2a.Owner) bool {
+			if a.operatesOn(r, o.Tenant) {
+				return true
+			}
+			id, ok := auth.IdentityFrom(r.Context())
+			return ok && id.Principal == o.Principal && id.Tenant == o.Tenant
+		})
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"agents": out})
 }
