@@ -134,3 +134,22 @@ func fillAudit(t *testing.T, g *Gateway, tenant string, n int) {
 		}
 	}
 }
+
+// TestTenantOperatorAuditVerify: the audit chain's verification tells a
+// global operator how many events the log holds and its head, which count
+// and change with every tenant's events; a tenant's operator and a
+// principal of a tenant are told whether it verifies. Before, anyone
+// signed in read the count of every tenant's events.
+func TestTenantOperatorAuditVerify(t *testing.T) {
+	_, srvURL, keys := tenantOpsGateway(t)
+	for who, full := range map[string]bool{"root": true, "ops@acme": false, "alice@acme": false} {
+		status, out := do(t, "GET", srvURL+"/v1/audit/verify", "", map[string]string{"Authorization": "Bearer " + keys[who]})
+		msg, _ := out["message"].(string)
+		if status != 200 || out["ok"] != true || strings.Contains(msg, " events, head ") != full {
+			t.Errorf("%s: GET /v1/audit/verify = %d %v; want ok, the figures %v", who, status, out, full)
+		}
+		if _, page := rawAs(t, keys[who], "GET", srvURL+"/ui/audit", ""); strings.Contains(page, " events, head ") != full {
+			t.Errorf("%s's UI audit page shows the log's figures: %v, want %v", who, !full, full)
+		}
+	}
+}

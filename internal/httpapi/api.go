@@ -507,11 +507,16 @@ func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
 	// upstream or a tool said when it failed (a path, a host, a user's
 	// name in an error) stays with those who may see it: a caller without
 	// valid credentials gets each upstream's name, transport, state and
-	// count, and the breakers' states, without their errors.
+	// count, and the breakers' states, without their errors. A tool's
+	// breaker's error is what any tenant's call of it said, and the audit
+	// log's figures count every tenant's events: those are a global
+	// operator's (the role operator of no tenant).
 	detailed := a.authn == nil || !a.authn.Enabled()
+	global := detailed
 	if !detailed {
-		_, err := a.authn.Authenticate(r)
+		id, err := a.authn.Authenticate(r)
 		detailed = err == nil
+		global = detailed && id.Tenant == "" && id.HasRole(operatorRole)
 	}
 	ups := a.upstreams.Upstreams()
 	status := "ok"
@@ -534,7 +539,7 @@ func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
 		if b.State != reach.BreakerClosed {
 			status = "degraded"
 		}
-		if !detailed {
+		if !detailed || !global && b.Kind == reach.BreakerTool {
 			b.LastError = ""
 		}
 		breakers = append(breakers, b)
@@ -545,7 +550,9 @@ func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
 		// the log lacks them (its loss notes say where), so the instance
 		// is degraded until a restart.
 		st := a.audit.Stats()
-		out["audit"] = map[string]int64{"dropped": st.Dropped, "failed": st.Failed, "appended": st.Appended}
+		if global {
+			out["audit"] = map[string]int64{"dropped": st.Dropped, "failed": st.Failed, "appended": st.Appended}
+		}
 		if st.Dropped+st.Failed > 0 {
 			out["status"] = "degraded"
 		}

@@ -24,6 +24,7 @@ func (a *API) newUI() *ui.UI {
 		a.auditV = newAuditView(a.store, a.audit)
 		a.auditV.retention = a.retention
 		a.auditV.red = a.redactor
+		a.auditV.full = a.isGlobalOperator
 		uo.Audit = a.auditV
 		uo.Removed = a.uiRemoved
 	}
@@ -180,11 +181,14 @@ const operatorRole = "operator"
 // tenant with operatorRole. An operator of a tenant is not one
 // (operatorOf): what a tenant's admin gives itself in its own identity
 // provider reads its own tenant, not every tenant.
-func (a *API) isOperator(r *http.Request) bool {
+func (a *API) isOperator(r *http.Request) bool { return a.isGlobalOperator(r.Context()) }
+
+// isGlobalOperator is isOperator for the context of the HTTP request.
+func (a *API) isGlobalOperator(ctx context.Context) bool {
 	if a.authn == nil {
 		return true
 	}
-	id, ok := auth.IdentityFrom(r.Context())
+	id, ok := auth.IdentityFrom(ctx)
 	return ok && id.Tenant == "" && id.HasRole(operatorRole)
 }
 

@@ -1077,8 +1077,8 @@ type toolView struct {
 }
 
 // breakerView is how the tools page shows a breaker that is not closed;
-// the error that opened it (of any tenant's call) only to a global
-// operator (all).
+// a tool's breaker's error (what any tenant's call of it said) only to a
+// global operator (all), as /healthz does.
 func breakerView(v *toolView, s reach.BreakerStatus, all bool) {
 	v.Breaker, v.Down = strings.ReplaceAll(s.State.String(), "_", "-"), true
 	if s.Kind == reach.BreakerUpstream {
@@ -1088,7 +1088,7 @@ func breakerView(v *toolView, s reach.BreakerStatus, all bool) {
 	if !s.RetryAt.IsZero() {
 		v.BreakerWhy += ", probed at " + s.RetryAt.UTC().Format(time.RFC3339)
 	}
-	if s.LastError != "" && all {
+	if s.LastError != "" && (all || s.Kind != reach.BreakerTool) {
 		v.BreakerWhy += ": " + clip(s.LastError, 160)
 	}
 }
