@@ -567,10 +567,16 @@ func budgetView(b *reach.Budget) *budget.View {
 
 // Agents lists the agents, sorted by name. It asks an agent whose card
 // has not been fetched again (at most once a second each).
-func (g *Gateway) Agents(ctx context.Context) []Status {
+func (g *Gateway) Agents(ctx context.Context) []Status { return g.AgentsFor(ctx, nil) }
+
+// AgentsFor is Agents with LiveTasks counting the live tasks whose owner
+// counted reports true (nil: every task): GET /v1/agents counts those of
+// the caller, of its tenant for a tenant's operator, of everyone for a
+// global operator.
+func (g *Gateway) AgentsFor(ctx context.Context, counted func(Owner) bool) []Status {
 	out := make([]Status, 0, len(g.names))
 	for _, n := range g.names {
-		out = append(out, g.agents[n].status(ctx))
+		out = append(out, g.agents[n].status(ctx, counted))
 	}
 	return out
 }

@@ -306,9 +306,9 @@ func (g *Gateway) shown(s string) string {
 // (?key=...), as "?…", its user information as "xxxxx", no fragment.
 func shownURL(s string) string { return redact.ShownURL(s) }
 
-func (a *agent) status(ctx context.Context) Status {
+func (a *agent) status(ctx context.Context, counted func(Owner) bool) Status {
 	s := Status{Name: a.cfg.Name, URL: shownURL(a.cfg.URL), Path: "/a2a/" + a.cfg.Name, Reentrancy: string(a.cfg.Reentrancy),
-		Key: a.cfg.Key, Budget: budgetView(a.cfg.Budget), LiveTasks: a.g.tasks.live(a.cfg.Name)}
+		Key: a.cfg.Key, Budget: budgetView(a.cfg.Budget), LiveTasks: a.g.tasks.live(a.cfg.Name, counted)}
 	if s.Reentrancy == "" {
 		s.Reentrancy = "non_reentrant"
 	}

@@ -1582,13 +1582,13 @@ func (r *registry) list(agent string, owner Owner) []*task {
 }
 
 // live counts agent's tasks not yet final.
-func (r *registry) live(agent string) int {
+func (r *registry) live(agent string, counted func(Owner) bool) int {
 	r.mu.Lock()
 	ts := slices.Clone(r.order)
 	r.mu.Unlock()
 	n := 0
 	for _, t := range ts {
-		if t.a.cfg.Name == agent && !t.done() {
+		if t.a.cfg.Name == agent && !t.done() && (counted == nil || counted(t.owner)) {
 			n++
 		}
 	}

@@ -101,7 +101,9 @@ type Tools interface {
 
 // Agents describes the A2A agents for GET /v1/agents.
 type Agents interface {
-	Agents(ctx context.Context) []a2a.Status
+	// AgentsFor lists the agents, each's live tasks those whose owner
+	// counted reports true.
+	AgentsFor(ctx context.Context, counted func(a2a.Owner) bool) []a2a.Status
 }
 
 // RemoteRequests stops requests that other instances run: Stop stores
@@ -240,7 +242,7 @@ func (a *API) routes(opts *Options) []route {
 		{"POST /v1/deadletters/{id}/dismiss", a.anyOperatorsOnly(dead, a.dismissDeadLetter)},
 		{"GET /v1/audit", a.auditEvents},
 		{"GET /v1/audit/verify", a.auditVerify},
-		{"GET /v1/stats", a.operatorsOnly("Statistics are for operators"+counts, a.toolStats)},
+		{"GET /v1/stats", a.toolStats}, // operators only, each its tenant's (toolStats)
 		{"/", a.notFound},
 	}
 	if opts.A2A != nil {
@@ -518,11 +520,16 @@ func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
 	// upstream or a tool said when it failed (a path, a host, a user's
 	// name in an error) stays with those who may see it: a caller without
 	// valid credentials gets each upstream's name, transport, state and
-	// count, and the breakers' states, without their errors.
+	// count, and the breakers' states, without their errors. A tool's
+	// breaker's error is what any tenant's call of it said, and the audit
+	// log's figures count every tenant's events: those are a global
+	// operator's (the role operator of no tenant).
 	detailed := a.authn == nil || !a.authn.Enabled()
+	global := detailed
 	if !detailed {
-		_, err := a.authn.Authenticate(r)
+		id, err := a.authn.Authenticate(r)
 		detailed = err == nil
+		global = detailed && id.Tenant == "" && id.HasRole(operatorRole)
 	}
 	ups := a.upstreams.Upstreams()
 	status := "ok"
@@ -545,7 +552,7 @@ func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
 		if b.State != reach.BreakerClosed {
 			status = "degraded"
 		}
-		if !detailed {
+		if !detailed || !global && b.Kind == reach.BreakerTool {
 			b.LastError = ""
 		}
 		breakers = append(breakers, b)
@@ -556,7 +563,9 @@ func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
 		// the log lacks them (its loss notes say where), so the instance
 		// is degraded until a restart.
 		st := a.audit.Stats()
-		out["audit"] = map[string]int64{"dropped": st.Dropped, "failed": st.Failed, "appended": st.Appended}
+		if global {
+			out["audit"] = map[string]int64{"dropped": st.Dropped, "failed": st.Failed, "appended": st.Appended}
+		}
 		if st.Dropped+st.Failed > 0 {
 			out["status"] = "degraded"
 		}

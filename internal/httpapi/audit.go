@@ -34,6 +34,9 @@ type auditView struct {
 	// value configured later (a credential an upstream leaked, found and
 	// added to the secrets file) is in the events recorded before.
 	red *redact.Redactor
+	// full reports whether the viewer whose request ctx is sees the
+	// whole log's figures (Verify): a global operator; nil for everyone.
+	full func(ctx context.Context) bool
 }
 
 // show returns e as GET /v1/audit shows it: its JSON, masked with the
@@ -62,7 +65,17 @@ func newAuditView(st store.Store, log *audit.Log) auditView {
 	return v
 }
 
-func (a auditView) Verify(ctx context.Context) (bool, string) { return a.vc.get(ctx) }
+// Verify says whether the chain verifies: with how many events and its
+// head to a global operator (full, nil: everyone), which count and change
+// with every tenant's events; to anyone else whether it verifies, and
+// where it breaks.
+func (a auditView) Verify(ctx context.Context) (bool, string) {
+	ok, msg, ago := a.vc.check(ctx)
+	if ok && a.full != nil && !a.full(ctx) {
+		msg = "the chain verifies"
+	}
+	return ok, msg + ago
+}
 
 // verifyCache keeps the last verification of the whole chain for
 // verifyFor: walking a large log on every load of the audit page would
@@ -81,6 +94,13 @@ type verifyCache struct {
 const verifyFor = 30 * time.Second
 
 func (c *verifyCache) get(ctx context.Context) (bool, string) {
+	ok, msg, ago := c.check(ctx)
+	return ok, msg + ago
+}
+
+// check is get with the message and, for a verification kept from
+// before, " (checked ... ago)" apart.
+func (c *verifyCache) check(ctx context.Context) (ok bool, msg, ago string) {
 	now := time.Now
 	if c.now != nil {
 		now = c.now
@@ -88,11 +108,11 @@ func (c *verifyCache) get(ctx context.Context) (bool, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.at.IsZero() && now().Sub(c.at) < verifyFor {
-		return c.ok, c.msg + fmt.Sprintf(" (checked %s ago)", now().Sub(c.at).Round(time.Second))
+		return c.ok, c.msg, fmt.Sprintf(" (checked %s ago)", now().Sub(c.at).Round(time.Second))
 	}
 	rep, err := c.verify(ctx)
 	if ctx.Err() != nil { // the viewer left: keep nothing of a cut walk
-		return false, "not checked: " + ctx.Err().Error()
+		return false, "not checked: " + ctx.Err().Error(), ""
 	}
 	c.at = now()
 	if err != nil {
@@ -100,7 +120,7 @@ func (c *verifyCache) get(ctx context.Context) (bool, string) {
 	} else {
 		c.ok, c.msg = true, fmt.Sprintf("%d events, head %s", rep.Events, audit.FormatHash(rep.Head))
 	}
-	return c.ok, c.msg
+	return c.ok, c.msg, ""
 }
 
 func (a auditView) Search(ctx context.Context, q ui.AuditQuery, limit int) ([]ui.AuditRow, int64, error) {
@@ -180,12 +200,15 @@ func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*aud
 
 // tenantPage returns the newest limit events of tenant q.Tenant that q
 // keeps (before the cursor q.Before, if set), and true, when the store
-// filters them in its query (store.AuditMatcher): it reads at most the
-// maxTreeScan records before the cursor (or the log's head), as a
-// request's page does, so that a filter nothing matches
-// (?principal=nobody) reads those, not the whole log. A page that ends
-// short with older records unread has stop, the seq of the oldest record
-// it could read, the next page's cursor (0 otherwise).
+// filters them in its query (store.AuditMatcher). A page of the tenant's
+// events alone, from a store with an index on the tenant
+// (store.AuditTenantIndexer), reads those events, however many of other
+// tenants' came after them. Another (?principal=, ?tool=, or a store
+// without the index) reads at most the maxTreeScan records before the
+// cursor (or the log's head), as a request's page does, so that a filter
+// nothing matches (?principal=nobody) reads those, not the whole log. A
+// page that ends short with older records unread has stop, the seq of the
+// oldest record it could read, the next page's cursor (0 otherwise).
 func (a auditView) tenantPage(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, int64, bool, error) {
 	if _, ok := a.st.(store.AuditMatcher); !ok {
 		return nil, 0, false, nil
@@ -199,6 +222,9 @@ func (a auditView) tenantPage(ctx context.Context, q ui.AuditQuery, limit int) (
 		before = head + 1
 	}
 	after := max(before-1-maxTreeScan, 0)
+	if ix, ok := a.st.(store.AuditTenantIndexer); ok && ix.AuditTenantIndexed() && q.Principal == "" && q.Tool == "" {
+		after = 0 // the index finds the tenant's events alone
+	}
 	evs, ok, err := audit.Matching(ctx, a.st, store.AuditMatch{Tenant: q.Tenant, Principal: q.Principal, Name: q.Tool, After: after}, before, limit)
 	if !ok || err != nil {
 		return nil, 0, ok, err
@@ -518,6 +544,6 @@ func (a *API) auditVerify(w http.ResponseWriter, r *http.Request) {
 		httpjson.WriteError(w, http.StatusNotFound, "no_store", "This gateway keeps no audit log (no data folder).", "Start it with --data.")
 		return
 	}
-	ok, msg := a.auditV.Verify(r.Context())
+	ok, msg := a.auditV.Verify(r.Context()) // the figures for a global operator only
 	httpjson.Write(w, http.StatusOK, map[string]any{"ok": ok, "message": msg})
 }

@@ -81,3 +81,49 @@ func TestHealthzDetailsNeedCredentials(t *testing.T) {
 		}
 	}
 }
+
+// /healthz tells a tool's breaker's error (what a call of the tool said,
+// of any tenant) and the audit log's figures (every tenant's events) to a
+// global operator only: a principal of a tenant, its operator too, gets
+// the breaker's state and the upstreams' errors. Before, any valid key got
+// both.
+func TestHealthzTenantSeesNoOtherTenantsFigures(t *testing.T) {
+	keys, err := auth.OpenKeys(filepath.Join(t.TempDir(), auth.KeysFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := map[string]string{}
+	for name, spec := range map[string]auth.KeySpec{
+		"alice@acme": {Principal: "alice", Tenant: "acme"},
+		"ops@acme":   {Principal: "ops", Tenant: "acme", Roles: []string{"operator"}},
+		"root":       {Principal: "root", Roles: []string{"operator"}},
+	} {
+		if secrets[name], _, err = keys.Create(spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt := reach.New(nil)
+	b := rt.Breaker(reach.BreakerTool, "crm_lookup", &reach.BreakerPolicy{Failures: 1, OpenFor: time.Hour})
+	p, e := b.Admit(t.Context())
+	if e != nil {
+		t.Fatal(e)
+	}
+	p.Failed(errors.New("no account GLOBEXCUSTOMER"))
+	ups := someUpstreams{{Name: "up", Transport: "http", Connected: false, Error: "connecting: UPSTREAMDETAIL"}}
+	authn := auth.New(&auth.Options{Keys: keys, Open: []string{"/healthz"}})
+	a := newAPI(&Options{Runtime: rt, Tools: noTools{}, Upstreams: ups, Approvals: approval.New(nil), MCP: http.NotFoundHandler(),
+		Model: http.NotFoundHandler(), A2A: http.NotFoundHandler(), Metrics: http.NotFoundHandler(), Authn: authn})
+	for who, global := range map[string]bool{"alice@acme": false, "ops@acme": false, "root": true} {
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/healthz", nil)
+		r.Header.Set("Authorization", "Bearer "+secrets[who])
+		w := httptest.NewRecorder()
+		a.handler.ServeHTTP(w, r)
+		body := w.Body.String()
+		if w.Code != 200 || !strings.Contains(body, `"state":"open"`) || !strings.Contains(body, "UPSTREAMDETAIL") {
+			t.Errorf("%s: %d %s; want the open breaker and the upstream's error", who, w.Code, body)
+		}
+		if shown := strings.Contains(body, "GLOBEXCUSTOMER"); shown != global {
+			t.Errorf("%s: the tool breaker's error shown %v, want %v: %s", who, shown, global, body)
+		}
+	}
+}

@@ -24,6 +24,7 @@ func (a *API) newUI() *ui.UI {
 		a.auditV = newAuditView(a.store, a.audit)
 		a.auditV.retention = a.retention
 		a.auditV.red = a.redactor
+		a.auditV.full = a.isGlobalOperator
 		uo.Audit = a.auditV
 		uo.Removed = a.uiRemoved
 	}
@@ -134,11 +135,19 @@ type toolView struct {
 	InputSchema any          `json:"input_schema,omitempty"`
 }
 
-// listAgents is GET /v1/agents.
+// listAgents is GET /v1/agents: each agent's live tasks are the caller's,
+// its tenant's for a tenant's operator, everyone's for a global operator
+// (another principal's tasks say when they work).
 func (a *API) listAgents(w http.ResponseWriter, r *http.Request) {
 	out := []a2a.Status{}
 	if a.agents != nil {
-		out = a.agents.Agents(r.Context())
+		out = a.agents.AgentsFor(r.Context(), func(o a2a.Owner) bool {
+			if a.operatesOn(r, o.Tenant) {
+				return true
+			}
+			id, ok := auth.IdentityFrom(r.Context())
+			return ok && id.Principal == o.Principal && id.Tenant == o.Tenant
+		})
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"agents": out})
 }
@@ -173,11 +182,14 @@ const operatorRole = "operator"
 // tenant with operatorRole. An operator of a tenant is not one
 // (operatorOf): what a tenant's admin gives itself in its own identity
 // provider reads its own tenant, not every tenant.
-func (a *API) isOperator(r *http.Request) bool {
+func (a *API) isOperator(r *http.Request) bool { return a.isGlobalOperator(r.Context()) }
+
+// isGlobalOperator is isOperator for the context of the HTTP request.
+func (a *API) isGlobalOperator(ctx context.Context) bool {
 	if a.authn == nil {
 		return true
 	}
-	id, ok := auth.IdentityFrom(r.Context())
+	id, ok := auth.IdentityFrom(ctx)
 	return ok && id.Tenant == "" && id.HasRole(operatorRole)
 }
 
@@ -219,9 +231,21 @@ func (a *API) sees(r *http.Request, req *reach.Request) bool {
 
 // toolStats is GET /v1/stats: per tool, its calls by outcome, its success
 // rate, latency percentiles (p50, p95, in nanoseconds), failures by code
-// and refusals by guard. With auth, for operators: the figures are of
-// every principal's calls.
+// and refusals by guard. With auth, for operators: a global operator's
+// figures are of every principal's calls, a tenant's operator's of its
+// tenant's requests' calls (409 tenant_not_counted when so many tenants
+// called before it that its calls are not counted apart).
 func (a *API) toolStats(w http.ResponseWriter, r *http.Request) {
+	if t, ok := a.operatorOf(r); ok {
+		out, kept := a.stats.TenantSnapshot(t)
+		if !kept {
+			httpjson.WriteError(w, http.StatusConflict, "tenant_not_counted", "The calls of tenant "+t+" are not counted apart: statistics keep so many tenants' figures, and the calls of the tenants that came after count in every tenant's figures only.",
+				"Ask an operator of no tenant (a key or token without a tenant with the role "+operatorRole+") for every tenant's figures, or read tenant "+t+"'s calls in GET /v1/audit.")
+			return
+		}
+		httpjson.Write(w, http.StatusOK, map[string]any{"tools": out, "tenant": t})
+		return
+	}
 	if !a.operatorOnly(w, r, "Statistics are for operators: they count every principal's calls.") {
 		return
 	}

@@ -20,7 +20,7 @@ import (
 //     what the upstream has) and tags (empty), so that a policy written for
 //     tools evaluates without error;
 //   - context {arguments: {}, scene: "", request_id: "", agent: "",
-//     depth: 0}, for the same reason.
+//     depth: 0, tenant: the principal's}, for the same reason.
 //
 // Nothing is permitted unless a permit applies, a forbid wins, and any
 // evaluation error denies, as for a tool call. A permit's @approval cannot
@@ -52,13 +52,11 @@ func (a *Ask) entity() types.Entity {
 	}
 }
 
-var askContext = contextRecord(emptyRecord, "", "", "", 0)
-
 // Ask answers an Ask for the principal under the set.
 func (s *Set) Ask(p Principal, a Ask) Result {
 	pe, re := p.entity(), a.entity()
 	pol := applicable{s.byItem[itemKey(string(a.Type), a.Name)], s.byUpstream[a.Upstream], s.all}
-	dec, diag := s.decideAction(&pol, &pe, &re, a.Action, askContext)
+	dec, diag := s.decideAction(&pol, &pe, &re, a.Action, contextRecord(emptyRecord, "", "", "", p.Tenant, 0))
 	return s.result(dec, diag)
 }
 

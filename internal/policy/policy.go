@@ -13,15 +13,18 @@
 // resource, context) with
 //
 //   - principal Reach::Principal::"<id>", a member of Reach::Role::"<role>"
-//     for each role, with attributes id, authenticated (false for an empty or
-//     "anonymous" principal), roles (a set), tenant, and each of the
-//     request's attributes (strings, e.g. department);
+//     for each role and of Reach::Tenant::"<tenant>" for its tenant, if it
+//     has one, with attributes id, authenticated (false for an empty or
+//     "anonymous" principal), roles (a set), tenant ("" for none), and each
+//     of the request's attributes (strings, e.g. department); the id is
+//     not the tenant's: Reach::Principal::"alice" is alice of every tenant;
 //   - resource Reach::Tool::"<name>", a member of Reach::Upstream::"<up>"
 //     for the upstream its tag upstream:<up> names (ToolUpstream), or,
 //     untagged, when the name is "<up>__<tool>", with attributes name,
 //     access, upstream ("" for a local tool) and tags (a set);
-//   - context {arguments, scene, request_id, agent, depth}: arguments is the
-//     call's canonical JSON converted as [Arguments] describes.
+//   - context {arguments, scene, request_id, agent, depth, tenant}: arguments
+//     is the call's canonical JSON converted as [Arguments] describes, tenant
+//     the request's (its principal's).
 //
 // An upstream's resources, prompts and completions are asked as an [Ask]:
 // actions read_resource, get_prompt and complete on Reach::Resource and
@@ -90,9 +93,12 @@ const (
 const (
 	PrincipalType = "Reach::Principal"
 	RoleType      = "Reach::Role"
-	ToolType      = "Reach::Tool"
-	UpstreamType  = "Reach::Upstream"
-	ActionType    = "Reach::Action"
+	// TenantType is a tenant: a principal of a tenant is a member of it
+	// (principal in Reach::Tenant::"acme"), as of each of its roles.
+	TenantType   = "Reach::Tenant"
+	ToolType     = "Reach::Tool"
+	UpstreamType = "Reach::Upstream"
+	ActionType   = "Reach::Action"
 	// ResourceType is an upstream's resource, by URI; PromptType an
 	// upstream's prompt, by the name the gateway exposes it under.
 	ResourceType = "Reach::Resource"
@@ -177,8 +183,8 @@ type entry struct {
 	approval string
 	reason   string
 	// What of the context the policy reads: nothing, its scalar members
-	// (scene, request_id, agent, depth), named argument fields, or all of
-	// the arguments.
+	// (scene, request_id, agent, depth, tenant), named argument fields, or
+	// all of the arguments.
 	ctx       members
 	argFields []string
 	allArgs   bool
@@ -196,7 +202,8 @@ const (
 	mAgent
 	mDepth
 	mArguments
-	mAll = mScene | mRequestID | mAgent | mDepth | mArguments
+	mTenant
+	mAll = mScene | mRequestID | mAgent | mDepth | mArguments | mTenant
 )
 
 func memberOf(name types.String) members {
@@ -211,6 +218,8 @@ func memberOf(name types.String) members {
 		return mDepth
 	case "arguments":
 		return mArguments
+	case "tenant":
+		return mTenant
 	}
 	return 0
 }
@@ -399,7 +408,7 @@ func (s *Set) add(file string, p *cedar.Policy) error {
 // API key's attributes and a JWT's claims add to them.
 var (
 	resourceAttrs = []string{"name", "access", "upstream", "tags"}
-	contextAttrs  = []string{"arguments", "scene", "request_id", "agent", "depth"}
+	contextAttrs  = []string{"arguments", "scene", "request_id", "agent", "depth", "tenant"}
 )
 
 // attributeTypos warns about a policy that reads an attribute no resource
@@ -676,10 +685,13 @@ func (p *Principal) entity() types.Entity {
 		m[types.String(k)] = types.String(v)
 	}
 	roles := make([]types.Value, len(p.Roles))
-	parents := make([]types.EntityUID, len(p.Roles))
+	parents := make([]types.EntityUID, len(p.Roles), len(p.Roles)+1)
 	for i, r := range p.Roles {
 		roles[i] = types.String(r)
 		parents[i] = types.NewEntityUID(RoleType, types.String(r))
+	}
+	if p.Tenant != "" {
+		parents = append(parents, types.NewEntityUID(TenantType, types.String(p.Tenant)))
 	}
 	m["id"] = types.String(p.ID)
 	m["authenticated"] = types.Boolean(p.Authenticated())
@@ -879,17 +891,18 @@ func (s *Set) Evaluate(in *Input) Result {
 	if err != nil {
 		return Result{Decision: reach.Deny, Errors: []string{"arguments: " + err.Error()}}
 	}
-	dec, diag := s.decide(s.applicable(in.Tool, ToolUpstream(in.Tool, in.Tags)), &pe, &re, contextRecord(args, in.Scene, in.RequestID, in.Agent, in.Depth))
+	dec, diag := s.decide(s.applicable(in.Tool, ToolUpstream(in.Tool, in.Tags)), &pe, &re, contextRecord(args, in.Scene, in.RequestID, in.Agent, in.Principal.Tenant, in.Depth))
 	return s.result(dec, diag)
 }
 
-func contextRecord(args types.Value, scene, requestID, agent string, depth int) types.Record {
+func contextRecord(args types.Value, scene, requestID, agent, tenant string, depth int) types.Record {
 	return types.NewRecord(types.RecordMap{
 		"arguments":  args,
 		"scene":      types.String(scene),
 		"request_id": types.String(requestID),
 		"agent":      types.String(agent),
 		"depth":      types.Long(depth),
+		"tenant":     types.String(tenant),
 	})
 }
 
@@ -1110,6 +1123,9 @@ func (e *Engine) Authorize(ctx context.Context, c *reach.Call) (reach.Decision, 
 		}
 		if pl.ctx&mDepth != 0 {
 			m["depth"] = types.Long(depthOf(c))
+		}
+		if pl.ctx&mTenant != 0 {
+			m["tenant"] = types.String(r.Tenant())
 		}
 		ctxRec = types.NewRecord(m)
 	}

@@ -462,7 +462,7 @@ func TestContextUse(t *testing.T) {
 
 // A policy reading the whole arguments sees them all.
 func TestWholeArguments(t *testing.T) {
-	eng := New(&Options{Policies: mustParse(t, `permit (principal, action, resource) when { context.arguments == {"a": 1, "b": "x"} && context == {"arguments": {"a": 1, "b": "x"}, "scene": "s", "request_id": "r", "agent": "main", "depth": 1} };`)})
+	eng := New(&Options{Policies: mustParse(t, `permit (principal, action, resource) when { context.arguments == {"a": 1, "b": "x"} && context == {"arguments": {"a": 1, "b": "x"}, "scene": "s", "request_id": "r", "agent": "main", "depth": 1, "tenant": ""} };`)})
 	rt := reach.New(&reach.Options{Authorizer: eng})
 	rt.MustRegister(reach.Tool{Name: "t", Func: noop})
 	ctx, req, _ := rt.Begin(t.Context(), &reach.RequestOptions{ID: "r", Principal: "p", Scene: "s"})

@@ -144,6 +144,7 @@ func (s *Set) couldPermit(p *Principal, scene, tool string, access reach.Access,
 		"request_id": batch.Ignore(),
 		"agent":      batch.Ignore(),
 		"depth":      batch.Ignore(),
+		"tenant":     types.String(p.Tenant),
 	})
 	permitted := false
 	err := batch.Authorize(context.Background(), s.applicable(tool, ToolUpstream(tool, tags)), callEntities{&pe, &re}, batch.Request{

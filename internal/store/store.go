@@ -479,6 +479,15 @@ type AuditMatcher interface {
 	MatchAudit(ctx context.Context, m AuditMatch, before int64, limit int) ([]*AuditRecord, error)
 }
 
+// AuditTenantIndexer is an AuditMatcher whose log has an index on the
+// events' tenant (SQLite schema 18, PostgreSQL 27): a match on the tenant
+// alone reads the records it returns, not the other tenants' after them,
+// so a page of it needs no bound on the records read (AuditMatch.After).
+type AuditTenantIndexer interface {
+	AuditMatcher
+	AuditTenantIndexed() bool
+}
+
 // RequestAuditPager is an AuditLog that reads a request's newest records
 // without the rest of them: a page of one request's events (GET
 // /v1/audit?request=ID) costs the page, not the request's whole log.

@@ -25,14 +25,28 @@ type ToolStats struct {
 }
 
 // Stats is a reach.Recorder keeping per-tool statistics, with the last
-// Window latencies of each tool for its percentiles. Safe for concurrent use.
+// Window latencies of each tool for its percentiles, of every tenant's
+// calls together and of each tenant's apart (the figures a tenant's
+// operator sees). Safe for concurrent use.
 type Stats struct {
 	mu     sync.Mutex
 	window int
 	tools  map[string]*toolStats
 	names  map[string]bool // the tool names in use (toolLabel)
 	known  func(string) bool
+	// tenants are each tenant's figures (the calls of requests of a
+	// tenant), for the first maxTenants tenants that called; the calls of
+	// those that came after are counted in the total only.
+	tenants map[string]map[string]*toolStats
 }
+
+// maxTenants bounds the tenants whose figures Stats keeps apart: a tenant
+// is whatever an API key or a JWT's tenant claim names. Each keeps at most
+// tenantWindow latencies per tool.
+const (
+	maxTenants   = 1024
+	tenantWindow = 256
+)
 
 // WithTools makes the statistics count calls to names no tool has, as
 // known(name) says, under "(unknown)".
@@ -49,7 +63,7 @@ func NewStats(window int) *Stats {
 	if window <= 0 {
 		window = 1024
 	}
-	return &Stats{window: window, tools: map[string]*toolStats{}, names: map[string]bool{}}
+	return &Stats{window: window, tools: map[string]*toolStats{}, names: map[string]bool{}, tenants: map[string]map[string]*toolStats{}}
 }
 
 // Record implements reach.Recorder.
@@ -60,10 +74,27 @@ func (s *Stats) Record(_ context.Context, e *reach.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	name := toolLabel(e, s.names, s.known) // bounded, as the metrics are
-	t := s.tools[name]
+	s.tools = count(s.tools, name, e, s.window)
+	if e.Tenant == "" {
+		return
+	}
+	ts, ok := s.tenants[e.Tenant]
+	if !ok {
+		if len(s.tenants) >= maxTenants {
+			return
+		}
+		ts = map[string]*toolStats{}
+		s.tenants[e.Tenant] = ts
+	}
+	count(ts, name, e, min(s.window, tenantWindow))
+}
+
+// count counts e in tools' figures of tool name, keeping window latencies.
+func count(tools map[string]*toolStats, name string, e *reach.Event, window int) map[string]*toolStats {
+	t := tools[name]
 	if t == nil {
 		t = &toolStats{ToolStats: ToolStats{Tool: name, Failures: map[string]int64{}, RefusedBy: map[string]int64{}}}
-		s.tools[name] = t
+		tools[name] = t
 	}
 	t.Calls++
 	switch e.State {
@@ -83,21 +114,41 @@ func (s *Stats) Record(_ context.Context, e *reach.Event) {
 		t.Cancelled++
 	}
 	if ranTool(e) { // failed calls took their time too
-		if len(t.lat) < s.window {
+		if len(t.lat) < window {
 			t.lat = append(t.lat, e.Latency)
 		} else {
 			t.lat[t.next] = e.Latency
-			t.next = (t.next + 1) % s.window
+			t.next = (t.next + 1) % window
 		}
 	}
+	return tools
 }
 
-// Snapshot returns every tool's figures, sorted by name.
+// Snapshot returns every tool's figures, of every tenant's calls, sorted
+// by name.
 func (s *Stats) Snapshot() []ToolStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]ToolStats, 0, len(s.tools))
-	for _, t := range s.tools {
+	return snapshot(s.tools)
+}
+
+// TenantSnapshot returns the figures of the calls of tenant's requests,
+// sorted by tool name; kept is false when maxTenants others called first
+// and its figures are not kept apart (out is empty). A tenant with no call
+// has none, and kept true while there is room for it.
+func (s *Stats) TenantSnapshot(tenant string) (out []ToolStats, kept bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts, ok := s.tenants[tenant]
+	if !ok && len(s.tenants) >= maxTenants {
+		return []ToolStats{}, false
+	}
+	return snapshot(ts), true
+}
+
+func snapshot(tools map[string]*toolStats) []ToolStats {
+	out := make([]ToolStats, 0, len(tools))
+	for _, t := range tools {
 		ts := t.ToolStats
 		ts.Failures, ts.RefusedBy = cloneMap(t.Failures), cloneMap(t.RefusedBy)
 		if ran := t.Completed + t.Failed; ran > 0 {

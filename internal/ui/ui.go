@@ -1076,8 +1076,9 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 }
 
 type toolView struct {
-	Name, Description, Access, Reentrancy, Success, P50, P95, Failures, Refusals string
-	Calls                                                                        int64
+	// Calls, Success, P50, P95, Failures and Refusals are empty for one
+	// who may see no figures (UI.figures).
+	Name, Description, Access, Reentrancy, Calls, Success, P50, P95, Failures, Refusals string
 	// Breaker is the state of the tool's circuit breaker, or of its
 	// upstream's when that one is not closed; BreakerWhy says since when
 	// and until when, and Down that it is not closed.
@@ -1085,8 +1086,10 @@ type toolView struct {
 	Down                bool
 }
 
-// breakerView is how the tools page shows a breaker that is not closed.
-func breakerView(v *toolView, s reach.BreakerStatus) {
+// breakerView is how the tools page shows a breaker that is not closed;
+// a tool's breaker's error (what any tenant's call of it said) only to a
+// global operator (all), as /healthz does.
+func breakerView(v *toolView, s reach.BreakerStatus, all bool) {
 	v.Breaker, v.Down = strings.ReplaceAll(s.State.String(), "_", "-"), true
 	if s.Kind == reach.BreakerUpstream {
 		v.Breaker += " (upstream " + s.Name + ")"
@@ -1095,18 +1098,18 @@ func breakerView(v *toolView, s reach.BreakerStatus) {
 	if !s.RetryAt.IsZero() {
 		v.BreakerWhy += ", probed at " + s.RetryAt.UTC().Format(time.RFC3339)
 	}
-	if s.LastError != "" {
+	if s.LastError != "" && (all || s.Kind != reach.BreakerTool) {
 		v.BreakerWhy += ": " + clip(s.LastError, 160)
 	}
 }
 
 func (u *UI) tools(w http.ResponseWriter, r *http.Request) {
 	stats := map[string]telemetry.ToolStats{}
-	if u.o.Stats != nil {
-		for _, s := range u.o.Stats.Snapshot() {
-			stats[s.Tool] = s
-		}
+	figures, scope := u.figures(r)
+	for _, s := range figures {
+		stats[s.Tool] = s
 	}
+	global := u.o.Operator == nil || u.o.Operator(r)
 	var tools []reach.Tool
 	if u.o.Tools != nil {
 		tools = u.o.Tools(r)
@@ -1121,11 +1124,14 @@ func (u *UI) tools(w http.ResponseWriter, r *http.Request) {
 	for _, t := range tools {
 		s := stats[t.Name]
 		v := toolView{Name: t.Name, Description: clip(t.Description, 100), Access: string(t.Access), Reentrancy: string(t.Reentrancy),
-			Calls: s.Calls, Failures: counts(s.Failures), Refusals: counts(s.RefusedBy), Breaker: "closed"}
+			Failures: counts(s.Failures), Refusals: counts(s.RefusedBy), Breaker: "closed"}
+		if figures != nil {
+			v.Calls = strconv.FormatInt(s.Calls, 10)
+		}
 		if b, ok := breakers[reach.BreakerUpstream+":"+t.Upstream]; ok && t.Upstream != "" && b.State != reach.BreakerClosed {
-			breakerView(&v, b)
+			breakerView(&v, b, global)
 		} else if b, ok := breakers[reach.BreakerTool+":"+t.Name]; ok && b.State != reach.BreakerClosed {
-			breakerView(&v, b)
+			breakerView(&v, b, global)
 		}
 		if s.Completed+s.Failed > 0 {
 			v.Success = fmt.Sprintf("%.0f%%", s.SuccessRate*100)
@@ -1136,7 +1142,31 @@ func (u *UI) tools(w http.ResponseWriter, r *http.Request) {
 	u.render(w, r, "tools", struct {
 		page
 		Tools []toolView
-	}{u.page(r, "Tools", "tools", ""), vs})
+		Scope string
+	}{u.page(r, "Tools", "tools", ""), vs, scope})
+}
+
+// figures returns the per-tool figures the one who makes r may see, and
+// says whose calls they count: a global operator every tenant's, a
+// tenant's operator its tenant's, anyone else none (they count other
+// principals' calls, as GET /v1/stats does).
+func (u *UI) figures(r *http.Request) ([]telemetry.ToolStats, string) {
+	if u.o.Stats == nil {
+		return nil, ""
+	}
+	if u.o.OperatorOf != nil {
+		if t, ok := u.o.OperatorOf(r); ok {
+			out, kept := u.o.Stats.TenantSnapshot(t)
+			if !kept {
+				return nil, "The calls of tenant " + t + " are not counted apart: figures are kept for so many tenants, and the others' calls count in every tenant's figures only, for an operator of no tenant."
+			}
+			return out, "The figures count the calls of tenant " + t + "'s requests."
+		}
+	}
+	if u.o.Operator == nil || u.o.Operator(r) {
+		return u.o.Stats.Snapshot(), "The figures count every tenant's calls."
+	}
+	return nil, "Calls, success and latencies are for operators: they count other principals' calls."
 }
 
 func counts(m map[string]int64) string {

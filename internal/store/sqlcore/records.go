@@ -627,9 +627,11 @@ func (c *Core) ScanAudit(ctx context.Context, after int64, limit int) ([]*store.
 
 // MatchAudit implements store.AuditMatcher: the events' fields are read in
 // the query (SQLite's and PostgreSQL's ->>), newest first, until limit
-// match; the log has no index on them, so a tenant with few events reads
-// back through the others' (rows, not records decoded and held), down to
-// m.After (a range of the primary key, which bounds the rows read).
+// match, down to m.After (a range of the primary key, which bounds the
+// rows read). The tenant is found by the index audit_tenant (on event ->>
+// 'tenant' and seq, as written here: AuditTenantIndexed); a principal or
+// a name without a tenant, or with one among the tenant's events, is
+// read back through the rows.
 func (c *Core) MatchAudit(ctx context.Context, m store.AuditMatch, before int64, limit int) ([]*store.AuditRecord, error) {
 	if c.Closed() {
 		return nil, store.ErrClosed
@@ -637,6 +639,15 @@ func (c *Core) MatchAudit(ctx context.Context, m store.AuditMatch, before int64,
 	if limit <= 0 {
 		return nil, nil
 	}
+	q, args := MatchAuditQuery(m, before, limit)
+	recs, err := c.QueryAudit(ctx, c.R, q, args...)
+	slices.Reverse(recs)
+	return recs, err
+}
+
+// MatchAuditQuery is the WHERE, ORDER BY and LIMIT of MatchAudit, after a
+// dialect's AuditSelect, and its arguments.
+func MatchAuditQuery(m store.AuditMatch, before int64, limit int) (string, []any) {
 	var where []string
 	var args []any
 	add := func(cond string, v any) {
@@ -653,10 +664,12 @@ func (c *Core) MatchAudit(ctx context.Context, m store.AuditMatch, before int64,
 		}
 	}
 	args = append(args, limit)
-	recs, err := c.QueryAudit(ctx, c.R, fmt.Sprintf("WHERE %s ORDER BY seq DESC LIMIT $%d", strings.Join(where, " AND "), len(args)), args...)
-	slices.Reverse(recs)
-	return recs, err
+	return fmt.Sprintf("WHERE %s ORDER BY seq DESC LIMIT $%d", strings.Join(where, " AND "), len(args)), args
 }
+
+// AuditTenantIndexed implements store.AuditTenantIndexer: both schemas
+// have audit_tenant (SQLite migration 18, PostgreSQL 27).
+func (c *Core) AuditTenantIndexed() bool { return true }
 
 // AuditCheckpoints implements store.AuditLog.
 func (c *Core) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, error) {

@@ -402,4 +402,14 @@ ALTER TABLE ledger ADD COLUMN refused INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE idempotency ADD COLUMN room BLOB;
 INSERT INTO store_meta (key, value) VALUES ('result_room', 0);
 `},
+	{18, "the audit log's events found by their tenant", `
+-- A tenant's operator's page of the audit log (GET /v1/audit, the UI's
+-- audit page) reads its tenant's newest events from this index, however
+-- many of other tenants' came after them, instead of reading back through
+-- theirs. Partial: an event of no tenant (its JSON has no "tenant") has no
+-- entry, so a gateway without tenants writes no more than before; one
+-- with tenants appends each commit's events at the end of their tenants'
+-- ranges (seq grows), a page or so per tenant a commit.
+CREATE INDEX audit_tenant ON audit (event ->> 'tenant', seq) WHERE event ->> 'tenant' IS NOT NULL;
+`},
 }

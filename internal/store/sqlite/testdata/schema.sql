@@ -49,6 +49,8 @@ CREATE TABLE audit_requests (
 	seqs    BLOB NOT NULL, -- ascending seqs as uvarint deltas from pass-1
 	PRIMARY KEY (pass, request)
 ) WITHOUT ROWID;
+-- index audit_tenant on audit
+CREATE INDEX audit_tenant ON audit (event ->> 'tenant', seq) WHERE event ->> 'tenant' IS NOT NULL;
 -- table checkpoints on checkpoints
 CREATE TABLE checkpoints (
 	seq  INTEGER PRIMARY KEY,
