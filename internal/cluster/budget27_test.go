@@ -8,7 +8,7 @@ import (
 // TestSharedSpentSaysRunsCount: the refusal of a root request whose shared
 // budget is spent says that its budget counts every run of its id and to
 // begin a new request for new work (its ledger keeps what its earlier
-// runs spent, schema 29); a sub-agent's says to finish or ask for more.
+// runs spent, schema 28); a sub-agent's says to finish or ask for more.
 func TestSharedSpentSaysRunsCount(t *testing.T) {
 	root := turnRefusal(ledgerLink{id: "conv"}, "turn", "3 turns made of 3")
 	if !strings.Contains(root.Suggestion, "every run of its id") || !strings.Contains(root.Suggestion, "new request") {

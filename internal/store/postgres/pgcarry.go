@@ -3,7 +3,7 @@ package postgres
 import "strings"
 
 func init() {
-	pgMigrations = append(pgMigrations, migration{29, "a request named again keeps what it spent", `
+	pgMigrations = append(pgMigrations, migration{28, "a request named again keeps what it spent", `
 -- reach_join as in version 14, but a root request of its owner that ended
 -- and is begun again keeps its ledger: what its earlier runs spent counts
 -- against its budget, through any instance, so that naming its id again
@@ -21,7 +21,7 @@ CREATE OR REPLACE FUNCTION ` + reachJoinHead + reachJoinForeign + reachJoinEnded
 const reachJoinLedgerReset = "\tUPDATE ledger SET turns = 0, tool_calls = 0, tokens = 0, cost = 0 WHERE request = p_id;\n"
 
 // reachJoinRestKeep is reachJoinRest with the ledger kept by an ended root
-// request begun again (schema 29). r is the row read before the insert (a
+// request begun again (schema 28). r is the row read before the insert (a
 // row of nulls if there was none: FOUND no longer says so after it).
 var reachJoinRestKeep = func() string {
 	if strings.Count(reachJoinRest, reachJoinLedgerReset) != 1 {

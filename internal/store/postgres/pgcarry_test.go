@@ -9,7 +9,7 @@ import (
 )
 
 // A database of schema 28 (reach_join as version 14 wrote it), opened by
-// a gateway of schema 29: an ended root request named again by its owner
+// a gateway of schema 28: an ended root request named again by its owner
 // is begun again with its ledger kept (its earlier runs' tool calls, turns,
 // tokens and cost count against its budget); a hand-off's sub-request
 // begun again under its parent, and a request of an id whose row is gone
@@ -21,7 +21,7 @@ func TestPostgresMigratesNamedAgainKeepsLedger(t *testing.T) {
 	s := openPostgres(t, url)
 	ctx := t.Context()
 	if _, err := s.pool.Exec(ctx, `CREATE OR REPLACE FUNCTION `+reachJoinHead+reachJoinForeign+reachJoinEnded+reachJoinOrphan+reachJoinHandoff+reachJoinRest+`;
-		DELETE FROM schema_migrations WHERE version = 29`); err != nil {
+		DELETE FROM schema_migrations WHERE version = 28`); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Now().Add(-time.Minute).UnixNano()

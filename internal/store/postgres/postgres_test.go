@@ -258,7 +258,7 @@ func joinReq(id, principal string) *store.Request {
 // A request begun on one instance is joined on another, as it was begun;
 // it ends when the last instance leaves it; one that ended is begun again
 // by its owner with its ledger kept (what its earlier runs spent counts:
-// schema 29; it used to start over).
+// schema 28; it used to start over).
 func TestPostgresJoinAndLeave(t *testing.T) {
 	a, b, _ := twoPostgres(t)
 	ctx := t.Context()
