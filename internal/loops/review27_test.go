@@ -1,0 +1,37 @@
+package loops
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestReview27ChainAddressesAreThings: an Ethereum account or contract
+// address (0x and 40 hex digits) and a transaction hash (0x and 64) name
+// the thing a complaint is about, as any id does; only a memory address
+// (0x and at most 16 hex digits: a machine word) is the run's own. A batch
+// of transactions' receipts asked one by one, each not mined yet and
+// answered alike by the same node, goes on.
+func TestReview27ChainAddressesAreThings(t *testing.T) {
+	receipt := func(n int) op {
+		tx := "0x" + strings.Repeat(fmt.Sprintf("%02x", 0x10+n), 32)
+		out := fmt.Sprintf(`{"exit_code":1,"stderr":"Error: transaction %s not found at https://rpc.example.org/v2/mainnet\n","stdout":""}`, tx)
+		return write("run_command", `{"command":"cast receipt `+tx+` --rpc-url https://rpc.example.org/v2/mainnet"}`, out)
+	}
+	runCases(t, []testCase{
+		{"receipts of other transactions", nil, []op{receipt(1), receipt(2), receipt(3), receipt(4), receipt(5)}},
+	})
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{
+		{"0x5598f4c2a1c0", true},
+		{"0x00007ffe12ab34cd", true},
+		{"0x" + strings.Repeat("ab", 20), false}, // an account's address
+		{"0x" + strings.Repeat("cd", 32), false}, // a transaction's hash
+	} {
+		if got := memoryAddress([]byte(c.s)); got != c.want {
+			t.Errorf("memoryAddress(%q) = %v, want %v", c.s, got, c.want)
+		}
+	}
+}
