@@ -161,8 +161,11 @@ func rpcErrorAnswer(b []byte) (complaint []byte, transient bool) {
 // it says, and its complaint is that error (complaint): the new job's id
 // and clock are not the complaint. Only a write's answer is read so: a
 // read that answers a job's status of failed tells of that job, and has
-// not failed itself. Transient as apiErrorAnswer's.
-func startFailedAnswer(b []byte) (complaint []byte, transient bool) {
+// not failed itself; so does a write on a job that failed before it (it
+// archives or cancels it), whose answer names that job by an id of the
+// call's arguments args (TestReview27WriteOnAFailedJob). Transient as
+// apiErrorAnswer's.
+func startFailedAnswer(b, args []byte) (complaint []byte, transient bool) {
 	b = bytes.TrimSpace(b)
 	if len(b) < 20 || len(b) > maxExceptionBytes || b[0] != '{' || !bytes.Contains(b, []byte(`rror`)) {
 		return nil, false
@@ -180,6 +183,9 @@ func startFailedAnswer(b []byte) (complaint []byte, transient bool) {
 	switch strings.ToLower(st) {
 	case "failed", "failure", "error", "errored", "aborted":
 	default:
+		return nil, false
+	}
+	if namesArgID(top, args) {
 		return nil, false
 	}
 	var res map[string]json.RawMessage
@@ -221,4 +227,27 @@ func errorSays(e json.RawMessage) (failed, transient bool) {
 		}
 	}
 	return true, false
+}
+
+// namesArgID reports whether the answer top names its thing by an id
+// (id, or a key ending in _id or Id, a text or a number) that the call's
+// arguments args hold: the answer is of a thing the call named, which was
+// there before it.
+func namesArgID(top map[string]json.RawMessage, args []byte) bool {
+	for k, v := range top {
+		if k != "id" && !strings.HasSuffix(k, "_id") && !strings.HasSuffix(k, "Id") && !strings.HasSuffix(k, "ID") {
+			continue
+		}
+		v = bytes.TrimSpace(v)
+		if len(v) < 2 || v[0] != '"' && !isDigit(v[0]) {
+			continue
+		}
+		if v[0] != '"' {
+			v = append([]byte{':'}, v...) // a number, as the arguments give it to a key
+		}
+		if bytes.Contains(args, v) || v[0] == ':' && bytes.Contains(args, append([]byte{':', ' '}, v[1:]...)) {
+			return true
+		}
+	}
+	return false
 }

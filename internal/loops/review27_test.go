@@ -35,3 +35,25 @@ func TestReview27ChainAddressesAreThings(t *testing.T) {
 		}
 	}
 }
+
+// TestReview27WriteOnAFailedJob: a write on a job that failed before it
+// (archived, cancelled, labelled), whose answer is that job as it stands,
+// its status failed and its error, did not fail: it tells of the job it
+// names. A clean-up that archives failed jobs one by one, all failed
+// alike, goes on, as reading them one by one does; a write that starts a
+// job failing at once is still one (TestWriteStartedFailed).
+func TestReview27WriteOnAFailedJob(t *testing.T) {
+	oom := "GPU memory exhausted: tried to allocate 16.00 GiB"
+	archive := func(id string) op {
+		return write("archive_prediction", `{"id":"`+id+`"}`,
+			`{"archived":true,"error":"`+oom+`","id":"`+id+`","model":"sdxl","status":"failed"}`)
+	}
+	cancel := func(id string) op {
+		return write("cancel_job", `{"job_id":"`+id+`"}`,
+			`{"job_id":"`+id+`","state":"FAILED","result":{"error_message":"`+oom+`"}}`)
+	}
+	runCases(t, []testCase{
+		{"failed predictions archived one by one", nil, []op{archive("p1a9"), archive("p2b8"), archive("p3c7"), archive("p4d6"), archive("p5e5")}},
+		{"failed jobs cancelled one by one", nil, []op{cancel("j-101"), cancel("j-102"), cancel("j-103"), cancel("j-104"), cancel("j-105")}},
+	})
+}
