@@ -127,8 +127,9 @@ func apiErrorAnswer(b []byte) (failed, transient bool) {
 // error response handed on as it came ({"jsonrpc": "2.0", "id": 41,
 // "error": {"code": -32000, "message": "nonce too low"}}): a node's or an
 // MCP server's refusal of the call, which an error result would have
-// said. Its complaint is its error member (complaint), the response's id
-// aside. Transient as apiErrorAnswer's.
+// said. Its complaint is its error member's message and data (complaint),
+// the response's id and the error's code aside. Transient as
+// apiErrorAnswer's.
 func rpcErrorAnswer(b []byte) (complaint []byte, transient bool) {
 	b = bytes.TrimSpace(b)
 	if len(b) < 20 || len(b) > maxExceptionBytes || b[0] != '{' ||
@@ -143,13 +144,25 @@ func rpcErrorAnswer(b []byte) (complaint []byte, transient bool) {
 		return nil, false
 	}
 	var e struct {
-		Message string `json:"message"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
 	}
 	if json.Unmarshal(top["error"], &e) != nil || strings.TrimSpace(e.Message) == "" {
 		return nil, false
 	}
 	_, transient = errorSays(top["error"])
-	return top["error"], transient
+	// The code (-32000) is the kind of error, as an HTTP status is, not a
+	// thing the complaint names: left out, other transactions each not
+	// found are a batch, as a tool's own "transaction not found" is
+	// (TestReview27RPCErrorCodeNoThing).
+	complaint, err := json.Marshal(struct {
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data,omitempty"`
+	}{e.Message, e.Data})
+	if err != nil {
+		return nil, false
+	}
+	return complaint, transient
 }
 
 // startFailedAnswer reports whether b, a write's successful answer, says

@@ -57,3 +57,18 @@ func TestReview27WriteOnAFailedJob(t *testing.T) {
 		{"failed jobs cancelled one by one", nil, []op{cancel("j-101"), cancel("j-102"), cancel("j-103"), cancel("j-104"), cancel("j-105")}},
 	})
 }
+
+// TestReview27RPCErrorCodeNoThing: a JSON-RPC error's code (-32000) is
+// the kind of error, as an HTTP status is, not a thing the complaint names:
+// other transactions looked up one by one through a node, each not found,
+// go on, as they do when a tool says "transaction not found" itself; a
+// transaction respelled into the same nonce error is still refused
+// (TestJSONRPCErrorAnswer).
+func TestReview27RPCErrorCodeNoThing(t *testing.T) {
+	get := func(n int) op {
+		h := "0x" + strings.Repeat(fmt.Sprintf("%02x", 0x20+n), 32)
+		return call("eth_rpc", fmt.Sprintf(`{"id":%d,"jsonrpc":"2.0","method":"eth_getTransactionByHash","params":["%s"]}`, n, h),
+			fmt.Sprintf(`{"error":{"code":-32000,"message":"transaction not found"},"id":%d,"jsonrpc":"2.0"}`, n))
+	}
+	runCases(t, []testCase{{"other transactions, each not found", nil, []op{get(1), get(2), get(3), get(4), get(5)}}})
+}
