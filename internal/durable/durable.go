@@ -33,6 +33,7 @@ package durable
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -407,7 +408,7 @@ func storedID(id string) (int64, bool) {
 // (the open ones with those taken), each with the call it undoes as its
 // checkpoint names it.
 func (c *Checkpoints) List(ctx context.Context, state reach.DeadLetterState) ([]reach.DeadLetter, error) {
-	ds, err := c.st.ListDeadLetters(ctx, "")
+	ds, err := c.listDead(ctx, state)
 	if err != nil {
 		return nil, err
 	}
@@ -428,6 +429,30 @@ func (c *Checkpoints) List(ctx context.Context, state reach.DeadLetterState) ([]
 		out = append(out, *queued(d, in))
 	}
 	return out, nil
+}
+
+// listDead reads the stored dead letters in state, oldest first, by their
+// state (the store's index): the open ones are those open and those
+// taken, read in two steps, the taken ones first, so that one given back
+// open in between is read twice (once kept) rather than not at all; only
+// one taken in between is left out, which an action could not take
+// anyway. The settled ones, which the store keeps besides, are not read
+// for them (TestOpenDeadLettersReadOnly).
+func (c *Checkpoints) listDead(ctx context.Context, state reach.DeadLetterState) ([]*store.DeadLetter, error) {
+	if state != reach.DeadLetterOpen {
+		return c.st.ListDeadLetters(ctx, string(state))
+	}
+	taken, err := c.st.ListDeadLetters(ctx, store.DeadTaken)
+	if err != nil {
+		return nil, err
+	}
+	open, err := c.st.ListDeadLetters(ctx, store.DeadOpen)
+	if err != nil {
+		return nil, err
+	}
+	ds := append(open, taken...)
+	slices.SortStableFunc(ds, func(a, b *store.DeadLetter) int { return cmp.Compare(a.ID, b.ID) })
+	return slices.CompactFunc(ds, func(a, b *store.DeadLetter) bool { return a.ID == b.ID }), nil
 }
 
 // Take implements reach.DeadLetterQueue: it takes the stored dead letter

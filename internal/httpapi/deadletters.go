@@ -14,6 +14,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // The dead letters are the runtime's queue (reach.DeadLetterQueue): the
@@ -55,7 +56,11 @@ func (a *API) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 		if !global {
 			t, seen := tenants[ds[i].Request]
 			if !seen {
-				t.name, t.known = a.deadLetterTenant(r.Context(), &ds[i])
+				var err error
+				if t.name, t.known, err = a.deadLetterTenant(r.Context(), &ds[i]); err != nil {
+					httpjson.WriteError(w, http.StatusInternalServerError, "store", upperFirst(err.Error())+".", "Look at the gateway's log, and try again once the store answers.")
+					return
+				}
 				tenants[ds[i].Request] = t
 			}
 			if !t.known || !a.operatesOn(r, t.name) { // one whose request neither holds any more is a global operator's
@@ -110,7 +115,7 @@ func (a *API) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
 	// undo compensates a write of that tenant, and its compensation ran
 	// there; so its retry's events are in that tenant's audit view and its
 	// policies judge it, whether its operator or a global one retries it.
-	tenant, ok := a.deadLetterOfTenant(w, r)
+	tenant, ok := a.deadLetterOfTenant(w, r, true)
 	if !ok {
 		return
 	}
@@ -143,7 +148,7 @@ func (a *API) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if len(in.Note) > 500 {
 		in.Note = strings.ToValidUTF8(in.Note[:500], "")
 	}
-	if _, ok := a.deadLetterOfTenant(w, r); !ok {
+	if _, ok := a.deadLetterOfTenant(w, r, false); !ok {
 		return
 	}
 	in.Note = a.redactor.RedactString(in.Note) // kept, shown and audited
@@ -162,19 +167,24 @@ func (a *API) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 }
 
 // deadLetterTenant returns the tenant of d's request (the runtime's, or
-// the store's record of it), and whether either holds it still.
-func (a *API) deadLetterTenant(ctx context.Context, d *reach.DeadLetter) (string, bool) {
+// the store's record of it), and whether either holds it still; an error
+// if the store could not be read (it did not answer): whose the dead
+// letter is, and where its retry runs, is then not known.
+func (a *API) deadLetterTenant(ctx context.Context, d *reach.DeadLetter) (string, bool, error) {
 	if req, ok := a.rt.Lookup(d.Request); ok {
-		return req.Root().Tenant(), true
+		return req.Root().Tenant(), true, nil
 	}
 	if a.store == nil {
-		return "", false
+		return "", false, nil
 	}
 	sr, err := a.store.GetRequest(ctx, d.Request)
-	if err != nil {
-		return "", false
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("reading the request of dead letter %s: %w", d.ID, err)
 	}
-	return sr.Tenant, true
+	return sr.Tenant, true, nil
 }
 
 // deadLetterOfTenant returns the tenant of the request of the open dead
@@ -185,8 +195,16 @@ func (a *API) deadLetterTenant(ctx context.Context, d *reach.DeadLetter) (string
 // operator on its tenant's. Otherwise it answers 404, as for a dead letter
 // that is not there: another tenant's is not told of. Only the open dead
 // letters (taken ones too) are read: an action takes one of those, and
-// the queue keeps every one ever settled besides.
-func (a *API) deadLetterOfTenant(w http.ResponseWriter, r *http.Request) (string, bool) {
+// the queue keeps every one ever settled besides. A global operator's
+// action that runs nothing (run false: a dismissal) needs no tenant, and
+// reads none. A request whose tenant the store could not read answers
+// 500: a retry run in no tenant would be out of its tenant's view and
+// policies (TestDeadLetterTenantUnreadable).
+func (a *API) deadLetterOfTenant(w http.ResponseWriter, r *http.Request, run bool) (string, bool) {
+	global := a.isOperator(r)
+	if global && !run {
+		return "", true
+	}
 	id := r.PathValue("id")
 	if n, err := strconv.ParseInt(strings.TrimPrefix(id, "dl-"), 10, 64); err == nil {
 		id = "dl-" + strconv.FormatInt(n, 10) // a stored one's, as the list names it: the store's queue takes n and dl-n
@@ -196,12 +214,15 @@ func (a *API) deadLetterOfTenant(w http.ResponseWriter, r *http.Request) (string
 		httpjson.WriteError(w, http.StatusInternalServerError, "store", upperFirst(err.Error())+".", "Look at the gateway's log.")
 		return "", false
 	}
-	global := a.isOperator(r)
 	for i := range ds {
 		if ds[i].ID != id {
 			continue
 		}
-		tenant, known := a.deadLetterTenant(r.Context(), &ds[i])
+		tenant, known, err := a.deadLetterTenant(r.Context(), &ds[i])
+		if err != nil {
+			httpjson.WriteError(w, http.StatusInternalServerError, "store", upperFirst(err.Error())+".", "Look at the gateway's log, and try again once the store answers: the dead letter is left open.")
+			return "", false
+		}
 		if global || known && a.operatesOn(r, tenant) {
 			return tenant, true
 		}

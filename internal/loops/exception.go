@@ -127,8 +127,9 @@ func apiErrorAnswer(b []byte) (failed, transient bool) {
 // error response handed on as it came ({"jsonrpc": "2.0", "id": 41,
 // "error": {"code": -32000, "message": "nonce too low"}}): a node's or an
 // MCP server's refusal of the call, which an error result would have
-// said. Its complaint is its error member (complaint), the response's id
-// aside. Transient as apiErrorAnswer's.
+// said. Its complaint is its error member's message and data (complaint),
+// the response's id and the error's code aside. Transient as
+// apiErrorAnswer's.
 func rpcErrorAnswer(b []byte) (complaint []byte, transient bool) {
 	b = bytes.TrimSpace(b)
 	if len(b) < 20 || len(b) > maxExceptionBytes || b[0] != '{' ||
@@ -143,13 +144,25 @@ func rpcErrorAnswer(b []byte) (complaint []byte, transient bool) {
 		return nil, false
 	}
 	var e struct {
-		Message string `json:"message"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
 	}
 	if json.Unmarshal(top["error"], &e) != nil || strings.TrimSpace(e.Message) == "" {
 		return nil, false
 	}
 	_, transient = errorSays(top["error"])
-	return top["error"], transient
+	// The code (-32000) is the kind of error, as an HTTP status is, not a
+	// thing the complaint names: left out, other transactions each not
+	// found are a batch, as a tool's own "transaction not found" is
+	// (TestReview27RPCErrorCodeNoThing).
+	complaint, err := json.Marshal(struct {
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data,omitempty"`
+	}{e.Message, e.Data})
+	if err != nil {
+		return nil, false
+	}
+	return complaint, transient
 }
 
 // startFailedAnswer reports whether b, a write's successful answer, says
@@ -161,8 +174,11 @@ func rpcErrorAnswer(b []byte) (complaint []byte, transient bool) {
 // it says, and its complaint is that error (complaint): the new job's id
 // and clock are not the complaint. Only a write's answer is read so: a
 // read that answers a job's status of failed tells of that job, and has
-// not failed itself. Transient as apiErrorAnswer's.
-func startFailedAnswer(b []byte) (complaint []byte, transient bool) {
+// not failed itself; so does a write on a job that failed before it (it
+// archives or cancels it), whose answer names that job by an id of the
+// call's arguments args (TestReview27WriteOnAFailedJob). Transient as
+// apiErrorAnswer's.
+func startFailedAnswer(b, args []byte) (complaint []byte, transient bool) {
 	b = bytes.TrimSpace(b)
 	if len(b) < 20 || len(b) > maxExceptionBytes || b[0] != '{' || !bytes.Contains(b, []byte(`rror`)) {
 		return nil, false
@@ -180,6 +196,9 @@ func startFailedAnswer(b []byte) (complaint []byte, transient bool) {
 	switch strings.ToLower(st) {
 	case "failed", "failure", "error", "errored", "aborted":
 	default:
+		return nil, false
+	}
+	if namesArgID(top, args) {
 		return nil, false
 	}
 	var res map[string]json.RawMessage
@@ -221,4 +240,27 @@ func errorSays(e json.RawMessage) (failed, transient bool) {
 		}
 	}
 	return true, false
+}
+
+// namesArgID reports whether the answer top names its thing by an id
+// (id, or a key ending in _id or Id, a text or a number) that the call's
+// arguments args hold: the answer is of a thing the call named, which was
+// there before it.
+func namesArgID(top map[string]json.RawMessage, args []byte) bool {
+	for k, v := range top {
+		if k != "id" && !strings.HasSuffix(k, "_id") && !strings.HasSuffix(k, "Id") && !strings.HasSuffix(k, "ID") {
+			continue
+		}
+		v = bytes.TrimSpace(v)
+		if len(v) < 2 || v[0] != '"' && !isDigit(v[0]) {
+			continue
+		}
+		if v[0] != '"' {
+			v = append([]byte{':'}, v...) // a number, as the arguments give it to a key
+		}
+		if bytes.Contains(args, v) || v[0] == ':' && bytes.Contains(args, append([]byte{':', ' '}, v[1:]...)) {
+			return true
+		}
+	}
+	return false
 }

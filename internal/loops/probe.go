@@ -2024,10 +2024,12 @@ func numericText(b []byte) bool {
 	return digits > 0
 }
 
-// memoryAddress reports whether w is a memory address: 0x and eight hex
-// digits or more.
+// memoryAddress reports whether w is a memory address: 0x and eight to
+// sixteen hex digits, a machine word. A longer one (an Ethereum account's
+// 40 digits, a transaction's 64) is an id and names its thing
+// (TestReview27ChainAddressesAreThings).
 func memoryAddress(w []byte) bool {
-	if len(w) < 10 || w[0] != '0' || w[1] != 'x' && w[1] != 'X' {
+	if len(w) < 10 || len(w) > 18 || w[0] != '0' || w[1] != 'x' && w[1] != 'X' {
 		return false
 	}
 	for _, c := range w[2:] {

@@ -411,7 +411,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		if !failed {
 			var complaint []byte
 			if complaint, transient = rpcErrorAnswer(o.Result); complaint == nil && write {
-				complaint, transient = startFailedAnswer(o.Result)
+				complaint, transient = startFailedAnswer(o.Result, s.Args)
 			}
 			if complaint != nil {
 				failed, o.Result = true, complaint

@@ -105,7 +105,7 @@ func TestWriteStartedFailed(t *testing.T) {
 		{`{"status":"succeeded","error":"none reported here"}`, false},
 		{`{"status":"queued","error_msg":"waiting for a free worker"}`, false},
 	} {
-		if m, _ := startFailedAnswer([]byte(c.res)); (m != nil) != c.fail {
+		if m, _ := startFailedAnswer([]byte(c.res), nil); (m != nil) != c.fail {
 			t.Errorf("startFailedAnswer(%s) = %q, want failed %v", c.res, m, c.fail)
 		}
 	}

@@ -30,8 +30,9 @@ const keptCompactSuffix = ".compact"
 // kept file (tests): "snapshot" (what is kept read, the file's size
 // noted), "written" (the copy written and synced), with fmu not held;
 // "tail" (the lines appended meanwhile copied to it and synced, not yet
-// renamed) and "renamed", with fmu held; and "wait" when a stop waits for
-// a rewrite that runs (waitRewrite), with fmu not held.
+// renamed) and "renamed", with fmu held; "wait" when a stop waits for a
+// rewrite that runs (waitRewrite), and "waited" as it returns, having
+// found none running, with fmu not held.
 var keptCompactStep func(step string)
 
 func compactStep(step string) {
@@ -89,20 +90,31 @@ func (s *Idempotency) compact() {
 // (a stalled disk holds it there); one still running when ctx ends (a
 // stalled disk) is given up: it renames no copy over the kept file, which
 // holds every line kept, and removes its copy.
+//
+// givenUp is set before it looks for the last time whether one started:
+// compact reads it before it starts one, and a rewrite reads it first
+// thing, so either this sees the one that started (and waits for it, given
+// up, to end) or that one sees givenUp and ends at once
+// (TestKeptRewriteNoneStartsAsTheStopReturns).
 func (s *Idempotency) waitRewrite(ctx context.Context) {
 	defer s.compaction.givenUp.Store(true)
 	for {
 		p := s.compaction.ending.Load()
-		if p == nil {
-			return
+		ended := p == nil
+		if !ended {
+			select {
+			case <-*p:
+				ended = true
+			default:
+			}
 		}
-		select {
-		case <-*p:
+		if ended {
+			s.compaction.givenUp.Store(true)
 			if s.compaction.ending.Load() == p { // none started after it
+				compactStep("waited")
 				return
 			}
 			continue
-		default:
 		}
 		compactStep("wait")
 		select {
@@ -130,7 +142,7 @@ func (s *Idempotency) rewriteKept() {
 	s.fmu.Lock()
 	path := s.file
 	fi, err := os.Stat(path)
-	if err != nil || s.fileBroken {
+	if err != nil || s.fileBroken || s.compaction.givenUp.Load() { // a stop found none running: the life is over
 		s.compaction.running = false
 		s.fmu.Unlock()
 		return

@@ -431,3 +431,50 @@ func TestKeptRewriteStalledPastTheStop(t *testing.T) {
 		})
 	}
 }
+
+// A stop that finds no rewrite of the kept file running (waitRewrite)
+// lets none start from then on, though a completion kept as it returns
+// calls for one: a rewrite started then would run past the life, writing
+// its copy in a data folder the life let go of. Before, the stop said none
+// would start only after it returned (a deferred flag), and one started
+// in between ran on. Here lines are kept right as the stop returns, enough
+// to call for a rewrite, and a rewrite that starts is held at its first
+// step.
+func TestKeptRewriteNoneStartsAsTheStopReturns(t *testing.T) {
+	f := newKeptRewrite(t)
+	defer func() { keptCompactStep = nil }()
+	release := make(chan struct{})
+	var once sync.Once
+	let := func() { once.Do(func() { close(release) }) }
+	defer let()
+	var keepErr error
+	keptCompactStep = func(step string) {
+		switch step {
+		case "waited":
+			for i := range 4 * keptCompactLines {
+				if err := f.keptThenWritten(fmt.Sprintf("late%03d", i)); err != nil {
+					keepErr = err
+					return
+				}
+			}
+		case "snapshot":
+			<-release
+		}
+	}
+	f.stuck.Store(false) // the store takes "stuck": Drain writes it
+	f.s.Drain(context.Background())
+	f.s.fmu.Lock()
+	running := f.s.compaction.running
+	lines := f.s.fileLines
+	f.s.fmu.Unlock()
+	let()
+	if keepErr != nil {
+		t.Fatal(keepErr)
+	}
+	if lines < keptCompactLines {
+		t.Fatalf("the kept file has %d lines as the stop returned, too few to call for a rewrite (%d)", lines, keptCompactLines)
+	}
+	if running {
+		t.Error("a rewrite of the kept file started as the stop returned, and ran past it")
+	}
+}
