@@ -529,12 +529,18 @@ const maxInterim = 16
 // headError is errHead with fasthttp's reason, without the copy of the
 // head its message carries.
 func headError(why error) error {
+	return fmt.Errorf("%w from the upstream: %s", errHead, reason(why))
+}
+
+// reason is fasthttp's error without the copy of the upstream's bytes its
+// message carries (a head's, a trailer's), which an error of a call does
+// not quote.
+func reason(why error) string {
 	s := why.Error()
 	if i := strings.Index(s, ": buffer size="); i >= 0 {
 		s = s[:i]
 	}
-	s = strings.TrimPrefix(s, "error when reading response headers: ")
-	return fmt.Errorf("%w from the upstream: %s", errHead, s)
+	return strings.TrimPrefix(s, "error when reading response headers: ")
 }
 
 // readHead reads the status line and the headers into r with fasthttp's
@@ -567,6 +573,12 @@ func readHead(br *bufio.Reader, r *Exchange) error {
 			continue // 100 Continue and other interim answers
 		}
 		length := resp.Header.ContentLength() // -1 chunked, -2 to the close
+		if !resp.Header.IsHTTP11() && hasField(head, "transfer-encoding") {
+			// RFC 9112 6.1: faulty framing. fasthttp would read the body
+			// to the close, its chunk sizes as data, of a connection the
+			// upstream may keep open until the call's deadline.
+			return fmt.Errorf("%w from the upstream: a Transfer-Encoding in an HTTP/1.0 answer", errHead)
+		}
 		if length == -1 && hasField(head, "content-length") {
 			// RFC 9112 6.3: a smuggling attempt as likely as a mistake.
 			return fmt.Errorf("%w from the upstream: both Transfer-Encoding and Content-Length", errHead)
@@ -627,7 +639,9 @@ func peekHead(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// hasField reports whether head has a field named name.
+// hasField reports whether head has a field named name, spaces or tabs
+// before its colon or not: fasthttp reads "Transfer-Encoding :" as the
+// field, and a proxy on the way must (RFC 9112 5.1).
 func hasField(head []byte, name string) bool {
 	for len(head) > 0 {
 		i := bytes.IndexByte(head, '\n')
@@ -635,7 +649,11 @@ func hasField(head []byte, name string) bool {
 			return false
 		}
 		head = head[i+1:]
-		if len(head) > len(name) && head[len(name)] == ':' && asciiEqualFold(head[:len(name)], name) {
+		if len(head) <= len(name) || !asciiEqualFold(head[:len(name)], name) {
+			continue
+		}
+		rest := bytes.TrimLeft(head[len(name):], " \t")
+		if len(rest) > 0 && rest[0] == ':' {
 			return true
 		}
 	}
