@@ -801,7 +801,7 @@ func (b *Body) fail(err error) {
 	case b.src == nil && errors.Is(err, io.EOF):
 		err = io.ErrUnexpectedEOF
 	default:
-		err = fmt.Errorf("%w from the upstream: its body: %w", errHead, err)
+		err = fmt.Errorf("%w from the upstream: its body: %s", errHead, reason(err))
 	}
 	b.err = err
 }

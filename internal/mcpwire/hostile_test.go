@@ -70,7 +70,9 @@ func TestNoAnswerReadIntoTheNext(t *testing.T) {
 // Transfer-Encoding (which HTTP/1.0 has not) is an answer whose framing
 // is faulty (RFC 9112 6.1): it fails the call at once, with errHead,
 // instead of being read to the close of a connection the upstream keeps
-// open (until the call's deadline, its chunk sizes taken for data). A
+// open (until the call's deadline, its chunk sizes taken for data); and a
+// body's framing refused (a trailer field that must not be one) says so
+// without quoting the upstream's bytes, as a head refused does. A
 // Content-Length beside chunked is refused with a space before its colon
 // too (fasthttp takes such a field as its name without the space).
 func TestFaultyFramingRefusedAtOnce(t *testing.T) {
@@ -80,6 +82,7 @@ func TestFaultyFramingRefusedAtOnce(t *testing.T) {
 		{"HTTP/1.0 chunked with a length", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}", "HTTP/1.0"},
 		{"HTTP/1.0 another coding", "HTTP/1.0 200 OK\r\ntransfer-encoding: gzip\r\n\r\n{}", "HTTP/1.0"},
 		{"a length with a space before its colon beside chunked", "HTTP/1.1 200 OK\r\nContent-Length : 2\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked, "both Transfer-Encoding and Content-Length"},
+		{"a forbidden trailer", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nContent-Length: 5\r\n\r\n", "its body"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := cannedServer(t, tc.answer)
@@ -94,6 +97,9 @@ func TestFaultyFramingRefusedAtOnce(t *testing.T) {
 			}
 			if !errors.Is(err, errHead) || !strings.Contains(err.Error(), tc.why) {
 				t.Fatalf("error %v, want %v saying %q", err, errHead, tc.why)
+			}
+			if strings.Contains(err.Error(), "buffer size") || strings.Contains(err.Error(), "contents:") || strings.Contains(err.Error(), "5\r\n") {
+				t.Errorf("the error carries the answer's bytes: %q", err)
 			}
 			if n := len(idleConns(p)); n != 0 {
 				t.Errorf("%d connections kept after a faulty answer", n)
