@@ -565,6 +565,11 @@ func readHead(br *bufio.Reader, r *Exchange) error {
 			return headError(err)
 		}
 		status := resp.Header.StatusCode()
+		if !bytes.HasPrefix(head, []byte("HTTP/1.")) || len(head) < 9 || head[7] != '0' && head[7] != '1' || head[8] != ' ' {
+			// fasthttp skips empty lines before the status line and takes
+			// any version (HTTP/0.0, HTTP/2.0), as net/http does not.
+			return fmt.Errorf("%w from the upstream: its status line is not HTTP/1.0 or HTTP/1.1", errHead)
+		}
 		if i := bytes.IndexByte(head, ' '); i < 0 || i+1 >= len(head) || head[i+1] < '1' || head[i+1] > '9' {
 			// fasthttp reads a status of 0 as 200.
 			return fmt.Errorf("%w from the upstream: its status line has no status from 100 to 999", errHead)

@@ -74,7 +74,10 @@ func TestNoAnswerReadIntoTheNext(t *testing.T) {
 // body's framing refused (a trailer field that must not be one) says so
 // without quoting the upstream's bytes, as a head refused does. A
 // Content-Length beside chunked is refused with a space before its colon
-// too (fasthttp takes such a field as its name without the space).
+// too (fasthttp takes such a field as its name without the space), and
+// so is a status line that is not HTTP/1.0's or HTTP/1.1's (fasthttp skips
+// empty lines before it and takes any version; FuzzHTTPAnswer found one
+// read that net/http refuses).
 func TestFaultyFramingRefusedAtOnce(t *testing.T) {
 	chunked := "2\r\n{}\r\n0\r\n\r\n"
 	for _, tc := range []struct{ name, answer, why string }{
@@ -82,6 +85,10 @@ func TestFaultyFramingRefusedAtOnce(t *testing.T) {
 		{"HTTP/1.0 chunked with a length", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}", "HTTP/1.0"},
 		{"HTTP/1.0 another coding", "HTTP/1.0 200 OK\r\ntransfer-encoding: gzip\r\n\r\n{}", "HTTP/1.0"},
 		{"a length with a space before its colon beside chunked", "HTTP/1.1 200 OK\r\nContent-Length : 2\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked, "both Transfer-Encoding and Content-Length"},
+		{"an empty line before the status line", "\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", "status line"},
+		{"HTTP/0.0", "HTTP/0.0 200 OK\r\nContent-Length: 2\r\n\r\n{}", "status line"},
+		{"HTTP/2.0", "HTTP/2.0 200 OK\r\nContent-Length: 2\r\n\r\n{}", "status line"},
+		{"HTTP/1.2", "HTTP/1.2 200 OK\r\nContent-Length: 2\r\n\r\n{}", "status line"},
 		{"a forbidden trailer", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nContent-Length: 5\r\n\r\n", "its body"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
