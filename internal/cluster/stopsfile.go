@@ -2,9 +2,11 @@ package cluster
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -109,14 +111,42 @@ func (c *Cluster) restoreStops(ctx context.Context) {
 const maxStopLine = 1 << 20
 
 // readStops reads the lines of a stops file (fileStop), skipping, with
-// skipped, each that is not a stop (a line a kill cut short); an error
-// ends the read (a line longer than maxStopLine, a read that failed),
-// with the stops read before it.
+// skipped, each that is not a stop (a line a kill cut short, one longer
+// than maxStopLine); an error ends the read (a read that failed), with the
+// stops read before it.
 func readStops(r io.Reader, skipped func(line int, err error)) ([]filedStop, error) {
 	var filed []filedStop
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxStopLine)
+	// A line that fills the scanner's buffer with no end is passed over to
+	// its end and told as one token, long: the lines after it are read.
+	skipping, long := false, false
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		if skipping {
+			i := bytes.IndexByte(data, '\n')
+			switch {
+			case i >= 0:
+				skipping, long = false, true
+				return i + 1, []byte{}, nil
+			case atEOF:
+				skipping, long = false, true
+				return len(data), []byte{}, nil
+			}
+			return len(data), nil, nil
+		}
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		if adv == 0 && tok == nil && err == nil && len(data) >= maxStopLine {
+			skipping = true
+			return len(data), nil, nil
+		}
+		return adv, tok, err
+	})
 	for n := 1; sc.Scan(); n++ {
+		if long {
+			long = false
+			skipped(n, fmt.Errorf("the line is longer than %d bytes", maxStopLine))
+			continue
+		}
 		var l filedStop
 		err := json.Unmarshal(sc.Bytes(), &l)
 		if err == nil && l.Request == "" {

@@ -1999,7 +1999,7 @@ func (c *Config) check() error {
 		}
 		// A key goes with every model call: api_key, or, when reach
 		// authenticates nobody, the client's own Authorization.
-		if !m.AllowPlainHTTP && plainOffLoopback(p) && (m.APIKey != "" || c.Auth == nil || urlKey(p)) {
+		if !m.AllowPlainHTTP && plainOffLoopback(p) && (m.APIKey != "" || !c.Authenticates() || urlKey(p)) {
 			key := "its api_key"
 			switch {
 			case urlKey(p):

@@ -529,12 +529,18 @@ const maxInterim = 16
 // headError is errHead with fasthttp's reason, without the copy of the
 // head its message carries.
 func headError(why error) error {
+	return fmt.Errorf("%w from the upstream: %s", errHead, reason(why))
+}
+
+// reason is fasthttp's error without the copy of the upstream's bytes its
+// message carries (a head's, a trailer's), which an error of a call does
+// not quote.
+func reason(why error) string {
 	s := why.Error()
 	if i := strings.Index(s, ": buffer size="); i >= 0 {
 		s = s[:i]
 	}
-	s = strings.TrimPrefix(s, "error when reading response headers: ")
-	return fmt.Errorf("%w from the upstream: %s", errHead, s)
+	return strings.TrimPrefix(s, "error when reading response headers: ")
 }
 
 // readHead reads the status line and the headers into r with fasthttp's
@@ -559,6 +565,11 @@ func readHead(br *bufio.Reader, r *Exchange) error {
 			return headError(err)
 		}
 		status := resp.Header.StatusCode()
+		if !bytes.HasPrefix(head, []byte("HTTP/1.")) || len(head) < 9 || head[7] != '0' && head[7] != '1' || head[8] != ' ' {
+			// fasthttp skips empty lines before the status line and takes
+			// any version (HTTP/0.0, HTTP/2.0), as net/http does not.
+			return fmt.Errorf("%w from the upstream: its status line is not HTTP/1.0 or HTTP/1.1", errHead)
+		}
 		if i := bytes.IndexByte(head, ' '); i < 0 || i+1 >= len(head) || head[i+1] < '1' || head[i+1] > '9' {
 			// fasthttp reads a status of 0 as 200.
 			return fmt.Errorf("%w from the upstream: its status line has no status from 100 to 999", errHead)
@@ -567,6 +578,12 @@ func readHead(br *bufio.Reader, r *Exchange) error {
 			continue // 100 Continue and other interim answers
 		}
 		length := resp.Header.ContentLength() // -1 chunked, -2 to the close
+		if !resp.Header.IsHTTP11() && hasField(head, "transfer-encoding") {
+			// RFC 9112 6.1: faulty framing. fasthttp would read the body
+			// to the close, its chunk sizes as data, of a connection the
+			// upstream may keep open until the call's deadline.
+			return fmt.Errorf("%w from the upstream: a Transfer-Encoding in an HTTP/1.0 answer", errHead)
+		}
 		if length == -1 && hasField(head, "content-length") {
 			// RFC 9112 6.3: a smuggling attempt as likely as a mistake.
 			return fmt.Errorf("%w from the upstream: both Transfer-Encoding and Content-Length", errHead)
@@ -627,7 +644,9 @@ func peekHead(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// hasField reports whether head has a field named name.
+// hasField reports whether head has a field named name, spaces or tabs
+// before its colon or not: fasthttp reads "Transfer-Encoding :" as the
+// field, and a proxy on the way must (RFC 9112 5.1).
 func hasField(head []byte, name string) bool {
 	for len(head) > 0 {
 		i := bytes.IndexByte(head, '\n')
@@ -635,7 +654,11 @@ func hasField(head []byte, name string) bool {
 			return false
 		}
 		head = head[i+1:]
-		if len(head) > len(name) && head[len(name)] == ':' && asciiEqualFold(head[:len(name)], name) {
+		if len(head) <= len(name) || !asciiEqualFold(head[:len(name)], name) {
+			continue
+		}
+		rest := bytes.TrimLeft(head[len(name):], " \t")
+		if len(rest) > 0 && rest[0] == ':' {
 			return true
 		}
 	}
@@ -783,7 +806,7 @@ func (b *Body) fail(err error) {
 	case b.src == nil && errors.Is(err, io.EOF):
 		err = io.ErrUnexpectedEOF
 	default:
-		err = fmt.Errorf("%w from the upstream: its body: %w", errHead, err)
+		err = fmt.Errorf("%w from the upstream: its body: %s", errHead, reason(err))
 	}
 	b.err = err
 }
