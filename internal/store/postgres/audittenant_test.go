@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store"
-	"github.com/agentreach/reach/internal/store/sqlcore"
 )
 
 var _ store.AuditTenantIndexer = (*Store)(nil)
@@ -28,7 +27,7 @@ func TestPostgresAuditTenantIndexed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range []store.AuditMatch{{Tenant: "acme"}, {Tenant: "acme", Principal: "alice"}} {
-		q, args := sqlcore.MatchAuditQuery(m, 0, 2)
+		q, args := dialect.MatchAuditQuery(m, 0, 2)
 		rows, err := s.pool.Query(ctx, "EXPLAIN SELECT seq FROM audit "+q, args...)
 		if err != nil {
 			t.Fatal(err)

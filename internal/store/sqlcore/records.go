@@ -639,15 +639,16 @@ func (c *Core) MatchAudit(ctx context.Context, m store.AuditMatch, before int64,
 	if limit <= 0 {
 		return nil, nil
 	}
-	q, args := MatchAuditQuery(m, before, limit)
+	q, args := c.D.MatchAuditQuery(m, before, limit)
 	recs, err := c.QueryAudit(ctx, c.R, q, args...)
 	slices.Reverse(recs)
 	return recs, err
 }
 
-// MatchAuditQuery is the WHERE, ORDER BY and LIMIT of MatchAudit, after a
-// dialect's AuditSelect, and its arguments.
-func MatchAuditQuery(m store.AuditMatch, before int64, limit int) (string, []any) {
+// MatchAuditQuery is the WHERE, ORDER BY and LIMIT of MatchAudit, after
+// d's AuditSelect, and its arguments. An event's field is read as d's
+// AuditField writes it (the expression audit_tenant indexes).
+func (d Dialect) MatchAuditQuery(m store.AuditMatch, before int64, limit int) (string, []any) {
 	var where []string
 	var args []any
 	add := func(cond string, v any) {
@@ -660,11 +661,20 @@ func MatchAuditQuery(m store.AuditMatch, before int64, limit int) (string, []any
 	}
 	for _, f := range [...]struct{ field, v string }{{"tenant", m.Tenant}, {"principal", m.Principal}, {"name", m.Name}} {
 		if f.v != "" {
-			add("event ->> '"+f.field+"' = $%d", f.v)
+			add(d.auditField(f.field)+" = $%d", f.v)
 		}
 	}
 	args = append(args, limit)
 	return fmt.Sprintf("WHERE %s ORDER BY seq DESC LIMIT $%d", strings.Join(where, " AND "), len(args)), args
+}
+
+// auditField is the SQL expression of an audit event's field: d's
+// AuditField, or event ->> 'field'.
+func (d Dialect) auditField(field string) string {
+	if d.AuditField != nil {
+		return d.AuditField(field)
+	}
+	return "event ->> '" + field + "'"
 }
 
 // AuditTenantIndexed implements store.AuditTenantIndexer: both schemas

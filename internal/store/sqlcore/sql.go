@@ -235,6 +235,12 @@ type Dialect struct {
 	AuditSelect      string
 	CheckpointSelect string
 	AuditHead        string
+	// AuditField, if not nil, is the SQL expression of an audit event's
+	// field (a name of letters and underscores), in place of
+	// event ->> 'field': SQLite keeps events as text, so its expression
+	// reads a malformed one as NULL, where ->> would fail the query (and
+	// the index on the tenant, migration 18, every write of such a row).
+	AuditField func(field string) string
 	// Claims, if not empty, is the condition of the idempotency records
 	// that ClaimedKeys lists, in place of state = 'claimed'.
 	Claims string

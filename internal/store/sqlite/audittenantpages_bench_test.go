@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/store"
-	"github.com/agentreach/reach/internal/store/sqlcore"
 )
 
 // BenchmarkAuditTenantPages counts the pages (WAL frames) a commit of 40
@@ -129,7 +128,7 @@ func BenchmarkAuditTenantPage(b *testing.B) {
 		{"indexed", "FROM audit ", store.AuditMatch{Tenant: "acme"}, 3},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			q, args := sqlcore.MatchAuditQuery(c.m, 0, 100)
+			q, args := dialect.MatchAuditQuery(c.m, 0, 100)
 			for b.Loop() {
 				rows, err := s.r.QueryContext(b.Context(), "SELECT seq, event "+c.from+q, args...)
 				if err != nil {

@@ -371,6 +371,7 @@ func readSQL(q string) string {
 
 // dialect is how SQLite binds and reads what sqlcore's reads need.
 var dialect = sqlcore.Dialect{
+	AuditField: auditField,
 	Text: func(b []byte) any {
 		if len(b) == 0 {
 			return nil
@@ -736,4 +737,11 @@ func (s *Store) closeStmts() []error {
 func (s *Store) rolledBack() {
 	s.recent = nil
 	s.indexed.Store(s.indexedCommitted)
+}
+
+// auditField is the expression of an audit event's field, as audit_tenant
+// (migration 18) indexes the tenant: NULL for an event that is not JSON
+// (which ->> would refuse with an error, failing the whole statement).
+func auditField(field string) string {
+	return "(CASE WHEN json_valid(event) THEN event ->> '" + field + "' END)"
 }

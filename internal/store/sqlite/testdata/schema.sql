@@ -50,7 +50,8 @@ CREATE TABLE audit_requests (
 	PRIMARY KEY (pass, request)
 ) WITHOUT ROWID;
 -- index audit_tenant on audit
-CREATE INDEX audit_tenant ON audit (event ->> 'tenant', seq) WHERE event ->> 'tenant' IS NOT NULL;
+CREATE INDEX audit_tenant ON audit ((CASE WHEN json_valid(event) THEN event ->> 'tenant' END), seq)
+	WHERE (CASE WHEN json_valid(event) THEN event ->> 'tenant' END) IS NOT NULL;
 -- table checkpoints on checkpoints
 CREATE TABLE checkpoints (
 	seq  INTEGER PRIMARY KEY,
