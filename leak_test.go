@@ -30,7 +30,11 @@ func TestNoGoroutineLeak(t *testing.T) {
 			}},
 	)
 	for i := range 10000 {
-		ctx, req, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: fmt.Sprint("r", i%50), Budget: &reach.Budget{}})
+		id := fmt.Sprint("r", i%50)
+		if i%5 == 4 { // stopped below: a stopped request is never begun again
+			id = fmt.Sprint("s", i)
+		}
+		ctx, req, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: id, Budget: &reach.Budget{}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -669,8 +669,11 @@ func (rt *Runtime) trackFrom(r, from *Request, named bool) error {
 		}
 		if ok && old.interrupted != nil {
 			return (&InterruptedError{Cause: *old.interrupted}).Refusal()
-		} else if c := old.stopCause(); ok && old.past != nil && c != nil {
-			return (&StopError{Cause: *c}).Refusal() // a stopped request of an earlier run stays stopped
+		} else if c := old.stopCause(); ok && c != nil && (old.past != nil || old.ended.Load()) {
+			// A stopped request stays stopped: of an earlier run, and of
+			// this one once it ended (begun afresh it would lose its stop
+			// and get a whole budget again).
+			return (&StopError{Cause: *c}).Refusal()
 		} else if ok && !old.ended.Load() {
 			return fmt.Errorf("request %s is already running", r.id)
 		}

@@ -111,7 +111,10 @@ type Gateway struct {
 	catalog *reach.Catalog // the runtime's tools, made first: the policies, approvals and telemetry look tools up in it
 	log     *slog.Logger
 	model   builtin.Model
-	owned   *link.Owned   // the requests the gateway begins for its clients
+	owned   *link.Owned // the requests the gateway begins for its clients
+	// begins is owned once made, for the runtime's History (persistence),
+	// which the runtime may ask before it is.
+	begins  atomic.Pointer[link.Owned]
 	front   *front.Server // the MCP server
 	handler http.Handler
 	server  *httpapi.Server // serves handler (Serve)
@@ -234,6 +237,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *Gateway, er
 	g.rt = reach.New(ro)
 	g.metrics.WithBreakers(g.rt.Breakers)
 	g.owned = link.NewOwned(g.ctx, g.rt, cfg.IdleAfter(), link.Budgets{Default: cfg.DefaultBudget(), Named: cfg.NamedBudgets(), Principals: cfg.BudgetPrincipals(), Tenants: cfg.BudgetTenants()}).Bound(cfg.SessionsCap())
+	g.begins.Store(g.owned)
 	if g.cluster != nil {
 		g.owned.WithRemote(g.cluster) // a call under another instance's frame sees its stack
 	}

@@ -335,7 +335,15 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	// The requests of earlier runs come back from the store: listed,
 	// looked up, their graphs rebuilt from their audit events.
 	g.history = durable.NewHistory(st, g.repeats.Logger(g.log.With("component", "history")))
-	ro.History = g.history.Past
+	// A named id that a call looked up and found nowhere, being begun by
+	// it (link.Owned.Unknown), is not read from the store again by the
+	// runtime's Begin.
+	ro.History = func(id string) (*reach.PastRequest, bool) {
+		if q := g.begins.Load(); q != nil && q.Unknown(id) {
+			return nil, false
+		}
+		return g.history.Past(id)
+	}
 	// A request keeps its newest ended tool frames in memory; the older
 	// ones are read back from their audit events when a view asks.
 	ro.StoredFrames = func(id string) []reach.PastFrame {

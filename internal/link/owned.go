@@ -51,6 +51,11 @@ type Owned struct {
 	// closed once it is tracked, for each named id being begun so.
 	pending   map[Owner]int
 	beginning map[string]chan struct{}
+	// unknown holds the named ids being begun that the runtime knew
+	// nothing of when looked up (named): Unknown. Its own map, apart
+	// from q.mu: the runtime's Lookup, which named calls with q.mu held,
+	// asks it.
+	unknown sync.Map // string -> struct{}
 
 	// handoffEnd, if set, is called as EndStoppedHandoff begins and what
 	// it returns as it returns (SetHandoffEndHook: tests order two ends).
@@ -427,8 +432,23 @@ func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, *callHold, 
 				Message:    fmt.Sprintf("Request %s was a hand-off of request %s and has ended; nothing ran.", id, p),
 				Suggestion: fmt.Sprintf("Work in request %s (reach/request, Reach-Request), or leave the request id out to begin a new request.", p)}
 		}
+	} else if id != "" {
+		// The runtime has no request id (nor its history): Begin need not
+		// read the store for it again (Unknown). Its begin is the only
+		// one of id here (beginning, below).
+		q.unknown.Store(id, struct{}{})
 	}
 	return q.beginLoose(id, t, who)
+}
+
+// Unknown reports whether id is a named request being begun that the
+// runtime knew nothing of, in memory or in its history, when the call that
+// begins it looked it up: the runtime's Options.History may answer none
+// for it without reading the store again. Another instance may begin and
+// end it meanwhile; its shared ledger still counts what that run spent.
+func (q *Owned) Unknown(id string) bool {
+	_, ok := q.unknown.Load(id)
+	return ok
 }
 
 // beginLoose begins a loose request for one call, making room for it
@@ -467,6 +487,7 @@ func (q *Owned) beginLoose(id string, t Target, who *auth.Identity) (*reach.Requ
 	}
 	if ch != nil {
 		delete(q.beginning, id)
+		q.unknown.Delete(id)
 		close(ch)
 	}
 	if err == nil {
