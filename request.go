@@ -781,8 +781,8 @@ func budgetError(dim string, r *Request, q *budget.Meter, detail string) *Error 
 	e := fault.BudgetSpent(dim, r.parent != nil, r.id, detail)
 	if q.Carried() {
 		e.Message = strings.TrimSuffix(e.Message, ".") + ", its earlier runs under this id counted."
-		e.Suggestion = "A request named again keeps what its earlier runs spent. Answer with what you have; " +
-			"for new work begin a new request (leave the request id out, or name a new one), or ask the user for a larger budget."
+		e.Suggestion = "A request named again keeps what its earlier runs spent. Answer with what you have, " +
+			"or ask the user for a larger budget, or for a new request if this is new work."
 	}
 	return e
 }

@@ -666,14 +666,16 @@ func turnRefusal(q ledgerLink, dim, spent string) *reach.Error {
 
 // sharedSpentSuggestion is what to do once the shared budget of q is
 // spent: first, then, for a root request (whose ledger keeps what each run
-// of its id spent, named again after it ended), how to get a budget of
-// one's own.
+// of its id spent, named again after it ended), to ask the user for more
+// or for a new request. It tells the model no way round the budget: the
+// ledger does not say whether this run is the first, so the words suit
+// either.
 func sharedSpentSuggestion(first string, q ledgerLink) string {
 	if q.sub {
 		return first + ", or ask the user for a larger budget."
 	}
-	return first + ". Its budget counts every run of its id (a request named again keeps what it spent): " +
-		"for new work begin a new request (leave the request id out, or name a new one), or ask the user for a larger budget."
+	return first + ", or ask the user for a larger budget, or for a new request if this is new work: " +
+		"a request's budget counts every run of its id (a request named again keeps what it spent)."
 }
 
 // errJoinLeft is the store's refusal of a join that reached it after a
