@@ -58,3 +58,26 @@ func TestNamedNewRequestReadsHistoryOnce(t *testing.T) {
 		t.Errorf("r-old named again has spent %+v; want its earlier run's 2 tool calls counted", r.Usage())
 	}
 }
+
+// TestNamedBeginRefusedLeavesNoUnknownMark: a call naming a new request id
+// that is refused before it is begun (its principal has as many requests
+// with calls in flight as it may) leaves no mark that the id is unknown.
+// Before, the mark stayed for the process's life: one string for every
+// id so refused, and a later begin of that id skipped the store's history
+// of it (Unknown), which another instance may have written meanwhile.
+func TestNamedBeginRefusedLeavesNoUnknownMark(t *testing.T) {
+	rt := reach.New(nil)
+	q := NewOwned(t.Context(), rt, time.Hour, Budgets{}).Bound(1)
+	t.Cleanup(q.EndAll)
+	_, _, done, err := q.CallContext(context.Background(), Target{Request: "busy"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done() // its call stays in flight: no room for another request
+	if _, _, _, err := q.CallContext(context.Background(), Target{Request: "refused"}, nil); err == nil {
+		t.Fatal("a second request with the first's call in flight was begun; want it refused (the bound is 1)")
+	}
+	if q.Unknown("refused") {
+		t.Error("the refused id is still marked unknown")
+	}
+}

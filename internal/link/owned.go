@@ -460,6 +460,7 @@ func (q *Owned) Unknown(id string) bool {
 func (q *Owned) beginLoose(id string, t Target, who *auth.Identity) (*reach.Request, *callHold, error) {
 	gone, err := q.room(who)
 	if err != nil {
+		q.unknown.Delete(id) // not begun: its mark (named) goes with it
 		q.mu.Unlock()
 		return nil, nil, err
 	}
