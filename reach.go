@@ -638,7 +638,7 @@ func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget,
 		// call of one without pays nothing for it (TestFastCallSessionlessAllocations).
 		reason := fmt.Sprintf("wall clock of %s used", b.Wall)
 		if carried {
-			reason += " over its runs under this id (a request named again keeps what it spent: begin a new request for new work)"
+			reason += " over its runs under this id (a request named again keeps what it spent: ask the user for more time, or for a new request if this is new work)"
 		}
 		cause := &StopError{Cause: Cause{Mode: Cancel, By: "budget", Budget: "wall", Request: r.id, Reason: reason}}
 		var stop context.CancelFunc
