@@ -44,7 +44,15 @@ func TestInFlight22RetryThroughAnotherWhileItRuns(t *testing.T) {
 	if r := <-first; r["status"] != "success" {
 		t.Fatalf("a's write once the gate opened: %v; want success", r)
 	}
-	// a's write ended: its mark is gone, and the same call runs.
+	// a's write ended: its mark goes with its claim's completion, which
+	// a commits after it answered (off the call's wait path), so the test
+	// waits for the mark to go, not for the answer; then the same call runs.
+	for deadline := time.Now().Add(time.Minute); inFlightMarks(t, f.url) != 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("a's in-flight mark is still held a minute after its write answered")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if r := callHTTP(t, f.base(1), "first22", "g3", "gate__gate", `{"key":"pear"}`, ""); r["status"] != "success" {
 		t.Fatalf("the identical call through b once a's ended: %v; want it run", r)
 	}
