@@ -17,7 +17,6 @@ import (
 	"maps"
 	"math"
 	"math/big"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -27,6 +26,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentreach/reach/internal/origin"
 )
 
 // Token errors, matched with errors.Is.
@@ -146,21 +147,11 @@ func checkJWKSURL(src string) error {
 	if err != nil {
 		return fmt.Errorf("jwt: the JWKS URL is not a URL: %w", err)
 	}
-	if !loopbackHost(u.Hostname()) {
+	if !origin.Loopback(u.Hostname()) {
 		return fmt.Errorf("jwt: the JWKS %s is plain http to a host that is not loopback: anyone on the way could hand the gateway keys "+
 			"and sign tokens for any principal; use its https:// URL (or a copy of the key set in a file)", u.Redacted())
 	}
 	return nil
-}
-
-// loopbackHost reports whether host (without port) is localhost or a
-// loopback address.
-func loopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // maxJWKSRedirects bounds the redirects of one read of the key set, as
@@ -179,7 +170,7 @@ func jwksRedirect(next func(*http.Request, []*http.Request) error) func(*http.Re
 			if slices.ContainsFunc(via, func(r *http.Request) bool { return r.URL.Scheme == "https" }) {
 				return fmt.Errorf("refused a redirect from https to %s://%s: the key set is read over https only", req.URL.Scheme, req.URL.Host)
 			}
-			if !loopbackHost(req.URL.Hostname()) {
+			if !origin.Loopback(req.URL.Hostname()) {
 				return fmt.Errorf("refused a redirect to plain http off loopback (%s): the key set is read over https", req.URL.Host)
 			}
 		}

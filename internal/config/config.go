@@ -31,6 +31,7 @@ import (
 	"github.com/agentreach/reach/internal/a2a"
 	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/names"
+	"github.com/agentreach/reach/internal/origin"
 	"github.com/agentreach/reach/internal/policy/secrets"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
@@ -2161,17 +2162,7 @@ func plainOffLoopback(u *url.URL) bool {
 	if !strings.EqualFold(u.Scheme, "http") {
 		return false
 	}
-	return !loopbackHost(u.Hostname())
-}
-
-// loopbackHost reports whether host (without port) is localhost or a
-// loopback address.
-func loopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return !origin.Loopback(u.Hostname())
 }
 
 // urlKey reports whether u's query holds a credential, as the log's and

@@ -11,6 +11,7 @@ package origin
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -63,4 +64,14 @@ func portOf(u *url.URL) string {
 		return "443"
 	}
 	return "80"
+}
+
+// Loopback reports whether host (without port) is localhost or a
+// loopback address: what is sent to it does not cross the network.
+func Loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
