@@ -529,7 +529,7 @@ func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
 	if !detailed {
 		id, err := a.authn.Authenticate(r)
 		detailed = err == nil
-		global = detailed && id.Tenant == "" && id.HasRole(operatorRole)
+		global = detailed && globalOperator(id)
 	}
 	ups := a.upstreams.Upstreams()
 	status := "ok"

@@ -190,7 +190,13 @@ func (a *API) isGlobalOperator(ctx context.Context) bool {
 		return true
 	}
 	id, ok := auth.IdentityFrom(ctx)
-	return ok && id.Tenant == "" && id.HasRole(operatorRole)
+	return ok && globalOperator(id)
+}
+
+// globalOperator reports whether id is an operator of no tenant: one who
+// sees every tenant's requests and figures.
+func globalOperator(id *auth.Identity) bool {
+	return id.Tenant == "" && id.HasRole(operatorRole)
 }
 
 // operatorOf returns the tenant whose operator the HTTP request r comes
