@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,12 +56,18 @@ func TestA2AAgentsAuthRequired(t *testing.T) {
 	if n := len(root.Children()); n != 1 {
 		t.Errorf("the answers began other hand-offs: %d", n)
 	}
-	// The audit records the wait, then the end.
+	// The audit records the wait, then the end. A task's events reach the
+	// audit off the call path, after the answer may have reached the
+	// client: wait for the end.
 	var states []string
-	for _, e := range c.taskEvents(t, "auth-1", string(q.ID)) {
-		states = append(states, e.Decision)
-	}
-	if i := strings.Index(strings.Join(states, " "), "auth_required"); i < 0 || states[len(states)-1] != "completed" {
+	awaitAgents(t, "the task's end in the audit", func() bool {
+		states = states[:0]
+		for _, e := range c.taskEvents(t, "auth-1", string(q.ID)) {
+			states = append(states, e.Decision)
+		}
+		return len(states) > 0 && states[len(states)-1] == "completed"
+	})
+	if !slices.Contains(states, "auth_required") {
 		t.Errorf("the task's states in the audit: %v", states)
 	}
 
