@@ -24,18 +24,19 @@ const (
 // alikeStreak is a tool's answers in a row, alike, to an agent's calls in
 // other spellings, with no write between them.
 type alikeStreak struct {
-	ans   uint64 // the answer's substance (scan digest)
-	agent uint64
-	epoch uint64
-	n     int                // spellings in the streak
-	asked int                // answers in the streak, a spelling asked again counted again
-	keys  [alikeCalls]uint64 // each spelling's callKey
-	words [alikeWords]uint64 // the words the spellings used
-	calls [alikeWords]uint8  // for each word, the spellings that used it (bit i: the i-th)
-	nw    int                // words in use
-	last  string             // the answer, quoted by a refusal
-	ws    [alikeCallWord]uint64
-	code  []byte // scratch for code cut by defaultSchema
+	ans    uint64 // the answer's substance (scan digest)
+	echoed uint64 // the answer with its echoes masked (echoDigest), 0 for none
+	agent  uint64
+	epoch  uint64
+	n      int                // spellings in the streak
+	asked  int                // answers in the streak, a spelling asked again counted again
+	keys   [alikeCalls]uint64 // each spelling's callKey
+	words  [alikeWords]uint64 // the words the spellings used
+	calls  [alikeWords]uint8  // for each word, the spellings that used it (bit i: the i-th)
+	nw     int                // words in use
+	last   string             // the answer, quoted by a refusal
+	ws     [alikeCallWord]uint64
+	code   []byte // scratch for code cut by defaultSchema
 }
 
 // alikeWordsOf appends to dst the distinct words of read arguments
@@ -54,14 +55,21 @@ func (d *Detector) alikeWordsOf(args []byte, dst []uint64, code *[]byte) ([]uint
 	for i := range as.out {
 		l := &as.out[i]
 		start := len(dst)
+		// A value is read without the white space around it ("TS-BLK-M "
+		// names what "TS-BLK-M" names), as respelled reads it: a space at
+		// its end makes no code of words of it.
+		raw := l.raw
+		if l.kind == leafString {
+			raw = bytes.TrimSpace(raw)
+		}
 		switch {
-		case l.kind == leafString && instructionKey(l.key) && proseArg(l.key, l.raw):
+		case l.kind == leafString && instructionKey(l.key) && proseArg(l.key, raw):
 			// How to answer, in words ("Make it more formal.", "Formal
 			// tone."): reworded, it asks the same of the same input.
-		case l.kind == leafString && commaList(l.raw):
+		case l.kind == leafString && commaList(raw):
 			// A list written in one string (tags, fields, ids): its
 			// items, in any order, each bound to its key.
-			for rest := l.raw; len(rest) > 0; {
+			for rest := raw; len(rest) > 0; {
 				item := rest
 				if i := bytes.IndexByte(rest, ','); i >= 0 {
 					item, rest = rest[:i], rest[i+1:]
@@ -72,32 +80,32 @@ func (d *Detector) alikeWordsOf(args []byte, dst []uint64, code *[]byte) ([]uint
 				f.str(bytes.TrimSpace(item))
 				dst = append(dst, mix(f.sum(), l.path)|alikeValue)
 			}
-		case l.kind == leafString && proseArg(l.key, l.raw):
+		case l.kind == leafString && proseArg(l.key, raw):
 			// Free text, one word whole: reworded, another word (a
 			// search reworded is rephrase's to judge).
-			dst = append(dst, mix(mix(hashBytes(l.raw), 0x70726f7365), l.path)|alikeValue)
-		case l.kind == leafString && codeOfWords(l.raw):
-			v := defaultSchema(l.raw, *code)
-			if len(v) > 0 && &v[0] != &l.raw[0] {
+			dst = append(dst, mix(mix(hashBytes(raw), 0x70726f7365), l.path)|alikeValue)
+		case l.kind == leafString && codeOfWords(raw):
+			v := defaultSchema(raw, *code)
+			if len(v) > 0 && &v[0] != &raw[0] {
 				*code = v[:0] // kept for the next cut
 			}
 			wordsFoldInto(v, &dst)
 			codeWords(dst[start:])
-		case l.kind == leafString && pattern(l.raw):
-			patternFoldInto(l.raw, &dst)
+		case l.kind == leafString && pattern(raw):
+			patternFoldInto(raw, &dst)
 			codeWords(dst[start:])
-		case l.kind == leafString && addressID(l.raw) != 0:
+		case l.kind == leafString && addressID(raw) != 0:
 			// One resource by its id, whatever the address (urlid.go).
-			dst = append(dst, mix(addressID(l.raw), l.path)|alikeValue)
-		case l.kind == leafString && filePathOf(l.raw).n > 0:
+			dst = append(dst, mix(addressID(raw), l.path)|alikeValue)
+		case l.kind == leafString && filePathOf(raw).n > 0:
 			var f folder
-			f.str(l.raw)
+			f.str(raw)
 			dst = append(dst, f.sum()|alikeValue)
 		case l.kind == leafString:
 			// A value, bound to its key: row 1 seat 3 and row 3
 			// seat 1 are two places.
 			var f folder
-			f.str(l.raw)
+			f.str(raw)
 			dst = append(dst, mix(f.sum(), l.path)|alikeValue)
 		default:
 			dst = append(dst, mix(mix(l.val, uint64(l.kind)), l.path)|alikeValue)
@@ -123,6 +131,7 @@ func (d *Detector) alikeWordsOf(args []byte, dst []uint64, code *[]byte) ([]uint
 // allocates nothing for it.
 type alikeState struct {
 	ans, key, agent, epoch uint64 // the tool's last read: its answer, callKey, agent, epoch
+	echoed                 uint64 // its answer with its echoes masked (echoDigest), 0 for none
 	on                     bool
 	st                     *alikeStreak
 }
@@ -139,11 +148,12 @@ func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, s
 		}
 		return
 	}
-	alike := as.on && as.ans == sc.digest && as.agent == a.id && as.epoch == d.epoch
+	ed := d.echoDigest(s.Args, sc.out)
+	alike := as.on && (as.ans == sc.digest || ed != 0 && as.echoed == ed) && as.agent == a.id && as.epoch == d.epoch
 	first, firstArgs := as.key, t.prevArgs
-	as.on, as.ans, as.key, as.agent, as.epoch = true, sc.digest, s.key, a.id, d.epoch
+	as.on, as.ans, as.echoed, as.key, as.agent, as.epoch = true, sc.digest, ed, s.key, a.id, d.epoch
 	if st != nil && st.n > 0 {
-		if alike && st.ans == sc.digest {
+		if alike && (st.ans == sc.digest || ed != 0 && st.echoed == ed) {
 			d.alikeAdd(st, s, o)
 			return
 		}
@@ -158,7 +168,7 @@ func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, s
 		st = &alikeStreak{}
 		as.st = st
 	}
-	st.ans, st.agent, st.epoch, st.n, st.nw, st.last, st.asked = sc.digest, a.id, d.epoch, 0, 0, "", 1
+	st.ans, st.echoed, st.agent, st.epoch, st.n, st.nw, st.last, st.asked = sc.digest, ed, a.id, d.epoch, 0, 0, "", 1
 	if len(firstArgs) > 0 && callKey(s.Tool, firstArgs) == first {
 		if ws, ok := d.alikeWordsOf(firstArgs, st.ws[:0], &st.code); ok {
 			st.addWords(ws, first)
@@ -166,6 +176,57 @@ func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, s
 	}
 	d.alikeAdd(st, s, o)
 }
+
+// echoDigest hashes an answer's pieces (out) with those that are, word for
+// word, a string value of the call's own arguments args read as the echo
+// they are: a search's answer that names the query it ran, a directory's
+// the filter, an audit's the address, as asked. Asked again in another
+// spelling, such an answer differs from the last only in what it echoes;
+// the rest is the same answer, and the spellings go round as answers
+// alike do (TestEchoedSpellingAnswer). It returns 0 when no piece is an
+// echo, or the answer or the arguments are too large to compare.
+func (d *Detector) echoDigest(args []byte, out []leaf) uint64 {
+	if len(out) == 0 || len(out) > echoDigestLeaves || bytes.IndexByte(args, '"') < 0 {
+		return 0
+	}
+	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	if as.cut {
+		return 0
+	}
+	var vals [echoVals][]byte
+	n := 0
+	for i := range as.out {
+		if l := &as.out[i]; l.kind == leafString && len(bytes.TrimSpace(l.raw)) >= 3 && n < len(vals) {
+			vals[n] = l.raw
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	var h uint64
+	echoed := false
+	for i := range out {
+		l := &out[i]
+		v := l.val
+		if l.kind == leafString {
+			for _, x := range vals[:n] {
+				if bytes.Equal(l.raw, x) {
+					v, echoed = 0x6563686f, true
+					break
+				}
+			}
+		}
+		h += mix(l.path, v)
+	}
+	if !echoed {
+		return 0
+	}
+	return h | 1
+}
+
+const echoDigestLeaves = 64 // pieces of an answer looked at for echoes
 
 // alikeAdd adds read s, answered alike, to streak st.
 func (d *Detector) alikeAdd(st *alikeStreak, s *Step, o *Outcome) {

@@ -145,7 +145,10 @@ func (d *Detector) template(msg, args []byte) uint64 {
 	for i := 0; i < len(msg); {
 		matched := 0
 		for _, e := range echo[:n] {
-			if len(e) > matched && bytes.HasPrefix(msg[i:], e) {
+			// In any case: a server echoes a value as it keeps it (an
+			// e-mail lower-cased), whatever case it was sent in
+			// (TestEchoInAnotherCase).
+			if len(e) > matched && len(msg)-i >= len(e) && bytes.EqualFold(msg[i:i+len(e)], e) {
 				matched = len(e)
 			}
 		}

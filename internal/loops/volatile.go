@@ -37,6 +37,14 @@ var volatileIDWords = map[string]bool{
 	"query": true, "response": true, "resp": true, "rpc": true, "invocation": true, "nonce": true,
 }
 
+// volatileWaited are the words that, before a unit of time (waiting_s,
+// queued_seconds), name how long something has waited so far: a job
+// polled whose answer says only that grows while nothing else moves. A
+// count of jobs waiting ("waiting": 5) has no unit and is the answer's.
+var volatileWaited = map[string]bool{
+	"wait": true, "waiting": true, "waited": true, "queued": true, "pending": true, "idle": true,
+}
+
 // volatileStamps are the words that, before "at", "on", "of", "time", "ts"
 // or "date" (fetched_at, as_of, server_time), name when the answer was
 // made, not when something happened.
@@ -103,6 +111,13 @@ func volatileKey(k []byte) bool {
 	switch string(w.word(n - 1)) {
 	case "ms", "msec", "millis", "us", "ns":
 		return true // a measured duration
+	case "s", "sec", "secs", "seconds", "min", "mins", "minutes":
+		// How long something has waited, in its unit (waiting_s,
+		// queued_seconds, idle_min): a span that grows while nothing
+		// else moves, as elapsed does. Other spans in a unit (a
+		// timeout_s, an eta_s counting down, a clip's length_s) are
+		// the answer's (TestWaitedSpanKeys).
+		in = volatileWaited
 	case "id", "ids", "uuid", "guid":
 		in = volatileIDWords
 	case "at", "on", "of", "time", "ts", "date":
