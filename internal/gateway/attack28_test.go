@@ -166,3 +166,95 @@ func TestDeadlockRefusalNamesNoOtherOwnersRequest(t *testing.T) {
 		t.Fatalf("answers: %q; want one deadlock", answers)
 	}
 }
+
+// TestParentFrameOfAnotherTenantNamesNoRequest: a frame id is no secret
+// (the time and a count: the next call's is one more) and a call may name
+// any as its parent (Reach-Parent, or the span of a traceparent). Naming
+// another tenant's answered 403 "Request <its id> belongs to another
+// principal": the frame ids around one's own gave away the ids of the
+// other tenants' requests running or kept, reach's 80 random bits and the
+// names clients chose alike. A frame of another principal is answered as
+// a frame that is not there.
+func TestParentFrameOfAnotherTenantNamesNoRequest(t *testing.T) {
+	g, srvURL, keys := permitAllTenantGateway(t)
+	g.rt.MustRegister(reach.Tool{Name: "lookup", Access: reach.Read, Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) { return a, nil }})
+	const secretID = "acme-merger-talks-4711"
+	call := func(who, body string, header map[string]string) (int, string) {
+		t.Helper()
+		h := map[string]string{"Authorization": "Bearer " + keys[who]}
+		for k, v := range header {
+			h[k] = v
+		}
+		status, out := do(t, "POST", srvURL+"/v1/calls", body, h)
+		b, _ := json.Marshal(out)
+		return status, string(b)
+	}
+	status, answer := call("alice@acme", `{"request_id":"`+secretID+`","tool_calls":[{"call_id":"c1","tool":"lookup","arguments":{"q":"x"}}]}`, nil)
+	var out struct {
+		Results []struct{ Frame string } `json:"results"`
+	}
+	if json.Unmarshal([]byte(answer), &out); status != 200 || len(out.Results) != 1 || out.Results[0].Frame == "" {
+		t.Fatalf("alice@acme's call: %d %s", status, answer)
+	}
+	frame := out.Results[0].Frame
+	absent := strings.Repeat("7", 16) // a frame no request has
+	const body = `{"tool_calls":[{"call_id":"c1","tool":"lookup","arguments":{"q":"y"}}]}`
+	const named = `{"request_id":"globex-own","tool_calls":[{"call_id":"c1","tool":"lookup","arguments":{"q":"y"}}]}`
+	for _, c := range []struct {
+		name, body string
+		header     func(frame string) map[string]string
+	}{
+		{"Reach-Parent", body, func(f string) map[string]string { return map[string]string{"Reach-Parent": f} }},
+		{"Reach-Parent in a request of its own", named, func(f string) map[string]string { return map[string]string{"Reach-Parent": f} }},
+		{"traceparent", body, func(f string) map[string]string {
+			return map[string]string{"Traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-" + f + "-01"}
+		}},
+	} {
+		status, answer := call("alice@globex", c.body, c.header(frame))
+		if strings.Contains(answer, secretID) || strings.Contains(answer, "another principal") {
+			t.Errorf("%s of alice@acme's frame: alice@globex is told of her request: %d %s", c.name, status, answer)
+		}
+		// As a frame that is not there: the same status and code.
+		wantStatus, want := call("alice@globex", c.body, c.header(absent))
+		var got, was struct {
+			Error struct{ Code string } `json:"error"`
+		}
+		json.Unmarshal([]byte(answer), &got)
+		json.Unmarshal([]byte(want), &was)
+		if status != wantStatus || got.Error.Code != was.Error.Code {
+			t.Errorf("%s of alice@acme's frame: %d %s; of a frame that is not there: %d %s", c.name, status, answer, wantStatus, want)
+		}
+	}
+	// Her own frame is hers to name.
+	if status, answer := call("alice@acme", body, map[string]string{"Reach-Parent": frame}); status != 200 || !strings.Contains(answer, secretID) {
+		t.Errorf("alice@acme naming her own frame: %d %s, want the call in her request", status, answer)
+	}
+}
+
+// TestParentFrameOnAnotherInstanceNamesNoRequest: the same of a frame
+// that another instance holds (found in the shared store): eve of globex
+// naming the frame of alice's call on the other instance was answered 403
+// "Request <alice's id> belongs to another principal". Now as a frame no
+// instance knows.
+func TestParentFrameOnAnotherInstanceNamesNoRequest(t *testing.T) {
+	a, b, _, keys := tenantInstances(t)
+	const secretID = "acme-merger-talks-0042"
+	status, out := do(t, "POST", a+"/v1/calls", `{"request_id":"`+secretID+`","tool_calls":[{"call_id":"c1","tool":"up__echo","arguments":{"text":"hi"}}]}`,
+		map[string]string{"Authorization": "Bearer " + keys["alice"]})
+	frame, _ := path(out, "results", 0, "frame").(string)
+	if status != 200 || frame == "" {
+		t.Fatalf("alice on a: %d %v", status, out)
+	}
+	eve := func(parent string) (int, string) {
+		status, out := do(t, "POST", b+"/v1/calls", `{"tool_calls":[{"call_id":"c1","tool":"up__echo","arguments":{"text":"hi"}}]}`,
+			map[string]string{"Authorization": "Bearer " + keys["eve"], "Reach-Parent": parent})
+		return status, fmt.Sprint(out)
+	}
+	status, answer := eve(frame)
+	if strings.Contains(answer, secretID) || strings.Contains(answer, "another principal") {
+		t.Errorf("eve naming alice's frame on the other instance is told of her request: %d %s", status, answer)
+	}
+	if wantStatus, want := eve(strings.Repeat("7", 16)); status != wantStatus || !strings.Contains(answer, "unknown_parent") {
+		t.Errorf("eve naming alice's frame: %d %s; a frame no instance knows: %d %s", status, answer, wantStatus, want)
+	}
+}
