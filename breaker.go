@@ -27,13 +27,24 @@ func (rt *Runtime) Breakers() []BreakerStatus { return rt.breakers.Statuses() }
 
 // newBreakers is the runtime's registry of breakers: a change of state is
 // logged and recorded (Event.Breaker) with the request of the call that
-// made it, and a failure is kept masked.
+// made it, and a failure is kept masked, with whose call it was: a
+// refusal tells it to that principal in its tenant only.
 func (rt *Runtime) newBreakers() *breaker.Registry[*Request] {
 	return breaker.NewRegistry(rt.opts.Breaker, breaker.Hooks[*Request]{
 		RequestOf: func(ctx context.Context) *Request { r, _ := position(ctx); return r },
 		Describe:  func(err error) string { return rt.opts.Redactor.RedactString(oneLine(err.Error(), 400)) },
+		Owner:     breakerOwner,
 		Changed:   rt.breakerChanged,
 	})
+}
+
+// breakerOwner is whose request r is, for a breaker's last failure: its
+// root's principal in its tenant ("" without a request).
+func breakerOwner(r *Request) string {
+	if r == nil {
+		return ""
+	}
+	return r.root.tenant + "\x00" + r.root.principal
 }
 
 // breakerChanged logs and records a breaker's change of state.

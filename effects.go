@@ -198,7 +198,11 @@ func (rt *Runtime) lockWrites(ctx context.Context, c *Call, writes []string, sho
 func lockError(ctx context.Context, h *holder, err error) *Error {
 	if d, ok := errors.AsType[*entities.Deadlock[*Frame, *Request]](err); ok {
 		o := d.Holder
-		return d.Refusal(o.Root == h.Root, o.Root.id, o.Frame.Name)
+		id := o.Root.id
+		if o.Root.principal != h.Root.principal || o.Root.tenant != h.Root.tenant {
+			id = "" // another principal's request (its id may be its client's, a customer's): not named
+		}
+		return d.Refusal(o.Root == h.Root, id, o.Frame.Name)
 	}
 	if errors.Is(err, entities.ErrHalted) {
 		return (&StopError{Cause: *h.Undoes.StopCause()}).Refusal()

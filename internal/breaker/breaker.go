@@ -139,6 +139,10 @@ type Status struct {
 	Probing bool `json:"probing,omitempty"`
 	// LastError is the last transient failure it counted, masked.
 	LastError string `json:"last_error,omitempty"`
+	// LastBy is whose call LastError is of (the registry's Owner of its
+	// request, "" for none): a refusal tells LastError to that owner only
+	// (Named.Let). Never shown.
+	LastBy string `json:"-"`
 	// Calls and Failed are the attempts in its window, and those that
 	// failed transiently.
 	Calls  int `json:"calls"`
@@ -185,6 +189,7 @@ type Breaker struct {
 	probing bool      // half-open: the probe is out
 	gen     uint64    // bumped at each change of state
 	last    string    // the last failure, clipped
+	lastBy  string    // whose call it was of (FailedBy)
 	opened  int64
 	win     window
 }
@@ -213,7 +218,7 @@ func (b *Breaker) Status(now time.Time) Status {
 
 func (b *Breaker) statusLocked(now time.Time) Status {
 	s := Status{State: State(b.state.Load()), Since: b.since, FailingSince: b.failing,
-		Failures: b.streak, Probing: b.probing, LastError: b.last, Opened: b.opened}
+		Failures: b.streak, Probing: b.probing, LastError: b.last, LastBy: b.lastBy, Opened: b.opened}
 	if s.State == Open {
 		s.RetryAt = b.until
 	}
@@ -287,7 +292,7 @@ func (b *Breaker) setLocked(st State, now time.Time, reason string) *Change {
 		b.opened++
 		ch.RetryAt = b.until
 	case Closed:
-		b.streak, b.failing, b.last = 0, time.Time{}, ""
+		b.streak, b.failing, b.last, b.lastBy = 0, time.Time{}, "", ""
 		b.win = window{}
 	}
 	return ch
@@ -319,6 +324,11 @@ func (b *Breaker) Succeeded(t Ticket, now time.Time) *Change {
 // the breaker, and a probe's failure opens it again; it returns the
 // change, if any.
 func (b *Breaker) Failed(t Ticket, now time.Time, msg string) *Change {
+	return b.FailedBy(t, now, msg, "")
+}
+
+// FailedBy is Failed of a call of owner by (Status.LastBy).
+func (b *Breaker) FailedBy(t Ticket, now time.Time, msg, by string) *Change {
 	msg = clip(msg, 300)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -327,7 +337,7 @@ func (b *Breaker) Failed(t Ticket, now time.Time, msg string) *Change {
 	case t.isProbe():
 		if st == HalfOpen && b.gen == t.gen() {
 			b.streak++
-			b.last = msg
+			b.last, b.lastBy = msg, by
 			return b.setLocked(Open, now, "its probe failed: "+msg)
 		}
 	case st == Closed:
@@ -336,7 +346,7 @@ func (b *Breaker) Failed(t Ticket, now time.Time, msg string) *Change {
 		if b.streak == 1 {
 			b.failing = now
 		}
-		b.last = msg
+		b.last, b.lastBy = msg, by
 		if b.pol.Disabled {
 			break
 		}

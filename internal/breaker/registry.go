@@ -20,6 +20,7 @@ type Registry[R any] struct {
 	def       *Policy
 	requestOf func(context.Context) R
 	describe  func(error) string
+	ownerOf   func(R) string
 	changed   func(b *Named[R], req R, c *Change)
 
 	mu sync.Mutex
@@ -33,6 +34,11 @@ type Hooks[R any] struct {
 	// Describe renders a failure for a status's last error and a change's
 	// reason: one line, masked. If nil, the error's text.
 	Describe func(error) string
+	// Owner names whose a request is (its principal in its tenant): a
+	// refusal tells the last failure (Status.LastError), which is what one
+	// call said, only to the owner of that call's request. If nil, every
+	// caller is told it.
+	Owner func(R) string
 	// Changed, if not nil, is told every change of state (its Kind and
 	// Name set), with the request of the call that made it (the zero R
 	// without one).
@@ -42,7 +48,7 @@ type Hooks[R any] struct {
 // NewRegistry returns an empty registry whose breakers take def (which
 // may be nil) for the zero fields of their policies.
 func NewRegistry[R any](def *Policy, h Hooks[R]) *Registry[R] {
-	return &Registry[R]{def: def, requestOf: h.RequestOf, describe: h.Describe, changed: h.Changed, m: map[string]*Named[R]{}}
+	return &Registry[R]{def: def, requestOf: h.RequestOf, describe: h.Describe, ownerOf: h.Owner, changed: h.Changed, m: map[string]*Named[R]{}}
 }
 
 // Get returns the breaker of kind and name, made with policy p (over the
@@ -131,7 +137,8 @@ func (b *Named[R]) Admit(ctx context.Context) (Pass[R], *fault.Error) {
 }
 
 // Let lets a call of req through, or returns the breaker's status when it
-// is open (or half-open with its probe out). A nil breaker lets every
+// is open (or half-open with its probe out): its last failure only to the
+// owner of the call that failed (Hooks.Owner). A nil breaker lets every
 // call through, with a Pass that reports nothing.
 func (b *Named[R]) Let(req R) (Pass[R], *Status) {
 	if b == nil {
@@ -142,6 +149,12 @@ func (b *Named[R]) Let(req R) (Pass[R], *Status) {
 	}
 	t, s, ch := b.m.Admit(time.Now)
 	if s != nil {
+		if b.reg.ownerOf != nil && b.reg.ownerOf(req) != s.LastBy {
+			// What another principal's call said (a customer's id, a
+			// path of its tenant): the breaker is every caller's, the
+			// failure was that call's.
+			s.LastError = ""
+		}
 		return Pass[R]{}, s
 	}
 	b.changed(req, ch)
@@ -211,7 +224,11 @@ func (p Pass[R]) Failed(err error) {
 			msg = err.Error()
 		}
 	}
-	b.changed(p.req, b.m.Failed(p.t, time.Now(), msg))
+	by := ""
+	if b.reg.ownerOf != nil {
+		by = b.reg.ownerOf(p.req)
+	}
+	b.changed(p.req, b.m.FailedBy(p.t, time.Now(), msg, by))
 }
 
 // Abandoned reports a call that ended without an answer that says

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -92,5 +93,45 @@ func TestLetBothFreesTheToolsProbe(t *testing.T) {
 	ps.Succeeded(time.Now())
 	if tool.State() != Closed {
 		t.Fatalf("the probe's success left the tool's breaker %s", tool.State())
+	}
+}
+
+// TestRefusalTellsTheLastFailureToItsOwner: with Hooks.Owner, an open
+// breaker's status as Let returns it (and so its refusal) has the last
+// failure for the owner of the call that failed only; for another owner
+// it says that the breaker fails, not what that call said. The breaker's
+// own status (the views') keeps it, and whose it is.
+func TestRefusalTellsTheLastFailureToItsOwner(t *testing.T) {
+	g := NewRegistry(&Policy{Failures: 1, OpenFor: time.Hour}, Hooks[*req]{
+		RequestOf: func(ctx context.Context) *req { r, _ := ctx.Value(reqKey{}).(*req); return r },
+		Owner: func(r *req) string {
+			if r == nil {
+				return ""
+			}
+			owner, _, _ := strings.Cut(r.id, "/")
+			return owner
+		},
+	})
+	b := g.Get("tool", "crm", nil, false)
+	p, _ := b.Let(&req{id: "acme/1"})
+	p.Failed(errors.New("no account ACME-7"))
+	if st := b.Status(); st.State != Open || st.LastError != "no account ACME-7" || st.LastBy != "acme" {
+		t.Fatalf("status after the failure: %+v", st)
+	}
+	for who, want := range map[string]string{"acme/2": "no account ACME-7", "globex/1": "", "": ""} {
+		r := &req{id: who}
+		if who == "" {
+			r = nil
+		}
+		if _, s := b.Let(r); s == nil || s.LastError != want || s.LastBy != "acme" {
+			t.Errorf("Let(%q): %+v, want the open status with last error %q", who, s, want)
+		}
+		ctx := context.WithValue(context.Background(), reqKey{}, r)
+		if _, e := b.Admit(ctx); e == nil || strings.Contains(e.Message, "ACME-7") != (want != "") {
+			t.Errorf("Admit(%q) = %+v, want the last failure told %v", who, e, want != "")
+		}
+	}
+	if st := b.Status(); st.LastError != "no account ACME-7" {
+		t.Errorf("the breaker's status after the refusals: %+v, want its last error kept", st)
 	}
 }

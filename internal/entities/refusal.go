@@ -8,12 +8,17 @@ import (
 )
 
 // Refusal is the state stage's refusal of a write that would close d:
-// request is the id of the request whose call holds the entity, call that
-// call's name, and same says the write is that request's too.
+// request is the id of the request whose call holds the entity ("" for
+// one of another principal, which is not named), call that call's name,
+// and same says the write is that request's too.
 func (d *Deadlock[F, R]) Refusal(same bool, request, call string) *fault.Error {
 	e, w := d.shown()
 	msg := fmt.Sprintf("Writing %s would deadlock: request %s holds it and waits for %s, which this request holds.",
 		Words(e), request, Words(w))
+	if request == "" && !same {
+		msg = fmt.Sprintf("Writing %s would deadlock: a request of another principal holds it and waits for %s, which this request holds.",
+			Words(e), Words(w))
+	}
 	if same {
 		msg = fmt.Sprintf("Writing %s would deadlock: %s, another call of request %s, holds it and waits for %s, which this call holds.",
 			Words(e), call, request, Words(w))

@@ -13,6 +13,9 @@ func TestRefusals(t *testing.T) {
 		e.Message != "Writing order 1 would deadlock: request req-a holds it and waits for order 2, which this request holds." {
 		t.Errorf("another request's deadlock = %+v", e)
 	}
+	if e := d.Refusal(false, "", "ship"); e.Message != "Writing order 1 would deadlock: a request of another principal holds it and waits for order 2, which this request holds." {
+		t.Errorf("another principal's request's deadlock = %q", e.Message)
+	}
 	e = d.Refusal(true, "req-a", "ship")
 	if e.Message != "Writing order 1 would deadlock: ship, another call of request req-a, holds it and waits for order 2, which this call holds." {
 		t.Errorf("one request's deadlock = %q", e.Message)

@@ -899,14 +899,26 @@ func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ contex
 			id = t.Trace
 		}
 		f := q.findFrame(t.Request, id)
+		// A frame of another principal found by its id alone is answered
+		// as one that is not there: a frame id is the time and a count,
+		// not a secret, and the refusal of its owner's request (or the
+		// mismatch of another request) named that request, which is not
+		// the caller's to know. Named with its request, it is that
+		// request's refusal, of an id the caller sent.
+		foreign := f != nil && t.Request == "" && CheckOwner(who, f.Request) != nil
+		if foreign {
+			f = nil
+		}
 		if f == nil && t.Request != "" {
-			if q.findFrame("", id) != nil {
+			if o := q.findFrame("", id); o != nil && CheckOwner(who, o.Request) != nil {
+				foreign = true
+			} else if o != nil {
 				return nil, nil, nil, nil, &Error{Status: 409, Code: "parent_mismatch",
 					Message:    fmt.Sprintf("Frame %s does not belong to request %s.", id, t.Request),
 					Suggestion: "Send the request id of the parent frame, or drop one of the two."}
 			}
 		}
-		if f == nil && q.remote != nil {
+		if f == nil && q.remote != nil && !foreign {
 			cctx, r, cancel, done, err := q.adopt(ctx, t, id, who)
 			if err != nil || r != nil {
 				return cctx, r, cancel, done, err
@@ -996,9 +1008,15 @@ func (q *Owned) adopt(ctx context.Context, t Target, id reach.FrameID, who *auth
 			Message:    fmt.Sprintf("Frame %s does not belong to request %s.", id, t.Request),
 			Suggestion: "Send the request id of the parent frame, or drop one of the two."}
 	}
+	named := t.Request != ""
 	t.Request = reqID
 	r, release, err := q.named(t, who)
 	if err != nil {
+		if !named && notYours(err) {
+			// Another principal's frame, found by its id alone: as one
+			// no instance knows (callContext), naming no request.
+			return nil, nil, nil, nil, nil
+		}
 		if re, ok := errors.AsType[*reach.Error](err); ok {
 			return nil, nil, nil, nil, refusedID(re)
 		}
@@ -1017,6 +1035,16 @@ func (q *Owned) adopt(ctx context.Context, t Target, id reach.FrameID, who *auth
 	}
 	cctx, cancel, stop := q.mergeCancel(r.Context(), ctx)
 	return reach.WithParent(cctx, f), r, cancel, join(stop, cancel, release), nil
+}
+
+// notYours reports whether err refuses a request of another principal
+// (CheckOwner's, or the shared store's).
+func notYours(err error) bool {
+	if le, ok := errors.AsType[*Error](err); ok {
+		return le.Code == "not_your_request"
+	}
+	re, ok := errors.AsType[*reach.Error](err)
+	return ok && re.Code == "not_your_request"
 }
 
 // refusedID is a refusal of a request id as a client's error: 409 (the id
