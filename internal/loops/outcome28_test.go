@@ -1,0 +1,87 @@
+package loops
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/fault"
+	"github.com/agentreach/reach/internal/records"
+)
+
+// observedBefore is observed as it was before its fast path for plain
+// strings and its texts written into the Detector's buffer: every result
+// through Normalize, every text through encoding/json.
+func observedBefore(data []byte) []byte {
+	c, err := callgraph.Normalize(make([]byte, 0, len(data)), data)
+	if err != nil {
+		b, _ := json.Marshal(string(data))
+		return b
+	}
+	return c
+}
+
+// observationSamples are results and messages whose canonical JSON or
+// quoting is easy to get wrong: escapes, control characters, invalid and
+// valid UTF-8 past ASCII, HTML characters, U+2028, whitespace around a
+// string, a string that does not end, quotes inside.
+var observationSamples = []string{
+	`""`, `"call 1"`, `"a\"b"`, `"a\\b"`, `"tab	in"`, "\"nl\nin\"", `"\u00e9t\u00e9"`, `"été"`,
+	"\"bad \xff utf8\"", "\"surrogate \xed\xa0\x80\"", `"<b>&amp;</b>"`, "\"line\u2028sep\"", `"\ufffd"`, "\"\xef\xbf\xbd\"",
+	` "lead"`, `"trail" `, `"`, `"open`, `"a"b"`, `""""`, `"x"y`, `{"b":1,"a":"\u0041"}`, `[1.0, 2e3, -0]`,
+	`not json`, ``, `null`, `{"text":"call 2"}`, "\"del\x7f\"", `"\/slash"`, "\"\x00\"",
+}
+
+// TestObservedAsBefore: the observation of a result, and the text of an
+// error, are byte for byte what they were before, read into a reused
+// buffer (one call after another) or into none.
+func TestObservedAsBefore(t *testing.T) {
+	var buf []byte
+	for _, s := range observationSamples {
+		want := observedBefore([]byte(s))
+		if got := observed([]byte(s), &buf); !bytes.Equal(got, want) {
+			t.Errorf("observed(%q) with a buffer = %q, want %q", s, got, want)
+		}
+		if got := observed([]byte(s), nil); !bytes.Equal(got, want) {
+			t.Errorf("observed(%q) = %q, want %q", s, got, want)
+		}
+		if got, want := appendText(&buf, s), Text(s); !bytes.Equal(got, want) {
+			t.Errorf("appendText(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// TestToolOutcomeErrorText: a failure's message is the observation Text
+// makes of it, and the next result read into the same buffer does not
+// change an outcome already judged (each outcome is read before the next).
+func TestToolOutcomeErrorText(t *testing.T) {
+	var buf []byte
+	msg := `invoice <inv-7> "not" found` + "\n\u2028"
+	o := toolOutcome(&records.Result{Status: records.StatusError, Error: &fault.Error{Code: "not_found", Type: fault.TypeTool, Message: msg}}, nil, &buf)
+	if !o.Error || o.ErrorType != "not_found" || !bytes.Equal(o.Result, Text(msg)) {
+		t.Fatalf("outcome = %+v (%q), want an error not_found with %q", o, o.Result, Text(msg))
+	}
+	o = toolOutcome(&records.Result{Status: records.StatusSuccess, Data: []byte(`"plain answer"`)}, nil, &buf)
+	if o.Error || string(o.Result) != `"plain answer"` {
+		t.Fatalf("outcome = %+v (%q), want the plain answer", o, o.Result)
+	}
+}
+
+// FuzzObservedAsBefore compares observed and appendText with what they
+// were before on any input, through one buffer reused across inputs.
+func FuzzObservedAsBefore(f *testing.F) {
+	for _, s := range observationSamples {
+		f.Add([]byte(s))
+	}
+	var buf []byte
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want := observedBefore(data)
+		if got := observed(data, &buf); !bytes.Equal(got, want) {
+			t.Fatalf("observed(%q) = %q, want %q", data, got, want)
+		}
+		if got, want := appendText(&buf, string(data)), Text(string(data)); !bytes.Equal(got, want) {
+			t.Fatalf("appendText(%q) = %q, want %q", data, got, want)
+		}
+	})
+}
