@@ -85,3 +85,42 @@ func FuzzObservedAsBefore(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDoneToolAsBefore runs one stream of calls through two Detectors:
+// one told each outcome by DoneTool, the other by Done with the outcome
+// as it was read before (observedBefore, Text). Their verdicts on every
+// call must be the same. The stream repeats two calls, so that repeats,
+// no_progress and same_error are judged on what was observed.
+func FuzzDoneToolAsBefore(f *testing.F) {
+	f.Add([]byte(`"call 1"|"call 1"|"call 1"|"call 1"|"call 1"`), uint8(0))
+	f.Add([]byte("\"a\\u00e9\"|\"bad \xff\"|not json|{\"b\":1,\"a\":2}|\"<x>\""), uint8(3))
+	f.Add([]byte(`"same"|"same"|"same"|"same"|"same"|"same"`), uint8(0xff))
+	f.Add([]byte(`"r1"|"r2"|"r3"|"r4"|"r5"|"r6"|"r7"|"r8"`), uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, fail uint8) {
+		parts := bytes.Split(data, []byte("|"))
+		if len(parts) > 24 {
+			parts = parts[:24]
+		}
+		now, before := New(nil), New(nil)
+		for i, p := range parts {
+			args := []byte(`{"q":"` + string(rune('a'+i%2)) + `"}`)
+			s1 := Step{Tool: "look", Args: args, Access: "read"}
+			s2 := s1
+			v1, v2 := now.Check(&s1), before.Check(&s2)
+			if (v1 == nil) != (v2 == nil) || v1 != nil && (v1.Detector != v2.Detector || v1.Message != v2.Message) {
+				t.Fatalf("call %d: verdict %+v, before %+v", i, v1, v2)
+			}
+			if v1 != nil {
+				continue
+			}
+			if fail>>(i%8)&1 == 1 {
+				msg := string(p)
+				now.DoneTool(&s1, &records.Result{Status: records.StatusError, Error: &fault.Error{Code: "bad_input", Type: fault.TypeTool, Message: msg}}, nil)
+				before.Done(&s2, Outcome{Error: true, ErrorType: "bad_input", Result: Text(msg)})
+			} else {
+				now.DoneTool(&s1, &records.Result{Status: records.StatusSuccess, Data: p}, nil)
+				before.Done(&s2, Outcome{Result: observedBefore(p)})
+			}
+		}
+	})
+}
