@@ -3,6 +3,7 @@ package loops
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/agentreach/reach/internal/callgraph"
@@ -13,13 +14,67 @@ import (
 // observedBefore is observed as it was before its fast path for plain
 // strings and its texts written into the Detector's buffer: every result
 // through Normalize, every text through encoding/json.
-func observedBefore(data []byte) []byte {
-	c, err := callgraph.Normalize(make([]byte, 0, len(data)), data)
+func observedBefore(data []byte) []byte { return observedOld(data, nil) }
+
+// observedOld is observed before, line for line, its buffer included.
+func observedOld(data []byte, buf *[]byte) []byte {
+	var dst []byte
+	if buf != nil && len(data) <= maxObservation {
+		dst = (*buf)[:0]
+	}
+	if dst == nil {
+		dst = make([]byte, 0, len(data))
+	}
+	c, err := callgraph.Normalize(dst, data)
 	if err != nil {
 		b, _ := json.Marshal(string(data))
 		return b
 	}
+	if buf != nil && cap(c) <= maxObservation {
+		*buf = c[:0]
+	}
 	return c
+}
+
+// BenchmarkObserved compares observed with observedOld, and appendText
+// with Text, in one run: a served echo's answer, a text of 2 KiB, an
+// object (no fast path: the same work), a failure's message.
+//
+//	go test -run '^$' -bench 'Observed' -benchmem -count 6 ./internal/loops/
+func BenchmarkObserved(b *testing.B) {
+	long := `"` + strings.Repeat("line of a text answer, ", 90) + `"`
+	inputs := []struct{ name, data string }{
+		{"echo", `"call 12345"`}, {"text2k", long}, {"object", `{"status":"ok","id":"ord-1","items":[1,2]}`},
+	}
+	for _, in := range inputs {
+		data := []byte(in.data)
+		for _, v := range []struct {
+			name string
+			f    func([]byte, *[]byte) []byte
+		}{{"old", observedOld}, {"new", observed}} {
+			b.Run(in.name+"/"+v.name, func(b *testing.B) {
+				var buf []byte
+				b.ReportAllocs()
+				for b.Loop() {
+					v.f(data, &buf)
+				}
+			})
+		}
+	}
+	msg := "invoice inv-12345 was not found"
+	b.Run("error/old", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Text(msg)
+		}
+	})
+	b.Run("error/new", func(b *testing.B) {
+		var buf []byte
+		b.ReportAllocs()
+		for b.Loop() {
+			appendText(&buf, msg)
+		}
+	})
 }
 
 // observationSamples are results and messages whose canonical JSON or
