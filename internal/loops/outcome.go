@@ -2,9 +2,11 @@ package loops
 
 import (
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/fault"
+	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/agentreach/reach/internal/records"
 )
 
@@ -53,7 +55,7 @@ func toolOutcome(res *records.Result, err error, buf *[]byte) Outcome {
 				// own code: a retry of it is not a repeat.
 				o.ErrorType = "unavailable"
 			}
-			o.Result = Text(res.Error.Message)
+			o.Result = appendText(buf, res.Error.Message)
 		}
 	default:
 		o.Result = observed(res.Data, buf)
@@ -72,6 +74,41 @@ func Text(s string) []byte {
 	return b
 }
 
+// appendText is Text written into *buf (kept there for the next
+// observation) when buf is not nil and s is not too large: the same bytes
+// (jsonscan.AppendQuoted writes a string as encoding/json does), without
+// an allocation of their own.
+func appendText(buf *[]byte, s string) []byte {
+	if buf == nil || len(s) > maxObservation {
+		return Text(s)
+	}
+	b := jsonscan.AppendQuoted((*buf)[:0], s)
+	if cap(b) <= maxObservation {
+		*buf = b[:0]
+	}
+	return b
+}
+
+// plainString reports whether data is a JSON string, quotes and all, with
+// nothing in it that Normalize would rewrite or refuse: no escape, no
+// control character, valid UTF-8. Its canonical JSON is then data itself.
+func plainString(data []byte) bool {
+	if len(data) < 2 || data[0] != '"' || data[len(data)-1] != '"' {
+		return false
+	}
+	in := data[1 : len(data)-1]
+	ascii := true
+	for _, c := range in {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	return ascii || utf8.Valid(in)
+}
+
 // observed is a tool's result as an observation: its canonical JSON, or a
 // JSON string of what is not JSON.
 func observed(data []byte, buf *[]byte) []byte {
@@ -82,9 +119,16 @@ func observed(data []byte, buf *[]byte) []byte {
 	if dst == nil {
 		dst = make([]byte, 0, len(data))
 	}
-	c, err := callgraph.Normalize(dst, data)
-	if err != nil {
-		return Text(string(data))
+	var c []byte
+	if plainString(data) {
+		// A text answer (an echo, a message): already canonical, copied
+		// as Normalize would copy it, without its parse.
+		c = append(dst, data...)
+	} else {
+		var err error
+		if c, err = callgraph.Normalize(dst, data); err != nil {
+			return appendText(buf, string(data))
+		}
 	}
 	if buf != nil && cap(c) <= maxObservation {
 		*buf = c[:0]
