@@ -423,6 +423,8 @@ type Detector struct {
 	numsOf  []uint64 // scratch: the numbers a verdict names
 	prev    []leaf   // scratch for the previous argument list
 	echoed  []byte   // scratch: a result's line with the free text it echoes cut out (maskEchoes)
+
+	argsSmall [8]leaf // args' first backing, in the Detector's own allocation: a request's first scan of arguments allocates nothing
 }
 
 // New returns a Detector for one request tree (a root request and its
@@ -430,6 +432,7 @@ type Detector struct {
 func New(opts *Options) *Detector {
 	c := resolve(opts)
 	d := &Detector{cfg: c}
+	d.args = d.argsSmall[:0]
 	d.calls.init(c.maxKeys)
 	d.tools.init(max(c.maxKeys/8, 16))
 	d.tasks.init(max(c.maxKeys/8, 16))
