@@ -2204,7 +2204,8 @@ func CheckLoopback(addr string) error { return CheckListen(addr, false) }
 
 // CheckListen checks a listen address: host:port with a port from 0 to
 // 65535, and, unless the gateway authenticates, a loopback host
-// (127.0.0.1, [::1] or localhost).
+// (127.0.0.1, [::1] or localhost in any case: origin.Loopback, the one
+// test the plain-http key checks use too).
 func CheckListen(addr string, authenticated bool) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -2213,10 +2214,7 @@ func CheckListen(addr string, authenticated bool) error {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return fmt.Errorf("listen address %q: port %q is not a number from 0 to 65535", addr, port)
 	}
-	if authenticated || host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if authenticated || origin.Loopback(host) {
 		return nil
 	}
 	return fmt.Errorf("refusing to listen on %q without authentication: reach then serves loopback addresses only "+
