@@ -483,6 +483,8 @@ type AuditMatcher interface {
 // events' tenant (SQLite schema 18, PostgreSQL 27): a match on the tenant
 // alone reads the records it returns, not the other tenants' after them,
 // so a page of it needs no bound on the records read (AuditMatch.After).
+// AuditTenantIndexed says whether the index was there when the store
+// opened (a database whose index was dropped by hand has none).
 type AuditTenantIndexer interface {
 	AuditMatcher
 	AuditTenantIndexed() bool
