@@ -2158,12 +2158,7 @@ func dotted(path []any) string {
 // plainOffLoopback reports whether u is a plain http URL of a host other
 // than loopback (localhost, 127.0.0.0/8, ::1): what is sent to it crosses
 // the network in the clear.
-func plainOffLoopback(u *url.URL) bool {
-	if !strings.EqualFold(u.Scheme, "http") {
-		return false
-	}
-	return !origin.Loopback(u.Hostname())
-}
+func plainOffLoopback(u *url.URL) bool { return origin.PlainOffLoopback(u) }
 
 // urlKey reports whether u's query holds a credential, as the log's and
 // the model's masks find one: the value, of redact.MinSecretLen bytes or
