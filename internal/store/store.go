@@ -99,6 +99,10 @@ type Request struct {
 	// request's principal from this record (recovery leaves it as it is).
 	// Not stored.
 	Unreadable string
+	// Carried is, for a root request named again, what its earlier runs
+	// spent (JSON, as Usage): read by a PostgreSQL join of a run another
+	// instance began (schema 29), nil otherwise.
+	Carried []byte
 }
 
 // RequestFilter selects requests for ListRequests. The zero value selects
