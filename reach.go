@@ -528,6 +528,7 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 		}
 	}
 	at := time.Now()
+	opts.Carried = nil // a RequestJoiner's to set
 	if j, ok := rt.opts.Requests.(RequestJoiner); ok {
 		// Another runtime may run it: then it is that request, as begun there.
 		opts.Budget = &b
@@ -542,7 +543,7 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 			at = began
 		}
 	}
-	r := rt.newRequestAt(ctx, opts, b, nil, nil, at, from)
+	r := rt.newRequestAt(ctx, opts, b, nil, nil, at, from, opts.Carried)
 	r.fresh = fresh
 	if err := rt.trackFrom(r, from, !fresh); err != nil {
 		r.cancel(nil)
@@ -603,14 +604,17 @@ func (rt *Runtime) RestoreInterrupted(o *RequestOptions, c Cause) (*Request, err
 }
 
 func (rt *Runtime) newRequest(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame) *Request {
-	return rt.newRequestAt(ctx, o, b, parent, delegate, time.Now(), nil)
+	return rt.newRequestAt(ctx, o, b, parent, delegate, time.Now(), nil, nil)
 }
 
 // newRequestAt is newRequest for a request that began at at (its wall
 // clock counts from then) and, if from is not nil, goes on from the
 // earlier runs of its id (from the last of them): its meter counts on from
-// what they spent, and its wall clock has what they left of it.
-func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame, at time.Time, from *Request) *Request {
+// what they spent, and its wall clock has what they left of it. carried,
+// if not nil, is what those runs spent as a shared store keeps it (a part
+// joined of a run another runtime began: RequestOptions.Carried), counted
+// on from in place of from's.
+func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame, at time.Time, from *Request, carried *Usage) *Request {
 	r := &Request{id: o.ID, principal: o.Principal, scene: o.Scene, agent: o.Agent,
 		roles: slices.Clone(o.Roles), tenant: o.Tenant, attrs: maps.Clone(o.Attributes), priority: int32(max(min(o.Priority, math.MaxInt32), math.MinInt32)),
 		parent: parent, delegate: delegate, rt: rt, started: at, halt: make(chan struct{})}
@@ -621,15 +625,20 @@ func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget,
 	} else if r.trace = o.Trace; r.trace == ([16]byte{}) {
 		rand.Read(r.trace[:]) // never fails
 	}
-	wall, carried := b.Wall, false
-	if from != nil {
-		u := from.Usage()
+	wall, counted := b.Wall, false
+	if from != nil || carried != nil {
+		var u Usage
+		if carried != nil {
+			u = *carried
+		} else {
+			u = from.Usage()
+		}
 		r.meter.Restore(u)
 		// Time is the sum of the runs' wall clocks, each from its begin to
 		// its end: not the time since the first run began, which would
 		// count the gaps between runs (a client's idle time, a restart)
 		// as work.
-		wall, carried = b.Wall-u.Wall, true
+		wall, counted = b.Wall-u.Wall, true
 	}
 	var cctx context.Context
 	cctx, r.cancel = context.WithCancelCause(ctx)
@@ -637,7 +646,7 @@ func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget,
 		// The reason is written only for a request with a wall clock: a
 		// call of one without pays nothing for it (TestFastCallSessionlessAllocations).
 		reason := fmt.Sprintf("wall clock of %s used", b.Wall)
-		if carried {
+		if counted {
 			reason += " over its runs under this id (a request named again keeps what it spent: ask the user for more time, or for a new request if this is new work)"
 		}
 		cause := &StopError{Cause: Cause{Mode: Cancel, By: "budget", Budget: "wall", Request: r.id, Reason: reason}}

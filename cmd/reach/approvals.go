@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/origin"
 	"github.com/agentreach/reach/internal/policy/approval"
 )
 
@@ -135,12 +136,34 @@ func prompt(v approval.View) string {
 type apiClient struct {
 	base, key string
 	http      *http.Client
+	// plainOK lets the key go to a plain http:// gateway off loopback
+	// (--allow-plain-http, $REACH_ALLOW_PLAIN_HTTP).
+	plainOK bool
+}
+
+// keyInTheClear returns an error if c would send its key in the clear: to
+// a plain http:// gateway that is not loopback, without --allow-plain-http
+// ($REACH_ALLOW_PLAIN_HTTP), as the configuration refuses a model's key.
+func (c *apiClient) keyInTheClear() error {
+	if c.key == "" || c.plainOK {
+		return nil
+	}
+	u, err := url.Parse(c.base)
+	if err != nil || !origin.PlainOffLoopback(u) {
+		return nil
+	}
+	return fmt.Errorf("refusing to send the API key in the clear to %s, a plain http:// gateway that is not loopback: "+
+		"use its https:// address, or pass --allow-plain-http (or set REACH_ALLOW_PLAIN_HTTP=1) to send it so knowingly (a network you trust end to end)",
+		(&url.URL{Scheme: u.Scheme, Host: u.Host}).String())
 }
 
 // do sends a request and decodes the answer into out (unless out is nil:
 // then the answer is only returned); an error answer becomes an error
 // carrying the API's message and suggestion.
 func (c *apiClient) do(ctx context.Context, method, path string, body []byte, out any) ([]byte, error) {
+	if err := c.keyInTheClear(); err != nil {
+		return nil, err
+	}
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)

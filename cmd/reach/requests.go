@@ -35,19 +35,34 @@ func apiBase(flag string) string {
 	return strings.TrimRight(cmp.Or(flag, os.Getenv("REACH_API"), defaultAPI), "/")
 }
 
+// envTrue reports whether the environment variable name is set to a true
+// value (1, true, yes, on).
+func envTrue(name string) bool {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv(name))) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
 // noAnswer is the error of a gateway that did not answer at base: it says
 // how to name one served at another address.
 func noAnswer(base string, err error) error {
 	return fmt.Errorf("the gateway at %s did not answer (is `reach serve` running? For one on another address, pass --api http://HOST:PORT or set REACH_API): %w", base, err)
 }
 
-// apiFlags adds --api and --key to cmd and returns a client builder.
+// apiFlags adds --api, --key and --allow-plain-http to cmd and returns a
+// client builder.
 func apiFlags(cmd *cobra.Command) func() *apiClient {
 	var api, key string
+	var plain bool
 	cmd.PersistentFlags().StringVar(&api, "api", "", apiUsage)
 	cmd.PersistentFlags().StringVar(&key, "key", "", "the API key (default $REACH_API_KEY)")
+	cmd.PersistentFlags().BoolVar(&plain, "allow-plain-http", false,
+		"send the API key to a plain http:// gateway that is not loopback (default $REACH_ALLOW_PLAIN_HTTP): in the clear, on a network you trust end to end")
 	return func() *apiClient {
 		return &apiClient{base: apiBase(api), key: cmp.Or(key, os.Getenv("REACH_API_KEY")),
+			plainOK: plain || envTrue("REACH_ALLOW_PLAIN_HTTP"),
 			// The key goes to the gateway's origin only, through
 			// redirects too.
 			http: &http.Client{Timeout: 30 * time.Second, CheckRedirect: origin.KeepKey(nil)}}

@@ -143,6 +143,15 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 		if b := decodeBudget(got.Budget); b != nil {
 			o.Budget = b
 		}
+		// A run begun again on another instance: this part counts on from
+		// what the earlier runs spent, its wall clock too, as that
+		// instance's does (schema 29; the ledger keeps no time).
+		if len(got.Carried) > 0 {
+			var u reach.Usage
+			if json.Unmarshal(got.Carried, &u) == nil {
+				o.Carried = &u
+			}
+		}
 		// A sub-request another instance handed a task (reach_join does
 		// not say so: its stored record does): its part here spends from
 		// the ledgers above it too (ledgerChain).

@@ -2158,12 +2158,7 @@ func dotted(path []any) string {
 // plainOffLoopback reports whether u is a plain http URL of a host other
 // than loopback (localhost, 127.0.0.0/8, ::1): what is sent to it crosses
 // the network in the clear.
-func plainOffLoopback(u *url.URL) bool {
-	if !strings.EqualFold(u.Scheme, "http") {
-		return false
-	}
-	return !origin.Loopback(u.Hostname())
-}
+func plainOffLoopback(u *url.URL) bool { return origin.PlainOffLoopback(u) }
 
 // urlKey reports whether u's query holds a credential, as the log's and
 // the model's masks find one: the value, of redact.MinSecretLen bytes or
@@ -2204,7 +2199,8 @@ func CheckLoopback(addr string) error { return CheckListen(addr, false) }
 
 // CheckListen checks a listen address: host:port with a port from 0 to
 // 65535, and, unless the gateway authenticates, a loopback host
-// (127.0.0.1, [::1] or localhost).
+// (127.0.0.1, [::1] or localhost in any case: origin.Loopback, the one
+// test the plain-http key checks use too).
 func CheckListen(addr string, authenticated bool) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -2213,10 +2209,7 @@ func CheckListen(addr string, authenticated bool) error {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return fmt.Errorf("listen address %q: port %q is not a number from 0 to 65535", addr, port)
 	}
-	if authenticated || host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if authenticated || origin.Loopback(host) {
 		return nil
 	}
 	return fmt.Errorf("refusing to listen on %q without authentication: reach then serves loopback addresses only "+

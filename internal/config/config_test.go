@@ -221,7 +221,7 @@ func TestSecretsAreNeverPrinted(t *testing.T) {
 
 func TestCheckLoopback(t *testing.T) {
 	for addr, ok := range map[string]bool{
-		"127.0.0.1:7400": true, "localhost:1": true, "[::1]:80": true, "127.1.2.3:0": true,
+		"127.0.0.1:7400": true, "localhost:1": true, "LOCALHOST:1": true, "LocalHost:7400": true, "[::1]:80": true, "127.1.2.3:0": true,
 		"0.0.0.0:7400": false, ":7400": false, "[::]:1": false, "10.0.0.1:80": false, "example.com:80": false,
 		"127.0.0.1": false, "127.0.0.1:99999": false,
 	} {

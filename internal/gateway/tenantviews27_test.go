@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // toolsPageCalls reads the calls column of tool's row on the UI's tools
@@ -74,6 +75,11 @@ func TestTenantOperatorToolsFigures(t *testing.T) {
 	}
 	if n, out := statsCalls(t, srvURL, keys["ops@acme"], "reserve"); n != 1 || out["tenant"] != "acme" {
 		t.Errorf("ops@acme's GET /v1/stats counts %d calls of reserve (%v), want acme's 1", n, out)
+	} else if since, err := time.Parse(time.RFC3339Nano, fmt.Sprint(out["since"])); err != nil || since.After(time.Now()) {
+		t.Errorf("ops@acme's GET /v1/stats says its figures count since %v (%v), want a time before now", out["since"], err)
+	}
+	if !regexp.MustCompile(`tenant acme(?:'|&#39;)s requests since \d{4}-\d\d-\d\dT`).MatchString(page) {
+		t.Errorf("ops@acme's tools page does not say since when its figures count: %.2000s", page)
 	}
 	if n, page := toolsPageCalls(t, srvURL, keys["alice@acme"], "reserve"); n != -1 || !strings.Contains(page, "for operators") {
 		t.Errorf("alice@acme's tools page counts %d calls of reserve, want no figures and why", n)

@@ -237,25 +237,21 @@ func (a *API) sees(r *http.Request, req *reach.Request) bool {
 
 // toolStats is GET /v1/stats: per tool, its calls by outcome, its success
 // rate, latency percentiles (p50, p95, in nanoseconds), failures by code
-// and refusals by guard. With auth, for operators: a global operator's
-// figures are of every principal's calls, a tenant's operator's of its
-// tenant's requests' calls (409 tenant_not_counted when so many tenants
-// called before it that its calls are not counted apart).
+// and refusals by guard, and since when they count (since). With auth, for
+// operators: a global operator's figures are of every principal's calls, a
+// tenant's operator's of its tenant's requests' calls (since the start, or
+// since other tenants' calls made room for them: telemetry.Stats keeps
+// the figures of the tenants that called last).
 func (a *API) toolStats(w http.ResponseWriter, r *http.Request) {
 	if t, ok := a.operatorOf(r); ok {
-		out, kept := a.stats.TenantSnapshot(t)
-		if !kept {
-			httpjson.WriteError(w, http.StatusConflict, "tenant_not_counted", "The calls of tenant "+t+" are not counted apart: statistics keep so many tenants' figures, and the calls of the tenants that came after count in every tenant's figures only.",
-				"Ask an operator of no tenant (a key or token without a tenant with the role "+operatorRole+") for every tenant's figures, or read tenant "+t+"'s calls in GET /v1/audit.")
-			return
-		}
-		httpjson.Write(w, http.StatusOK, map[string]any{"tools": out, "tenant": t})
+		out, since := a.stats.TenantSnapshot(t)
+		httpjson.Write(w, http.StatusOK, map[string]any{"tools": out, "tenant": t, "since": since.UTC()})
 		return
 	}
 	if !a.operatorOnly(w, r, "Statistics are for operators: they count every principal's calls.") {
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"tools": a.stats.Snapshot()})
+	httpjson.Write(w, http.StatusOK, map[string]any{"tools": a.stats.Snapshot(), "since": a.stats.Since().UTC()})
 }
 
 // operatorOnly reports whether r is a global operator's; otherwise it

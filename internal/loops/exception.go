@@ -129,40 +129,39 @@ func apiErrorAnswer(b []byte) (failed, transient bool) {
 // MCP server's refusal of the call, which an error result would have
 // said. Its complaint is its error member's message and data (complaint),
 // the response's id and the error's code aside. Transient as
-// apiErrorAnswer's.
+// apiErrorAnswer's, read in what the complaint says. b is decoded once,
+// into the members read (TestRPCErrorAnswerDecodesOnce).
 func rpcErrorAnswer(b []byte) (complaint []byte, transient bool) {
 	b = bytes.TrimSpace(b)
 	if len(b) < 20 || len(b) > maxExceptionBytes || b[0] != '{' ||
 		!bytes.Contains(b, []byte(`"jsonrpc"`)) || !bytes.Contains(b, []byte(`"error"`)) {
 		return nil, false
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(b, &top) != nil {
+	var top struct {
+		Result json.RawMessage `json:"result"`
+		Error  *rpcError       `json:"error"`
+	}
+	if json.Unmarshal(b, &top) != nil || top.Result != nil || top.Error == nil ||
+		strings.TrimSpace(top.Error.Message) == "" {
 		return nil, false
 	}
-	if _, ok := top["result"]; ok {
-		return nil, false
-	}
-	var e struct {
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	}
-	if json.Unmarshal(top["error"], &e) != nil || strings.TrimSpace(e.Message) == "" {
-		return nil, false
-	}
-	_, transient = errorSays(top["error"])
 	// The code (-32000) is the kind of error, as an HTTP status is, not a
 	// thing the complaint names: left out, other transactions each not
 	// found are a batch, as a tool's own "transaction not found" is
 	// (TestReview27RPCErrorCodeNoThing).
-	complaint, err := json.Marshal(struct {
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data,omitempty"`
-	}{e.Message, e.Data})
+	complaint, err := json.Marshal(top.Error)
 	if err != nil {
 		return nil, false
 	}
+	_, transient = errorSays(complaint)
 	return complaint, transient
+}
+
+// rpcError is a JSON-RPC error member as rpcErrorAnswer reads it and
+// writes its complaint: the message and data, the code left out.
+type rpcError struct {
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
 }
 
 // startFailedAnswer reports whether b, a write's successful answer, says

@@ -66,6 +66,13 @@ func portOf(u *url.URL) string {
 	return "80"
 }
 
+// PlainOffLoopback reports whether u is a plain http URL of a host other
+// than loopback (localhost, 127.0.0.0/8, ::1): what is sent to it crosses
+// the network in the clear.
+func PlainOffLoopback(u *url.URL) bool {
+	return strings.EqualFold(u.Scheme, "http") && !Loopback(u.Hostname())
+}
+
 // Loopback reports whether host (without port) is localhost or a
 // loopback address: what is sent to it does not cross the network.
 func Loopback(host string) bool {

@@ -188,4 +188,10 @@ type RequestOptions struct {
 	// caller's trace (its traceparent's); if zero, a random one. A
 	// sub-request is in its root's trace.
 	Trace [16]byte
+	// Carried is set by a RequestJoiner that joins a run another runtime
+	// began of a request named again: what its earlier runs spent, its
+	// wall clock too, as the shared store keeps it. The part begun here
+	// counts on from it, as the runtime that began the run counts on from
+	// the earlier runs it looked up. Callers leave it nil.
+	Carried *budget.Usage
 }

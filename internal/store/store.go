@@ -99,6 +99,10 @@ type Request struct {
 	// request's principal from this record (recovery leaves it as it is).
 	// Not stored.
 	Unreadable string
+	// Carried is, for a root request named again, what its earlier runs
+	// spent (JSON, as Usage): read by a PostgreSQL join of a run another
+	// instance began (schema 29), nil otherwise.
+	Carried []byte
 }
 
 // RequestFilter selects requests for ListRequests. The zero value selects
@@ -483,6 +487,8 @@ type AuditMatcher interface {
 // events' tenant (SQLite schema 18, PostgreSQL 27): a match on the tenant
 // alone reads the records it returns, not the other tenants' after them,
 // so a page of it needs no bound on the records read (AuditMatch.After).
+// AuditTenantIndexed says whether the index was there when the store
+// opened (a database whose index was dropped by hand has none).
 type AuditTenantIndexer interface {
 	AuditMatcher
 	AuditTenantIndexed() bool

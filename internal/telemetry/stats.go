@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"container/list"
 	"context"
 	"slices"
 	"sync"
@@ -35,14 +36,32 @@ type Stats struct {
 	names  map[string]bool // the tool names in use (toolLabel)
 	known  func(string) bool
 	// tenants are each tenant's figures (the calls of requests of a
-	// tenant), for the first maxTenants tenants that called; the calls of
-	// those that came after are counted in the total only.
-	tenants map[string]map[string]*toolStats
+	// tenant), for the maxTenants tenants that called last; byUse orders
+	// them, the one whose call is oldest at its back. A tenant's first
+	// call past the bound takes the place of that one's figures.
+	tenants map[string]*tenantStats
+	byUse   list.List // of *tenantStats
+	// started is when the figures began; evicted when a tenant's figures
+	// were last dropped for another's (zero before). A tenant without
+	// figures called no tool since then (it would have them).
+	started, evicted time.Time
+	now              func() time.Time
+}
+
+// tenantStats are one tenant's figures, counted since since.
+type tenantStats struct {
+	name  string
+	tools map[string]*toolStats
+	since time.Time
+	use   *list.Element
 }
 
 // maxTenants bounds the tenants whose figures Stats keeps apart: a tenant
-// is whatever an API key or a JWT's tenant claim names. Each keeps at most
-// tenantWindow latencies per tool.
+// is whatever an API key or a JWT's tenant claim names, so a party with
+// keys or tokens of many tenants may call as all of them; the figures of
+// the one that called least recently make room, and each tenant's say
+// since when they count (TenantSnapshot). Each keeps at most tenantWindow
+// latencies per tool.
 const (
 	maxTenants   = 1024
 	tenantWindow = 256
@@ -60,10 +79,16 @@ type toolStats struct {
 
 // NewStats returns Stats keeping window latencies per tool (0 means 1024).
 func NewStats(window int) *Stats {
+	return newStats(window, time.Now)
+}
+
+// newStats is NewStats with the clock now.
+func newStats(window int, now func() time.Time) *Stats {
 	if window <= 0 {
 		window = 1024
 	}
-	return &Stats{window: window, tools: map[string]*toolStats{}, names: map[string]bool{}, tenants: map[string]map[string]*toolStats{}}
+	return &Stats{window: window, tools: map[string]*toolStats{}, names: map[string]bool{}, tenants: map[string]*tenantStats{},
+		started: now(), now: now}
 }
 
 // Record implements reach.Recorder.
@@ -78,15 +103,31 @@ func (s *Stats) Record(_ context.Context, e *reach.Event) {
 	if e.Tenant == "" {
 		return
 	}
-	ts, ok := s.tenants[e.Tenant]
-	if !ok {
+	ts := s.tenants[e.Tenant]
+	if ts != nil {
+		s.byUse.MoveToFront(ts.use)
+	} else {
+		// Absent until now, the tenant called nothing since the last
+		// eviction (or the start): its figures are whole since then.
+		ts = &tenantStats{name: e.Tenant, tools: map[string]*toolStats{}, since: s.since()}
 		if len(s.tenants) >= maxTenants {
-			return
+			last := s.byUse.Remove(s.byUse.Back()).(*tenantStats)
+			delete(s.tenants, last.name)
+			s.evicted = s.now()
 		}
-		ts = map[string]*toolStats{}
+		ts.use = s.byUse.PushFront(ts)
 		s.tenants[e.Tenant] = ts
 	}
-	count(ts, name, e, min(s.window, tenantWindow))
+	count(ts.tools, name, e, min(s.window, tenantWindow))
+}
+
+// since is when the figures of a tenant that has none begin: the last
+// eviction, or the start.
+func (s *Stats) since() time.Time {
+	if s.evicted.IsZero() {
+		return s.started
+	}
+	return s.evicted
 }
 
 // count counts e in tools' figures of tool name, keeping window latencies.
@@ -132,18 +173,26 @@ func (s *Stats) Snapshot() []ToolStats {
 	return snapshot(s.tools)
 }
 
-// TenantSnapshot returns the figures of the calls of tenant's requests,
-// sorted by tool name; kept is false when maxTenants others called first
-// and its figures are not kept apart (out is empty). A tenant with no call
-// has none, and kept true while there is room for it.
-func (s *Stats) TenantSnapshot(tenant string) (out []ToolStats, kept bool) {
+// Since returns when the figures of Snapshot began.
+func (s *Stats) Since() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ts, ok := s.tenants[tenant]
-	if !ok && len(s.tenants) >= maxTenants {
-		return []ToolStats{}, false
+	return s.started
+}
+
+// TenantSnapshot returns the figures of the calls of tenant's requests,
+// sorted by tool name, and since when they count: the start, or, once
+// other tenants' calls made room past maxTenants, when the tenant's
+// figures were begun again (or, for a tenant without figures, the last
+// time a tenant's were dropped: it called nothing since).
+func (s *Stats) TenantSnapshot(tenant string) (out []ToolStats, since time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts := s.tenants[tenant]
+	if ts == nil {
+		return []ToolStats{}, s.since()
 	}
-	return snapshot(ts), true
+	return snapshot(ts.tools), ts.since
 }
 
 func snapshot(tools map[string]*toolStats) []ToolStats {

@@ -1156,15 +1156,12 @@ func (u *UI) figures(r *http.Request) ([]telemetry.ToolStats, string) {
 	}
 	if u.o.OperatorOf != nil {
 		if t, ok := u.o.OperatorOf(r); ok {
-			out, kept := u.o.Stats.TenantSnapshot(t)
-			if !kept {
-				return nil, "The calls of tenant " + t + " are not counted apart: figures are kept for so many tenants, and the others' calls count in every tenant's figures only, for an operator of no tenant."
-			}
-			return out, "The figures count the calls of tenant " + t + "'s requests."
+			out, since := u.o.Stats.TenantSnapshot(t)
+			return out, "The figures count the calls of tenant " + t + "'s requests since " + since.UTC().Format(time.RFC3339) + "."
 		}
 	}
 	if u.o.Operator == nil || u.o.Operator(r) {
-		return u.o.Stats.Snapshot(), "The figures count every tenant's calls."
+		return u.o.Stats.Snapshot(), "The figures count every tenant's calls since " + u.o.Stats.Since().UTC().Format(time.RFC3339) + "."
 	}
 	return nil, "Calls, success and latencies are for operators: they count other principals' calls."
 }

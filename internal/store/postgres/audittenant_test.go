@@ -50,3 +50,22 @@ func TestPostgresAuditTenantIndexed(t *testing.T) {
 		t.Fatalf("acme's newest 2 = %v, %v; want seqs 2 and 3", got, err)
 	}
 }
+
+// TestPostgresAuditTenantIndexedTellsTheTruth: AuditTenantIndexed says
+// whether audit_tenant was there and valid when the store opened: true
+// after the migrations, false for a database whose index was dropped by
+// hand. Before, it answered true whatever the database held.
+func TestPostgresAuditTenantIndexedTellsTheTruth(t *testing.T) {
+	url := pgtest.Database(t)
+	s := openPostgres(t, url)
+	if !s.AuditTenantIndexed() {
+		t.Fatal("AuditTenantIndexed = false after the migrations, want true")
+	}
+	if _, err := s.pool.Exec(context.Background(), `DROP INDEX audit_tenant`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s = openPostgres(t, url); s.AuditTenantIndexed() {
+		t.Error("AuditTenantIndexed = true for a database without audit_tenant, want false")
+	}
+}

@@ -250,6 +250,16 @@ func (p *Store) JoinRequestAfter(ctx context.Context, r *store.Request, owner st
 	if JoinOutcome(outcome) == JoinHandoffEnded { // its parent's id comes as o_cause
 		out.Parent, out.Cause = string(cause), nil
 	}
+	if JoinOutcome(outcome) == JoinJoined && r.Parent == "" {
+		// A run another instance began: what its earlier runs spent, which
+		// that instance counts on from (schema 29), so that this part does
+		// too. A read of the row, on a join only (not on a begin).
+		var carried []byte
+		if err := p.pool.QueryRow(ctx, `SELECT carried FROM requests WHERE id = $1`, r.ID).Scan(&carried); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return nil, "", fmt.Errorf("joining request %s: reading what its earlier runs spent: %w", r.ID, err)
+		}
+		out.Carried = sqlcore.EmptyNil(carried)
+	}
 	return out, JoinOutcome(outcome), nil
 }
 

@@ -204,6 +204,7 @@ func (r reader) Query(ctx context.Context, q string, args ...any) (sqlcore.Rows,
 
 // dialect is how PostgreSQL binds and reads what sqlcore's reads need.
 var dialect = sqlcore.Dialect{
+	IndexReady: `SELECT EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = to_regclass($1::text) AND indisvalid)`,
 	Text: func(b []byte) any {
 		if len(b) == 0 {
 			return nil

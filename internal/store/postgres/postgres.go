@@ -146,6 +146,11 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("opening the PostgreSQL store at %s: %w", where, err)
 	}
 	p.R = reader{p.pool}
+	if err := p.ReadIndexes(ctx); err != nil {
+		p.pool.Close()
+		p.beats.Close()
+		return nil, fmt.Errorf("opening the PostgreSQL store at %s: %w", where, err)
+	}
 	p.W = sqlcore.StartWriter(engine{p}, p.log)
 	return p, nil
 }

@@ -55,6 +55,10 @@ type Core struct {
 	begins map[string]*Write
 
 	kept retained // what the retention sweeps removed (retention.go)
+
+	// auditTenant is whether the audit log's index on the event's tenant
+	// (audit_tenant) was there when the store opened (ReadIndexes).
+	auditTenant atomic.Bool
 }
 
 type flightKey struct{ key, owner string }

@@ -677,9 +677,34 @@ func (d Dialect) auditField(field string) string {
 	return "event ->> '" + field + "'"
 }
 
-// AuditTenantIndexed implements store.AuditTenantIndexer: both schemas
-// have audit_tenant (SQLite migration 18, PostgreSQL 27).
-func (c *Core) AuditTenantIndexed() bool { return true }
+// AuditTenantIndexed implements store.AuditTenantIndexer: whether the
+// index audit_tenant (SQLite migration 18, PostgreSQL 27) was there and
+// usable when the store opened (ReadIndexes); false for a database whose
+// index was dropped or left invalid by hand, whose tenant's pages are then
+// read back through a bounded range (TestAuditTenantIndexedTellsTheTruth).
+func (c *Core) AuditTenantIndexed() bool { return c.auditTenant.Load() }
+
+// ReadIndexes reads which of the indexes Core's reads may lean on are
+// there (D.IndexReady): the store's opening calls it once R is set, after
+// its migrations.
+func (c *Core) ReadIndexes(ctx context.Context) error {
+	rows, err := c.R.Query(ctx, c.D.IndexReady, "audit_tenant")
+	if err != nil {
+		return fmt.Errorf("reading the audit log's indexes: %w", err)
+	}
+	defer rows.Close()
+	var ok bool
+	if rows.Next() {
+		if err := rows.Scan(&ok); err != nil {
+			return fmt.Errorf("reading the audit log's indexes: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading the audit log's indexes: %w", err)
+	}
+	c.auditTenant.Store(ok)
+	return nil
+}
 
 // AuditCheckpoints implements store.AuditLog.
 func (c *Core) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, error) {

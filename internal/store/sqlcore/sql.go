@@ -241,6 +241,9 @@ type Dialect struct {
 	// reads a malformed one as NULL, where ->> would fail the query (and
 	// the index on the tenant, migration 18, every write of such a row).
 	AuditField func(field string) string
+	// IndexReady is a query of one boolean: whether the index named $1 is
+	// there and usable (ReadIndexes).
+	IndexReady string
 	// Claims, if not empty, is the condition of the idempotency records
 	// that ClaimedKeys lists, in place of state = 'claimed'.
 	Claims string

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -48,5 +49,39 @@ func TestAuditTenantIndexed(t *testing.T) {
 	}
 	if entries != 3+148 {
 		t.Errorf("audit_tenant has %d entries, want 151: the events of a tenant only", entries)
+	}
+}
+
+// TestAuditTenantIndexedTellsTheTruth: AuditTenantIndexed says whether
+// audit_tenant was there when the store opened: true after the migrations,
+// false for a database whose index was dropped by hand (a tenant's page
+// is then read through a bounded range, not the whole log); the tenant's
+// events are still found. Before, it answered true whatever the database
+// held.
+func TestAuditTenantIndexedTellsTheTruth(t *testing.T) {
+	dir := t.TempDir()
+	s := openSQLite(t, dir, nil)
+	if !s.AuditTenantIndexed() {
+		t.Fatal("AuditTenantIndexed = false after the migrations, want true")
+	}
+	if err := s.AppendAudit(t.Context(), []*store.AuditRecord{{Seq: 1, Time: time.Now(), Request: "r1", PrevHash: []byte{0}, Hash: []byte{0},
+		Data: []byte(`{"tenant":"acme","kind":"tool","name":"reserve"}`)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	raw, err := OpenFile(filepath.Join(dir, DefaultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`DROP INDEX audit_tenant`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	s = openSQLite(t, dir, nil)
+	if s.AuditTenantIndexed() {
+		t.Error("AuditTenantIndexed = true for a database without audit_tenant, want false")
+	}
+	if got, err := s.MatchAudit(t.Context(), store.AuditMatch{Tenant: "acme"}, 0, 10); err != nil || len(got) != 1 {
+		t.Errorf("acme's events without the index = %v, %v; want the one", got, err)
 	}
 }

@@ -181,6 +181,11 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 	r.SetMaxOpenConns(o.Readers)
 	r.SetMaxIdleConns(o.Readers)
 	s.r, s.R = r, reader{r}
+	if err := s.ReadIndexes(ctx); err != nil {
+		s.r.Close()
+		w.Close()
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
 	if s.ck, err = openPool(path, false, pragmas...); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)

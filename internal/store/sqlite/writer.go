@@ -372,6 +372,7 @@ func readSQL(q string) string {
 // dialect is how SQLite binds and reads what sqlcore's reads need.
 var dialect = sqlcore.Dialect{
 	AuditField: auditField,
+	IndexReady: `SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = $1)`,
 	Text: func(b []byte) any {
 		if len(b) == 0 {
 			return nil
