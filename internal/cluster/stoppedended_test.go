@@ -87,7 +87,8 @@ func bookingRuntime(c *Cluster, u *undoCounter) (*reach.Runtime, *store.Idempote
 // dead life's own records, through its runtime, recorder and store, in the
 // order a live stop makes them; no clock decides anything.
 func TestStoppedEndedSubRequestUndoneAfterAKill(t *testing.T) {
-	for _, order := range []string{"ended, then stopped", "stopped, then ended", "stopped and undone, then ended"} {
+	for _, order := range []string{"ended, then stopped", "stopped, then ended", "stopped and undone, then ended",
+		"its own stop, ended while its undos ran"} {
 		t.Run(order, func(t *testing.T) { stoppedEndedSubRequest(t, order) })
 	}
 }
@@ -154,6 +155,20 @@ func stoppedEndedSubRequest(t *testing.T, order string) {
 		if _, err := a.st.LeaveRequestOutcome(ctx, "c", a.Owner(), time.Minute, "stopped", usage, durable.EncodeCause(cause), time.Now(), 0); err != nil {
 			t.Fatal(err)
 		}
+	case "its own stop, ended while its undos ran":
+		// c's own stop (its task waited too long for input, its budget):
+		// stored, its compensation's request begun, then c's end stored
+		// as its part leaves it, and the kill before the undo ran. p runs
+		// on, its part dead: interrupted.
+		cause.Request, cause.By = "c", "reach"
+		rec.RequestStopped(ctx, c, cause)
+		if _, _, err := rtA.Begin(ctx, &reach.RequestOptions{ID: "c/compensate/0a1b2c3d", Principal: "alice", Agent: "reach", Budget: &reach.Budget{}}); err != nil {
+			t.Fatal(err)
+		}
+		usage, _ := json.Marshal(c.Usage())
+		if _, err := a.st.LeaveRequestOutcome(ctx, "c", a.Owner(), time.Minute, "stopped", usage, durable.EncodeCause(cause), time.Now(), 0); err != nil {
+			t.Fatal(err)
+		}
 	default: // the live stop, whole: its undos run on a
 		p.Stop(reach.Cancel, "api", "enough")
 		waitCompensated(t, a.st, 2)
@@ -193,10 +208,17 @@ func stoppedEndedSubRequest(t *testing.T, order string) {
 	if got := onB.get(); !maps.Equal(got, wantB) {
 		t.Errorf("the recovery undid %v; want %v: every booking of p and of its sub-request c undone once, on a or here", got, wantB)
 	}
-	for _, id := range []string{"p", "c"} {
+	stopped := []string{"p", "c"}
+	if cause.Request == "c" {
+		stopped = stopped[1:]
+		if r, err := b.st.GetRequest(ctx, "p"); err != nil || r.State != "interrupted" || !slices.Contains(rep.Interrupted, "p") {
+			t.Errorf("p after the recovery: %+v (%v), reported interrupted %v; want it interrupted", r, err, rep.Interrupted)
+		}
+	}
+	for _, id := range stopped {
 		r, err := b.st.GetRequest(ctx, id)
-		if err != nil || r.State != "stopped" || r.Ended.IsZero() || durable.DecodeCause(r.Cause).Request != "p" {
-			t.Errorf("request %s after the recovery: %+v (%v); want stopped and ended, with p's stop", id, r, err)
+		if err != nil || r.State != "stopped" || r.Ended.IsZero() || durable.DecodeCause(r.Cause).Request != cause.Request {
+			t.Errorf("request %s after the recovery: %+v (%v); want stopped and ended, with %s's stop", id, r, err, cause.Request)
 		}
 		if !slices.Contains(rep.Stopped, id) {
 			t.Errorf("the recovery reports %v stopped; want %s among them (an A2A task of it is shown final by it)", rep.Stopped, id)

@@ -948,6 +948,13 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 			}
 			continue
 		}
+		// A compensation cut off by the kill: the request whose undos it
+		// ran, stopped and ended while they ran, owes them still. Run
+		// before this one is stored interrupted: a kill in between leaves
+		// it to the next recovery.
+		if err := undoCutOff(ctx, st, rt, idem, r, before, dead, rep); err != nil {
+			return nil, err
+		}
 		cause := reach.Cause{By: "reach", Reason: interruptedReason(len(comps)-failed, failed), At: time.Now(), Request: r.ID}
 		r.State, r.Ended = "interrupted", cause.At
 		r.Cause = EncodeCause(cause)
@@ -1076,7 +1083,8 @@ func stopEndedBelow(ctx context.Context, st Store, rt *reach.Runtime, idem *stor
 			if err := st.PutRequest(ctx, c); err != nil {
 				return err
 			}
-		case c.State == "stopped" && !c.Ended.IsZero() && own[c.ID] == nil && sameStop(c.Cause, r.Cause):
+		case c.State == "stopped" && !c.Ended.IsZero() && own[c.ID] == nil && sameStop(c.Cause, r.Cause) &&
+			!slices.Contains(rep.Stopped, c.ID):
 			if _, _, err := undoStored(ctx, st, rt, idem, c, dead, rep); err != nil {
 				return err
 			}
@@ -1088,6 +1096,39 @@ func stopEndedBelow(ctx context.Context, st Store, rt *reach.Runtime, idem *stor
 			return err
 		}
 	}
+	return nil
+}
+
+// undoCutOff runs the undos of the request that c, a compensation's
+// request ("<request>/compensate/<n>") cut off by the kill, ran them for,
+// when that request is stored stopped and ended: its end was stored while
+// its stop's undos ran (a hand-off ends as soon as its stop reaches it),
+// and nothing else finds it after the kill (it ended: no recovery lists
+// it, and on PostgreSQL none claims it). Each runs once under its key:
+// those run before the kill answer from their records. One this recovery
+// handles itself (own), or has undone already (rep.Stopped), is left.
+func undoCutOff(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Idempotency, c *store.Request,
+	own map[string]*store.Request, dead map[[2]string]bool, rep *Report) error {
+	if !undoRequest(c) || c.Agent != "reach" {
+		return nil
+	}
+	id := c.ID[:strings.LastIndex(c.ID, "/compensate/")]
+	if own[id] != nil || slices.Contains(rep.Stopped, id) {
+		return nil
+	}
+	r, err := st.GetRequest(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading request %s, which the cut-off compensation %s undid: %w", id, c.ID, err)
+	case r.State != "stopped" || r.Ended.IsZero() || r.Unreadable != "":
+		return nil
+	}
+	if _, _, err := undoStored(ctx, st, rt, idem, r, dead, rep); err != nil {
+		return err
+	}
+	rep.Stopped = append(rep.Stopped, r.ID)
 	return nil
 }
 

@@ -22,12 +22,15 @@ import (
 //     recovery lists it, as any stopped request still settling its undos;
 //   - "stopped, then ended": c's end was stored (stopped, ended) while its
 //     stop's undos ran: no recovery listed it, and p's undid only the
-//     sub-requests stored ended: c's booking stayed done.
+//     sub-requests stored ended: c's booking stayed done;
+//   - "its own stop, ended while its undos ran": c's own stop stored, its
+//     compensation's request begun, c's end stored, the undo not run; p
+//     runs on (interrupted by the restart). Nothing found c either.
 //
 // After the restart every booking is undone once, and c is reported
 // stopped.
 func TestStoppedEndedSubRequestUndoneOnSQLite(t *testing.T) {
-	for _, order := range []string{"ended, then stopped", "stopped, then ended"} {
+	for _, order := range []string{"ended, then stopped", "stopped, then ended", "its own stop, ended while its undos ran"} {
 		t.Run(order, func(t *testing.T) {
 			ctx := context.Background()
 			st := tempStore(t)
@@ -60,10 +63,20 @@ func TestStoppedEndedSubRequestUndoneOnSQLite(t *testing.T) {
 			if order == "ended, then stopped" {
 				c.End()
 			}
-			// The live stop's records, p's then c's; no undo ran.
-			cp.RequestStopped(ctx, p, cause)
-			cp.RequestStopped(ctx, c, cause)
-			if order == "stopped, then ended" {
+			stopped := []string{"p", "c"}
+			if order == "its own stop, ended while its undos ran" {
+				stopped = stopped[1:]
+				cause.Request, cause.By = "c", "reach"
+				cp.RequestStopped(ctx, c, cause)
+				if _, _, err := old.Begin(ctx, &reach.RequestOptions{ID: "c/compensate/0a1b2c3d", Principal: "alice", Agent: "reach", Budget: &reach.Budget{}}); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				// The live stop's records, p's then c's; no undo ran.
+				cp.RequestStopped(ctx, p, cause)
+				cp.RequestStopped(ctx, c, cause)
+			}
+			if order != "ended, then stopped" {
 				// c's end as RequestEnded stores a stopped request's.
 				r, err := st.GetRequest(ctx, "c")
 				if err != nil {
@@ -81,10 +94,15 @@ func TestStoppedEndedSubRequestUndoneOnSQLite(t *testing.T) {
 			if !maps.Equal(undone, want) {
 				t.Errorf("undone %v; want %v (each booking of p and of its sub-request once)", undone, want)
 			}
-			for _, id := range []string{"p", "c"} {
+			if len(stopped) == 1 {
+				if r, err := st.GetRequest(ctx, "p"); err != nil || r.State != "interrupted" || !slices.Contains(rep.Interrupted, "p") {
+					t.Errorf("p after the restart: %+v (%v), reported interrupted %v; want it interrupted", r, err, rep.Interrupted)
+				}
+			}
+			for _, id := range stopped {
 				r, err := st.GetRequest(ctx, id)
-				if err != nil || r.State != "stopped" || r.Ended.IsZero() || DecodeCause(r.Cause).Request != "p" {
-					t.Errorf("request %s after the restart: %+v (%v); want stopped, ended, with p's cause", id, r, err)
+				if err != nil || r.State != "stopped" || r.Ended.IsZero() || DecodeCause(r.Cause).Request != cause.Request {
+					t.Errorf("request %s after the restart: %+v (%v); want stopped, ended, with %s's cause", id, r, err, cause.Request)
 				}
 				if !slices.Contains(rep.Stopped, id) {
 					t.Errorf("the report's stopped requests %v miss %s", rep.Stopped, id)
