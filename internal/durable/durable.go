@@ -943,10 +943,17 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 				return nil, err
 			}
 			rep.Stopped = append(rep.Stopped, r.ID)
-			if err := stopEndedBelow(ctx, st, rt, idem, r, dead, rep, 0); err != nil {
+			if err := stopEndedBelow(ctx, st, rt, idem, r, dead, rep, 0, before); err != nil {
 				return nil, err
 			}
 			continue
+		}
+		// A compensation cut off by the kill: the request whose undos it
+		// ran, stopped and ended while they ran, owes them still. Run
+		// before this one is stored interrupted: a kill in between leaves
+		// it to the next recovery.
+		if err := undoCutOff(ctx, st, rt, idem, r, before, dead, rep); err != nil {
+			return nil, err
 		}
 		cause := reach.Cause{By: "reach", Reason: interruptedReason(len(comps)-failed, failed), At: time.Now(), Request: r.ID}
 		r.State, r.Ended = "interrupted", cause.At
@@ -1048,8 +1055,17 @@ func undoStored(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 // reached before the crash is stored stopped already, and is not undone
 // again. The running ones are the recovery's own (inherited). No clock is
 // compared: whichever instance ended a sub-request, it is undone once.
+//
+// A sub-request stored stopped by r's stop that had ended (the stop's
+// cancellation ended it before the stop reached it, or its end was stored
+// while its stop's undos ran) owes them too: a kill before they ran left
+// nothing else that finds it. On PostgreSQL no recovery claims it (it has
+// no part), and on either store none lists it (it ended). Its undos run
+// here, each once under its key: those its stop ran before the kill answer
+// from their records and do not run again. One that this recovery handles
+// itself (own: stopped and not ended) is left to it.
 func stopEndedBelow(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Idempotency, r *store.Request,
-	dead map[[2]string]bool, rep *Report, depth int) error {
+	dead map[[2]string]bool, rep *Report, depth int, own map[string]*store.Request) error {
 	if depth >= 64 { // delegation depth, bounded against a loop in bad records
 		return nil
 	}
@@ -1058,22 +1074,70 @@ func stopEndedBelow(ctx context.Context, st Store, rt *reach.Runtime, idem *stor
 		return fmt.Errorf("listing the sub-requests of stopped request %s: %w", r.ID, err)
 	}
 	for _, c := range subs {
-		if c.State != "ended" {
+		switch {
+		case c.State == "ended":
+			if _, _, err := undoStored(ctx, st, rt, idem, c, dead, rep); err != nil {
+				return err
+			}
+			c.State, c.Cause, c.Ended = "stopped", r.Cause, time.Now()
+			if err := st.PutRequest(ctx, c); err != nil {
+				return err
+			}
+		case c.State == "stopped" && !c.Ended.IsZero() && own[c.ID] == nil && sameStop(c.Cause, r.Cause) &&
+			!slices.Contains(rep.Stopped, c.ID):
+			if _, _, err := undoStored(ctx, st, rt, idem, c, dead, rep); err != nil {
+				return err
+			}
+		default:
 			continue
 		}
-		if _, _, err := undoStored(ctx, st, rt, idem, c, dead, rep); err != nil {
-			return err
-		}
-		c.State, c.Cause, c.Ended = "stopped", r.Cause, time.Now()
-		if err := st.PutRequest(ctx, c); err != nil {
-			return err
-		}
 		rep.Stopped = append(rep.Stopped, c.ID)
-		if err := stopEndedBelow(ctx, st, rt, idem, c, dead, rep, depth+1); err != nil {
+		if err := stopEndedBelow(ctx, st, rt, idem, c, dead, rep, depth+1, own); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// undoCutOff runs the undos of the request that c, a compensation's
+// request ("<request>/compensate/<n>") cut off by the kill, ran them for,
+// when that request is stored stopped and ended: its end was stored while
+// its stop's undos ran (a hand-off ends as soon as its stop reaches it),
+// and nothing else finds it after the kill (it ended: no recovery lists
+// it, and on PostgreSQL none claims it). Each runs once under its key:
+// those run before the kill answer from their records. One this recovery
+// handles itself (own), or has undone already (rep.Stopped), is left.
+func undoCutOff(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Idempotency, c *store.Request,
+	own map[string]*store.Request, dead map[[2]string]bool, rep *Report) error {
+	if !undoRequest(c) || c.Agent != "reach" {
+		return nil
+	}
+	id := c.ID[:strings.LastIndex(c.ID, "/compensate/")]
+	if own[id] != nil || slices.Contains(rep.Stopped, id) {
+		return nil
+	}
+	r, err := st.GetRequest(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading request %s, which the cut-off compensation %s undid: %w", id, c.ID, err)
+	case r.State != "stopped" || r.Ended.IsZero() || r.Unreadable != "":
+		return nil
+	}
+	if _, _, err := undoStored(ctx, st, rt, idem, r, dead, rep); err != nil {
+		return err
+	}
+	rep.Stopped = append(rep.Stopped, r.ID)
+	return nil
+}
+
+// sameStop reports whether the stored causes a and b are one stop's: made
+// on the same request at the same time (a stop stores its cause on each
+// request below it as it was made).
+func sameStop(a, b []byte) bool {
+	ca, cb := DecodeCause(a), DecodeCause(b)
+	return ca.Request != "" && ca.Request == cb.Request && ca.At.Equal(cb.At)
 }
 
 // interruptible returns the requests a recovery interrupts: every one that
