@@ -12,6 +12,14 @@
 // listener's SO_REUSEADDR does not pass. So the ports come from below that
 // range, where the kernel hands out none, are checked free, and no port is
 // handed out twice in one process.
+//
+// Nor twice by two processes: the test binaries of several packages run at
+// once (go test ./...), and each hands out ports that a server of its own
+// binds later, or binds again after a restart, while the port is free. A
+// port handed out is claimed for as long as its process lives with a unix
+// socket of the abstract namespace named after it (Linux), which another
+// process's claim of the same port fails on, and which the kernel drops
+// when the process ends, killed too.
 package testport
 
 import (
@@ -19,14 +27,36 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 var given struct {
 	sync.Mutex
-	ports map[int]bool
+	ports  map[int]bool
+	claims []net.Listener // the ports' claims (claim), held until the process ends
+}
+
+// claimPrefix names a port's claim in the abstract namespace.
+const claimPrefix = "@agentreach-testport/"
+
+// claim claims port p for this process, with given held, and reports
+// whether no other process claimed it. Where the abstract namespace is
+// missing (not Linux), or a claim cannot be made (no file descriptor
+// left), it reports true: the port is checked free, as before claims.
+func claim(p int) bool {
+	if runtime.GOOS != "linux" {
+		return true
+	}
+	ln, err := net.Listen("unix", claimPrefix+strconv.Itoa(p))
+	if err != nil {
+		return !errors.Is(err, syscall.EADDRINUSE)
+	}
+	given.claims = append(given.claims, ln)
+	return true
 }
 
 // Free returns a loopback port nobody listens on, below the kernel's
@@ -53,7 +83,10 @@ func Free() (int, error) {
 				continue
 			}
 			ln.Close()
-			given.ports[p] = true
+			given.ports[p] = true // claimed by another process, or handed out here
+			if !claim(p) {
+				continue
+			}
 			return p, nil
 		}
 	}
@@ -66,7 +99,9 @@ func Free() (int, error) {
 		ln.Close()
 		if !given.ports[p] {
 			given.ports[p] = true
-			return p, nil
+			if claim(p) {
+				return p, nil
+			}
 		}
 	}
 	return 0, errors.New("testport: no free loopback port")
