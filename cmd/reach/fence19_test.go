@@ -51,25 +51,31 @@ func TestFence19FrozenInstance(t *testing.T) {
 			resp.Body.Close()
 		}
 	}
-	// The audit says why r-held's call did not run.
-	cmd := exec.Command(exe(t), "audit", "show", "r-held", "--store", f.url)
-	cmd.Env = append(os.Environ(), "REACH_AS_CLI=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("reach audit show r-held: %v\n%s", err, out)
-	}
-	// Its refusal is instance_stopping, or store_unavailable when the lease
-	// lapsed first (which of the two depends on the order b finds them in);
-	// the table cuts the text, so the decision's code is what it shows.
+	// The audit says why r-held's call did not run. Its event is recorded
+	// off the call path (queued, committed by b's writer after the
+	// answer): the audit is read until it is there, a minute at most.
+	var out []byte
 	refused := false
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.Contains(line, "gate__gate") && strings.Contains(line, "refused") &&
-			(strings.Contains(line, "admit/instance_stopping") || strings.Contains(line, "admit/store_unavailable")) {
-			refused = true
+	for deadline := time.Now().Add(time.Minute); !refused && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		cmd := exec.Command(exe(t), "audit", "show", "r-held", "--store", f.url)
+		cmd.Env = append(os.Environ(), "REACH_AS_CLI=1")
+		var err error
+		if out, err = cmd.CombinedOutput(); err != nil && !strings.Contains(string(out), "no audit events for request r-held") {
+			t.Fatalf("reach audit show r-held: %v\n%s", err, out)
+		}
+		// Its refusal is instance_stopping, or store_unavailable when the
+		// lease lapsed first (which of the two depends on the order b
+		// finds them in); the table cuts the text, so the decision's code
+		// is what it shows.
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, "gate__gate") && strings.Contains(line, "refused") &&
+				(strings.Contains(line, "admit/instance_stopping") || strings.Contains(line, "admit/store_unavailable")) {
+				refused = true
+			}
 		}
 	}
 	if !refused {
-		t.Errorf("the audit of r-held does not say why its call did not run:\n%s", out)
+		t.Errorf("the audit of r-held does not say why its call did not run, a minute after its answer:\n%s", out)
 	}
 	if r := callHTTP(t, f.base(0), "r-new", "c", "up__count", `{"key":"new"}`, ""); r["status"] != "success" {
 		t.Errorf("a call on a after b froze: %v", r)
