@@ -140,17 +140,25 @@ func freezeB(t *testing.T, startA func(f *fleet), a string) (f *fleet, owner str
 	}
 	// b, resumed, finds it was taken for dead: it admits no new work
 	// (until restarted), and does not come back to life under its old name.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		r := callHTTP(t, f.base(1), "r-after", "c", "up__count", `{"key":"after"}`, "")
+	// Each look is a new request: one that b began before it found out
+	// (its call refused store_unavailable, its lease lapsed) is among the
+	// parts b stops then (stopped_isolate), and a call naming it again is
+	// refused as stopped, before b's own state is looked at.
+	var seen []string
+	deadline := time.Now().Add(time.Minute)
+	for i := 0; ; i++ {
+		r := callHTTP(t, f.base(1), fmt.Sprint("r-after-", i), "c", "up__count", fmt.Sprintf(`{"key":"after-%d"}`, i), "")
 		if errCode(r) == "instance_stopping" {
 			break
 		}
 		if r["status"] == "success" {
 			t.Fatalf("b ran a new call after it was taken for dead: %v", r)
 		}
+		seen = append(seen, errCode(r))
 		if time.Now().After(deadline) {
-			t.Fatalf("b, taken for dead, still does not refuse new work: %v", r)
+			t.Fatalf("b, taken for dead, still does not refuse new work: %v (refused before: %v)", r, seen)
 		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	return f, owner
 }
