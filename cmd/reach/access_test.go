@@ -29,6 +29,9 @@ func runCmd(t *testing.T, newCmd func() *cobra.Command, args ...string) (string,
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	if args == nil {
+		args = []string{} // cobra reads the process's own arguments (this test binary's) for nil
+	}
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(t.Context())
 	return out.String(), errOut.String(), err

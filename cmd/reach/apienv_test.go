@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,13 +37,9 @@ func TestAPIFromEnvironment(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	// An address nothing listens on.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := "http://" + ln.Addr().String()
-	ln.Close()
+	// An address nothing listens on, nor will (testport: below the
+	// ephemeral range that listeners on port 0 of the tests beside take).
+	dead := "http://" + freeAddr(t)
 
 	t.Setenv("REACH_API", srv.URL+"/")
 	if out, _, err := runCmd(t, newRequests, "list"); err != nil || !strings.Contains(out, "req_env") {

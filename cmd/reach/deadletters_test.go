@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"net"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -36,7 +35,7 @@ func TestDeadLettersCLI(t *testing.T) {
 		t.Errorf("--state opne: %v %q; want an error naming the states", err, out)
 	}
 	// No gateway answers at --api: the dismissal is written to the store.
-	down := closedAddr(t)
+	down := "http://" + freeAddr(t) // nobody listens there, and no other test takes it (testport)
 	if _, err := runCLI(t, "deadletters", "dismiss", "1", "--data", dir, "--api", down); err == nil || !strings.Contains(err.Error(), "--note") {
 		t.Fatalf("dismiss without a note: %v", err)
 	}
@@ -63,18 +62,6 @@ func TestDeadLettersCLI(t *testing.T) {
 		t.Error(err)
 	}
 	_ = id
-}
-
-// closedAddr is the URL of a loopback port where nothing listens.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
 }
 
 // TestDeadLetterDismissCLIThroughGateway: with a gateway running, dismiss

@@ -51,25 +51,31 @@ func TestFence19FrozenInstance(t *testing.T) {
 			resp.Body.Close()
 		}
 	}
-	// The audit says why r-held's call did not run.
-	cmd := exec.Command(exe(t), "audit", "show", "r-held", "--store", f.url)
-	cmd.Env = append(os.Environ(), "REACH_AS_CLI=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("reach audit show r-held: %v\n%s", err, out)
-	}
-	// Its refusal is instance_stopping, or store_unavailable when the lease
-	// lapsed first (which of the two depends on the order b finds them in);
-	// the table cuts the text, so the decision's code is what it shows.
+	// The audit says why r-held's call did not run. Its event is recorded
+	// off the call path (queued, committed by b's writer after the
+	// answer): the audit is read until it is there, a minute at most.
+	var out []byte
 	refused := false
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.Contains(line, "gate__gate") && strings.Contains(line, "refused") &&
-			(strings.Contains(line, "admit/instance_stopping") || strings.Contains(line, "admit/store_unavailable")) {
-			refused = true
+	for deadline := time.Now().Add(time.Minute); !refused && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		cmd := exec.Command(exe(t), "audit", "show", "r-held", "--store", f.url)
+		cmd.Env = append(os.Environ(), "REACH_AS_CLI=1")
+		var err error
+		if out, err = cmd.CombinedOutput(); err != nil && !strings.Contains(string(out), "no audit events for request r-held") {
+			t.Fatalf("reach audit show r-held: %v\n%s", err, out)
+		}
+		// Its refusal is instance_stopping, or store_unavailable when the
+		// lease lapsed first (which of the two depends on the order b
+		// finds them in); the table cuts the text, so the decision's code
+		// is what it shows.
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, "gate__gate") && strings.Contains(line, "refused") &&
+				(strings.Contains(line, "admit/instance_stopping") || strings.Contains(line, "admit/store_unavailable")) {
+				refused = true
+			}
 		}
 	}
 	if !refused {
-		t.Errorf("the audit of r-held does not say why its call did not run:\n%s", out)
+		t.Errorf("the audit of r-held does not say why its call did not run, a minute after its answer:\n%s", out)
 	}
 	if r := callHTTP(t, f.base(0), "r-new", "c", "up__count", `{"key":"new"}`, ""); r["status"] != "success" {
 		t.Errorf("a call on a after b froze: %v", r)
@@ -134,17 +140,25 @@ func freezeB(t *testing.T, startA func(f *fleet), a string) (f *fleet, owner str
 	}
 	// b, resumed, finds it was taken for dead: it admits no new work
 	// (until restarted), and does not come back to life under its old name.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		r := callHTTP(t, f.base(1), "r-after", "c", "up__count", `{"key":"after"}`, "")
+	// Each look is a new request: one that b began before it found out
+	// (its call refused store_unavailable, its lease lapsed) is among the
+	// parts b stops then (stopped_isolate), and a call naming it again is
+	// refused as stopped, before b's own state is looked at.
+	var seen []string
+	deadline := time.Now().Add(time.Minute)
+	for i := 0; ; i++ {
+		r := callHTTP(t, f.base(1), fmt.Sprint("r-after-", i), "c", "up__count", fmt.Sprintf(`{"key":"after-%d"}`, i), "")
 		if errCode(r) == "instance_stopping" {
 			break
 		}
 		if r["status"] == "success" {
 			t.Fatalf("b ran a new call after it was taken for dead: %v", r)
 		}
+		seen = append(seen, errCode(r))
 		if time.Now().After(deadline) {
-			t.Fatalf("b, taken for dead, still does not refuse new work: %v", r)
+			t.Fatalf("b, taken for dead, still does not refuse new work: %v (refused before: %v)", r, seen)
 		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	return f, owner
 }

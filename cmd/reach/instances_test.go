@@ -189,7 +189,10 @@ func (f *fleet) start(i int) {
 	f.cmd[i] = startReach(f.t, f.cfg[i], f.addr[i], f.data[i])
 }
 
-// stop ends instance i as an operator would (SIGTERM), if it runs.
+// stop ends instance i as an operator would (SIGTERM), if it runs. One
+// that has not exited a minute later (stopped at a crash point, or hung)
+// is killed, and the test's log says so: a test that went on to check a
+// graceful stop's outcome then knows it checks a kill's.
 func (f *fleet) stop(i int) {
 	if c := f.cmd[i]; c != nil {
 		c.Process.Signal(syscall.SIGTERM)
@@ -197,9 +200,10 @@ func (f *fleet) stop(i int) {
 		go func() { c.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(20 * time.Second):
+		case <-time.After(time.Minute):
 			c.Process.Kill()
 			<-done
+			f.t.Logf("instance %s had not exited a minute after SIGTERM: killed", f.names[i])
 		}
 		f.cmd[i] = nil
 	}
