@@ -1,14 +1,20 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/mcpwire"
@@ -100,5 +106,94 @@ func TestUnnamedSamplingNotRelayedAcrossOwners(t *testing.T) {
 	res, text = callText(t, acme, "up__sample_detached", map[string]any{}, nil)
 	if n := asked["alice@acme"].Load(); n != 1 || !res.IsError {
 		t.Errorf("acme's second up__sample_detached = %q; its client was asked %d times, want once (the first call)", text, n)
+	}
+}
+
+// TestUpstreamBreakerErrorStaysWithItsOwner: an upstream's breaker opened
+// by alice@acme's failing calls kept what the last of them was answered
+// (here the upstream's error body, naming the account her arguments
+// named), and /healthz and the UI's tools page showed it to anyone signed
+// in: alice of tenant globex read acme's account. A tool's breaker's was
+// kept for a global operator already; an upstream's (and a model
+// endpoint's) is one call's failure as much. Now it is shown to the
+// principal whose call it was, in its tenant, and to a global operator.
+func TestUpstreamBreakerErrorStaysWithItsOwner(t *testing.T) {
+	const account = "ACME-ACCT-55127"
+	p := newUpstreamProbe()
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.server }, nil)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			var call struct {
+				Params struct {
+					Arguments struct{ Text string } `json:"arguments"`
+				} `json:"params"`
+			}
+			json.Unmarshal(body, &call)
+			http.Error(w, "the CRM is down looking up account "+call.Params.Arguments.Text, http.StatusServiceUnavailable)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(up.Close)
+
+	dir := t.TempDir()
+	ks, err := auth.OpenKeys(auth.KeysPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]string{}
+	for name, spec := range map[string]auth.KeySpec{
+		"alice@acme":   {Principal: "alice", Tenant: "acme"},
+		"alice@globex": {Principal: "alice", Tenant: "globex"},
+		"ops@globex":   {Principal: "ops", Tenant: "globex", Roles: []string{"operator"}},
+		"root":         {Principal: "root", Roles: []string{"operator"}},
+	} {
+		if keys[name], _, err = ks.Create(spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pol := filepath.Join(dir, "policy.cedar")
+	if err := os.WriteFile(pol, []byte("permit(principal, action, resource);\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\npolicy: {path: "+pol+"}\n"+
+		"upstreams:\n  - {name: up, url: "+up.URL+", breaker: {failures: 2, open_for: 1h}}\n"+
+		"tools:\n  up__echo: {retry: {attempts: 1}}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	srvURL := serveTest(t, g).URL
+	for i := 0; upstreamBreaker(g, "up").State != reach.BreakerOpen; i++ {
+		if i == 10 {
+			t.Fatalf("the upstream's breaker is %+v after %d failed calls, want it open", upstreamBreaker(g, "up"), i)
+		}
+		status, out := do(t, "POST", srvURL+"/v1/calls",
+			fmt.Sprintf(`{"request_id":"acme-crm-%d","tool_calls":[{"call_id":"c","tool":"up__echo","arguments":{"text":%q}}]}`, i, account),
+			map[string]string{"Authorization": "Bearer " + keys["alice@acme"]})
+		if status != 200 || path(out, "results", 0, "status") != "error" {
+			t.Fatalf("alice@acme's call: %d %v, want 200 and the call failed", status, out)
+		}
+	}
+	if b := upstreamBreaker(g, "up"); !strings.Contains(b.LastError, account) {
+		t.Fatalf("the breaker's last error = %q, want the upstream's answer naming %s (the test's premise)", b.LastError, account)
+	}
+	for who, sees := range map[string]bool{"alice@acme": true, "root": true, "alice@globex": false, "ops@globex": false} {
+		code, health := rawAs(t, keys[who], "GET", srvURL+"/healthz", "")
+		if code != 200 || !strings.Contains(health, `"state":"open"`) {
+			t.Errorf("%s's /healthz: %d %s, want the open breaker", who, code, health)
+		}
+		if shown := strings.Contains(health, account); shown != sees {
+			t.Errorf("%s's /healthz shows the last failure of alice@acme's call: %v, want %v: %s", who, shown, sees, health)
+		}
+		code, page := rawAs(t, keys[who], "GET", srvURL+"/ui/tools", "")
+		if code != 200 || !strings.Contains(page, "up__echo") {
+			t.Errorf("%s's /ui/tools: %d, want the tools page", who, code)
+		}
+		if shown := strings.Contains(page, account); shown != sees {
+			t.Errorf("%s's /ui/tools shows the last failure of alice@acme's call: %v, want %v", who, shown, sees)
+		}
 	}
 }
