@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/link"
@@ -304,7 +305,7 @@ type openCalls struct {
 	shared   *mcp.ClientSession
 	sharedBy string
 	mixed    bool
-	retired  map[*mcp.ClientSession]struct{}
+	retired  map[weak.Pointer[mcp.ClientSession]]struct{} // weak: a closed session is not kept for it
 }
 
 // callOwner is whose call fl is: its request's principal in its tenant
@@ -362,12 +363,12 @@ func (fs *openCalls) carried(cs *mcp.ClientSession, by string) {
 		return
 	}
 	if fs.retired == nil {
-		fs.retired = map[*mcp.ClientSession]struct{}{}
+		fs.retired = map[weak.Pointer[mcp.ClientSession]]struct{}{}
 	}
 	if fs.shared != nil && len(fs.retired) < maxEnded {
-		fs.retired[fs.shared] = struct{}{}
+		fs.retired[weak.Make(fs.shared)] = struct{}{}
 	}
-	_, seen := fs.retired[cs]
+	_, seen := fs.retired[weak.Make(cs)]
 	// A session seen before, whose calls are forgotten, or one past the
 	// bound of those remembered, counts as mixed.
 	fs.shared, fs.sharedBy, fs.mixed = cs, by, seen || len(fs.retired) >= maxEnded
