@@ -47,6 +47,20 @@ func breakerOwner(r *Request) string {
 	return r.root.tenant + "\x00" + r.root.principal
 }
 
+// BreakerErrorFor reports whether a view of the breaker s (/healthz, the
+// tools page) may show its last failure (LastError) to principal in
+// tenant, when that caller is not a global operator (who sees every one):
+// it was what a call of that principal in that tenant said, or, for an
+// upstream's or a model endpoint's breaker, a failure of no request's.
+// Another principal's call's failure is its own: a refusal tells it to
+// that owner only, too.
+func BreakerErrorFor(s BreakerStatus, principal, tenant string) bool {
+	if s.LastBy == "" {
+		return s.Kind != BreakerTool
+	}
+	return s.LastBy == tenant+"\x00"+principal
+}
+
 // breakerChanged logs and records a breaker's change of state.
 func (rt *Runtime) breakerChanged(b *Breaker, req *Request, ch *BreakerChange) {
 	lvl := rt.log.Info

@@ -150,9 +150,11 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	if m.TaskID != "" {
 		return e.resume(ctx, req, owner)
 	}
-	if over, n, mine := e.g.tasks.over(owner); over {
+	if over, _, mine := e.g.tasks.over(owner); over {
+		// What all tasks hold is every caller's: less the caller's own, it
+		// told what other principals' and tenants' tasks held, and when.
 		return e.refuse(owner, req, nil, a2a.TaskStateRejected, nil,
-			fmt.Sprintf("reach refused this message to agent %s: the live A2A tasks hold %d bytes of artifacts and messages, over the bound for all tasks (%d bytes, a2a.max_total_bytes in the configuration), and yours hold %d of them, your share or more, so reach begins no new task of yours until some end. Try again later, cancel the tasks you no longer need (CancelTask), or do this step another way.", e.a.cfg.Name, n, e.g.opts.MaxTotalBytes, mine)), 0, nil
+			fmt.Sprintf("reach refused this message to agent %s: the live A2A tasks of all callers are at the bound reach keeps for them together (a2a.max_total_bytes in the configuration), and yours hold %d bytes of artifacts and messages, your share of it or more, so reach begins no new task of yours until some end. Try again later, cancel the tasks you no longer need (CancelTask), or do this step another way.", e.a.cfg.Name, mine)), 0, nil
 	}
 	client, card, err := e.a.ready(ctx)
 	if err != nil {

@@ -520,16 +520,21 @@ func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
 	// upstream or a tool said when it failed (a path, a host, a user's
 	// name in an error) stays with those who may see it: a caller without
 	// valid credentials gets each upstream's name, transport, state and
-	// count, and the breakers' states, without their errors. A tool's
-	// breaker's error is what any tenant's call of it said, and the audit
-	// log's figures count every tenant's events: those are a global
-	// operator's (the role operator of no tenant).
+	// count, and the breakers' states, without their errors. A breaker's
+	// error (a tool's, an upstream's or a model endpoint's) is what one
+	// tenant's call said: the principal whose call it was, in its tenant,
+	// and a global operator (the role operator of no tenant) see it. The
+	// audit log's figures count every tenant's events: a global operator's.
 	detailed := a.authn == nil || !a.authn.Enabled()
 	global := detailed
+	var caller *auth.Identity
 	if !detailed {
 		id, err := a.authn.Authenticate(r)
 		detailed = err == nil
 		global = detailed && globalOperator(id)
+		if detailed {
+			caller = id
+		}
 	}
 	ups := a.upstreams.Upstreams()
 	status := "ok"
@@ -552,7 +557,11 @@ func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
 		if b.State != reach.BreakerClosed {
 			status = "degraded"
 		}
-		if !detailed || !global && b.Kind == reach.BreakerTool {
+		// A breaker's last failure is what one call said, of one
+		// principal in one tenant, whatever the breaker's kind (an
+		// upstream's or a model endpoint's too): its owner's and a
+		// global operator's (reach.BreakerErrorFor).
+		if !global && (caller == nil || !reach.BreakerErrorFor(b, caller.Principal, caller.Tenant)) {
 			b.LastError = ""
 		}
 		breakers = append(breakers, b)

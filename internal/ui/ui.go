@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/render"
 	"github.com/agentreach/reach/internal/telemetry"
@@ -1087,9 +1088,10 @@ type toolView struct {
 }
 
 // breakerView is how the tools page shows a breaker that is not closed;
-// a tool's breaker's error (what any tenant's call of it said) only to a
-// global operator (all), as /healthz does.
-func breakerView(v *toolView, s reach.BreakerStatus, all bool) {
+// its last error (what one tenant's call said, whether the breaker is a
+// tool's or an upstream's) only to a global operator (all) or the
+// principal whose call it was, in its tenant (who), as /healthz does.
+func breakerView(v *toolView, s reach.BreakerStatus, all bool, who *auth.Identity) {
 	v.Breaker, v.Down = strings.ReplaceAll(s.State.String(), "_", "-"), true
 	if s.Kind == reach.BreakerUpstream {
 		v.Breaker += " (upstream " + s.Name + ")"
@@ -1098,7 +1100,7 @@ func breakerView(v *toolView, s reach.BreakerStatus, all bool) {
 	if !s.RetryAt.IsZero() {
 		v.BreakerWhy += ", probed at " + s.RetryAt.UTC().Format(time.RFC3339)
 	}
-	if s.LastError != "" && (all || s.Kind != reach.BreakerTool) {
+	if s.LastError != "" && (all || who != nil && reach.BreakerErrorFor(s, who.Principal, who.Tenant)) {
 		v.BreakerWhy += ": " + clip(s.LastError, 160)
 	}
 }
@@ -1110,6 +1112,7 @@ func (u *UI) tools(w http.ResponseWriter, r *http.Request) {
 		stats[s.Tool] = s
 	}
 	global := u.o.Operator == nil || u.o.Operator(r)
+	who, _ := auth.IdentityFrom(r.Context())
 	var tools []reach.Tool
 	if u.o.Tools != nil {
 		tools = u.o.Tools(r)
@@ -1129,9 +1132,9 @@ func (u *UI) tools(w http.ResponseWriter, r *http.Request) {
 			v.Calls = strconv.FormatInt(s.Calls, 10)
 		}
 		if b, ok := breakers[reach.BreakerUpstream+":"+t.Upstream]; ok && t.Upstream != "" && b.State != reach.BreakerClosed {
-			breakerView(&v, b, global)
+			breakerView(&v, b, global, who)
 		} else if b, ok := breakers[reach.BreakerTool+":"+t.Name]; ok && b.State != reach.BreakerClosed {
-			breakerView(&v, b, global)
+			breakerView(&v, b, global, who)
 		}
 		if s.Completed+s.Failed > 0 {
 			v.Success = fmt.Sprintf("%.0f%%", s.SuccessRate*100)

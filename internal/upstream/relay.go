@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/link"
@@ -35,8 +36,12 @@ import (
 // the upstream's per-session state stays that client's. On the one shared
 // session of a stdio upstream (and on the SDK's path for sessionless
 // upstreams) the frame the upstream names in the request's _meta (it got
-// it with the call) decides, otherwise the newest call in flight whose
-// client can sample.
+// it with the call) decides. One that names no call is relayed to the
+// newest call in flight whose client can sample only while that shared
+// session has carried the calls of one owner (principal in tenant) only:
+// an upstream may send a request after the call it was for has ended, and
+// once another owner's calls share the session, the call in flight may be
+// another tenant's. Then it is refused to the upstream (otherCallers).
 
 // Caller is the downstream MCP client a tool call came from: its
 // session, the context of the SDK's handler of the call, whose values route
@@ -84,7 +89,7 @@ func CanSample(ss *mcp.ServerSession) bool {
 func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	fl := u.open.find(req.Session, req.Params.Meta, CanSample)
 	if fl == nil {
-		return nil, errors.New("reach: an elicitation request needs the tool call it is for: name it with the _meta (reach/parent) reach sent with the call, or there must be one client with calls in flight on this session, able to answer it")
+		return nil, errors.New(u.open.unnamed(req.Session, "an elicitation request"))
 	}
 	if !fl.asked.take() {
 		return nil, errors.New(tooManyAsked("elicitation/create"))
@@ -189,8 +194,11 @@ type openCall struct {
 	ctx   context.Context // the tool call's context: its frame, its request
 	frame *reach.Frame
 	ss    *mcp.ServerSession // the downstream session that made the call, if any
-	relay *relay             // passes the call's notifications on, in order
-	asked asking             // its sampling and elicitation requests being relayed
+	// own: the upstream session is this downstream session's own (it
+	// serves no other client), so what comes on it unnamed is its client's.
+	own   bool
+	relay *relay // passes the call's notifications on, in order
+	asked asking // its sampling and elicitation requests being relayed
 }
 
 // MaxAsked bounds the sampling and elicitation requests of one tool call
@@ -289,6 +297,24 @@ type openCalls struct {
 	mu    sync.Mutex
 	m     map[*mcp.ClientSession][]*openCall
 	ended map[reach.FrameID]struct{} // frames of calls no longer in flight (the last maxEnded)
+	// The newest shared session (not a client's own) calls were added on,
+	// and whose calls it has carried: one owner's (sharedBy), or mixed.
+	// A shared session before it is mixed: unnamed messages on it go to
+	// no client, and it is never taken for a new one again (retired; once
+	// maxEnded of them are, no shared session is).
+	shared   *mcp.ClientSession
+	sharedBy string
+	mixed    bool
+	retired  map[weak.Pointer[mcp.ClientSession]]struct{} // weak: a closed session is not kept for it
+}
+
+// callOwner is whose call fl is: its request's principal in its tenant
+// ("" without a request).
+func callOwner(fl *openCall) string {
+	if fl.frame == nil || fl.frame.Request == nil {
+		return ""
+	}
+	return fl.frame.Request.Tenant() + "\x00" + fl.frame.Request.Principal()
 }
 
 // maxEnded bounds the frames of ended calls openCalls remember.
@@ -301,6 +327,9 @@ func (fs *openCalls) add(cs *mcp.ClientSession, fl *openCall) func() {
 		fs.m = map[*mcp.ClientSession][]*openCall{}
 	}
 	fs.m[cs] = append(fs.m[cs], fl)
+	if !fl.own {
+		fs.carried(cs, callOwner(fl))
+	}
 	fs.mu.Unlock()
 	return func() {
 		fs.mu.Lock()
@@ -326,12 +355,34 @@ func (fs *openCalls) add(cs *mcp.ClientSession, fl *openCall) func() {
 	}
 }
 
+// carried notes that the shared session cs carries a call of owner by.
+// fs.mu is held.
+func (fs *openCalls) carried(cs *mcp.ClientSession, by string) {
+	if cs == fs.shared {
+		fs.mixed = fs.mixed || by != fs.sharedBy
+		return
+	}
+	if fs.retired == nil {
+		fs.retired = map[weak.Pointer[mcp.ClientSession]]struct{}{}
+	}
+	if fs.shared != nil && len(fs.retired) < maxEnded {
+		fs.retired[weak.Make(fs.shared)] = struct{}{}
+	}
+	_, seen := fs.retired[weak.Make(cs)]
+	// A session seen before, whose calls are forgotten, or one past the
+	// bound of those remembered, counts as mixed.
+	fs.shared, fs.sharedBy, fs.mixed = cs, by, seen || len(fs.retired) >= maxEnded
+}
+
 // find returns the call a request or notification on cs belongs to: the
 // one whose frame its _meta names; none when it names one that is no
 // longer in flight (reach/parent, or a traceparent with the span of a call
 // that ended); else, when every call in flight on cs comes from one
 // downstream session that passes ok, the newest of them; else none (a
-// message that could be for either of two clients goes to neither).
+// message that could be for either of two clients goes to neither). On a
+// shared session (not a client's own) that has carried the calls of more
+// than one owner, a message that names no call goes to none either: it
+// may be for a call of another owner that has ended.
 func (fs *openCalls) find(cs *mcp.ClientSession, meta mcp.Meta, ok func(*mcp.ServerSession) bool) *openCall {
 	var named reach.FrameID
 	strict := false // the name is reach's own, not another tracer's span
@@ -368,7 +419,29 @@ func (fs *openCalls) find(cs *mcp.ClientSession, meta mcp.Meta, ok func(*mcp.Ser
 	if found == nil || !ok(found.ss) {
 		return nil
 	}
+	if !found.own && (cs != fs.shared || fs.mixed) {
+		return nil
+	}
 	return found
+}
+
+// unnamed is why find gave no call for a sampling or elicitation request
+// (what) on cs, as the upstream is told.
+func (fs *openCalls) unnamed(cs *mcp.ClientSession, what string) string {
+	fs.mu.Lock()
+	l := fs.m[cs]
+	shared := len(l) > 0 && !l[0].own && (cs != fs.shared || fs.mixed)
+	fs.mu.Unlock()
+	if shared {
+		return otherCallers(what)
+	}
+	return "reach: " + what + " needs the tool call it is for: name it with the _meta (reach/parent) reach sent with the call, or there must be one client with calls in flight on this session, able to answer it"
+}
+
+// otherCallers is the error of a sampling or elicitation request (what)
+// that names no call on a session shared by several owners' calls.
+func otherCallers(what string) string {
+	return "reach did not relay " + what + ": it names no tool call, and this session carries the calls of more than one principal, so the call in flight now may not be the one it is for. Send it with the _meta \"reach/parent\" that came with the tool call it belongs to"
 }
 
 // hasSession reports whether a call has a downstream session.
@@ -380,7 +453,7 @@ func hasSession(ss *mcp.ServerSession) bool { return ss != nil }
 func (u *upstream) onCreateMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	fl := u.open.find(req.Session, req.Params.Meta, CanSample)
 	if fl == nil {
-		return nil, errors.New("reach: a sampling request needs the tool call it is for: name it with the _meta (reach/parent) reach sent with the call, or there must be one client with calls in flight on this session, able to sample")
+		return nil, errors.New(u.open.unnamed(req.Session, "a sampling request"))
 	}
 	if !fl.asked.take() {
 		return nil, errors.New(tooManyAsked("sampling/createMessage"))

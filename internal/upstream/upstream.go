@@ -1051,7 +1051,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 				// What the upstream sends outside the call's stream (its
 				// standalone GET stream) reaches onCreateMessage, onElicit or
 				// onLog; on this client's own session it is this call's.
-				defer u.open.add(cs, &openCall{ctx: ctx, frame: f, ss: down, relay: &relay{}})()
+				defer u.open.add(cs, &openCall{ctx: ctx, frame: f, ss: down, own: true, relay: &relay{}})()
 			}
 			res, err := u.callWire(ctx, ws, name, args, wl, caller)
 			if errors.Is(err, errSessionGone) {
@@ -1099,7 +1099,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 			defer u.progress.Delete(tok)
 			params.SetProgressToken(tok)
 		}
-		landed := u.open.add(cs, &openCall{ctx: ctx, frame: f, ss: down, relay: rl})
+		landed := u.open.add(cs, &openCall{ctx: ctx, frame: f, ss: down, own: own, relay: rl})
 		res, err := cs.CallTool(ctx, params)
 		landed()
 		rl.flush(relayFlush)
