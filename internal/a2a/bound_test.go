@@ -58,7 +58,7 @@ func TestA2AFloodFailsTheTask(t *testing.T) {
 		if n*64<<10 > 64*limit {
 			t.Errorf("the agent streamed %d chunks before its stream was let go", n)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute): // as eventually: a loaded race build is slow
 		t.Fatal("the agent's stream was never let go")
 	}
 	eventually(t, "the agent told to cancel", func() bool { return len(h.agents["worker"].canceled()) == 1 })

@@ -597,13 +597,13 @@ func (h *harness) working(name string) a2a.TaskID {
 	select {
 	case id := <-h.agents[name].working:
 		return id
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute): // as eventually: a loaded race build is slow
 		h.t.Fatalf("agent %s never started working", name)
 	}
 	return ""
 }
 
-// eventually waits for cond, failing with what after 10 seconds.
+// eventually waits for cond, failing with what after a minute.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	// A minute at most (10 s, before, is less than a loaded race build can
