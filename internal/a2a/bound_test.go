@@ -58,13 +58,16 @@ func TestA2AFloodFailsTheTask(t *testing.T) {
 		if n*64<<10 > 64*limit {
 			t.Errorf("the agent streamed %d chunks before its stream was let go", n)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute): // as eventually: a loaded race build is slow
 		t.Fatal("the agent's stream was never let go")
 	}
 	eventually(t, "the agent told to cancel", func() bool { return len(h.agents["worker"].canceled()) == 1 })
-	if kinds := h.audit.kinds(id); !slices.Contains(kinds, "state:"+string(a2a.TaskStateFailed)) {
-		t.Errorf("audited %v, want the failure recorded", kinds)
-	}
+	// A task's events reach the Auditor off the call path (the gateway's
+	// audit queue), after the caller's stream and the agent's cancel may
+	// have: wait for the failure.
+	eventually(t, "the failure in the audit", func() bool {
+		return slices.Contains(h.audit.kinds(id), "state:"+string(a2a.TaskStateFailed))
+	})
 	tk, err := h.client("worker", "alice", false).GetTask(t.Context(), &a2a.GetTaskRequest{ID: id})
 	if err != nil {
 		t.Fatal(err)

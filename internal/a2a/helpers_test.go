@@ -591,19 +591,48 @@ func (h *harness) sendMsg(name, who string, m *a2a.Message, immediate bool) *a2a
 	return tk
 }
 
-// working waits until agent name's next task works.
+// working waits until agent name's next task works, at the agent and at
+// reach: the agent says so once it has sent its working state, which
+// reach reads from the agent's stream on a goroutine of its own, maybe
+// later than the test reads the task. (A task of the agent's that ended
+// since, whose id the test never took, is not waited for: reach may have
+// let it go.)
 func (h *harness) working(name string) a2a.TaskID {
 	h.t.Helper()
+	f := h.agents[name]
+	var id a2a.TaskID
 	select {
-	case id := <-h.agents[name].working:
-		return id
-	case <-time.After(10 * time.Second):
+	case id = <-f.working:
+	case <-time.After(time.Minute): // as eventually: a loaded race build is slow
 		h.t.Fatalf("agent %s never started working", name)
 	}
-	return ""
+	ended := func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		tk := f.tasks[id]
+		return tk == nil || tk.Status.State.Terminal()
+	}
+	atReach := func() bool {
+		h.g.tasks.mu.Lock()
+		t := h.g.tasks.byID[taskKey{name, id}]
+		h.g.tasks.mu.Unlock()
+		if t == nil {
+			return false
+		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		// Working, or on from there (the agent may go on at once).
+		return t.state != a2a.TaskStateUnspecified && t.state != a2a.TaskStateSubmitted
+	}
+	for deadline := time.Now().Add(time.Minute); !atReach() && !ended(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("agent %s's task %s never worked at reach", name, id)
+		}
+	}
+	return id
 }
 
-// eventually waits for cond, failing with what after 10 seconds.
+// eventually waits for cond, failing with what after a minute.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	// A minute at most (10 s, before, is less than a loaded race build can
