@@ -438,7 +438,7 @@ type durablePoint = struct {
 
 // durablePoints are the cases of TestCrashAtEveryDurablePoint.
 func durablePoints() []durablePoint {
-	return append(append(pointCases(), commitCases("commit", 2, 9, 1)...), commitCases("batch.held", 1, 4, maxCommitChains)...)
+	return append(append(pointCases(), commitCases("commit", 2, 9, 1)...), commitCases("batch.held", 1, 4, parallelCommitChains)...)
 }
 
 // commitCases kill inside the writer's transaction, its statements run,
@@ -457,7 +457,11 @@ func durablePoints() []durablePoint {
 // open, a write just joined, its callers waiting on the commit (on
 // SQLite, held for the calls in flight before it begins: the requests
 // are driven all at once, parallel at a time; on PostgreSQL, held for a
-// claim's checkpoint): the same, none of the batch kept.
+// claim's checkpoint): the same, none of the batch kept. Whether a write
+// joins a held batch depends on the scheduling: the life armed there
+// holds its batches longer (heldWindows), and the drive goes on, round
+// after round of new requests, until the point comes or maxCommitChains
+// requests were driven: bounded by a count, not by a time.
 func commitCases(point string, from, to, parallel int) []durablePoint {
 	var cases []durablePoint
 	for n := from; n <= to; n++ {
@@ -484,12 +488,12 @@ func commitCases(point string, from, to, parallel int) []durablePoint {
 				}
 				var wg sync.WaitGroup
 				var killed atomic.Bool
-				for chain := 1; chain <= maxCommitChains; chain += parallel {
-					last := min(chain+parallel-1, maxCommitChains)
+				for i := 1; i <= maxCommitChains; i += parallel {
+					last := min(i+parallel-1, maxCommitChains)
 					h.driven.Store(int32(last))
-					for c := chain; c <= last; c++ {
+					for j := i; j <= last; j++ {
 						wg.Go(func() {
-							if !chainRun(c) {
+							if !chainRun(commitChain(j)) {
 								killed.Store(true)
 							}
 						})
@@ -504,8 +508,8 @@ func commitCases(point string, from, to, parallel int) []durablePoint {
 			check: func(t *testing.T, h *crashRun) {
 				// None if the point came before the gateway served (its
 				// pins): the common checks hold then.
-				for chain := 1; chain <= int(h.driven.Load()); chain++ {
-					h.checkCommitRequest(t, chain)
+				for i := 1; i <= int(h.driven.Load()); i++ {
+					h.checkCommitRequest(t, commitChain(i))
 				}
 			},
 		})
@@ -514,8 +518,22 @@ func commitCases(point string, from, to, parallel int) []durablePoint {
 }
 
 // maxCommitChains bounds the requests a life of commitCases drives (each
-// commits at least twice a leg; chain 9's undo fails, in runs).
-const maxCommitChains = 8
+// commits at least twice a leg), and parallelCommitChains is how many of
+// them "batch.held" drives at a time.
+const (
+	maxCommitChains      = 64
+	parallelCommitChains = 8
+)
+
+// commitChain is the chain of the ith request a life of commitCases
+// drives: 1, 2, ..., 8, 10, 11, ... (chain 9's undo fails, in runs: a
+// request interrupted there would keep a leg not undone).
+func commitChain(i int) int {
+	if i < 9 {
+		return i
+	}
+	return i + 1
+}
 
 // commitRequest is the id of the request of chain in commitCases: r, r2,
 // r3, ...

@@ -4,10 +4,14 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentreach/reach/cmd/reach/internal/stopsig"
+	"github.com/agentreach/reach/internal/crashpoint"
+	"github.com/agentreach/reach/internal/store/sqlcore"
+	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -15,6 +19,7 @@ func TestMain(m *testing.M) {
 	// The crash test starts this binary as a real `reach serve` process.
 	if os.Getenv("REACH_AS_CLI") == "1" {
 		reexecServe = true // as main: reach serve runs itself again under sysmonAwake
+		heldWindows()
 		if f := os.Getenv("REACH_TEST_STARTED"); f != "" {
 			os.WriteFile(f, nil, 0o600) // main runs: its handlers are in place
 		}
@@ -34,6 +39,25 @@ func TestMain(m *testing.M) {
 			}
 		},
 	})
+}
+
+// heldWindows widens, in a life armed at "batch.held" (the crash tests'
+// REACH_TEST_CRASH_AT), the windows in which a write joins a batch that
+// the store's writer holds open: on SQLite, a hold for the calls in
+// flight lasts until each wrote or none wrote for a second (not 1 ms),
+// and on PostgreSQL a batch waits up to a second (not 500 µs) for its
+// claims' checkpoints. Under a loaded machine the calls' next writes come
+// later than the product's windows, which then close unjoined (and
+// SQLite's writer stops holding for up to 64 batches): the point would be
+// reached by chance. What a kill there leaves is the same whatever the
+// windows; only this test binary, and only armed there, widens them.
+func heldWindows() {
+	if point, _, _ := strings.Cut(os.Getenv(crashpoint.Env), "#"); point != "batch.held" {
+		return
+	}
+	sqlite.Hold = time.Minute
+	sqlcore.HoldIdle = time.Second
+	sqlcore.Linger = time.Second
 }
 
 // TestScripts runs the CLI end to end: testdata/script/*.txtar.
