@@ -1085,6 +1085,12 @@ func stopEndedBelow(ctx context.Context, st Store, rt *reach.Runtime, idem *stor
 			}
 		case c.State == "stopped" && !c.Ended.IsZero() && own[c.ID] == nil && sameStop(c.Cause, r.Cause) &&
 			!slices.Contains(rep.Stopped, c.ID):
+			if c.Unreadable != "" {
+				// As a running request's unreadable record (Recover): who
+				// it acted for cannot be known, nothing runs as it.
+				rep.Unreadable = append(rep.Unreadable, unreadableUndos(c, "the stop of "+r.ID+","))
+				break
+			}
 			if _, _, err := undoStored(ctx, st, rt, idem, c, dead, rep); err != nil {
 				return err
 			}
@@ -1122,7 +1128,12 @@ func undoCutOff(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 		return nil
 	case err != nil:
 		return fmt.Errorf("reading request %s, which the cut-off compensation %s undid: %w", id, c.ID, err)
-	case r.State != "stopped" || r.Ended.IsZero() || r.Unreadable != "":
+	case r.State != "stopped" || r.Ended.IsZero():
+		return nil
+	case r.Unreadable != "":
+		// Skipped without a word before: its writes stayed done, and
+		// nothing said so.
+		rep.Unreadable = append(rep.Unreadable, unreadableUndos(r, "its compensation "+c.ID+", cut off by the restart,"))
 		return nil
 	}
 	if _, _, err := undoStored(ctx, st, rt, idem, r, dead, rep); err != nil {
@@ -1130,6 +1141,14 @@ func undoCutOff(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 	}
 	rep.Stopped = append(rep.Stopped, r.ID)
 	return nil
+}
+
+// unreadableUndos is the report's row of r, stored stopped and ended with
+// its undos owed (by), whose record cannot be read whole: who it acted for
+// cannot be known, so its undos do not run.
+func unreadableUndos(r *store.Request, by string) BadRow {
+	return BadRow{Table: "requests", Key: r.ID, Err: r.Unreadable,
+		Did: "its undos, owed by " + by + " did not run: who it acted for cannot be read, so the writes they undo stay done; undo them by hand"}
 }
 
 // sameStop reports whether the stored causes a and b are one stop's: made
