@@ -1025,6 +1025,22 @@ func undoStored(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 			Undoes: f.Name + " " + string(f.Args)})
 		undone = append(undone, f)
 	}
+	if len(undos) > 0 && r.State == "stopped" {
+		// Its stop's undos may have run, in its compensations' requests:
+		// those that completed are not run again. Their keys' records
+		// would answer them, but only for the idempotency TTL: a restart
+		// later than that ran them again
+		// (TestLiveUndosNotRunAgainByTheRecovery).
+		ran, err := undosRan(ctx, st, r.ID)
+		if err != nil {
+			return nil, 0, err
+		}
+		for i := len(undos) - 1; i >= 0; i-- {
+			if ran[undos[i].Tool+":"+undos[i].Key] {
+				undos, undone = slices.Delete(undos, i, i+1), slices.Delete(undone, i, i+1)
+			}
+		}
+	}
 	if len(undos) > 0 {
 		comps = rt.CompensateRecorded(ctx, requestOptions(r), undos)
 		rep.Compensated[r.ID] = comps
@@ -1043,6 +1059,35 @@ func undoStored(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 		crashpoint.Reached("recovery.undone")
 	}
 	return comps, failed, nil
+}
+
+// undosRan returns the undos of request id that completed in its
+// compensations' requests ("<id>/compensate/<n>"), as their checkpoints
+// keep their idempotency keys: "<undo tool>:<undo key>" (the runtime's own
+// keys are not scoped to a principal). A durable record of each, which
+// outlives its key's record.
+func undosRan(ctx context.Context, st Store, id string) (map[string]bool, error) {
+	prefix := id + "/compensate/"
+	comps, err := st.ListRequests(ctx, store.RequestFilter{IDPrefix: prefix, Roots: true, Limit: 100000})
+	if err != nil {
+		return nil, fmt.Errorf("listing the compensations of request %s: %w", id, err)
+	}
+	ran := map[string]bool{}
+	for _, c := range comps {
+		if !strings.HasPrefix(c.ID, prefix) || !undoRequest(c) || c.Agent != "reach" {
+			continue // a store that does not filter by IDPrefix lists every request
+		}
+		frames, err := st.RequestFrames(ctx, c.ID)
+		if err != nil {
+			return nil, fmt.Errorf("reading the undos of compensation %s: %w", c.ID, err)
+		}
+		for _, f := range frames {
+			if f.State == "completed" && f.IdemKey != "" {
+				ran[f.IdemKey] = true
+			}
+		}
+	}
+	return ran, nil
 }
 
 // stopEndedBelow finishes the stop of the stored request r below it: a
