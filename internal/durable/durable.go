@@ -1025,6 +1025,22 @@ func undoStored(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 			Undoes: f.Name + " " + string(f.Args)})
 		undone = append(undone, f)
 	}
+	if len(undos) > 0 && r.State == "stopped" {
+		// Its stop's undos may have run, in its compensations' requests:
+		// those that completed are not run again. Their keys' records
+		// would answer them, but only for the idempotency TTL: a restart
+		// later than that ran them again
+		// (TestLiveUndosNotRunAgainByTheRecovery).
+		ran, err := undosRan(ctx, st, r.ID)
+		if err != nil {
+			return nil, 0, err
+		}
+		for i := len(undos) - 1; i >= 0; i-- {
+			if ran[undos[i].Tool+":"+undos[i].Key] {
+				undos, undone = slices.Delete(undos, i, i+1), slices.Delete(undone, i, i+1)
+			}
+		}
+	}
 	if len(undos) > 0 {
 		comps = rt.CompensateRecorded(ctx, requestOptions(r), undos)
 		rep.Compensated[r.ID] = comps
@@ -1043,6 +1059,35 @@ func undoStored(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 		crashpoint.Reached("recovery.undone")
 	}
 	return comps, failed, nil
+}
+
+// undosRan returns the undos of request id that completed in its
+// compensations' requests ("<id>/compensate/<n>"), as their checkpoints
+// keep their idempotency keys: "<undo tool>:<undo key>" (the runtime's own
+// keys are not scoped to a principal). A durable record of each, which
+// outlives its key's record.
+func undosRan(ctx context.Context, st Store, id string) (map[string]bool, error) {
+	prefix := id + "/compensate/"
+	comps, err := st.ListRequests(ctx, store.RequestFilter{IDPrefix: prefix, Roots: true, Limit: 100000})
+	if err != nil {
+		return nil, fmt.Errorf("listing the compensations of request %s: %w", id, err)
+	}
+	ran := map[string]bool{}
+	for _, c := range comps {
+		if !strings.HasPrefix(c.ID, prefix) || !undoRequest(c) || c.Agent != "reach" {
+			continue // a store that does not filter by IDPrefix lists every request
+		}
+		frames, err := st.RequestFrames(ctx, c.ID)
+		if err != nil {
+			return nil, fmt.Errorf("reading the undos of compensation %s: %w", c.ID, err)
+		}
+		for _, f := range frames {
+			if f.State == "completed" && f.IdemKey != "" {
+				ran[f.IdemKey] = true
+			}
+		}
+	}
+	return ran, nil
 }
 
 // stopEndedBelow finishes the stop of the stored request r below it: a
@@ -1085,6 +1130,12 @@ func stopEndedBelow(ctx context.Context, st Store, rt *reach.Runtime, idem *stor
 			}
 		case c.State == "stopped" && !c.Ended.IsZero() && own[c.ID] == nil && sameStop(c.Cause, r.Cause) &&
 			!slices.Contains(rep.Stopped, c.ID):
+			if c.Unreadable != "" {
+				// As a running request's unreadable record (Recover): who
+				// it acted for cannot be known, nothing runs as it.
+				rep.Unreadable = append(rep.Unreadable, unreadableUndos(c, "the stop of "+r.ID+","))
+				break
+			}
 			if _, _, err := undoStored(ctx, st, rt, idem, c, dead, rep); err != nil {
 				return err
 			}
@@ -1122,7 +1173,12 @@ func undoCutOff(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 		return nil
 	case err != nil:
 		return fmt.Errorf("reading request %s, which the cut-off compensation %s undid: %w", id, c.ID, err)
-	case r.State != "stopped" || r.Ended.IsZero() || r.Unreadable != "":
+	case r.State != "stopped" || r.Ended.IsZero():
+		return nil
+	case r.Unreadable != "":
+		// Skipped without a word before: its writes stayed done, and
+		// nothing said so.
+		rep.Unreadable = append(rep.Unreadable, unreadableUndos(r, "its compensation "+c.ID+", cut off by the restart,"))
 		return nil
 	}
 	if _, _, err := undoStored(ctx, st, rt, idem, r, dead, rep); err != nil {
@@ -1130,6 +1186,14 @@ func undoCutOff(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 	}
 	rep.Stopped = append(rep.Stopped, r.ID)
 	return nil
+}
+
+// unreadableUndos is the report's row of r, stored stopped and ended with
+// its undos owed (by), whose record cannot be read whole: who it acted for
+// cannot be known, so its undos do not run.
+func unreadableUndos(r *store.Request, by string) BadRow {
+	return BadRow{Table: "requests", Key: r.ID, Err: r.Unreadable,
+		Did: "its undos, owed by " + by + " did not run: who it acted for cannot be read, so the writes they undo stay done; undo them by hand"}
 }
 
 // sameStop reports whether the stored causes a and b are one stop's: made

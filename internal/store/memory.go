@@ -161,7 +161,7 @@ func (m *Memory) ListRequests(ctx context.Context, f RequestFilter) ([]*Request,
 		if f.Parent != "" && r.Parent != f.Parent || f.Roots && r.Parent != "" {
 			continue
 		}
-		if !f.Before.IsZero() && !r.Started.Before(f.Before) {
+		if !f.Before.IsZero() && !r.Started.Before(f.Before) || !strings.HasPrefix(r.ID, f.IDPrefix) {
 			continue
 		}
 		out = append(out, r)

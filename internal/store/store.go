@@ -112,7 +112,12 @@ type RequestFilter struct {
 	Parent string    // if not empty, only the sub-requests of this request
 	Roots  bool      // only root requests (no sub-requests)
 	Before time.Time // if not zero, only requests started before it (paging)
-	Limit  int       // if zero, 100
+	// IDPrefix, if not empty, keeps the requests whose id begins with it:
+	// a request's compensations ("<request>/compensate/"), which a
+	// recovery reads to know the undos that ran. Read through the table,
+	// not an index: for a few requests at a start.
+	IDPrefix string
+	Limit    int // if zero, 100
 }
 
 // Requests stores the request registry.

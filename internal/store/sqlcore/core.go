@@ -26,6 +26,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentreach/reach/internal/store"
 )
@@ -332,6 +333,11 @@ func RequestsQuery(f store.RequestFilter) (string, []any) {
 	}
 	if !f.Before.IsZero() {
 		q += ` AND started < ` + arg(f.Before.UnixNano())
+	}
+	if f.IDPrefix != "" {
+		// substr counts characters in both engines; a range of ids would
+		// follow PostgreSQL's collation, which may order "/" apart.
+		q += ` AND substr(id, 1, ` + arg(utf8.RuneCountInString(f.IDPrefix)) + `) = ` + arg(f.IDPrefix)
 	}
 	return q + ` ORDER BY started DESC, id DESC LIMIT ` + arg(limit), args
 }

@@ -761,6 +761,39 @@ func testQueuedWritesTakeEffectInOrder(t *testing.T, open Opener) {
 
 // RequestTree lists a request and its sub-requests at every depth, each
 // once, none of another tree's, up to its limit.
+// testRequestsByIDPrefix: RequestFilter.IDPrefix keeps the requests whose
+// id begins with it, byte for byte, whatever the store's collation makes
+// of "/" (a recovery reads a request's compensations so).
+func testRequestsByIDPrefix(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
+		ctx := t.Context()
+		for _, id := range []string{"r", "r/compensate/a1", "r/compensate/b2", "r/compensate", "r/compensateX", "R/compensate/c3",
+			"rx/compensate/d4", "r/compensate0", "é/compensate/e5", "r/retry/f6"} {
+			if err := s.PutRequest(ctx, &store.Request{ID: id, State: "ended", Started: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for prefix, want := range map[string][]string{
+			"r/compensate/": {"r/compensate/a1", "r/compensate/b2"},
+			"é/compensate/": {"é/compensate/e5"},
+			"nothing/":      nil,
+		} {
+			rs, err := s.ListRequests(ctx, store.RequestFilter{IDPrefix: prefix, Roots: true, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range rs {
+				got = append(got, r.ID)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("ListRequests(IDPrefix %q) = %q, want %q", prefix, got, want)
+			}
+		}
+	})
+}
+
 func testRequestTree(t *testing.T, open Opener) {
 	contract(t, open, func(t *testing.T, s store.Store) {
 		rt, ok := s.(store.RequestTreer)

@@ -42,6 +42,7 @@ func Run(t *testing.T, open Opener) {
 		{"RequestAuditIndex", testRequestAuditIndex},
 		{"AuditMatch", testAuditMatch},
 		{"RequestTree", testRequestTree},
+		{"RequestsByIDPrefix", testRequestsByIDPrefix},
 		{"LedgerNeverOverspends", testLedgerNeverOverspends},
 		{"RefusalsInARow", testRefusalsInARow},
 		{"ApprovalsCompareVersions", testApprovalsCompareVersions},
