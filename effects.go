@@ -401,7 +401,8 @@ func storeAgain(try func() error, retrying func(err error, wait time.Duration)) 
 
 func (rt *Runtime) deadLetter(r *Request, s effects.Undo, res *Result) *DeadLetter {
 	dl := &DeadLetter{Request: r.id, Tool: s.Tool, Args: s.Args, Undoes: s.Origin,
-		Error: res.Error, At: time.Now(), Attempts: deadletter.Attempts(res.Error), Key: s.Key, Trace: r.Trace()}
+		Error: res.Error, At: time.Now(), Attempts: deadletter.Attempts(res.Error), Key: s.Key, Trace: r.Trace(),
+		Principal: r.Root().Principal(), Tenant: r.Root().Tenant()}
 	// A store that refuses the dead letter (down a moment, its connection
 	// cut) is asked again, for up to deadLetterWait: dropped, the failed
 	// undo would be in no queue, its write done for good with nobody told.

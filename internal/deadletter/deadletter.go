@@ -156,6 +156,14 @@ type Letter struct {
 	// Note says how it was settled ("retried by ...", "dismissed by ...: ...").
 	Note    string    `json:"note,omitempty"`
 	Updated time.Time `json:"updated"`
+	// Principal and Tenant are the owner of the root of the request whose
+	// write it undoes, set when it is added: an operator of that tenant
+	// sees and acts on it, after its request is gone too (a later request
+	// of another tenant may take the id). Both "" for one a store kept
+	// before it kept them (its request, if that began before it, says
+	// whose it is then), or of a request of no owner.
+	Principal string `json:"principal,omitempty"`
+	Tenant    string `json:"tenant,omitempty"`
 }
 
 // Attempts is how many attempts the undo that failed with e made: what

@@ -382,7 +382,8 @@ func (c *Checkpoints) Add(ctx context.Context, d *reach.DeadLetter) error {
 	// The undo's arguments as it registered them, not masked: a retry runs
 	// the undo with them (Take), as a restart's compensation runs the undo
 	// a checkpoint keeps. What shows a dead letter masks them.
-	s := &store.DeadLetter{Request: d.Request, Frame: undoFrame(d.Key), Tool: d.Tool, Args: d.Args, Error: msg, Attempts: d.Attempts}
+	s := &store.DeadLetter{Request: d.Request, Frame: undoFrame(d.Key), Tool: d.Tool, Args: d.Args, Error: msg, Attempts: d.Attempts,
+		Principal: d.Principal, Tenant: d.Tenant}
 	if _, err := c.st.AddDeadLetter(ctx, s); err != nil {
 		return err
 	}
@@ -516,7 +517,7 @@ func queued(d *store.DeadLetter, in *undoneIn) *reach.DeadLetter {
 	}
 	return &reach.DeadLetter{ID: deadLetterID(d.ID), Request: d.Request, Tool: d.Tool, Args: d.Args, Undoes: undoes, Error: e,
 		At: d.Created, Attempts: d.Attempts, Key: "undo:" + d.Frame, Trace: in.trace, State: reach.DeadLetterState(d.State),
-		Note: d.Note, Updated: d.Updated}
+		Note: d.Note, Updated: d.Updated, Principal: d.Principal, Tenant: d.Tenant}
 }
 
 // Report is what Recover found and did.

@@ -47,23 +47,15 @@ func (a *API) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]deadLetterJSON, 0, len(ds))
 	global := a.isOperator(r)
-	type tenantOf struct {
-		name  string
-		known bool
-	}
-	tenants := map[string]tenantOf{} // of the requests already read: each is read once, however many of its undos failed
+	reqs := map[string]requestOwner{} // of the requests already read: each is read once, however many of its undos failed
 	for i := range ds {
 		if !global {
-			t, seen := tenants[ds[i].Request]
-			if !seen {
-				var err error
-				if t.name, t.known, err = a.deadLetterTenant(r.Context(), &ds[i]); err != nil {
-					httpjson.WriteError(w, http.StatusInternalServerError, "store", upperFirst(err.Error())+".", "Look at the gateway's log, and try again once the store answers.")
-					return
-				}
-				tenants[ds[i].Request] = t
+			t, known, err := a.deadLetterTenantIn(r.Context(), &ds[i], reqs)
+			if err != nil {
+				httpjson.WriteError(w, http.StatusInternalServerError, "store", upperFirst(err.Error())+".", "Look at the gateway's log, and try again once the store answers.")
+				return
 			}
-			if !t.known || !a.operatesOn(r, t.name) { // one whose request neither holds any more is a global operator's
+			if !known || !a.operatesOn(r, t) { // one whose owner is not known is a global operator's
 				continue
 			}
 		}
@@ -166,33 +158,80 @@ func (a *API) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"deadletter": a.deadLetterOf(d)})
 }
 
-// deadLetterTenant returns the tenant of d's request (the runtime's, or
-// the store's record of it), and whether either holds it still; an error
-// if the store could not be read (it did not answer): whose the dead
-// letter is, and where its retry runs, is then not known.
+// deadLetterTenant returns the tenant of d, in which its operator sees
+// and acts on it, and whether it is known; an error if the store could not
+// be read (it did not answer): whose the dead letter is, and where its
+// retry runs, is then not known.
+//
+// A dead letter keeps the owner of its request's root from when it was
+// added (Principal, Tenant): that is its tenant, whatever became of the
+// request. Request ids are one namespace, chosen by clients: once
+// retention removed the request, a later one of another tenant may take
+// its id, and is not the dead letter's owner
+// (TestDeadLetterKeepsItsOwner). One added before the queue kept its
+// owner (or of a request of no owner) has neither: the request of its id
+// says whose it is, the runtime's or the store's record of it, if that
+// began no later than the dead letter; one that began after it took the
+// id later, and the dead letter is then a global operator's.
 func (a *API) deadLetterTenant(ctx context.Context, d *reach.DeadLetter) (string, bool, error) {
+	return a.deadLetterTenantIn(ctx, d, nil)
+}
+
+// requestOwner is what deadLetterTenant reads of a request: its root's
+// tenant, when it began, and whether the runtime or the store holds it.
+type requestOwner struct {
+	tenant  string
+	started time.Time
+	known   bool
+}
+
+// deadLetterTenantIn is deadLetterTenant with the requests already read
+// (by id; nil reads each again).
+func (a *API) deadLetterTenantIn(ctx context.Context, d *reach.DeadLetter, reqs map[string]requestOwner) (string, bool, error) {
+	if d.Principal != "" || d.Tenant != "" {
+		return d.Tenant, true, nil
+	}
+	o, seen := reqs[d.Request]
+	if !seen {
+		var err error
+		if o, err = a.requestOwnerOf(ctx, d); err != nil {
+			return "", false, err
+		}
+		if reqs != nil {
+			reqs[d.Request] = o
+		}
+	}
+	if !o.known || !d.At.IsZero() && o.started.After(d.At) {
+		return "", false, nil
+	}
+	return o.tenant, true, nil
+}
+
+// requestOwnerOf reads the request of d: the runtime's, or the store's
+// record of it.
+func (a *API) requestOwnerOf(ctx context.Context, d *reach.DeadLetter) (requestOwner, error) {
 	if req, ok := a.rt.Lookup(d.Request); ok {
-		return req.Root().Tenant(), true, nil
+		return requestOwner{tenant: req.Root().Tenant(), started: req.Root().Started(), known: true}, nil
 	}
 	if a.store == nil {
-		return "", false, nil
+		return requestOwner{}, nil
 	}
 	sr, err := a.store.GetRequest(ctx, d.Request)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return "", false, nil
+		return requestOwner{}, nil
 	case err != nil:
-		return "", false, fmt.Errorf("reading the request of dead letter %s: %w", d.ID, err)
+		return requestOwner{}, fmt.Errorf("reading the request of dead letter %s: %w", d.ID, err)
 	}
-	return sr.Tenant, true, nil
+	return requestOwner{tenant: sr.Tenant, started: sr.Started, known: true}, nil
 }
 
-// deadLetterOfTenant returns the tenant of the request of the open dead
-// letter r names, in which an action on it runs, and whether the caller
-// of r acts on it: a global operator on any (the tenant is "" if neither
-// the runtime nor the store holds its request any more, and the action
-// answers for an id of no open dead letter, or a bad one), a tenant's
-// operator on its tenant's. Otherwise it answers 404, as for a dead letter
+// deadLetterOfTenant returns the tenant of the open dead letter r names
+// (deadLetterTenant: the owner it keeps, or for one stored before, its
+// request's), in which an action on it runs, and whether the caller of r
+// acts on it: a global operator on any (the tenant is "" if it is not
+// known, and the action answers for an id of no open dead letter, or a
+// bad one), a tenant's operator on its tenant's. Otherwise it answers 404, as for a dead letter
 // that is not there: another tenant's is not told of. Only the open dead
 // letters (taken ones too) are read: an action takes one of those, and
 // the queue keeps every one ever settled besides. A global operator's

@@ -698,6 +698,15 @@ type DeadLetter struct {
 	// the store kept it, or by a store of one process). Any later change
 	// of the dead letter drops it.
 	Taker string
+	// Principal and Tenant are the owner of the root of the request whose
+	// undo failed, as it was when the dead letter was added: whose the
+	// dead letter is, and in which tenant an operator sees and acts on it,
+	// after its request is gone too (retention keeps a settled dead letter
+	// longer than its request, and a later request may take the id). Both
+	// "" for one added before the store kept them (or of a request of no
+	// owner).
+	Principal string
+	Tenant    string
 }
 
 // DeadLetters stores failed compensations.

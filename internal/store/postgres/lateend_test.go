@@ -12,7 +12,8 @@ import (
 // checkpoint (cancelled, no undo): by the state of its request, its undo
 // is dead-lettered once (interrupted, stopped), written over the mark
 // (still running, for the recovery or stop to come), or left (ended by its
-// client: no undo of it runs). Through real processes:
+// client: no undo of it runs). The dead letter keeps its request's owner,
+// as one the runtime adds does. Through real processes:
 // cmd/reach TestFleet21LateEndAfterRecovery.
 func TestLateEndAfterRecovery(t *testing.T) {
 	s := openPostgres(t, pgtest.Database(t))
@@ -21,7 +22,7 @@ func TestLateEndAfterRecovery(t *testing.T) {
 	undo := []byte(`{"tool":"shop__unbook","arguments":{"key": "k"},"key":"undo:f1"}`)
 	for _, state := range []string{"interrupted", "stopped", "running", "ended"} {
 		id := "r-" + state
-		if err := s.PutRequest(ctx, &store.Request{ID: id, State: state, Started: now}); err != nil {
+		if err := s.PutRequest(ctx, &store.Request{ID: id, Principal: "alice", Tenant: "acme", State: state, Started: now}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.PutFrame(ctx, &store.Frame{Request: id, Frame: "f1", Name: "shop__book", State: "cancelled", Owner: "a/1", Started: now}); err != nil {
@@ -45,8 +46,9 @@ func TestLateEndAfterRecovery(t *testing.T) {
 	got := map[string]int{}
 	for _, d := range ds {
 		got[d.Request]++
-		if d.Tool != "shop__unbook" || string(d.Args) != `{"key": "k"}` || d.Frame != "f1" || d.State != store.DeadOpen {
-			t.Errorf("dead letter %+v; want open, shop__unbook {\"key\": \"k\"} of frame f1", d)
+		if d.Tool != "shop__unbook" || string(d.Args) != `{"key": "k"}` || d.Frame != "f1" || d.State != store.DeadOpen ||
+			d.Principal != "alice" || d.Tenant != "acme" {
+			t.Errorf("dead letter %+v; want open, shop__unbook {\"key\": \"k\"} of frame f1, of alice in acme", d)
 		}
 	}
 	if got["r-interrupted"] != 1 || got["r-stopped"] != 1 || len(got) != 2 {

@@ -70,7 +70,7 @@ func (s *Store) lateEnd(ctx context.Context, f *store.Frame) error {
 		"recovered its request (its instance was taken for dead): the recovery did not know the undo, and it did not run. " +
 		"Retry this dead letter to undo the call's write, or dismiss it if the write should stay."
 	rows, err := s.pool.Query(ctx, `WITH fr AS (
-		SELECT r.state AS rstate FROM frames f JOIN requests r ON r.id = f.request
+		SELECT r.state AS rstate, r.principal AS rprincipal, r.tenant AS rtenant FROM frames f JOIN requests r ON r.id = f.request
 		WHERE f.request = $1 AND f.frame = $2 AND f.owner = $3 AND f.state = 'cancelled' AND f.undo IS NULL
 		FOR UPDATE OF f
 	), upd AS (
@@ -78,8 +78,8 @@ func (s *Store) lateEnd(ctx context.Context, f *store.Frame) error {
 		WHERE request = $1 AND frame = $2 AND EXISTS (SELECT 1 FROM fr WHERE rstate = 'running')
 		RETURNING 'kept'::TEXT AS did
 	), dl AS (
-		INSERT INTO dead_letters (request, frame, tool, args, error, attempts, state, note, created, updated)
-		SELECT $1, $7::TEXT, $8, $9, $10, 0, 'open', '', $6, $6 FROM fr
+		INSERT INTO dead_letters (request, frame, tool, args, error, attempts, state, note, created, updated, principal, tenant)
+		SELECT $1, $7::TEXT, $8, $9, $10, 0, 'open', '', $6, $6, rprincipal, rtenant FROM fr
 		WHERE rstate IN ('interrupted', 'stopped')
 			AND NOT EXISTS (SELECT 1 FROM dead_letters WHERE request = $1 AND frame = $7::TEXT)
 		RETURNING 'dead-lettered'::TEXT AS did

@@ -392,7 +392,7 @@ func (c *Core) AddDeadLetter(ctx context.Context, d *store.DeadLetter) (int64, e
 	var id int64
 	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
 		b.Query(w, StDeadAdd, []any{d.Request, d.Frame, d.Tool, c.D.Text(d.Args), d.Error, d.Attempts, store.DeadOpen, d.Note,
-			now.UnixNano(), now.UnixNano()}, func(rows Rows) error {
+			now.UnixNano(), now.UnixNano(), d.Principal, d.Tenant}, func(rows Rows) error {
 			if !rows.Next() {
 				return errors.New("no id was returned")
 			}
@@ -411,7 +411,7 @@ func scanDead(sc interface{ Scan(...any) error }) (*store.DeadLetter, error) {
 	var created, updated, taken int64
 	var taker string
 	if err := sc.Scan(&d.ID, &d.Request, &d.Frame, &d.Tool, &d.Args, &d.Error, &d.Attempts, &d.State, &d.Note,
-		&created, &updated, &taker, &taken); err != nil {
+		&created, &updated, &taker, &taken, &d.Principal, &d.Tenant); err != nil {
 		return nil, err
 	}
 	d.Args, d.Created, d.Updated = EmptyNil(d.Args), store.FromUnixNano(created), store.FromUnixNano(updated)
@@ -484,7 +484,7 @@ func (c *Core) TakeDeadLetter(ctx context.Context, id int64, taker string) (*sto
 			var created, updated, taken int64
 			var taker string
 			if err := rows.Scan(&took, &dl.ID, &dl.Request, &dl.Frame, &dl.Tool, &dl.Args, &dl.Error, &dl.Attempts,
-				&dl.State, &dl.Note, &created, &updated, &taker, &taken); err != nil {
+				&dl.State, &dl.Note, &created, &updated, &taker, &taken, &dl.Principal, &dl.Tenant); err != nil {
 				return err
 			}
 			dl.Args, dl.Created, dl.Updated = EmptyNil(dl.Args), store.FromUnixNano(created), store.FromUnixNano(updated)

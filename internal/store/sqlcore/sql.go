@@ -134,8 +134,8 @@ func Shared() []string {
 	q[StIdemSettleKey] = `INSERT INTO idempotency (key, owner, state, result, claimed, expires) VALUES ($1, '', 'done', $2, $3, $4)
 	ON CONFLICT (key) DO UPDATE SET state = 'done', result = excluded.result, expires = excluded.expires`
 	q[StIdemSweep] = `DELETE FROM idempotency WHERE state = 'done' AND expires <= $1 AND expires <> 0`
-	q[StDeadAdd] = `INSERT INTO dead_letters (request, frame, tool, args, error, attempts, state, note, created, updated)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`
+	q[StDeadAdd] = `INSERT INTO dead_letters (request, frame, tool, args, error, attempts, state, note, created, updated, principal, tenant)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`
 	q[StDeadUpdate] = `UPDATE dead_letters SET state = $1, note = $2, error = $3, attempts = $4, updated = $5 WHERE id = $6`
 	q[StDeadGet] = `SELECT false, ` + DeadColumns + ` FROM dead_letters WHERE id = $1`
 	q[StLedgerGet] = `SELECT false, turns, tool_calls, tokens, cost FROM ledger WHERE request = $1`
@@ -181,7 +181,7 @@ func Shared() []string {
 const (
 	RequestColumns  = `id, parent, principal, tenant, roles, attributes, trace, scene, agent, state, budget, usage, cause, started, ended, updated`
 	idemColumns     = `owner, state, args, request, frame, result, claimed, expires`
-	DeadColumns     = `id, request, frame, tool, args, error, attempts, state, note, created, updated, taker, taken`
+	DeadColumns     = `id, request, frame, tool, args, error, attempts, state, note, created, updated, taker, taken, principal, tenant`
 	approvalColumns = `id, key, alt, status, version, created, expires, updated, data`
 	taskColumns     = `agent, id, principal, tenant, request, state, final, data, created, updated`
 	sessionColumns  = `hash, principal, tenant, protocol, init, request, created, used`

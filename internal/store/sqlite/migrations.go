@@ -416,4 +416,16 @@ INSERT INTO store_meta (key, value) VALUES ('result_room', 0);
 CREATE INDEX audit_tenant ON audit ((CASE WHEN json_valid(event) THEN event ->> 'tenant' END), seq)
 	WHERE (CASE WHEN json_valid(event) THEN event ->> 'tenant' END) IS NOT NULL;
 `},
+	{19, "a dead letter keeps its owner", `
+-- The owner of the root of the request whose undo failed (principal and
+-- tenant), kept with its dead letter when it is added: a tenant's
+-- operator sees and acts on the dead letters of its tenant by them, after
+-- the request is gone too (retention keeps a settled dead letter longer
+-- than its request, and a later request of another tenant may take its
+-- id). A dead letter added before has neither (''): it is scoped by its
+-- request, as before, if that began before it. The columns are those of
+-- the PostgreSQL schema, which shares the statements.
+ALTER TABLE dead_letters ADD COLUMN principal TEXT NOT NULL DEFAULT '';
+ALTER TABLE dead_letters ADD COLUMN tenant TEXT NOT NULL DEFAULT '';
+`},
 }

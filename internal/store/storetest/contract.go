@@ -515,7 +515,10 @@ func testAuditLog(t *testing.T, open Opener) {
 func testDeadLetters(t *testing.T, open Opener) {
 	contract(t, open, func(t *testing.T, s store.Store) {
 		ctx := t.Context()
-		d1 := &store.DeadLetter{Request: "r1", Frame: "01", Tool: "refund", Args: []byte(`{"id":1}`), Error: "timeout", Attempts: 3}
+		// d1 keeps its owner, d2 has none (a request of no owner's):
+		// listed as added, the update of d1's state leaves its owner.
+		d1 := &store.DeadLetter{Request: "r1", Frame: "01", Tool: "refund", Args: []byte(`{"id":1}`), Error: "timeout", Attempts: 3,
+			Principal: "alice", Tenant: "acme"}
 		d2 := &store.DeadLetter{Request: "r2", Frame: "02", Tool: "unbook", Error: "500", Attempts: 1}
 		for _, d := range []*store.DeadLetter{d1, d2} {
 			if _, err := s.AddDeadLetter(ctx, d); err != nil {
@@ -554,14 +557,15 @@ func testDeadLetters(t *testing.T, open Opener) {
 func testTakeDeadLetter(t *testing.T, open Opener) {
 	contract(t, open, func(t *testing.T, s store.Store) {
 		ctx := t.Context()
-		d := &store.DeadLetter{Request: "r1", Frame: "01", Tool: "refund", Args: []byte(`{"id":1}`), Error: "timeout", Attempts: 3}
+		d := &store.DeadLetter{Request: "r1", Frame: "01", Tool: "refund", Args: []byte(`{"id":1}`), Error: "timeout", Attempts: 3,
+			Principal: "alice", Tenant: "acme"}
 		if _, err := s.AddDeadLetter(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.TakeDeadLetter(ctx, d.ID, "a/1")
 		if err != nil || got.State != store.DeadTaken || got.Tool != "refund" || string(got.Args) != `{"id":1}` || got.Attempts != 3 ||
-			got.Taker != "a/1" {
-			t.Fatalf("TakeDeadLetter = %+v, %v; want it taken by a/1", got, err)
+			got.Taker != "a/1" || got.Principal != "alice" || got.Tenant != "acme" {
+			t.Fatalf("TakeDeadLetter = %+v, %v; want it taken by a/1, of alice in acme", got, err)
 		}
 		if ls, err := s.ListDeadLetters(ctx, store.DeadTaken); err != nil || len(ls) != 1 || ls[0].Taker != "a/1" {
 			t.Errorf("the taken dead letters = %+v, %v; want the one, taken by a/1", ls, err)

@@ -86,7 +86,7 @@ CREATE TABLE dead_letters (
 	note     TEXT NOT NULL DEFAULT '',
 	created  INTEGER NOT NULL,
 	updated  INTEGER NOT NULL
-, taker TEXT NOT NULL DEFAULT '', taken INTEGER NOT NULL DEFAULT 0);
+, taker TEXT NOT NULL DEFAULT '', taken INTEGER NOT NULL DEFAULT 0, principal TEXT NOT NULL DEFAULT '', tenant TEXT NOT NULL DEFAULT '');
 -- index dead_letters_state on dead_letters
 CREATE INDEX dead_letters_state ON dead_letters (state, id);
 -- table entities on entities
