@@ -1,6 +1,7 @@
 package pgtest
 
 import (
+	"bytes"
 	"net"
 	"net/url"
 	"strconv"
@@ -20,6 +21,8 @@ type Proxy struct {
 	mu    sync.Mutex
 	links map[int]*link // by the port of the connection to the server, as pg_stat_activity's client_port says
 	wg    sync.WaitGroup
+	on    []byte        // FreezeOn's bytes, until a connection carries them
+	froze chan struct{} // closed when it did
 }
 
 type link struct {
@@ -70,6 +73,30 @@ func (p *Proxy) Freeze(port int) bool {
 	return true
 }
 
+// FreezeOn makes the next connection that sends the server data holding
+// sent (a statement, say) drop that data and all it carries after, both
+// ways, and stay open: a connection cut at a chosen point of its
+// conversation. The channel returned is closed once it is. One FreezeOn
+// at a time.
+func (p *Proxy) FreezeOn(sent string) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.on, p.froze = []byte(sent), make(chan struct{})
+	return p.froze
+}
+
+// freezeOn freezes l if data, which its client sent, holds FreezeOn's
+// bytes.
+func (p *Proxy) freezeOn(l *link, data []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.on != nil && bytes.Contains(data, p.on) {
+		l.frozen.Store(true)
+		p.on = nil
+		close(p.froze)
+	}
+}
+
 func (p *Proxy) accept() {
 	defer p.wg.Done()
 	for {
@@ -103,6 +130,9 @@ func (p *Proxy) pipe(l *link, dst, src net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
+		if n > 0 && src == l.client {
+			p.freezeOn(l, buf[:n])
+		}
 		if n > 0 && !l.frozen.Load() {
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return

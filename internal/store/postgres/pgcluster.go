@@ -736,7 +736,8 @@ type listener struct {
 // listened (Stops, Settled). A lost connection is made again, with a
 // backoff up to 2s, and so is one that died silently: quiet for
 // ConnectTimeout, it is pinged, and one that does not answer within
-// ConnectTimeout more is dropped. Watch may be called once.
+// ConnectTimeout more is dropped, as is one whose LISTEN is not answered
+// within ConnectTimeout. Watch may be called once.
 func (p *Store) Watch(onSignal func(Signal), onConnect func(ctx context.Context)) error {
 	if p.Closed() {
 		return store.ErrClosed
@@ -789,7 +790,13 @@ func (p *Store) listen(ctx context.Context, onSignal func(Signal), onConnect fun
 		conn.Close(cctx)
 		cancel()
 	}()
-	if _, err := conn.Exec(ctx, `LISTEN `+notifyChannel); err != nil {
+	// Bounded as the connect is: a connection that dies without a word
+	// between its connect and its LISTEN was waited on for ever, and
+	// nothing was heard again (TestListenCutBeforeListening).
+	lctx, cancel := context.WithTimeout(ctx, p.o.ConnectTimeout)
+	_, err = conn.Exec(lctx, `LISTEN `+notifyChannel)
+	cancel()
+	if err != nil {
 		return err
 	}
 	connected()
