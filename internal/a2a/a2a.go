@@ -198,7 +198,10 @@ type Options struct {
 	// MaxBodyBytes bounds a request body; if zero, 4 MiB.
 	MaxBodyBytes int64
 	// CancelTimeout is how long an agent has to confirm a CancelTask
-	// before its subtree is isolated; if zero, 3s.
+	// before its subtree is isolated; if zero, 3s. It also bounds how
+	// long a stop of a task waits for the events reach read from the
+	// agent's stream before it to be applied (kept), when the task's
+	// store writes are slow.
 	CancelTimeout time.Duration
 	// Late is how long the gateway goes on reading a canceled task's
 	// stream, to record a late state; if zero, 30s.

@@ -276,6 +276,16 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 			status(a2a.TaskStateCompleted, "done: "+rest)
 		case "say":
 			status(a2a.TaskStateCompleted, rest)
+		case "parts": // two artifacts, then works until canceled
+			if !yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("part 1")), nil) ||
+				!yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("part 2")), nil) {
+				return
+			}
+			select {
+			case <-stop:
+				status(a2a.TaskStateCanceled, "canceled")
+			case <-ctx.Done():
+			}
 		case "slow", "bigcancel":
 			select {
 			case <-stop:

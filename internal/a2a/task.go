@@ -95,6 +95,8 @@ type task struct {
 	changes, kept, shown int
 
 	persistMu sync.Mutex // one write of the task to the store at a time, the latest view each
+
+	inboxes []*inbox // the events each upstream stream read and not yet applied (pump)
 }
 
 func newTask(g *Gateway, a *agent, owner Owner) *task {
@@ -302,11 +304,40 @@ func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageReq
 		t.poll(ctx, c, req, out)
 		return
 	}
-	for ev, err := range c.SendStreamingMessage(ctx, req) {
-		if err != nil {
+	// The stream is read on a goroutine of its own into an inbox, and
+	// applied here in order: what apply does after an event (the store
+	// write, the audit) does not hold the reading back, and a stop finds
+	// what the agent sent before it read (markCanceled).
+	in := newInbox()
+	t.mu.Lock()
+	t.inboxes = append(t.inboxes, in)
+	t.mu.Unlock()
+	read := make(chan struct{})
+	defer func() {
+		<-read
+		t.mu.Lock()
+		t.inboxes = slices.DeleteFunc(t.inboxes, func(x *inbox) bool { return x == in })
+		t.mu.Unlock()
+	}()
+	go func() {
+		defer close(read)
+		defer in.end()
+		for ev, err := range c.SendStreamingMessage(ctx, req) {
+			if !in.put(ctx, inboxItem{ev, err}, t.g.opts.MaxTaskBytes) || err != nil {
+				return
+			}
+		}
+	}()
+	for {
+		it, ok := in.take()
+		if !ok {
+			break
+		}
+		if it.err != nil {
 			t.mu.Lock()
 			stale := t.rounds != round
 			t.mu.Unlock()
+			in.done()
 			if stale {
 				// A later round's message was sent: its own stream follows
 				// the task, and this one breaking loses nothing. (The A2A
@@ -316,10 +347,11 @@ func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageReq
 				// again on the same event bus.)
 				return
 			}
-			t.broken(err)
+			t.broken(it.err)
 			return
 		}
-		t.apply(ev)
+		t.apply(it.ev)
+		in.done()
 	}
 	t.streamEnded(round)
 }
@@ -443,7 +475,13 @@ func (t *task) apply(ev a2a.Event) {
 			t.g.tasks.add(t)
 			if t.wantStop != "" {
 				reason := t.wantStop
-				after = append(after, func() { t.cancel(reason) })
+				// Not markCanceled: this is the stream's applier, and
+				// what it read after this event came after the stop.
+				after = append(after, func() {
+					if t.markCanceledNow(reason) {
+						t.cancelUpstream(reason)
+					}
+				})
 			}
 		}
 		if e.ID != t.id {
@@ -864,8 +902,18 @@ func (t *task) cancel(reason string) {
 
 // markCanceled settles the task as canceled at reach, unless it ended
 // otherwise, and reports whether the agent must still be told. A task
-// whose id has not come yet is told as soon as it comes.
+// whose id has not come yet is told as soon as it comes. The events reach
+// read from the agent's streams before it are applied first (applyRead):
+// what the agent sent before the stop is kept, what it sends after is not.
 func (t *task) markCanceled(reason string) bool {
+	release := t.applyRead()
+	defer release()
+	return t.markCanceledNow(reason)
+}
+
+// markCanceledNow is markCanceled with no wait for the events read: for
+// the stream's applier itself.
+func (t *task) markCanceledNow(reason string) bool {
 	var after []func()
 	defer func() {
 		for _, f := range after {

@@ -1,0 +1,181 @@
+package a2a
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// inbox holds the events of one upstream stream that reach has read from
+// the connection and not yet applied to the task. The stream is read on a
+// goroutine of its own, so that the work apply does after each event (the
+// store write, the audit) does not hold the reading back: an event the
+// agent sent is reach's as soon as it arrives, and a stop that comes while
+// apply is busy finds it here (markCanceled applies what was read before
+// the stop, then cancels).
+type inbox struct {
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced when anything below changes
+	items   []inboxItem
+	bytes   int64 // sizeOf the events in items
+	ended   bool  // the stream ended: nothing more comes
+	read    int   // events and errors read from the stream, in all
+	applied int   // of them, taken and applied
+	// holdAt, >= 0 while a stop waits for the first holdAt items to be
+	// applied: the ones after it, read after the stop, wait for it.
+	holdAt int
+}
+
+type inboxItem struct {
+	ev  a2a.Event
+	err error
+}
+
+func newInbox() *inbox {
+	return &inbox{changed: make(chan struct{}), holdAt: -1}
+}
+
+func (in *inbox) lock()   { in.mu.Lock() }
+func (in *inbox) unlock() { in.mu.Unlock() }
+
+// wakeLocked wakes whoever waits on a change (in locked).
+func (in *inbox) wakeLocked() {
+	close(in.changed)
+	in.changed = make(chan struct{})
+}
+
+// put adds what the stream gave, waiting while the events read and not
+// yet applied hold more than max bytes (one is always taken), or until
+// ctx ends (then it reports false and the item is dropped).
+func (in *inbox) put(ctx context.Context, it inboxItem, max int64) bool {
+	n := int64(0)
+	if it.ev != nil {
+		n = sizeOf(it.ev)
+	}
+	in.lock()
+	for len(in.items) > 0 && in.bytes+n > max {
+		ch := in.changed
+		in.unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+		in.lock()
+	}
+	in.items = append(in.items, it)
+	in.bytes += n
+	in.read++
+	in.wakeLocked()
+	in.unlock()
+	return true
+}
+
+// end says the stream ended after what was put.
+func (in *inbox) end() {
+	in.lock()
+	in.ended = true
+	in.wakeLocked()
+	in.unlock()
+}
+
+// take waits for the next item, in order; ok is false once the stream
+// ended and all was taken. Each item taken is marked applied (applied)
+// once the caller is done with it.
+func (in *inbox) take() (it inboxItem, ok bool) {
+	in.lock()
+	for len(in.items) == 0 && !in.ended || len(in.items) > 0 && in.holdAt >= 0 && in.applied >= in.holdAt {
+		ch := in.changed
+		in.unlock()
+		<-ch
+		in.lock()
+	}
+	defer in.unlock()
+	if len(in.items) == 0 {
+		return inboxItem{}, false
+	}
+	it = in.items[0]
+	in.items[0] = inboxItem{}
+	in.items = in.items[1:]
+	if it.ev != nil {
+		in.bytes -= sizeOf(it.ev)
+	}
+	in.wakeLocked()
+	return it, true
+}
+
+// done marks the item taken last as applied.
+func (in *inbox) done() {
+	in.lock()
+	in.applied++
+	in.wakeLocked()
+	in.unlock()
+}
+
+// hold makes the items read so far the last to be applied until release,
+// and returns how many that is.
+func (in *inbox) hold() int {
+	in.lock()
+	defer in.unlock()
+	in.holdAt = in.read
+	in.wakeLocked()
+	return in.read
+}
+
+// release lets the items read after hold be applied.
+func (in *inbox) release() {
+	in.lock()
+	in.holdAt = -1
+	in.wakeLocked()
+	in.unlock()
+}
+
+// awaitApplied waits until n items are applied, or the stream ended with
+// fewer taken, or until expired is closed.
+func (in *inbox) awaitApplied(n int, expired <-chan time.Time, gone <-chan struct{}) {
+	in.lock()
+	for in.applied < n && !(in.ended && len(in.items) == 0 && in.applied == in.read) {
+		ch := in.changed
+		in.unlock()
+		select {
+		case <-ch:
+		case <-expired:
+			return
+		case <-gone:
+			return
+		}
+		in.lock()
+	}
+	in.unlock()
+}
+
+// applyRead has the events this task's streams read before now applied
+// before it goes on, while it holds what they read after (held, released
+// by the caller once the stop is settled): a stop keeps what the agent
+// sent before it. It waits at most Options.CancelTimeout: a store that
+// hangs delays a stop no longer.
+func (t *task) applyRead() (release func()) {
+	t.mu.Lock()
+	ins := slices.Clone(t.inboxes)
+	t.mu.Unlock()
+	if len(ins) == 0 {
+		return func() {}
+	}
+	ns := make([]int, len(ins))
+	for i, in := range ins {
+		ns[i] = in.hold()
+	}
+	timer := time.NewTimer(t.g.opts.CancelTimeout)
+	defer timer.Stop()
+	for i, in := range ins {
+		in.awaitApplied(ns[i], timer.C, t.g.base.Done())
+	}
+	return func() {
+		for _, in := range ins {
+			in.release()
+		}
+	}
+}
