@@ -194,6 +194,8 @@ type Cluster struct {
 	// was sent.
 	lastSent atomic.Int64
 	caught   atomic.Int64 // unix ns of the newest stop read (catchUp)
+	catchMu  sync.Mutex   // one catchUp at a time (the listener's, the backstop's again)
+	recatch  atomic.Bool  // a read of the last catchUp failed: the backstop runs it again
 
 	holdWaits holdWaits // model turns waiting for a hold to be let go (holdwake.go)
 
@@ -652,6 +654,9 @@ func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover f
 				return
 			case <-t.C:
 			}
+			if c.recatch.Load() {
+				c.catchUp(ctx) // what the listener's last catch-up could not read
+			}
 			c.backstop(ctx)
 		}
 	}()
@@ -939,30 +944,50 @@ func (c *Cluster) stopLocal(r *reach.Request, state string, cause []byte) {
 // (again): the stops written since the newest one read, the MCP sessions
 // held here whose record ended (SessionEnds.Recheck), and the requests
 // this instance runs that their client ended through another instance
-// (End): their wake-ups came while it did not listen.
+// (End): their wake-ups came while it did not listen. It runs on the
+// listener's goroutine, which hears nothing meanwhile: each read is
+// bounded by the TTL, as a pool connection dead without a word would be
+// waited on until TCP gave up on it (no stops, ends, approvals or
+// wake-ups heard meanwhile: TestCatchUpCutStallsNoListener). A read that
+// failed has the backstop run the whole catch-up again, at its next tick.
 func (c *Cluster) catchUp(ctx context.Context) {
+	c.catchMu.Lock()
+	defer c.catchMu.Unlock()
 	c.holdWaits.all() // a hold let go while the listener was cut off: its turns ask again
-	c.catchUpStops(ctx)
+	ok := c.catchUpStops(ctx)
 	if e := c.sessions.Load(); e != nil && e.Recheck != nil {
-		e.Recheck(ctx)
+		rctx, cancel := context.WithTimeout(ctx, c.ttl)
+		e.Recheck(rctx)
+		cancel()
 	}
-	ended, err := c.st.Settled(ctx, c.owner)
+	sctx, cancel := context.WithTimeout(ctx, c.ttl)
+	ended, err := c.st.Settled(sctx, c.owner)
+	cancel()
 	if err != nil {
-		c.log.Warn("cluster: reading the requests ended through other instances", "err", err)
+		if ctx.Err() == nil {
+			c.log.Warn("cluster: reading the requests ended through other instances", "err", err)
+		}
+		c.recatch.Store(true)
 		return
 	}
 	for _, id := range ended {
 		c.endLocal(id)
 	}
+	c.recatch.Store(!ok)
 }
 
-// catchUpStops reads the stops written since the newest one read.
-func (c *Cluster) catchUpStops(ctx context.Context) {
+// catchUpStops reads the stops written since the newest one read, and
+// reports whether it could.
+func (c *Cluster) catchUpStops(ctx context.Context) bool {
 	since := time.Unix(0, c.caught.Load()).Add(-time.Minute) // margin for the writers' clocks
-	stops, err := c.st.Stops(ctx, since)
+	rctx, cancel := context.WithTimeout(ctx, c.ttl)
+	stops, err := c.st.Stops(rctx, since)
+	cancel()
 	if err != nil {
-		c.log.Warn("cluster: reading the stops missed", "err", err)
-		return
+		if ctx.Err() == nil {
+			c.log.Warn("cluster: reading the stops missed", "err", err)
+		}
+		return false
 	}
 	for _, s := range stops {
 		c.mu.Lock()
@@ -977,6 +1002,7 @@ func (c *Cluster) catchUpStops(ctx context.Context) {
 			c.caught.Store(n)
 		}
 	}
+	return true
 }
 
 // backstop reads the requests running here (and the requests above them)

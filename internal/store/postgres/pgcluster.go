@@ -854,12 +854,17 @@ var ErrInstanceRunning = errors.New("another process runs this instance")
 // time a killed holder's connection takes to end), so two running
 // instances never share a name. A lost
 // connection is made again, and the lock taken again; if another process
-// took the name meanwhile, NameLost is closed.
+// took the name meanwhile, NameLost is closed. A connection lost without a
+// word (a network cut) may still be open on the server, its session
+// holding the lock: that session, told by its backend's pid, is this
+// process's own, and is ended (pg_terminate_backend) so that the lock is
+// taken again, not taken for another process's
+// (TestHoldInstanceAfterSilentCut).
 func (p *Store) HoldInstance(ctx context.Context, name string) error {
 	if p.Closed() {
 		return store.ErrClosed
 	}
-	conn, err := p.lockName(ctx, name, p.o.ConnectTimeout)
+	conn, err := p.lockName(ctx, name, p.o.ConnectTimeout, 0)
 	if err != nil {
 		return err
 	}
@@ -872,6 +877,7 @@ func (p *Store) HoldInstance(ctx context.Context, name string) error {
 				conn.Close(context.Background())
 			}
 		}()
+		var gone uint32 // the backend pid of the lock's connection lost, until the lock is taken again
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
@@ -887,12 +893,18 @@ func (p *Store) HoldInstance(ctx context.Context, name string) error {
 				if err == nil {
 					continue
 				}
-				conn.Close(context.Background())
+				gone = conn.PgConn().PID()
+				cctx, cancel := context.WithTimeout(context.Background(), p.o.ConnectTimeout)
+				conn.Close(cctx) // bounded: the connection may be dead
+				cancel()
 				conn = nil
 			}
 			lctx, cancel := context.WithTimeout(context.Background(), p.o.ConnectTimeout)
-			conn, err = p.lockName(lctx, name, 0)
+			conn, err = p.lockName(lctx, name, 0, gone)
 			cancel()
+			if err == nil {
+				gone = 0
+			}
 			if errors.Is(err, ErrInstanceRunning) {
 				// Another process took the name while the lock was not
 				// held: this one must stop (NameLost), or two would run
@@ -919,15 +931,19 @@ func (p *Store) NameLost() <-chan struct{} { return p.nameLost }
 // again for up to wait while another holds it. A process killed a moment
 // ago still holds it until the server has seen its connection close and
 // ended its backend, which on a loaded machine takes a while: a restart
-// right after a crash waits that out instead of being refused.
-func (p *Store) lockName(ctx context.Context, name string, wait time.Duration) (*pgx.Conn, error) {
+// right after a crash waits that out instead of being refused. gone, when
+// not 0, is the backend pid of this process's own lock connection that
+// was lost: while that session still holds the lock (the server has not
+// seen the connection end), it is ended and the lock asked for again
+// until ctx ends, never reported as another's (ErrInstanceRunning).
+func (p *Store) lockName(ctx context.Context, name string, wait time.Duration, gone uint32) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, p.cfg.ConnConfig.Copy())
 	if err != nil {
 		return nil, fmt.Errorf("holding instance %s: %w", name, err)
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		var ok bool
+		var ok, own bool
 		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended('reach instance ' || $1, 0))`, name).Scan(&ok); err != nil {
 			conn.Close(context.Background())
 			return nil, fmt.Errorf("holding instance %s: %w", name, err)
@@ -935,7 +951,30 @@ func (p *Store) lockName(ctx context.Context, name string, wait time.Duration) (
 		if ok {
 			return conn, nil
 		}
-		if !time.Now().Before(deadline) {
+		if gone != 0 {
+			// Held by this process's own lost session? Then end it: its
+			// lock goes as its backend exits.
+			// (CASE: the pid is ended only once its lock is seen. own is
+			// false once the pid is gone: its locks went before it.)
+			err := conn.QueryRow(ctx, `SELECT CASE WHEN EXISTS (
+					SELECT 1 FROM pg_locks l, (SELECT hashtextextended('reach instance ' || $1, 0) AS k) h
+					WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.pid = $2
+					AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+					AND l.classid::text::bigint = (h.k >> 32) & 4294967295
+					AND l.objid::text::bigint = h.k & 4294967295)
+				THEN pg_terminate_backend($2) ELSE false END`, name, int64(gone)).Scan(&own)
+			if err != nil {
+				conn.Close(context.Background())
+				return nil, fmt.Errorf("holding instance %s: ending its lost session: %w", name, err)
+			}
+			if !own {
+				// Not (or no more) held by the lost session: asked again
+				// at once, the lock is taken, or another holds it.
+				gone = 0
+				continue
+			}
+		}
+		if !own && !time.Now().Before(deadline) {
 			conn.Close(context.Background())
 			return nil, fmt.Errorf("instance %s: %w", name, ErrInstanceRunning)
 		}
