@@ -303,18 +303,22 @@ type openCalls struct {
 	// no client, and it is never taken for a new one again (retired; once
 	// maxEnded of them are, no shared session is).
 	shared   *mcp.ClientSession
-	sharedBy string
+	sharedBy owner
 	mixed    bool
 	retired  map[weak.Pointer[mcp.ClientSession]]struct{} // weak: a closed session is not kept for it
 }
 
-// callOwner is whose call fl is: its request's principal in its tenant
-// ("" without a request).
-func callOwner(fl *openCall) string {
+// owner is whose a call is: its request's principal in its tenant.
+type owner struct{ tenant, principal string }
+
+// callOwner is whose call fl is (the zero owner without a request): read
+// on every call a shared session carries, so compared as it is, not made
+// into one string.
+func callOwner(fl *openCall) owner {
 	if fl.frame == nil || fl.frame.Request == nil {
-		return ""
+		return owner{}
 	}
-	return fl.frame.Request.Tenant() + "\x00" + fl.frame.Request.Principal()
+	return owner{fl.frame.Request.Tenant(), fl.frame.Request.Principal()}
 }
 
 // maxEnded bounds the frames of ended calls openCalls remember.
@@ -357,7 +361,7 @@ func (fs *openCalls) add(cs *mcp.ClientSession, fl *openCall) func() {
 
 // carried notes that the shared session cs carries a call of owner by.
 // fs.mu is held.
-func (fs *openCalls) carried(cs *mcp.ClientSession, by string) {
+func (fs *openCalls) carried(cs *mcp.ClientSession, by owner) {
 	if cs == fs.shared {
 		fs.mixed = fs.mixed || by != fs.sharedBy
 		return
