@@ -29,6 +29,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,8 +43,7 @@ const blockSize = 64
 var given struct {
 	sync.Mutex
 	ports  map[int]bool   // handed out here, or found in use
-	owned  map[int]bool   // the blocks claimed here, by their first port
-	blocks []int          // the same, in the order claimed
+	blocks []int          // the blocks claimed here, by their first port, in the order claimed
 	claims []net.Listener // their claims (claim), held until the process ends
 }
 
@@ -75,7 +75,7 @@ func Free() (int, error) {
 	given.Lock()
 	defer given.Unlock()
 	if given.ports == nil {
-		given.ports, given.owned = map[int]bool{}, map[int]bool{}
+		given.ports = map[int]bool{}
 	}
 	if low := ephemeralLow(); low > 2048 {
 		first := max(1024, low-16384)
@@ -93,10 +93,10 @@ func Free() (int, error) {
 			claimed := false
 			for range 4 * n {
 				b := first + rand.IntN(n)*blockSize
-				if given.owned[b] || !claim(b) {
+				if slices.Contains(given.blocks, b) || !claim(b) {
 					continue
 				}
-				given.owned[b], claimed = true, true
+				claimed = true
 				given.blocks = append(given.blocks, b)
 				break
 			}
