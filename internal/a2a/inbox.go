@@ -38,10 +38,7 @@ func newInbox() *inbox {
 	return &inbox{changed: make(chan struct{}), holdAt: -1}
 }
 
-func (in *inbox) lock()   { in.mu.Lock() }
-func (in *inbox) unlock() { in.mu.Unlock() }
-
-// wakeLocked wakes whoever waits on a change (in locked).
+// wakeLocked wakes whoever waits on a change (in.mu held).
 func (in *inbox) wakeLocked() {
 	close(in.changed)
 	in.changed = make(chan struct{})
@@ -55,45 +52,45 @@ func (in *inbox) put(ctx context.Context, it inboxItem, max int64) bool {
 	if it.ev != nil {
 		n = sizeOf(it.ev)
 	}
-	in.lock()
+	in.mu.Lock()
 	for len(in.items) > 0 && in.bytes+n > max {
 		ch := in.changed
-		in.unlock()
+		in.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			return false
 		}
-		in.lock()
+		in.mu.Lock()
 	}
 	in.items = append(in.items, it)
 	in.bytes += n
 	in.read++
 	in.wakeLocked()
-	in.unlock()
+	in.mu.Unlock()
 	return true
 }
 
 // end says the stream ended after what was put.
 func (in *inbox) end() {
-	in.lock()
+	in.mu.Lock()
 	in.ended = true
 	in.wakeLocked()
-	in.unlock()
+	in.mu.Unlock()
 }
 
 // take waits for the next item, in order; ok is false once the stream
 // ended and all was taken. Each item taken is marked applied (applied)
 // once the caller is done with it.
 func (in *inbox) take() (it inboxItem, ok bool) {
-	in.lock()
+	in.mu.Lock()
 	for len(in.items) == 0 && !in.ended || len(in.items) > 0 && in.holdAt >= 0 && in.applied >= in.holdAt {
 		ch := in.changed
-		in.unlock()
+		in.mu.Unlock()
 		<-ch
-		in.lock()
+		in.mu.Lock()
 	}
-	defer in.unlock()
+	defer in.mu.Unlock()
 	if len(in.items) == 0 {
 		return inboxItem{}, false
 	}
@@ -109,17 +106,17 @@ func (in *inbox) take() (it inboxItem, ok bool) {
 
 // done marks the item taken last as applied.
 func (in *inbox) done() {
-	in.lock()
+	in.mu.Lock()
 	in.applied++
 	in.wakeLocked()
-	in.unlock()
+	in.mu.Unlock()
 }
 
 // hold makes the items read so far the last to be applied until release,
 // and returns how many that is.
 func (in *inbox) hold() int {
-	in.lock()
-	defer in.unlock()
+	in.mu.Lock()
+	defer in.mu.Unlock()
 	in.holdAt = in.read
 	in.wakeLocked()
 	return in.read
@@ -127,19 +124,19 @@ func (in *inbox) hold() int {
 
 // release lets the items read after hold be applied.
 func (in *inbox) release() {
-	in.lock()
+	in.mu.Lock()
 	in.holdAt = -1
 	in.wakeLocked()
-	in.unlock()
+	in.mu.Unlock()
 }
 
 // awaitApplied waits until n items are applied, or the stream ended with
 // fewer taken, or until expired is closed.
 func (in *inbox) awaitApplied(n int, expired <-chan time.Time, gone <-chan struct{}) {
-	in.lock()
+	in.mu.Lock()
 	for in.applied < n && !(in.ended && len(in.items) == 0 && in.applied == in.read) {
 		ch := in.changed
-		in.unlock()
+		in.mu.Unlock()
 		select {
 		case <-ch:
 		case <-expired:
@@ -147,9 +144,9 @@ func (in *inbox) awaitApplied(n int, expired <-chan time.Time, gone <-chan struc
 		case <-gone:
 			return
 		}
-		in.lock()
+		in.mu.Lock()
 	}
-	in.unlock()
+	in.mu.Unlock()
 }
 
 // applyRead has the events this task's streams read before now applied

@@ -62,9 +62,9 @@ func TestStopKeepsPartsReadBefore(t *testing.T) {
 			ins := slices.Clone(tk.inboxes)
 			tk.mu.Unlock()
 			for _, in := range ins {
-				in.lock()
+				in.mu.Lock()
 				ok := cond(in)
-				in.unlock()
+				in.mu.Unlock()
 				if ok {
 					return true
 				}
