@@ -53,10 +53,16 @@ func finishedRequests(order string) string {
 	ORDER BY ` + order
 }
 
+// RetainSelect selects the requests a batch of the sweep removes ($1 the
+// cut-off, $2 the batch's size), as the statements retentionSQL sets read
+// them: an engine that writes its own statement of the frames (SQLite's)
+// reads the same requests.
+func RetainSelect() string { return finishedRequests("r.started") + ` LIMIT $2` }
+
 // retentionSQL sets the statements of the sweep that both engines can run
 // as they are (PostgreSQL replaces the request's, RetentionPostgres).
 func retentionSQL(q []string) {
-	sel := finishedRequests("r.started") + ` LIMIT $2`
+	sel := RetainSelect()
 	q[StRetainFrames] = `DELETE FROM frames WHERE request IN (` + sel + `)`
 	q[StRetainLedger] = `DELETE FROM ledger WHERE request IN (` + sel + `)`
 	q[StRetainRequests] = `DELETE FROM requests WHERE id IN (` + sel + `)`

@@ -269,6 +269,10 @@ func BenchmarkCommitFloor(b *testing.B) {
 //
 //	CGO_ENABLED=0 go test -run '^$' -bench WriteCallPages -benchtime 4000x ./internal/store/sqlite/
 //
+// settle-pages/call are the pages the next move of the marks (settleMarks)
+// writes, shared by the b.N calls: -benchtime 1000x moves them as often as
+// the checkpointer does.
+//
 // benchstat -col /ids sets the two kinds of ids side by side.
 func BenchmarkWriteCallPages(b *testing.B) {
 	kinds := []struct {
@@ -333,6 +337,15 @@ func writeCallPages(b *testing.B, parallelism int, next callIDs) {
 	for tree, n := range walTrees(b, s, frames0) {
 		b.ReportMetric(float64(n)/float64(b.N), tree+"-pages/call")
 	}
+	// The mark of the settled frames and claims moved past the calls, as
+	// the checkpointer moves it every checkpointEvery rows (some 1,000
+	// calls): the pages that costs, shared by the calls it passes.
+	b.StopTimer()
+	frames1 := walFrames(b, s)
+	if err := s.W.Do(ctx, s.settleMarks()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(walFrames(b, s)-frames1)/float64(b.N), "settle-pages/call")
 }
 
 // flush returns once every write queued before it is committed.

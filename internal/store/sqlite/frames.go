@@ -20,6 +20,13 @@ import (
 // are still open. Finding the open frames reads the frames above the mark
 // and the held ones.
 
+// A request's frames are found the same way (migration 21): the frames
+// at or below the mark by an index of their request that only listed
+// frames enter (frames_request), and the frames above it read in rowid
+// order. The writer lists the frames above the mark as it moves the mark
+// past them, so that a call's checkpoint enters no index of its request:
+// a commit's calls in as many sessions wrote as many of its leaves.
+
 // The claims (idempotency records in state 'claimed') are found the same
 // way (migration 7), with the mark 'claims_settled' and idempotency_held:
 // a claim is a new row at the end of the table, or the record of an
@@ -53,7 +60,7 @@ func (s *Store) settleMarks() *sqlcore.Write {
 	return &sqlcore.Write{What: "the marks of the settled frames and claims", Run: func(bt sqlcore.Batch, w *sqlcore.Write) {
 		b := bt.(*batch)
 		b.run(w, func() error {
-			for _, id := range []stmtID{stFramesHold, stFramesSettled, stFramesUnhold, stClaimsHold, stClaimsSettled, stClaimsUnhold,
+			for _, id := range []stmtID{stFramesHold, stFramesList, stFramesSettled, stFramesUnhold, stClaimsHold, stClaimsSettled, stClaimsUnhold,
 				stResultRoom} {
 				if _, err := b.affected(id); err != nil {
 					return err
@@ -77,4 +84,22 @@ func (s *Store) OpenFrames(ctx context.Context) ([]*store.Frame, error) {
 		return nil, store.ErrClosed
 	}
 	return s.QueryFrames(ctx, openFrames)
+}
+
+// requestFrames is the condition of a request's frames ($1): the listed
+// ones, by the index of their request, and those above the mark that are
+// not listed yet (migration 21), read in rowid order. Every frame at or
+// below the mark is listed: a frame is written above it (a new row, or
+// one put again, moved there), and the mark moves past it only with the
+// write that lists it (settleMarks).
+const requestFrames = `rowid IN (SELECT rowid FROM frames WHERE listed AND request = $1 UNION ALL
+	SELECT rowid FROM frames WHERE rowid > (SELECT value FROM store_meta WHERE key = 'frames_settled') AND NOT listed AND request = $1)`
+
+// RequestFrames implements store.Frames: a request's frames, listed or
+// above the mark.
+func (s *Store) RequestFrames(ctx context.Context, request string) ([]*store.Frame, error) {
+	if s.Closed() {
+		return nil, store.ErrClosed
+	}
+	return s.QueryFrames(ctx, requestFrames, request)
 }

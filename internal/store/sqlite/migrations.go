@@ -428,4 +428,41 @@ CREATE INDEX audit_tenant ON audit ((CASE WHEN json_valid(event) THEN event ->> 
 ALTER TABLE dead_letters ADD COLUMN principal TEXT NOT NULL DEFAULT '';
 ALTER TABLE dead_letters ADD COLUMN tenant TEXT NOT NULL DEFAULT '';
 `},
+	{21, "a call's checkpoint enters no index of its request", `
+-- The index that kept frames unique, (request, frame), was entered by
+-- every call's "executing" checkpoint where its request's frames are: in
+-- a served session (a request all its calls share) each call of a commit
+-- wrote a leaf of its own, half the pages a write call wrote to the WAL
+-- under load (docs/BENCHMARKS.md). Frame ids are made in time order, so
+-- keyed (frame, request) the checkpoints of a commit are appended to the
+-- same leaf or two. A request's frames are found by an index of their
+-- request that only the listed frames enter (listed, set with the mark of
+-- the settled frames: frames.go), and the frames above the mark, read in
+-- rowid order. Every frame kept is listed. The table is copied once: a
+-- UNIQUE constraint is part of its table's definition.
+CREATE TABLE frames_rows (
+	seq      INTEGER PRIMARY KEY,
+	request  TEXT NOT NULL,
+	frame    TEXT NOT NULL,
+	parent   TEXT NOT NULL DEFAULT '',
+	kind     TEXT NOT NULL DEFAULT '',
+	name     TEXT NOT NULL DEFAULT '',
+	call_id  TEXT NOT NULL DEFAULT '',
+	idem_key TEXT NOT NULL DEFAULT '',
+	state    TEXT NOT NULL,
+	args     TEXT,
+	undo     TEXT,
+	error    TEXT,
+	started  INTEGER NOT NULL,
+	updated  INTEGER NOT NULL,
+	origin   INTEGER,
+	listed   INTEGER NOT NULL DEFAULT 0,
+	UNIQUE (frame, request)
+);
+INSERT INTO frames_rows (seq, request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, origin, listed)
+	SELECT seq, request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, origin, 1 FROM frames ORDER BY seq;
+DROP TABLE frames;
+ALTER TABLE frames_rows RENAME TO frames;
+CREATE INDEX frames_request ON frames (request) WHERE listed;
+`},
 }

@@ -427,6 +427,7 @@ const (
 	stClaimsUnhold
 	stClaimsLower
 	stFramesLower
+	stFramesList
 	stKeysSweepFrom
 	stKeysSweepTo
 	stResultRoom
@@ -453,6 +454,7 @@ var statementSQL = statements()
 // statements where PostgreSQL has a function), and the audit log's.
 func statements() []string {
 	q := append(sqlcore.Shared(), make([]string, numStmts-sqlcore.NumStmts)...)
+	retainSel := sqlcore.RetainSelect()
 	// A frame that is not final is written as a new row, at the end of the
 	// table (one written before is moved there, keeping its first place in
 	// origin, migration 8): above the mark of the settled frames
@@ -461,10 +463,15 @@ func statements() []string {
 	q[sqlcore.StPutFrame] = `INSERT INTO frames
 	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-	ON CONFLICT (request, frame) DO UPDATE SET seq = (SELECT max(seq) + 1 FROM frames), origin = ifnull(frames.origin, frames.seq),
+	ON CONFLICT (frame, request) DO UPDATE SET seq = (SELECT max(seq) + 1 FROM frames), origin = ifnull(frames.origin, frames.seq),
 		parent = excluded.parent, kind = excluded.kind, name = excluded.name, call_id = excluded.call_id,
 		idem_key = excluded.idem_key, state = excluded.state, args = excluded.args, undo = excluded.undo,
 		error = excluded.error, started = excluded.started, updated = excluded.updated`
+	// A request's frames (migration 21): those listed, by the index of
+	// their request, and those above the mark not listed yet.
+	q[sqlcore.StRetainFrames] = `DELETE FROM frames WHERE rowid IN (SELECT rowid FROM frames WHERE listed AND request IN (` + retainSel + `)
+	UNION ALL SELECT rowid FROM frames WHERE rowid > (SELECT value FROM store_meta WHERE key = 'frames_settled') AND NOT listed
+		AND request IN (` + retainSel + `))`
 	q[sqlcore.StUpdateFrame] = `UPDATE frames SET parent = $1, kind = $2, name = $3, call_id = $4, idem_key = $5, state = $6, args = $7,
 		undo = $8, error = $9, started = $10, updated = $11 WHERE request = $12 AND frame = $13`
 	// The end of a checkpoint written before (store.Frame.EndOnly): the
@@ -528,6 +535,12 @@ func statements() []string {
 	q[stAuditScanFrom] = `SELECT seq, request FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`
 	q[stFramesHold] = `INSERT OR IGNORE INTO frames_held (frame) SELECT rowid FROM frames
 	WHERE rowid > (SELECT value FROM store_meta WHERE key = 'frames_settled') AND state NOT IN ` + sqlcore.FinalStates
+	// The frames above the mark enter the index of their request
+	// (migration 21) as the mark moves past them: a commit's worth of
+	// calls each entered a leaf of their own request's; a settling, with
+	// thousands of frames, enters each request's leaf once.
+	q[stFramesList] = `UPDATE frames SET listed = 1
+	WHERE rowid > (SELECT value FROM store_meta WHERE key = 'frames_settled') AND NOT listed`
 	q[stFramesSettled] = `UPDATE store_meta SET value = max(value, (SELECT ifnull(max(rowid), 0) FROM frames)) WHERE key = 'frames_settled'`
 	q[stFramesUnhold] = `DELETE FROM frames_held WHERE NOT EXISTS
 	(SELECT 1 FROM frames f WHERE f.rowid = frames_held.frame AND f.state NOT IN ` + sqlcore.FinalStates + `)`

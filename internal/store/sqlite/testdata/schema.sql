@@ -109,13 +109,17 @@ CREATE TABLE "frames" (
 	undo     TEXT,
 	error    TEXT,
 	started  INTEGER NOT NULL,
-	updated  INTEGER NOT NULL, origin INTEGER,
-	UNIQUE (request, frame)
+	updated  INTEGER NOT NULL,
+	origin   INTEGER,
+	listed   INTEGER NOT NULL DEFAULT 0,
+	UNIQUE (frame, request)
 );
 -- table frames_held on frames_held
 CREATE TABLE frames_held (
 	frame INTEGER PRIMARY KEY -- the rowid of a frame of frames
 );
+-- index frames_request on frames
+CREATE INDEX frames_request ON frames (request) WHERE listed;
 -- table idempotency on idempotency
 CREATE TABLE "idempotency" (
 	seq     INTEGER PRIMARY KEY,
