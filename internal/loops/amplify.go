@@ -81,6 +81,9 @@ func (e *echoes) maskEchoes(out []leaf, buf *[]byte) {
 		for _, t := range e.raw[:e.nr] {
 			j, n := quotedIndex(l.raw, t)
 			if j < 0 {
+				j, n = queryParamIndex(l.raw, t)
+			}
+			if j < 0 {
 				continue
 			}
 			b := append(append((*buf)[:0], l.raw[:j]...), 0)
@@ -534,6 +537,58 @@ func quotedIndex(b, t []byte) (int, int) {
 		off = j + 1
 	}
 	return -1, 0
+}
+
+// queryParamIndex returns where free text t is the value of a parameter
+// of an address's query in b, written as a URL writes it (spaces as '+'
+// or %20, other bytes %-escaped: ?query=Bohemian+Rhapsody+Queen&type=...),
+// and the length it is written in, or -1: a search's answer that links to
+// itself under the query asked echoes that query in its link as another
+// quotes it (TestEchoInQueryString). Only a parameter's whole value, after
+// the address's '?': a link that holds the words among others is the
+// answer's.
+func queryParamIndex(b, t []byte) (int, int) {
+	q := bytes.IndexByte(b, '?')
+	if q < 0 || len(t) == 0 {
+		return -1, 0
+	}
+	for p := q + 1; p < len(b); p++ {
+		if b[p] != '=' {
+			continue
+		}
+		k, i := p+1, 0
+		for i < len(t) && k < len(b) {
+			c := b[k]
+			switch {
+			case c == '+':
+				c, k = ' ', k+1
+			case c == '%' && k+2 < len(b) && isHex(b[k+1]) && isHex(b[k+2]):
+				c, k = hexVal(b[k+1])<<4|hexVal(b[k+2]), k+3
+			case c == '&' || c == '#':
+				c = 0 // the value ended
+			default:
+				k++
+			}
+			if c != t[i] {
+				break
+			}
+			i++
+		}
+		if i == len(t) && (k == len(b) || b[k] == '&' || b[k] == '#') {
+			return p + 1, k - p - 1
+		}
+	}
+	return -1, 0
+}
+
+func hexVal(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
 }
 
 // keepScratch returns b emptied to be used again, or nil when it grew

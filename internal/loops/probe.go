@@ -148,7 +148,7 @@ func (d *Detector) template(msg, args []byte) uint64 {
 			// In any case: a server echoes a value as it keeps it (an
 			// e-mail lower-cased), whatever case it was sent in
 			// (TestEchoInAnotherCase).
-			if len(e) > matched && len(msg)-i >= len(e) && bytes.EqualFold(msg[i:i+len(e)], e) {
+			if len(e) > matched && len(msg)-i >= len(e) && bytes.EqualFold(msg[i:i+len(e)], e) && echoAsWord(msg, i, i+len(e)) {
 				matched = len(e)
 			}
 		}
@@ -210,6 +210,24 @@ func (d *Detector) template(msg, args []byte) uint64 {
 	}
 	h.Write(msg[last:])
 	return h.Sum64()
+}
+
+// echoAsWord reports whether msg[i:j], an argument's value found in a
+// complaint, stands there as the value and not as part of a longer word:
+// a value that begins or ends with a letter or a digit must not be
+// joined there to another ("pdf" is not echoed by "PDFs", nor "app" by
+// "apply"). Found inside a word, it masked a piece of the complaint only
+// when the call happened to be spelled that way, and one complaint read as
+// another from one spelling to the next (TestEchoOnlyAsWord).
+func echoAsWord(msg []byte, i, j int) bool {
+	return !(wordJoined(msg[i]) && i > 0 && wordJoined(msg[i-1])) &&
+		!(wordJoined(msg[j-1]) && j < len(msg) && wordJoined(msg[j]))
+}
+
+// wordJoined reports whether c is a byte that joins a word: a letter, a
+// digit, an underscore or a byte of a letter of several.
+func wordJoined(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c >= 0x80
 }
 
 // errorStreak is what "same_error" remembers about a tool: its last errors

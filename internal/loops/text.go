@@ -106,10 +106,38 @@ func searchSyntax(b []byte) bool {
 			if op {
 				ops++
 			}
+		} else if i > 0 && j < len(b) && proximity(t) {
+			// An operator stands between the terms it joins.
+			ops++
 		}
 		i = j
 	}
 	return terms >= 2 && ops >= 1
+}
+
+// proximity reports whether a query's term is a proximity operator of a
+// search engine (w/5, NEAR/10, PRE/3: a word of one to five letters, a
+// slash, and how many words apart), as legal and patent searches write
+// them: the query is written in a search engine's syntax, reworded as
+// prose is, not a path (TestProximityQuery). A path (src/lib, v1/users)
+// has no term of that shape, and one that looked like it would have to
+// stand between two other terms, as an operator does.
+func proximity(t []byte) bool {
+	k := bytes.IndexByte(t, '/')
+	if k < 1 || k > 5 || len(t)-k-1 < 1 || len(t)-k-1 > 3 {
+		return false
+	}
+	for _, c := range t[:k] {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	for _, c := range t[k+1:] {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return true
 }
 
 const (

@@ -37,6 +37,14 @@ var volatileIDWords = map[string]bool{
 	"query": true, "response": true, "resp": true, "rpc": true, "invocation": true, "nonce": true,
 }
 
+// quotaWords are the words that, beside "remaining" or "left" (or "rate"
+// "limit" before them), name the caller's quota of calls to the service:
+// how many it has left falls with each call, an account's count and not the
+// answer's.
+var quotaWords = map[string]bool{
+	"requests": true, "calls": true, "ratelimit": true,
+}
+
 // volatileWaited are the words that, before a unit of time (waiting_s,
 // queued_seconds), name how long something has waited so far: a job
 // polled whose answer says only that grows while nothing else moves. A
@@ -102,10 +110,22 @@ func volatileKey(k []byte) bool {
 	if n == 1 && volatileAlone[string(w.word(0))] {
 		return true
 	}
+	quota, left := false, false
 	for i := range n {
-		if volatileWords[string(w.word(i))] {
+		x := string(w.word(i))
+		if volatileWords[x] {
 			return true
 		}
+		quota = quota || quotaWords[x] || x == "limit" && i > 0 && string(w.word(i-1)) == "rate"
+		left = left || x == "remaining" || x == "left"
+	}
+	if quota && left {
+		// The caller's quota left (requests_remaining, x_rate_limit_remaining,
+		// api_calls_left): it falls with each call, whatever the answer
+		// says, as X-RateLimit-Remaining does in the headers
+		// (TestQuotaLeftKeys). Other things left (seats_remaining,
+		// days_left) are the answer's.
+		return true
 	}
 	var in map[string]bool
 	switch string(w.word(n - 1)) {
