@@ -20,10 +20,12 @@ type inbox struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced when anything below changes
 	items   []inboxItem
-	bytes   int64 // sizeOf the events in items
-	ended   bool  // the stream ended: nothing more comes
-	read    int   // events and errors read from the stream, in all
-	applied int   // of them, taken and applied
+	bytes   int64       // sizeOf the events in items
+	ended   bool        // the stream ended: nothing more comes
+	read    int         // events and errors read from the stream, in all
+	applied int         // of them, taken and applied
+	budget  *readBudget // the gateway's, over all its streams
+	waiting bool        // the reader waits in put (for the bound or the budget)
 	// holdAt, >= 0 while a stop waits for the first holdAt items to be
 	// applied: the ones after it, read after the stop, wait for it.
 	holdAt int
@@ -34,8 +36,61 @@ type inboxItem struct {
 	err error
 }
 
-func newInbox() *inbox {
-	return &inbox{changed: make(chan struct{}), holdAt: -1}
+func newInbox(b *readBudget) *inbox {
+	return &inbox{changed: make(chan struct{}), holdAt: -1, budget: b}
+}
+
+// readBudget bounds the bytes of the events all of a gateway's streams
+// read and not yet applied (Options.MaxReadBytes): each stream's own
+// bound (MaxTaskBytes) times the streams open would not bound them while
+// the store is slow.
+type readBudget struct {
+	mu      sync.Mutex
+	max     int64
+	used    int64
+	changed chan struct{} // closed and replaced when bytes are given back
+}
+
+func newReadBudget(max int64) *readBudget {
+	return &readBudget{max: max, changed: make(chan struct{})}
+}
+
+// take counts n bytes in if they fit, or if nothing is counted (an event
+// larger than the budget alone is read alone), and reports whether it did.
+func (b *readBudget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used > 0 && b.used+n > b.max {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+// wait is closed when bytes are given back.
+func (b *readBudget) wait() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.changed
+}
+
+// give counts n bytes out.
+func (b *readBudget) give(n int64) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.used -= n
+	close(b.changed)
+	b.changed = make(chan struct{})
+	b.mu.Unlock()
+}
+
+// held is the bytes counted in.
+func (b *readBudget) held() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
 }
 
 // wakeLocked wakes whoever waits on a change (in.mu held).
@@ -45,24 +100,41 @@ func (in *inbox) wakeLocked() {
 }
 
 // put adds what the stream gave, waiting while the events read and not
-// yet applied hold more than max bytes (one is always taken), or until
-// ctx ends (then it reports false and the item is dropped).
-func (in *inbox) put(ctx context.Context, it inboxItem, max int64) bool {
+// yet applied hold more than max bytes (one is always taken), or while
+// all the streams' together would hold more than the gateway's budget
+// (b; one is taken when the budget holds none), or until ctx ends (then
+// it reports false and the item is dropped). While it waits the stream
+// is not read: the agent's connection feels it (its TCP window fills).
+func (in *inbox) put(ctx context.Context, it inboxItem, max int64, b *readBudget) bool {
 	n := int64(0)
 	if it.ev != nil {
 		n = sizeOf(it.ev)
 	}
-	in.mu.Lock()
-	for len(in.items) > 0 && in.bytes+n > max {
-		ch := in.changed
+	for {
+		in.mu.Lock()
+		full := len(in.items) > 0 && in.bytes+n > max
+		var ch <-chan struct{} = in.changed
+		if !full && b.take(n) {
+			break // in.mu held
+		}
+		if !full {
+			ch = b.wait()
+			if b.take(n) { // given back between the two
+				break
+			}
+		}
+		in.waiting = true
 		in.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
+			in.mu.Lock()
+			in.waiting = false
+			in.mu.Unlock()
 			return false
 		}
-		in.mu.Lock()
 	}
+	in.waiting = false
 	in.items = append(in.items, it)
 	in.bytes += n
 	in.read++
@@ -98,7 +170,9 @@ func (in *inbox) take() (it inboxItem, ok bool) {
 	in.items[0] = inboxItem{}
 	in.items = in.items[1:]
 	if it.ev != nil {
-		in.bytes -= sizeOf(it.ev)
+		n := sizeOf(it.ev)
+		in.bytes -= n
+		in.budget.give(n)
 	}
 	in.wakeLocked()
 	return it, true

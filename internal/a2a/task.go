@@ -308,7 +308,7 @@ func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageReq
 	// applied here in order: what apply does after an event (the store
 	// write, the audit) does not hold the reading back, and a stop finds
 	// what the agent sent before it read (markCanceled).
-	in := newInbox()
+	in := newInbox(t.g.reads)
 	t.mu.Lock()
 	t.inboxes = append(t.inboxes, in)
 	t.mu.Unlock()
@@ -323,7 +323,7 @@ func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageReq
 		defer close(read)
 		defer in.end()
 		for ev, err := range c.SendStreamingMessage(ctx, req) {
-			if !in.put(ctx, inboxItem{ev, err}, t.g.opts.MaxTaskBytes) || err != nil {
+			if !in.put(ctx, inboxItem{ev, err}, t.g.opts.MaxTaskBytes, t.g.reads) || err != nil {
 				return
 			}
 		}
