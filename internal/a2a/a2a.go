@@ -199,9 +199,10 @@ type Options struct {
 	MaxBodyBytes int64
 	// CancelTimeout is how long an agent has to confirm a CancelTask
 	// before its subtree is isolated; if zero, 3s. It also bounds how
-	// long a stop of a task waits for the events reach read from the
-	// agent's stream before it to be applied (kept), when the task's
-	// store writes are slow.
+	// long a stop of a task waits, before reach settles it canceled, for
+	// what the agent's stream brings until the agent's own end of the
+	// task (its answer to the cancel), and for those events to be applied
+	// (kept) when the task's store writes are slow.
 	CancelTimeout time.Duration
 	// Late is how long the gateway goes on reading a canceled task's
 	// stream, to record a late state; if zero, 30s.

@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -26,6 +27,13 @@ type inbox struct {
 	applied int         // of them, taken and applied
 	budget  *readBudget // the gateway's, over all its streams
 	waiting bool        // the reader waits in put (for the bound or the budget)
+	// finalAt is the index of the first event read that ends the task
+	// at the agent (a terminal state: its answer to a cancel, or its own
+	// end), or -1.
+	finalAt int
+	// stopping, while a stop waits for the agent's terminal state: that
+	// state is not applied before the stop settled the task (keepSent).
+	stopping bool
 	// holdAt, >= 0 while a stop waits for the first holdAt items to be
 	// applied: the ones after it, read after the stop, wait for it.
 	holdAt int
@@ -37,7 +45,7 @@ type inboxItem struct {
 }
 
 func newInbox(b *readBudget) *inbox {
-	return &inbox{changed: make(chan struct{}), holdAt: -1, budget: b}
+	return &inbox{changed: make(chan struct{}), holdAt: -1, finalAt: -1, budget: b}
 }
 
 // readBudget bounds the bytes of the events all of a gateway's streams
@@ -135,6 +143,9 @@ func (in *inbox) put(ctx context.Context, it inboxItem, max int64, b *readBudget
 		}
 	}
 	in.waiting = false
+	if in.finalAt < 0 && endsTask(it.ev) {
+		in.finalAt = in.read
+	}
 	in.items = append(in.items, it)
 	in.bytes += n
 	in.read++
@@ -156,7 +167,7 @@ func (in *inbox) end() {
 // once the caller is done with it.
 func (in *inbox) take() (it inboxItem, ok bool) {
 	in.mu.Lock()
-	for len(in.items) == 0 && !in.ended || len(in.items) > 0 && in.holdAt >= 0 && in.applied >= in.holdAt {
+	for len(in.items) == 0 && !in.ended || len(in.items) > 0 && in.held() {
 		ch := in.changed
 		in.mu.Unlock()
 		<-ch
@@ -178,6 +189,13 @@ func (in *inbox) take() (it inboxItem, ok bool) {
 	return it, true
 }
 
+// held reports whether the next item waits for a stop (in.mu held): it
+// is past the stop's hold, or it is the agent's terminal state while a
+// stop waits for it (stopping).
+func (in *inbox) held() bool {
+	return in.holdAt >= 0 && in.applied >= in.holdAt || in.stopping && in.finalAt >= 0 && in.applied >= in.finalAt
+}
+
 // done marks the item taken last as applied.
 func (in *inbox) done() {
 	in.mu.Lock()
@@ -186,67 +204,168 @@ func (in *inbox) done() {
 	in.mu.Unlock()
 }
 
-// hold makes the items read so far the last to be applied until release,
-// and returns how many that is.
-func (in *inbox) hold() int {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	in.holdAt = in.read
-	in.wakeLocked()
-	return in.read
+// endsTask reports whether ev is a terminal state of a task.
+func endsTask(ev a2a.Event) bool {
+	switch e := ev.(type) {
+	case *a2a.Task:
+		return e != nil && e.Status.State.Terminal()
+	case *a2a.TaskStatusUpdateEvent:
+		return e != nil && e.Status.State.Terminal()
+	}
+	return false
 }
 
-// release lets the items read after hold be applied.
+// mark is where a stop found the inbox: the events read, and applied;
+// from now on the agent's terminal state waits for the stop.
+func (in *inbox) mark() (read, applied int) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.stopping = true
+	return in.read, in.applied
+}
+
+// awaitFinal waits until the stream brought a terminal state or ended,
+// or until expired or gone is closed; it returns where the events the
+// stop keeps end: before that terminal state, or all that were read.
+func (in *inbox) awaitFinal(expired, gone <-chan struct{}) (n int, final, ended bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for in.finalAt < 0 && !in.ended {
+		ch := in.changed
+		in.mu.Unlock()
+		select {
+		case <-ch:
+		case <-expired:
+			in.mu.Lock()
+			return in.read, false, false
+		case <-gone:
+			in.mu.Lock()
+			return in.read, false, false
+		}
+		in.mu.Lock()
+	}
+	if in.finalAt >= 0 {
+		return in.finalAt, true, false
+	}
+	return in.read, false, true
+}
+
+// hold makes the first n items the last to be applied until release.
+func (in *inbox) hold(n int) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.holdAt = n
+	in.wakeLocked()
+}
+
+// release lets the items after the hold be applied.
 func (in *inbox) release() {
 	in.mu.Lock()
 	in.holdAt = -1
+	in.stopping = false
 	in.wakeLocked()
 	in.mu.Unlock()
 }
 
 // awaitApplied waits until n items are applied, or the stream ended with
-// fewer taken, or until expired is closed.
-func (in *inbox) awaitApplied(n int, expired <-chan time.Time, gone <-chan struct{}) {
+// fewer taken, or until expired is closed; it returns how many are.
+func (in *inbox) awaitApplied(n int, expired, gone <-chan struct{}) int {
 	in.mu.Lock()
+	defer in.mu.Unlock()
 	for in.applied < n && !(in.ended && len(in.items) == 0 && in.applied == in.read) {
 		ch := in.changed
 		in.mu.Unlock()
 		select {
 		case <-ch:
 		case <-expired:
-			return
+			in.mu.Lock()
+			return in.applied
 		case <-gone:
-			return
+			in.mu.Lock()
+			return in.applied
 		}
 		in.mu.Lock()
 	}
-	in.mu.Unlock()
+	return in.applied
 }
 
-// applyRead has the events this task's streams read before now applied
-// before it goes on, while it holds what they read after (held, released
-// by the caller once the stop is settled): a stop keeps what the agent
-// sent before it. It waits at most Options.CancelTimeout: a store that
-// hangs delays a stop no longer.
-func (t *task) applyRead() (release func()) {
+// keepSent is a stop's wait for what the agent's streams bring before the
+// agent ends the task on its own word. The A2A JS SDK, like the protocol's
+// model, has an agent take a cancel on the task's own stream of events:
+// what it sent before it had the cancel comes first, in order, then its
+// answer (TASK_STATE_CANCELED), and the task is the agent's until then.
+// So a stop keeps what each stream brings until its terminal state (or
+// its end), applied before reach settles the task canceled, and holds
+// back what comes after, which the caller then releases (a terminal state
+// after reach's is recorded as late, nothing else is kept). When wait is
+// false (an isolating stop) it keeps only what was read before it. All of
+// it within Options.CancelTimeout: an agent that does not answer, or a
+// store that hangs, delays a stop no longer. It says what it kept, for the
+// audit (said), once the stop settled the task.
+func (t *task) keepSent(wait bool) (release func(), said func() string) {
 	t.mu.Lock()
 	ins := slices.Clone(t.inboxes)
 	t.mu.Unlock()
 	if len(ins) == 0 {
-		return func() {}
+		return func() {}, func() string { return "" }
 	}
-	ns := make([]int, len(ins))
-	for i, in := range ins {
-		ns[i] = in.hold()
-	}
-	timer := time.NewTimer(t.g.opts.CancelTimeout)
+	// Closed, not sent on: every wait below ends on it.
+	expiredC := make(chan struct{})
+	timer := time.AfterFunc(t.g.opts.CancelTimeout, func() { close(expiredC) })
 	defer timer.Stop()
+	readAt, appliedAt := make([]int, len(ins)), make([]int, len(ins))
 	for i, in := range ins {
-		in.awaitApplied(ns[i], timer.C, t.g.base.Done())
+		readAt[i], appliedAt[i] = in.mark()
 	}
-	return func() {
+	ns := slices.Clone(readAt)
+	var final, ended, expired int
+	for i, in := range ins {
+		if !wait {
+			break
+		}
+		n, f, e := in.awaitFinal(expiredC, t.g.base.Done())
+		ns[i] = n
+		switch {
+		case f:
+			final++
+		case e:
+			ended++
+		default:
+			expired++
+		}
+	}
+	for i, in := range ins {
+		in.hold(ns[i])
+	}
+	before, after, short := 0, 0, 0
+	for i, in := range ins {
+		got := min(in.awaitApplied(ns[i], expiredC, t.g.base.Done()), ns[i])
+		before += max(0, min(got, readAt[i])-appliedAt[i])
+		after += max(0, got-readAt[i])
+		short += max(0, ns[i]-got)
+	}
+	release = func() {
 		for _, in := range ins {
 			in.release()
 		}
 	}
+	said = func() string {
+		var why string
+		switch {
+		case !wait:
+			why = "it did not wait for the agent (its subtree isolated)"
+		case expired > 0:
+			why = fmt.Sprintf("the agent had not ended the task within %s; what it sends after is not kept", t.g.opts.CancelTimeout)
+		case final > 0:
+			why = "up to the agent's own end of the task (its answer to the cancel), which came after: the agent sent them before it had the cancel, or with its answer"
+		default:
+			why = "up to the end of the agent's stream"
+		}
+		s := fmt.Sprintf("the stop applied %d event(s) of the agent read before it and %d that arrived after it, %s", before, after, why)
+		if short > 0 {
+			s += fmt.Sprintf("; %d read in time were not applied within %s (the store was slow) and are not kept", short, t.g.opts.CancelTimeout)
+		}
+		return s
+	}
+	return release, said
 }

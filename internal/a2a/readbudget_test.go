@@ -21,7 +21,7 @@ import (
 // size (the flood's own end), and the budget is all given back.
 func TestReadBudgetBoundsAllStreams(t *testing.T) {
 	const streams, bound, budget = 4, 256 << 10, 384 << 10
-	st := &heldStore{Memory: store.NewMemory(), held: 1, release: make(chan struct{})} // every write waits
+	st := &heldStore{Memory: store.NewMemory(), held: 1, release: make(chan struct{}), deaf: true} // every write waits, past its timeout too
 	h := newHarnessWith(t, func(o *Options) {
 		o.Tasks = st
 		o.MaxTaskBytes = bound
