@@ -15,8 +15,8 @@ import (
 // goroutine of its own, so that the work apply does after each event (the
 // store write, the audit) does not hold the reading back: an event the
 // agent sent is reach's as soon as it arrives, and a stop that comes while
-// apply is busy finds it here (markCanceled applies what was read before
-// the stop, then cancels).
+// apply is busy finds it here (keepSent has it applied, with what the
+// stream brings up to the agent's own end, before reach cancels).
 type inbox struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced when anything below changes
@@ -35,7 +35,8 @@ type inbox struct {
 	// state is not applied before the stop settled the task (keepSent).
 	stopping bool
 	// holdAt, >= 0 while a stop waits for the first holdAt items to be
-	// applied: the ones after it, read after the stop, wait for it.
+	// applied: the ones after it (the agent's end, or what came after
+	// the stop's wait) wait for it.
 	holdAt int
 }
 

@@ -308,7 +308,7 @@ func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageReq
 	// The stream is read on a goroutine of its own into an inbox, and
 	// applied here in order: what apply does after an event (the store
 	// write, the audit) does not hold the reading back, and a stop finds
-	// what the agent sent before it read (markCanceled).
+	// what the agent sent before it read (cancel, keepSent).
 	in := newInbox(t.g.reads)
 	t.mu.Lock()
 	t.inboxes = append(t.inboxes, in)
@@ -476,8 +476,8 @@ func (t *task) apply(ev a2a.Event) {
 			t.g.tasks.add(t)
 			if t.wantStop != "" {
 				reason := t.wantStop
-				// Not markCanceled: this is the stream's applier, and
-				// what it read after this event came after the stop.
+				// Not cancel: this is the stream's applier, and what it
+				// read after this event came after the stop.
 				after = append(after, func() {
 					if t.markCanceledNow(reason) {
 						t.cancelUpstream(reason)

@@ -126,3 +126,42 @@ func TestStopBoundedWhenAgentNeverEnds(t *testing.T) {
 		t.Errorf("GetTask: %s %q with %d artifacts; want canceled by the stop, part 1 not kept", got.Status.State, statusText(got), len(got.Artifacts))
 	}
 }
+
+// TestIsolatingStopKeepsOnlyWhatWasRead: a stop in isolate mode does not
+// wait for the agent: the task is canceled at reach with what was read
+// before the stop (part 1), and part 2, which the agent sends as the
+// cancel comes, is not kept.
+func TestIsolatingStopKeepsOnlyWhatWasRead(t *testing.T) {
+	h := newHarness(t, nil, "executor")
+	req := &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("transit"))}
+	var id a2a.TaskID
+	var parts []string
+	var last *a2a.TaskStatusUpdateEvent
+	for ev, err := range h.client("executor", "alice", false).SendStreamingMessage(t.Context(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e := ev.(type) {
+		case *a2a.Task:
+			id = e.ID
+		case *a2a.TaskArtifactUpdateEvent:
+			parts = append(parts, textOf(e.Artifact.Parts))
+			if len(parts) == 1 {
+				tk := h.g.tasks.get("executor", id, Owner{"alice", ""})
+				go tk.req.Stop(reach.Isolate, "operator", "enough")
+			}
+		case *a2a.TaskStatusUpdateEvent:
+			last = e
+		}
+	}
+	if !slices.Equal(parts, []string{"part 1"}) {
+		t.Errorf("the caller's stream read parts %q; want only part 1, read before the isolating stop", parts)
+	}
+	if last == nil || last.Status.State != a2a.TaskStateCanceled || !strings.Contains(textOfMessage(last.Status.Message), "enough") {
+		t.Fatalf("the stream's last status %+v; want reach's canceled with the stop's text", last)
+	}
+	eventually(t, "the stop's account in the audit", func() bool { return len(h.audit.find("kept")) > 0 })
+	if ev := h.audit.find("kept"); len(ev) != 1 || !strings.Contains(ev[0].Message, "it did not wait for the agent") {
+		t.Errorf("kept events %+v; want one saying the stop did not wait", ev)
+	}
+}
