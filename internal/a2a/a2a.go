@@ -199,9 +199,10 @@ type Options struct {
 	MaxBodyBytes int64
 	// CancelTimeout is how long an agent has to confirm a CancelTask
 	// before its subtree is isolated; if zero, 3s. It also bounds how
-	// long a stop of a task waits for the events reach read from the
-	// agent's stream before it to be applied (kept), when the task's
-	// store writes are slow.
+	// long a stop of a task waits, before reach settles it canceled, for
+	// what the agent's stream brings until the agent's own end of the
+	// task (its answer to the cancel), and for those events to be applied
+	// (kept) when the task's store writes are slow.
 	CancelTimeout time.Duration
 	// Late is how long the gateway goes on reading a canceled task's
 	// stream, to record a late state; if zero, 30s.
@@ -213,6 +214,17 @@ type Options struct {
 	// the task whole in one event, and the A2A SDK's client reads an SSE
 	// event of at most 10 MB.
 	MaxTaskBytes int64
+	// MaxReadBytes bounds the bytes of the events that all the agents'
+	// streams together have read and reach has not yet applied to their
+	// tasks (stored, audited, passed on): each stream holds at most
+	// MaxTaskBytes of them, and while the store is slow, streams times
+	// MaxTaskBytes would not bound the memory. Past it a stream is not
+	// read until the events before it are applied: the agent's
+	// connection waits (its TCP window fills), nothing is dropped, and a
+	// stop of its task still applies what was read before it. An event
+	// larger than the budget is read when no other is held. If zero,
+	// 64 MiB.
+	MaxReadBytes int64
 	// MaxTasks is how many ended tasks are kept for GetTask and
 	// ListTasks; if zero, 10000. Past it, the principals that keep the
 	// most ended tasks lose their oldest first (fair shares).
@@ -274,8 +286,9 @@ type Gateway struct {
 	agents map[string]*agent
 	names  []string
 	tasks  *registry
-	live   liveTasks // each principal's running tasks, for MaxLiveTasks
-	follow followers // each principal's open streams of its tasks (SubscribeToTask)
+	live   liveTasks   // each principal's running tasks, for MaxLiveTasks
+	follow followers   // each principal's open streams of its tasks (SubscribeToTask)
+	reads  *readBudget // the events all the streams read and not yet applied (MaxReadBytes)
 
 	base   context.Context // the gateway's lifetime
 	cancel context.CancelFunc
@@ -307,6 +320,8 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 	op.MaxTasks = cmp.Or(op.MaxTasks, 10000)
 	op.MaxLiveTasks = cmp.Or(op.MaxLiveTasks, DefaultMaxLiveTasks)
 	op.MaxTotalBytes = cmp.Or(op.MaxTotalBytes, 256<<20)
+	op.MaxReadBytes = cmp.Or(op.MaxReadBytes, 64<<20)
+	g.reads = newReadBudget(op.MaxReadBytes)
 	if op.HTTPClient == nil {
 		op.HTTPClient = &http.Client{Transport: capped{http.DefaultTransport.(*http.Transport).Clone(), maxAnswerBytes}}
 	} else {

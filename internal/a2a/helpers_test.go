@@ -286,6 +286,21 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 				status(a2a.TaskStateCanceled, "canceled")
 			case <-ctx.Done():
 			}
+		case "transit": // an artifact, then works until canceled; one more artifact goes out as the cancel comes, then its canceled
+			if !yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("part 1")), nil) {
+				return
+			}
+			select {
+			case <-stop:
+				if yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("part 2")), nil) {
+					status(a2a.TaskStateCanceled, "canceled")
+				}
+			case <-ctx.Done():
+			}
+		case "mute": // an artifact, then works; confirms a cancel but never ends the task on its stream
+			if yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("part 1")), nil) {
+				<-ctx.Done()
+			}
 		case "slow", "bigcancel":
 			select {
 			case <-stop:

@@ -638,9 +638,11 @@ func (e *endpoint) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a
 	return res, nil
 }
 
-// CancelTask cancels the task at reach at once, and through its
-// sub-request everything it delegated, at every agent; the agents are told
-// in the background, and one that does not confirm is isolated.
+// CancelTask cancels the task, and through its sub-request everything it
+// delegated, at every agent; the agents are told at once, and one that
+// does not confirm is isolated. It answers once the task is canceled at
+// reach: after what the agent sent before its own end of the task was
+// kept (cancel), within Options.CancelTimeout.
 func (e *endpoint) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
 	owner := e.owner(ctx)
 	t := e.g.tasks.get(e.a.cfg.Name, req.ID, owner)
@@ -662,7 +664,7 @@ func (e *endpoint) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (
 	}
 	reason := "CancelTask from " + who
 	t.req.Stop(reach.Cancel, "a2a", reason)
-	t.markCanceled(causeText(&reach.StopError{Cause: reach.Cause{Mode: reach.Cancel, By: "a2a", Reason: reason, Request: t.req.ID()}}))
+	t.cancel(causeText(&reach.StopError{Cause: reach.Cause{Mode: reach.Cancel, By: "a2a", Reason: reason, Request: t.req.ID()}}), true)
 	return t.snapshot(), nil
 }
 

@@ -96,7 +96,8 @@ type task struct {
 
 	persistMu sync.Mutex // one write of the task to the store at a time, the latest view each
 
-	inboxes []*inbox // the events each upstream stream read and not yet applied (pump)
+	inboxes  []*inbox      // the events each upstream stream read and not yet applied (pump)
+	stopDone chan struct{} // made when a stop of the task begins, closed once it settled it (cancel)
 }
 
 func newTask(g *Gateway, a *agent, owner Owner) *task {
@@ -307,8 +308,8 @@ func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageReq
 	// The stream is read on a goroutine of its own into an inbox, and
 	// applied here in order: what apply does after an event (the store
 	// write, the audit) does not hold the reading back, and a stop finds
-	// what the agent sent before it read (markCanceled).
-	in := newInbox()
+	// what the agent sent before it read (cancel, keepSent).
+	in := newInbox(t.g.reads)
 	t.mu.Lock()
 	t.inboxes = append(t.inboxes, in)
 	t.mu.Unlock()
@@ -323,7 +324,7 @@ func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageReq
 		defer close(read)
 		defer in.end()
 		for ev, err := range c.SendStreamingMessage(ctx, req) {
-			if !in.put(ctx, inboxItem{ev, err}, t.g.opts.MaxTaskBytes) || err != nil {
+			if !in.put(ctx, inboxItem{ev, err}, t.g.opts.MaxTaskBytes, t.g.reads) || err != nil {
 				return
 			}
 		}
@@ -475,8 +476,8 @@ func (t *task) apply(ev a2a.Event) {
 			t.g.tasks.add(t)
 			if t.wantStop != "" {
 				reason := t.wantStop
-				// Not markCanceled: this is the stream's applier, and
-				// what it read after this event came after the stop.
+				// Not cancel: this is the stream's applier, and what it
+				// read after this event came after the stop.
 				after = append(after, func() {
 					if t.markCanceledNow(reason) {
 						t.cancelUpstream(reason)
@@ -889,31 +890,60 @@ func (t *task) stopped() {
 		t.req.StopWith(se.Cause)
 	}
 	reason := causeText(cause)
-	t.cancel(reason)
+	se, _ := errors.AsType[*reach.StopError](cause)
+	t.cancel(reason, se == nil || se.Cause.Mode != reach.Isolate)
 }
 
-// cancel settles the task as canceled at reach, then asks the agent to
-// cancel it too.
-func (t *task) cancel(reason string) {
-	if t.markCanceled(reason) {
+// cancel settles the task as canceled at reach and asks the agent to
+// cancel it too. It tells the agent at once, and keeps what the agent's
+// stream brings until the agent ends the task (keepSent; with wait false,
+// an isolating stop, only what was read before it): the events the agent
+// sent before it had the cancel, in transit when the stop came, are kept
+// and passed on before reach's end. The audit says what was kept (kind
+// "kept"). Concurrent stops of one task are one: a later one waits for
+// the first.
+func (t *task) cancel(reason string, wait bool) {
+	t.mu.Lock()
+	if t.stopDone != nil {
+		ch := t.stopDone
+		t.mu.Unlock()
+		<-ch
+		if t.markCanceledNow(reason) {
+			t.cancelUpstream(reason)
+		}
+		return
+	}
+	t.stopDone = make(chan struct{})
+	open := t.id != "" && !t.upFinal && t.msg == nil && t.failed == nil && !t.state.Terminal()
+	t.mu.Unlock()
+	defer close(t.stopDone)
+	if open && wait {
+		t.g.background(func() { t.cancelUpstream(reason) })
+	}
+	release, said := t.keepSent(open && wait)
+	tell, settled := t.settleCanceled(reason)
+	release()
+	if settled {
+		if s := said(); s != "" {
+			t.audit("kept", a2a.TaskStateCanceled, s)
+		}
+	}
+	if tell {
 		t.cancelUpstream(reason)
 	}
 }
 
-// markCanceled settles the task as canceled at reach, unless it ended
+// markCanceledNow settles the task as canceled at reach, unless it ended
 // otherwise, and reports whether the agent must still be told. A task
-// whose id has not come yet is told as soon as it comes. The events reach
-// read from the agent's streams before it are applied first (applyRead):
-// what the agent sent before the stop is kept, what it sends after is not.
-func (t *task) markCanceled(reason string) bool {
-	release := t.applyRead()
-	defer release()
-	return t.markCanceledNow(reason)
+// whose id has not come yet is told as soon as it comes.
+func (t *task) markCanceledNow(reason string) bool {
+	tell, _ := t.settleCanceled(reason)
+	return tell
 }
 
-// markCanceledNow is markCanceled with no wait for the events read: for
-// the stream's applier itself.
-func (t *task) markCanceledNow(reason string) bool {
+// settleCanceled is markCanceledNow, and reports too whether it settled
+// the task (it was not final).
+func (t *task) settleCanceled(reason string) (tell, settled bool) {
 	var after []func()
 	defer func() {
 		for _, f := range after {
@@ -923,13 +953,14 @@ func (t *task) markCanceledNow(reason string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.upFinal || t.msg != nil || t.failed != nil {
-		return false
+		return false, false
 	}
 	if t.id == "" {
 		t.wantStop = reason
-		return false
+		return false, false
 	}
 	if !t.state.Terminal() {
+		settled = true
 		msg := agentText(t.id, t.ctxID, "reach canceled this task: "+reason+". It takes no more messages, and the work it was "+
 			"part of is stopped: report what was done so far and that it was stopped, rather than handing it over again.")
 		st, _ := t.settle(a2a.TaskStatus{State: a2a.TaskStateCanceled, Message: msg}, &after)
@@ -938,7 +969,7 @@ func (t *task) markCanceledNow(reason string) bool {
 			t.push(statusEvent(t.id, t.ctxID, st, msg))
 		}
 	}
-	return !t.stopSent
+	return !t.stopSent, settled
 }
 
 // cancelUpstream sends CancelTask to the agent, once. An agent that does

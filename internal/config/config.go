@@ -259,12 +259,18 @@ type A2AConfig struct {
 	// tasks are let go, and while the live ones alone hold more, a new task
 	// is refused. If zero, 256 MiB; at least max_task_bytes.
 	MaxTotalBytes int64 `yaml:"max_total_bytes"`
+	// MaxReadBytes bounds the events all the agents' streams together have
+	// read and reach has not yet applied to their tasks (each stream's by
+	// max_task_bytes): past it a stream is not read on until they are
+	// (the agent's connection waits). If zero, 64 MiB.
+	MaxReadBytes int64 `yaml:"max_read_bytes"`
 }
 
 // Bounds of A2AConfig.
 const (
 	DefaultA2AMaxTaskBytes  = 8 << 20
 	DefaultA2AMaxTotalBytes = 256 << 20
+	DefaultA2AMaxReadBytes  = 64 << 20
 	minA2ATaskBytes         = 1 << 10
 	maxA2ATaskBytes         = 64 << 20
 )
@@ -277,6 +283,15 @@ func (c *Config) A2ALimits() (task, total int64) {
 		task, total = cmp.Or(a.MaxTaskBytes, task), cmp.Or(a.MaxTotalBytes, total)
 	}
 	return task, total
+}
+
+// A2AReadBytes is the bound of the events all the A2A streams read and not
+// yet applied, the default if not set.
+func (c *Config) A2AReadBytes() int64 {
+	if a := c.A2A; a != nil && a.MaxReadBytes > 0 {
+		return a.MaxReadBytes
+	}
+	return DefaultA2AMaxReadBytes
 }
 
 // ToolOverride is a patch of a reach.Tool, in the tool's own types: each
@@ -1988,6 +2003,9 @@ func (c *Config) check() error {
 		}
 		if task, total := c.A2ALimits(); a.MaxTotalBytes < 0 || total < task {
 			return c.Errorf([]any{"a2a", "max_total_bytes"}, "a2a max_total_bytes %d: use a number of bytes at least max_task_bytes (%d), or leave it out for 256 MiB", a.MaxTotalBytes, task)
+		}
+		if a.MaxReadBytes < 0 {
+			return c.Errorf([]any{"a2a", "max_read_bytes"}, "a2a max_read_bytes %d: use a number of bytes, or leave it out for 64 MiB", a.MaxReadBytes)
 		}
 	}
 	if m := c.Model; m != nil {

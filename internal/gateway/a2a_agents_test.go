@@ -545,12 +545,17 @@ func TestA2AAgentsCancel(t *testing.T) {
 				t.Errorf("try %d: %s's hand-off is %s", i, r.Agent(), r.State())
 			}
 		}
+		// Reach settles each task canceled once the agent answered the
+		// cancel on the task's stream (what it sent before is kept), so
+		// after the agent saw CancelTask: wait for it.
 		for _, name := range []string{"planner", "executor", "verifier"} {
-			_, out := do(t, "POST", c.reach+"/a2a/"+name, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":1}}`,
-				map[string]string{"A2A-Version": "1.0", "Content-Type": "application/json"})
-			if st := path(out, "result", "tasks", 0, "status", "state"); st != "TASK_STATE_CANCELED" {
-				t.Errorf("try %d: %s's task is %v at reach", i, name, st)
-			}
+			var st any
+			awaitAgents(t, name+"'s task to be canceled at reach", func() bool {
+				_, out := do(t, "POST", c.reach+"/a2a/"+name, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":1}}`,
+					map[string]string{"A2A-Version": "1.0", "Content-Type": "application/json"})
+				st = path(out, "result", "tasks", 0, "status", "state")
+				return st == "TASK_STATE_CANCELED"
+			})
 		}
 	}
 	// What each agent's A2A client (the JS SDK's) read of the hand-off it

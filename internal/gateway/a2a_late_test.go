@@ -16,23 +16,27 @@ import (
 	"github.com/agentreach/reach/internal/store"
 )
 
-// Once reach has ended a task (a spent budget, a stop of the request),
-// nothing the agent sends after changes the task as its clients read it.
-// The executor (LATE=1) answers reach's CancelTask with an artifact, a
-// status update and a message, then the cancel; the planner, a JS SDK
-// client, reads its stream, then (once those late events are in the
-// executor's own view of the task) resubscribes and gets the task:
-// in A2A 1.0 and 0.3, each shows the end reach gave and the artifacts the
-// stream had, and none of the late events.
-func TestA2AAgentsLateEventsAfterEnd(t *testing.T) {
+// A stop keeps what the agent streams before its own answer to the
+// cancel. The executor (LATE=1) answers reach's CancelTask with an
+// artifact "late part" and a status update "late status" on the task's
+// stream, then its TASK_STATE_CANCELED: it sent them before it ended the
+// task, and the A2A JS SDK's stream carries them first, as it would an
+// event the agent sent before it had the cancel and that was in transit
+// when the stop came. The planner, a JS SDK client, reads its stream,
+// then (once those events are in the executor's own view of the task)
+// resubscribes and gets the task: in A2A 1.0 and 0.3 each shows them,
+// then the end reach gave (its text, not the agent's "canceled"), and the
+// audit says they arrived after the stop, before the agent's end.
+// Before, reach settled the task canceled at the stop and dropped them.
+func TestA2AAgentsCancelAnswerKept(t *testing.T) {
 	for _, stop := range []string{"budget", "cancel"} {
 		for _, v := range []string{"1.0", "0.3"} {
-			t.Run(stop+"/"+v, func(t *testing.T) { lateAfterEnd(t, stop, v) })
+			t.Run(stop+"/"+v, func(t *testing.T) { cancelAnswerKept(t, stop, v) })
 		}
 	}
 }
 
-func lateAfterEnd(t *testing.T, stop, v string) {
+func cancelAnswerKept(t *testing.T, stop, v string) {
 	gate := filepath.Join(t.TempDir(), "gate")
 	o := castOptions{roleEnv: map[string]map[string]string{"executor": {"LATE": "1"}, "planner": {"LATE_GATE": gate}}}
 	if stop == "budget" {
@@ -97,14 +101,15 @@ func lateAfterEnd(t *testing.T, stop, v string) {
 	if !strings.Contains(reason, "reach canceled this task") {
 		t.Fatalf("the stream's last event: %v", evs[len(evs)-1])
 	}
-	// No late event in what the planner read, by any read.
-	for _, kind := range []string{"stream", "resub", "get", "get-history"} {
-		for _, e := range pl.all(kind) {
-			if s := strings.ToLower(strings.TrimSpace(jsonText(t, e))); strings.Contains(s, "late part") ||
-				strings.Contains(s, "late status") || strings.Contains(s, "late message") {
-				t.Errorf("%s read a late event of the agent: %v", kind, e)
-			}
-		}
+	// The stream read the agent's events before its answer, then reach's
+	// end: the late part is its last artifact, the late status comes
+	// before the end.
+	if len(streamed) == 0 || streamed[len(streamed)-1] != "late part" {
+		t.Errorf("the stream's artifacts %q; want the agent's late part last", streamed)
+	}
+	lateAt := slices.IndexFunc(evs, func(e map[string]any) bool { return e["text"] == "late status" })
+	if lateAt < 0 || lateAt == len(evs)-1 {
+		t.Errorf("the stream's events %v; want the late status, then reach's end", evs)
 	}
 	// The subscription to the ended task and GetTask show the end reach
 	// gave and the stream's artifacts.
@@ -124,19 +129,23 @@ func lateAfterEnd(t *testing.T, stop, v string) {
 	if g := pl.all("get")[0]; g["text"] != reason {
 		t.Errorf("GetTask's status %q; want the stream's end %q", g["text"], reason)
 	}
-	// The audit keeps the task canceled: after reach's end, only the
-	// agent's confirmation of the cancel, and nothing of the late events.
-	// A task's events reach the audit off the call path, after the stream
-	// may have ended: wait for the end.
+	// The audit says what the stop kept: events that arrived after it,
+	// before the agent's own end. After reach's end, only canceled
+	// events; the agent's own canceled, the same state, is not late.
+	// A task's events reach the audit off the call path, after the
+	// stream may have ended: wait for the stop's account.
 	var tevs []*audit.Event
-	awaitAgents(t, "the end of task "+id+" in the audit", func() bool {
+	awaitAgents(t, "the stop's account of task "+id+" in the audit", func() bool {
 		tevs = c.taskEvents(t, "late", id)
-		return slices.ContainsFunc(tevs, func(e *audit.Event) bool { return e.Decision == "canceled" })
+		return slices.ContainsFunc(tevs, func(e *audit.Event) bool { return e.Reason == "kept" })
 	})
 	ended := false
 	for _, e := range tevs {
-		if ended && e.Decision != "canceled" || strings.Contains(e.Message, "late part") || strings.Contains(e.Message, "late status") {
+		if ended && e.Decision != "canceled" || e.Reason == "late" {
 			t.Errorf("an audit event of the task after its end: %s %s %s: %s", e.Name, e.Decision, e.Reason, e.Message)
+		}
+		if e.Reason == "kept" && (!strings.Contains(e.Message, "that arrived after it, up to the agent's own end") || strings.Contains(e.Message, " and 0 that arrived")) {
+			t.Errorf("the stop's account %q; want the events that arrived after it counted", e.Message)
 		}
 		ended = ended || e.Decision == "canceled"
 	}

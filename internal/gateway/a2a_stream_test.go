@@ -129,8 +129,8 @@ func checkRefusedStream(t *testing.T, c *cast, why string, parts int) {
 	if g := pl.all("get")[0]; g["state"] != "TASK_STATE_CANCELED" || g["text"] != reason {
 		t.Errorf("GetTask: %v; want the stream's end", g)
 	}
-	// GetTask shows the artifacts the stream had, not the agent's later
-	// ones (TestA2AAgentsLateEventsAfterEnd).
+	// GetTask shows the artifacts the stream had
+	// (TestA2AAgentsCancelAnswerKept).
 	if got := strs(pl.all("get")[0]["parts"]); !slices.Equal(got, read) {
 		t.Errorf("GetTask's artifacts %q; the stream's %q", got, read)
 	}

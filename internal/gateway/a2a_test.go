@@ -221,6 +221,7 @@ func TestA2AConfigErrors(t *testing.T) {
 		{"a2a:\n  max_task_bytes: 1073741824\n", "a2a max_task_bytes 1073741824: use"},
 		{"a2a:\n  max_total_bytes: 1048576\n", "line 2: a2a max_total_bytes 1048576: use a number of bytes at least max_task_bytes (8388608)"},
 		{"a2a:\n  max_task_bytes: 4096\n  max_total_bytes: -5\n", "line 3: a2a max_total_bytes -5"},
+		{"a2a:\n  max_read_bytes: -1\n", "line 2: a2a max_read_bytes -1: use a number of bytes, or leave it out for 64 MiB"},
 		{"a2a:\n  max_task_byte: 4096\n", "unknown field"},
 	} {
 		_, err := config.Parse([]byte(tc.yaml), nil)

@@ -10,8 +10,8 @@
 // own messages, tool calls and model calls; LINK=protocol passes nothing on
 // but names its task in referenceTaskIds, as the protocol allows.
 // IGNORE_CANCEL=1 makes it ignore CancelTask. LATE=1 makes it answer a
-// CancelTask with late events first (an artifact "late part" and a status
-// update "late status", both after reach has ended the task), then the
+// CancelTask with events first (an artifact "late part" and a status
+// update "late status", on the task's stream before its answer), then the
 // cancel. (The SDK refuses a message in a task's stream.) CAP bounds the planner's
 // rounds. It writes one JSON object a line to stdout for each thing it does.
 //
