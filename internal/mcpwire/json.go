@@ -8,11 +8,14 @@ package mcpwire
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 
 	"github.com/agentreach/reach/internal/jsonscan"
+	"github.com/agentreach/reach/internal/strview"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -194,6 +197,23 @@ func appendMeta(b []byte, meta map[string]any) ([]byte, bool) {
 			b = jsonscan.AppendQuoted(b, s)
 			continue
 		}
+		if t, ok := meta[k].(encoding.TextAppender); ok {
+			if _, js := t.(json.Marshaler); !js && !nilPointer(t) {
+				// As encoding/json writes a TextMarshaler's text (a
+				// TextAppender's own, in the standard library's), without
+				// its copy: a frame id kept in the pooled answer.
+				start := len(b)
+				if out, err := t.AppendText(append(b, '"')); err == nil {
+					if text := out[start+1:]; plainText(strview.Of(text)) {
+						b = append(out, '"')
+					} else {
+						b = jsonscan.AppendQuoted(out[:start], string(text))
+					}
+					continue
+				}
+				b = b[:start]
+			}
+		}
 		vb, err := json.Marshal(meta[k])
 		if err != nil {
 			vb, ok = []byte("null"), false
@@ -201,6 +221,13 @@ func appendMeta(b []byte, meta map[string]any) ([]byte, bool) {
 		b = append(b, vb...)
 	}
 	return append(b, '}'), ok
+}
+
+// nilPointer reports whether v is a nil pointer, which encoding/json
+// writes as null, not by its methods.
+func nilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // ParseAnswer reads a JSON-RPC message from an upstream: what
