@@ -223,6 +223,20 @@ func appendMeta(b []byte, meta map[string]any) ([]byte, bool) {
 	return append(b, '}'), ok
 }
 
+// plainToken reports whether tok is a JSON string of printable ASCII with
+// no escape: its text is its bytes within the quotes.
+func plainToken(tok []byte) bool {
+	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' {
+		return false
+	}
+	for _, c := range tok[1 : len(tok)-1] {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 // nilPointer reports whether v is a nil pointer, which encoding/json
 // writes as null, not by its methods.
 func nilPointer(v any) bool {
@@ -347,7 +361,11 @@ func (r *Result) ParseValid(js []byte) error {
 
 // ContentText reads a content's type and text, as json.Unmarshal into a
 // struct of two strings would; ok is false where it would fail.
-func ContentText(c []byte) (typ, text string, ok bool) {
+func ContentText(c []byte) (typ, text string, ok bool) { return contentText(c, false) }
+
+// contentText is ContentText; with view, a text of printable ASCII with
+// no escape (what Unquote would copy unchanged) is a view of c.
+func contentText(c []byte, view bool) (typ, text string, ok bool) {
 	ok = true
 	if string(c) == "null" {
 		return "", "", true
@@ -363,6 +381,10 @@ func ContentText(c []byte) (typ, text string, ok bool) {
 		case `"text"`:
 			s = "text" // the common type: no copy
 		default:
+			if view && string(key) == `"text"` && plainToken(value) {
+				s = strview.Of(value[1 : len(value)-1])
+				break
+			}
 			s, good = jsonscan.Unquote(value)
 		}
 		if string(key) == `"type"` {
