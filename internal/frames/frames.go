@@ -88,6 +88,13 @@ func (id ID) Hex() (b [16]byte) {
 // MarshalText writes the id as 16 hex digits.
 func (id ID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
 
+// AppendText appends the id's 16 hex digits to b (encoding.TextAppender):
+// MarshalText's text without its allocation.
+func (id ID) AppendText(b []byte) ([]byte, error) {
+	h := id.Hex()
+	return append(b, h[:]...), nil
+}
+
 // UnmarshalText reads 16 hex digits.
 func (id *ID) UnmarshalText(b []byte) error {
 	v, err := Parse(string(b))

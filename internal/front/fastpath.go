@@ -39,6 +39,7 @@ import (
 	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/strview"
 	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -472,8 +473,8 @@ func (s *Server) stateByID(id string) *session {
 func (s *Server) findSession(id string) *session {
 	for ss := range s.mcp.Sessions() {
 		if ss.ID() == id {
-			st := s.sessionFor(ss) // its end forgets the id (endSession)
-			s.byID.Store(id, st)
+			st := s.sessionFor(ss)              // its end forgets the id (endSession)
+			s.byID.Store(strings.Clone(id), st) // id may be a view of the request's header (sessionHeader)
 			return st
 		}
 	}
@@ -559,7 +560,7 @@ func (s *Server) AnswerMessage(ctx context.Context, h link.Headers, body []byte,
 	if msg.JSONRPC != "2.0" {
 		return "", false
 	}
-	sid := h.Get(mcpwire.HeaderSession)
+	sid := sessionHeader(h)
 	if sid == "" {
 		return s.answerSessionless(ctx, h, body, msg, out)
 	}
@@ -571,6 +572,21 @@ func (s *Server) AnswerMessage(ctx context.Context, h link.Headers, body []byte,
 		return "", false
 	}
 	return s.fastCall(ctx, h, st, sid, msg, out, false)
+}
+
+// A HeaderPeeker gives a header's value without a copy, valid while its
+// request is served (the HTTP server's headers, fasthttp's).
+type HeaderPeeker interface{ Peek(key string) []byte }
+
+// sessionHeader is h's Mcp-Session-Id: a view of the request's header when
+// h can give one, not a string made of it on every call. It is only
+// looked up and copied within the call (stateByID, fastCall's in-flight
+// key); what keeps it (findSession) keeps a copy.
+func sessionHeader(h link.Headers) string {
+	if p, ok := h.(HeaderPeeker); ok {
+		return strview.Of(p.Peek(mcpwire.HeaderSession))
+	}
+	return h.Get(mcpwire.HeaderSession)
 }
 
 // answerSessionless is AnswerMessage for a POST of the sessionless

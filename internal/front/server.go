@@ -825,7 +825,11 @@ func mcpResult(res *reach.Result, request any, a *answer) *mcp.CallToolResult {
 	if a.meta == nil {
 		a.meta = make(mcp.Meta, 4)
 	}
-	a.meta[link.MetaRequest], a.meta[link.MetaFrame], a.meta[link.MetaStatus] = request, res.Frame.String(), status
+	// The frame id by a pointer into a: written as its 16 hex digits (a
+	// TextMarshaler's text, by encoding/json and mcpwire alike), with no
+	// string made of it and none boxed (2 allocations a call).
+	a.frame = res.Frame
+	a.meta[link.MetaRequest], a.meta[link.MetaFrame], a.meta[link.MetaStatus] = request, &a.frame, status
 	out := &a.res
 	out.Content, out.Meta = a.content[:], a.meta
 	if res.Status != reach.StatusSuccess {
@@ -856,6 +860,7 @@ type answer struct {
 	text    mcp.TextContent
 	content [1]mcp.Content
 	meta    mcp.Meta
+	frame   reach.FrameID // the _meta's frame (a pointer to it)
 }
 
 var answers = sync.Pool{New: func() any { return new(answer) }}

@@ -534,6 +534,10 @@ func (f fastHeaders) Prefixed(prefix string) bool {
 
 func (f fastHeaders) Get(k string) string { return string(f.h.Peek(k)) }
 
+// Peek is k's value without a copy, valid until the request's answer is
+// written (front.HeaderPeeker).
+func (f fastHeaders) Peek(k string) []byte { return f.h.Peek(k) }
+
 func (f fastHeaders) Values(k string) []string {
 	var out []string
 	for _, v := range f.h.PeekAll(k) {

@@ -839,8 +839,15 @@ func (b *Body) drainBuffered() int {
 	return r
 }
 
+// drainScratch holds the buffers drain reads the rest of a body into and
+// throws away: a local array escapes (fasthttp's stream is read through an
+// interface), which cost a call 512 bytes on the heap.
+var drainScratch = sync.Pool{New: func() any { return new([512]byte) }}
+
 func (b *Body) drain() int {
-	var scratch, saved [512]byte
+	scratch := drainScratch.Get().(*[512]byte)
+	defer drainScratch.Put(scratch)
+	var saved [512]byte
 	b.boundary = false
 	for n := 0; n <= 64; n++ {
 		k := b.br.Buffered()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/agentreach/reach/internal/redact"
 )
 
 // FuzzJSON checks the hand-written JSON readers against encoding/json on
@@ -211,5 +213,67 @@ func TestResultParseAllocations(t *testing.T) {
 	}
 	if len(r.Content) != 1 || string(r.Content[0]) != `{"type":"text","text":"call 12345"}` {
 		t.Errorf("content %q", r.Content)
+	}
+}
+
+// FuzzContentTextView checks that a content's text read as a view (the
+// call's data's way) is the text ContentText copies, type and verdict
+// alike, and that a result's data made from the view is the data made
+// from Text's copy, masked or not.
+func FuzzContentTextView(f *testing.F) {
+	for _, s := range []string{`{"type":"text","text":"call 12"}`, `{"type":"text","text":"a\"b"}`, `{"text":"café","type":"text"}`,
+		`{"type":"text","text":"{\"a\":1}"}`, `{"type":"text","text":" [1]"}`, `{"type":"image","data":"x"}`, `{"type":"text","text":null}`,
+		`{"type":"text","text":"key sk-fuzz-5f3a9c1e7d2b here"}`, `{"type":"text","text":"tab\there"}`, `null`, `{"type":"te\u0078t","text":"<b>"}`} {
+		f.Add([]byte(s))
+	}
+	red, err := redact.New(nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := red.Add("sk-fuzz-5f3a9c1e7d2b"); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, c []byte) {
+		if !json.Valid(c) {
+			return
+		}
+		c = bytes.Clone(c)
+		typ, text, ok := ContentText(c)
+		vtyp, vtext, vok := contentText(c, true)
+		if vtyp != typ || vtext != text || vok != ok {
+			t.Fatalf("contentText(%s, view) = %q %q %v, ContentText = %q %q %v", c, vtyp, vtext, vok, typ, text, ok)
+		}
+		for _, r := range []*redact.Redactor{nil, red} {
+			res := Result{Content: []json.RawMessage{c}}
+			wantText, all := res.Text(r)
+			wantOnly := res.OnlyText
+			var want json.RawMessage
+			if all {
+				want = TextData(wantText)
+			} else {
+				want, _ = json.Marshal(res.Content)
+			}
+			got := Result{Content: []json.RawMessage{c}}
+			if d := got.Data(r); !bytes.Equal(d, want) || got.OnlyText != wantOnly {
+				t.Fatalf("Data(%s) = %s (only text %q), want %s (%q)", c, d, got.OnlyText, want, wantOnly)
+			}
+		}
+	})
+}
+
+// A one-text result's data is one allocation, the data's: its text is read
+// as a view of the content, not copied before it is copied into the data.
+func TestResultDataAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates now and then on this path: measured without it")
+	}
+	js := []byte(`{"content":[{"type":"text","text":"call 12345"}],"isError":false}`)
+	var r Result
+	var d json.RawMessage
+	if n := testing.AllocsPerRun(100, func() { r = Result{}; r.Parse(js); d = r.Data(nil) }); n > 1 {
+		t.Errorf("Result.Data: %v allocations, want 1", n)
+	}
+	if string(d) != `"call 12345"` || r.OnlyText != "call 12345" || !r.OnlyTextRead {
+		t.Errorf("data %s, only text %q (%v)", d, r.OnlyText, r.OnlyTextRead)
 	}
 }

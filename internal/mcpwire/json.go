@@ -8,11 +8,14 @@ package mcpwire
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 
 	"github.com/agentreach/reach/internal/jsonscan"
+	"github.com/agentreach/reach/internal/strview"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -194,6 +197,23 @@ func appendMeta(b []byte, meta map[string]any) ([]byte, bool) {
 			b = jsonscan.AppendQuoted(b, s)
 			continue
 		}
+		if t, ok := meta[k].(encoding.TextAppender); ok {
+			if _, js := t.(json.Marshaler); !js && !nilPointer(t) {
+				// As encoding/json writes a TextMarshaler's text (a
+				// TextAppender's own, in the standard library's), without
+				// its copy: a frame id kept in the pooled answer.
+				start := len(b)
+				if out, err := t.AppendText(append(b, '"')); err == nil {
+					if text := out[start+1:]; plainText(strview.Of(text)) {
+						b = append(out, '"')
+					} else {
+						b = jsonscan.AppendQuoted(out[:start], string(text))
+					}
+					continue
+				}
+				b = b[:start]
+			}
+		}
 		vb, err := json.Marshal(meta[k])
 		if err != nil {
 			vb, ok = []byte("null"), false
@@ -201,6 +221,27 @@ func appendMeta(b []byte, meta map[string]any) ([]byte, bool) {
 		b = append(b, vb...)
 	}
 	return append(b, '}'), ok
+}
+
+// plainToken reports whether tok is a JSON string of printable ASCII with
+// no escape: its text is its bytes within the quotes.
+func plainToken(tok []byte) bool {
+	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' {
+		return false
+	}
+	for _, c := range tok[1 : len(tok)-1] {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// nilPointer reports whether v is a nil pointer, which encoding/json
+// writes as null, not by its methods.
+func nilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // ParseAnswer reads a JSON-RPC message from an upstream: what
@@ -320,7 +361,11 @@ func (r *Result) ParseValid(js []byte) error {
 
 // ContentText reads a content's type and text, as json.Unmarshal into a
 // struct of two strings would; ok is false where it would fail.
-func ContentText(c []byte) (typ, text string, ok bool) {
+func ContentText(c []byte) (typ, text string, ok bool) { return contentText(c, false) }
+
+// contentText is ContentText; with view, a text of printable ASCII with
+// no escape (what Unquote would copy unchanged) is a view of c.
+func contentText(c []byte, view bool) (typ, text string, ok bool) {
 	ok = true
 	if string(c) == "null" {
 		return "", "", true
@@ -336,6 +381,10 @@ func ContentText(c []byte) (typ, text string, ok bool) {
 		case `"text"`:
 			s = "text" // the common type: no copy
 		default:
+			if view && string(key) == `"text"` && plainToken(value) {
+				s = strview.Of(value[1 : len(value)-1])
+				break
+			}
 			s, good = jsonscan.Unquote(value)
 		}
 		if string(key) == `"type"` {

@@ -326,3 +326,54 @@ func TestLateEndInPieces(t *testing.T) {
 		t.Errorf("%d answers' ends read in the background, want none", n)
 	}
 }
+
+// TestDrainAllocations: the drain that Release runs on an answer whose
+// rest has arrived (an SSE answer's last chunk, a JSON body unread)
+// allocates nothing: its scratch buffer is the pool's, not a local array
+// that escapes through fasthttp's stream (512 bytes a call before).
+func TestDrainAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under the race detector")
+	}
+	chunk := strconv.FormatInt(int64(len(lateEvent)), 16) + "\r\n" + lateEvent + "\r\n"
+	const result = `{"jsonrpc":"2.0","id":1,"result":{"content":[],"ok":true}}`
+	for _, tc := range []struct{ name, answer string }{
+		{"sse", "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk + "0\r\n\r\n"},
+		{"json", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(result)) + "\r\n\r\n" + result},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			answer := []byte(tc.answer)
+			var r bytes.Reader
+			br := bufio.NewReaderSize(&r, 8<<10)
+			x := &Exchange{}
+			var drained, got int
+			read := func() {
+				r.Reset(answer)
+				br.Reset(&r)
+				if err := readHead(br, x); err != nil {
+					t.Fatal(err)
+				}
+				br.Peek(br.Buffered() + r.Len()) // all of it arrived
+			}
+			drain := func() {
+				if got = x.Body.drainBuffered(); got == drainDone {
+					drained++
+				}
+			}
+			read()
+			drain()
+			if got != drainDone {
+				t.Fatalf("drainBuffered = %d with the whole answer buffered", got)
+			}
+			// AllocsPerRun runs its function once before it counts.
+			n := testing.AllocsPerRun(100, func() { read(); drain() })
+			head := testing.AllocsPerRun(100, read)
+			if drained != 102 {
+				t.Fatalf("drained %d answers of 102", drained)
+			}
+			if n > head {
+				t.Errorf("a drain allocates %v times, want none (%v with the head's read, %v without)", n-head, n, head)
+			}
+		})
+	}
+}

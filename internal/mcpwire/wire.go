@@ -323,7 +323,7 @@ func (r *Result) Data(red *redact.Redactor) json.RawMessage {
 	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
 		return r.StructuredContent
 	}
-	if text, allText := r.Text(red); allText {
+	if text, allText := r.text(red, true); allText {
 		return TextData(text)
 	}
 	b, _ := json.Marshal(r.Content)
@@ -332,11 +332,18 @@ func (r *Result) Data(red *redact.Redactor) json.RawMessage {
 
 // Text joins the text contents as JoinTexts does, and reports whether
 // every content is text.
-func (r *Result) Text(red *redact.Redactor) (string, bool) {
+func (r *Result) Text(red *redact.Redactor) (string, bool) { return r.text(red, false) }
+
+// text is Text; with view, a text of printable ASCII without an escape is
+// a view of its content's bytes, not a copy: Data copies it into the
+// call's data (TextData) and OnlyText is read while r, and so its
+// content, is kept. (Text copies: its text may outlive r, in an error's
+// message.)
+func (r *Result) text(red *redact.Redactor, view bool) (string, bool) {
 	var texts []string
 	all, lead := true, false
 	for i, c := range r.Content {
-		typ, text, ok := ContentText(c)
+		typ, text, ok := contentText(c, view)
 		if !ok || typ != "text" {
 			all = false
 			continue

@@ -16,6 +16,7 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/agentreach/reach/internal/frames"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -687,5 +688,59 @@ func TestReadSSEBoundIsPerEvent(t *testing.T) {
 	_, err := ReadSSE(strings.NewReader(big), &cur, response)
 	if _, ok := errors.AsType[*TooLargeError](err); !ok {
 		t.Fatalf("one event of %d bytes, the bound %d: %v; want a TooLargeError", len(big), MaxAnswer, err)
+	}
+}
+
+// textMeta is a _meta value encoding/json writes by its text (a
+// TextMarshaler) and mcpwire by AppendText, its text any string.
+type textMeta struct{ s string }
+
+func (m *textMeta) MarshalText() ([]byte, error)             { return []byte(m.s), nil }
+func (m *textMeta) AppendText(b []byte) ([]byte, error)      { return append(b, m.s...), nil }
+func (m *jsonTextMeta) MarshalJSON() ([]byte, error)         { return []byte(`{"own":true}`), nil }
+func (m *jsonTextMeta) AppendText(b []byte) ([]byte, error)  { return append(b, "not this"...), nil }
+func (m *failingTextMeta) MarshalText() ([]byte, error)      { return []byte(m.s), nil }
+func (m *failingTextMeta) AppendText([]byte) ([]byte, error) { return nil, errors.New("no text") }
+
+// jsonTextMeta has JSON of its own, which encoding/json writes before its
+// text; failingTextMeta's AppendText fails where MarshalText does not.
+type (
+	jsonTextMeta    struct{}
+	failingTextMeta struct{ s string }
+)
+
+// TestAppendToolResultTextMeta: a _meta value that appends its text (a
+// frame id by a pointer, as the front door keeps it in its pooled answer)
+// is written byte for byte as encoding/json writes it: its text quoted,
+// escapes and all; a value with JSON of its own by that JSON; one whose
+// AppendText fails as encoding/json writes it.
+func TestAppendToolResultTextMeta(t *testing.T) {
+	id := frames.ID(0xab)
+	for _, v := range []any{&id, id, &textMeta{"plain"}, &textMeta{`a "quoted" <b> & ü\n`}, &textMeta{""},
+		&jsonTextMeta{}, &failingTextMeta{"its text"}, (*textMeta)(nil), (*frames.ID)(nil)} {
+		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "t"}},
+			Meta: mcp.Meta{"reach/frame": v, "reach/status": "success", "z": "last"}}
+		var buf bytes.Buffer
+		if !AppendToolResult(&buf, res) {
+			t.Fatalf("AppendToolResult(%T) = false", v)
+		}
+		var out struct {
+			Meta json.RawMessage `json:"_meta"`
+		}
+		if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
+			t.Fatalf("invalid JSON %s: %v", buf.Bytes(), err)
+		}
+		want, err := json.Marshal(res.Meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out.Meta, want) {
+			t.Errorf("%T %v: _meta\n got %s\nwant %s", v, v, out.Meta, want)
+		}
+	}
+	var buf bytes.Buffer
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "t"}}, Meta: mcp.Meta{"reach/frame": &id}}
+	if n := testing.AllocsPerRun(100, func() { buf.Reset(); AppendToolResult(&buf, res) }); n > 0 {
+		t.Errorf("a frame id by a pointer is written with %v allocations, want none", n)
 	}
 }
