@@ -1043,12 +1043,14 @@ func undoStored(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 			Undoes: f.Name + " " + string(f.Args)})
 		undone = append(undone, f)
 	}
-	if len(undos) > 0 && r.State == "stopped" {
-		// Its stop's undos may have run, in its compensations' requests:
-		// those that completed are not run again. Their keys' records
-		// would answer them, but only for the idempotency TTL: a restart
-		// later than that ran them again
-		// (TestLiveUndosNotRunAgainByTheRecovery).
+	if len(undos) > 0 {
+		// Its undos may have run, in its compensations' requests (its
+		// stop's, or a failed call's while it ran): those that completed
+		// are not run again. Their keys' records would answer them, but
+		// only for the idempotency TTL: a restart later than that ran them
+		// again (TestLiveUndosNotRunAgainByTheRecovery; for a request
+		// interrupted, not stopped, while its compensation ran,
+		// TestInterruptedCompensationNotRunAgain).
 		ran, err := undosRan(ctx, st, r.ID)
 		if err != nil {
 			return nil, 0, err

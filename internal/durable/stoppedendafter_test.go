@@ -3,7 +3,9 @@ package durable
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -128,6 +130,75 @@ func TestStoppedEndStoredAfterItsUndos(t *testing.T) {
 			defer mu.Unlock()
 			if want := map[string]int{"r1": 1, "r2": 1}; !maps.Equal(undone, want) {
 				t.Errorf("undone %v after a second restart; want each once", undone)
+			}
+		})
+	}
+}
+
+// TestInterruptedCompensationNotRunAgain: request r books two legs, then
+// a write of it fails, which compensates r: its undos run, newest first,
+// and the kill comes after the first one's end (durable), before its key's
+// completion. r was not stopped: the restart interrupts it and runs the
+// undos of its completed writes, each once: the one its compensation ran
+// is read from that compensation's request (undosRan) and not asked
+// again. Before, a request interrupted while its compensation ran counted
+// on its undos' keys alone: that undo was asked again under its key, which
+// the recovery had settled by its checkpoint (completed, its result lost),
+// and it was dead-lettered for an operator though it had run; with the
+// key's record gone (a restart later than the idempotency TTL), it ran
+// again.
+func TestInterruptedCompensationNotRunAgain(t *testing.T) {
+	for _, ttl := range []time.Duration{0, time.Nanosecond} {
+		t.Run("ttl="+ttl.String(), func(t *testing.T) {
+			ctx := context.Background()
+			st := tempStore(t)
+			var mu sync.Mutex
+			undone := map[string]int{}
+			newRuntime := func(s Store) *reach.Runtime {
+				cp := New(s, nil, nil)
+				rt := reach.New(&reach.Options{Checkpoints: cp, Requests: cp, DeadLetters: cp,
+					Idempotency: store.NewIdempotency(st, &store.IdempotencyOptions{TTL: ttl}), DefaultBudget: &reach.Budget{}})
+				rt.MustRegister(bookTools(func(ref string) { mu.Lock(); undone[ref]++; mu.Unlock() })...)
+				rt.MustRegister(reach.Tool{Name: "pay", Access: reach.Write, Reentrancy: reach.Reentrant,
+					Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+						return nil, errors.New("the card was declined")
+					}})
+				return rt
+			}
+			fz := &frozen{Store: st, hit: make(chan struct{}),
+				frame: func(f *store.Frame) bool {
+					return strings.Contains(f.Request, "/compensate/") && f.State == "completed"
+				}}
+			old := newRuntime(fz)
+			rctx, _, err := old.Begin(ctx, &reach.RequestOptions{ID: "r", Principal: "alice"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ref := range []string{"r1", "r2"} {
+				if res := old.Call(rctx, &reach.Call{ID: ref, Tool: "book", IdempotencyKey: ref, Arguments: json.RawMessage(`{"ref":"` + ref + `"}`)}); res.IsError() {
+					t.Fatal(res.ModelText())
+				}
+			}
+			go old.Call(rctx, &reach.Call{ID: "pay", Tool: "pay", Arguments: json.RawMessage(`{}`)})
+			select {
+			case <-fz.hit:
+			case <-time.After(time.Minute):
+				t.Fatal("the first undo's end was not written within a minute")
+			}
+			rep, err := Recover(ctx, st, newRuntime(st), &RecoverOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if want := map[string]int{"r1": 1, "r2": 1}; !maps.Equal(undone, want) {
+				t.Errorf("undone %v after the restart; want %v (the compensation's undo not run again)", undone, want)
+			}
+			if ds, err := st.ListDeadLetters(ctx, ""); err != nil || len(ds) != 0 {
+				t.Errorf("dead letters after the restart: %d (%v); want none: the undo the compensation ran is not asked again", len(ds), err)
+			}
+			if rec, err := st.GetRequest(ctx, "r"); err != nil || rec.State != "interrupted" || !slices.Contains(rep.Interrupted, "r") {
+				t.Errorf("r after the restart: %+v (%v), reported interrupted %v; want interrupted", rec, err, rep.Interrupted)
 			}
 		})
 	}
