@@ -312,6 +312,15 @@ func (r *Request) Compensate(ctx context.Context, reason string) []Compensation 
 // stop, origin nil), or one that begins once r is stopped, waits for all
 // of r's writes in flight.
 func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, origin *Frame) []Compensation {
+	r.owe()
+	defer r.paid()
+	return rt.compensateOwed(ctx, r, reason, origin)
+}
+
+// compensateOwed is compensate, for a caller that noted it owed (owe) and
+// notes it paid once it returns: r's end, if r is stopped, is recorded
+// after it.
+func (rt *Runtime) compensateOwed(ctx context.Context, r *Request, reason string, origin *Frame) []Compensation {
 	steps := r.saga.Take()
 	if len(steps) == 0 {
 		return nil

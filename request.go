@@ -42,6 +42,13 @@ type Request struct {
 	// undo is dead-lettered, and an undo is never undone. Beside fresh,
 	// in its padding (TestCallSizeClass).
 	undoing bool
+	// owed counts the compensations of its undos under way (compensate),
+	// and its top bit (endHeld) says that its end, stopped, waits for them
+	// to finish before it is recorded (End): a kill before leaves it
+	// stored stopped and not ended, which the restart lists and
+	// compensates. Under settle, beside fresh and undoing in their padding
+	// (TestCallSizeClass).
+	owed uint16
 	// priority is RequestOptions.Priority, saturated to 32 bits (only its
 	// sign counts: above 0 may use the reserved capacity), beside fresh
 	// and undoing in their padding (TestCallSizeClass).
@@ -503,10 +510,58 @@ func (r *Request) End() {
 	r.rt.settleRefusals(r)
 	// Stopped by a stop of a request above that is not stored yet there,
 	// its end (which records it stopped) is recorded once that is.
-	if c := r.StopCause(); c != nil && r.afterAbove(*c, true, r.recordEnd) {
+	if c := r.StopCause(); c != nil && r.afterAbove(*c, true, r.recordEndOwed) {
 		return
 	}
-	r.recordEnd()
+	r.recordEndOwed()
+}
+
+// recordEndOwed records the request's end, unless it is stopped and a
+// compensation of its undos is under way: then that compensation records
+// it once it finished (paid). So a stopped request's end is stored only
+// after its undos ran (or were dead-lettered): a kill before leaves it
+// stored stopped and not ended, which the restart lists, reads what its
+// compensations ran and runs the rest. Before, the end could be stored
+// before its compensation's request began, and a kill in between left a
+// request stopped and ended that no recovery found, its undos never run
+// (TestStoppedEndStoredAfterItsUndos in internal/durable).
+func (r *Request) recordEndOwed() {
+	r.settle.Lock()
+	held := r.owed&^endHeld > 0 && r.StopCause() != nil
+	if held {
+		r.owed |= endHeld
+	}
+	r.settle.Unlock()
+	if !held {
+		r.recordEnd()
+	}
+}
+
+// endHeld is the bit of Request.owed that says its end waits for the
+// compensations it counts.
+const endHeld = 1 << 15
+
+// owe notes a compensation of r's undos under way, before it begins (a
+// stop's runs on a goroutine of its own); paid, once it is over.
+func (r *Request) owe() {
+	r.settle.Lock()
+	r.owed++
+	r.settle.Unlock()
+}
+
+// paid notes a compensation of r's undos over, and records r's end if it
+// waited for the last of them.
+func (r *Request) paid() {
+	r.settle.Lock()
+	r.owed--
+	end := r.owed == endHeld
+	if end {
+		r.owed = 0
+	}
+	r.settle.Unlock()
+	if end {
+		r.recordEnd()
+	}
 }
 
 // recordEnd tells the request's end to the store and the observers.
@@ -663,7 +718,13 @@ func (r *Request) stopMarked(c Cause, old StopMode) {
 		// and keeps stopped. Never undos done, or dead-lettered, under a
 		// stop the store lost.
 		if c.Mode >= Cancel && r.saga.Len() > 0 {
-			go r.rt.compensate(context.Background(), r, "stopped: "+c.Reason, nil)
+			// Owed from now: an end that comes before the goroutine
+			// begins waits for it too (recordEndOwed).
+			r.owe()
+			go func() {
+				defer r.paid()
+				r.rt.compensateOwed(context.Background(), r, "stopped: "+c.Reason, nil)
+			}()
 		}
 	}
 	// A stop of a request above, not stored yet there, is stored first:

@@ -116,8 +116,8 @@ func TestStopRacingEndUndoesOnlyWhatItWon(t *testing.T) {
 
 // TestStopAndEndAtOnceManyRounds: Stop and End of a request that booked
 // something, at once, many times (run it under -race): whichever wins,
-// the request's end is recorded in the state it keeps, and its undo runs
-// exactly when it ended stopped, once.
+// the request's end is recorded in the state it keeps (stopped, once its
+// undo ran), and its undo runs exactly when it ended stopped, once.
 func TestStopAndEndAtOnceManyRounds(t *testing.T) {
 	seen := &endSeen{state: map[string]reach.RequestState{}}
 	rt, undone := bookingRuntime(t, &reach.Options{Recorder: seen})
@@ -138,7 +138,12 @@ func TestStopAndEndAtOnceManyRounds(t *testing.T) {
 		wg.Go(func() { <-start; req.End() })
 		close(start)
 		wg.Wait()
+		// A stopped request's end is recorded once its undo ran (the
+		// stop's compensation, on a goroutine of its own): wait for it.
 		final, atEnd := req.State(), seen.of(req.ID())
+		for deadline := time.Now().Add(30 * time.Second); atEnd == "" && time.Now().Before(deadline); atEnd = seen.of(req.ID()) {
+			time.Sleep(time.Millisecond)
+		}
 		if final != atEnd {
 			t.Fatalf("round %d: end recorded %q, the request is %q", i, atEnd, final)
 		}

@@ -39,7 +39,7 @@ var randomPoints = []struct {
 }{
 	{"request.begun", 20}, {"claimed", 40}, {"executing", 40}, {"ended", 40}, {"commit", 60},
 	{"request.stopped", 4}, {"request.ended", 20}, {"deadletter.added", 2}, {"approval.pending", 3},
-	{"audit.appended", 30}, {"recovery.undone", 3}, {"recovery.interrupted", 2}, {"recovery.stopped", 1},
+	{"audit.appended", 30}, {"recovery.undone", 3}, {"recovery.interrupted", 2}, {"recovery.stopped", 1}, {"undo.ended", 4},
 }
 
 // TestCrashAtRandomPoints kills a real `reach serve` (kill -9) at random

@@ -438,7 +438,7 @@ type durablePoint = struct {
 
 // durablePoints are the cases of TestCrashAtEveryDurablePoint.
 func durablePoints() []durablePoint {
-	return append(append(pointCases(), commitCases("commit", 2, 9, 1)...), commitCases("batch.held", 1, 4, parallelCommitChains)...)
+	return append(append(append(pointCases(), stopEndCases()...), commitCases("commit", 2, 9, 1)...), commitCases("batch.held", 1, 4, parallelCommitChains)...)
 }
 
 // commitCases kill inside the writer's transaction, its statements run,

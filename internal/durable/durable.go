@@ -204,7 +204,8 @@ func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
 		f.Args = c.clean(cp.Args) // an "executing" record this did not write
 	}
 	f.Owner = c.owner
-	if len(f.Undo) == 0 {
+	undo := len(f.Undo) == 0 && compensation(cp.Request)
+	if len(f.Undo) == 0 && !undo {
 		f.Args = bytes.Clone(f.Args) // the runtime's buffer; the store keeps it until it is written
 		c.st.QueueFrame(f)           // no crash point: nothing is durable here yet
 		return
@@ -217,7 +218,23 @@ func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
 		c.log.Error("checkpoint not recorded", "request", cp.Request, "frame", f.Frame, "err", err)
 		return
 	}
+	if undo {
+		crashpoint.Reached("undo.ended")
+		return
+	}
 	crashpoint.Reached("ended")
+}
+
+// compensation reports whether request is the id of a compensation's
+// request ("<request>/compensate/<n>", see undoRequest). The end of each
+// of its undos is durable before the next undo runs (and before the end
+// of the request it compensates): a kill after it leaves the undo
+// completed, which the recovery reads (undosRan) and does not run again.
+// Queued, a kill before its commit left it executing: "may have run",
+// dead-lettered for an operator though it had run.
+func compensation(request string) bool {
+	i := strings.LastIndex(request, "/compensate/")
+	return i > 0 && !strings.Contains(request[i+len("/compensate/"):], "/")
 }
 
 // RequestBegan implements reach.RequestRecorder. It refuses the id of a
@@ -1026,12 +1043,14 @@ func undoStored(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 			Undoes: f.Name + " " + string(f.Args)})
 		undone = append(undone, f)
 	}
-	if len(undos) > 0 && r.State == "stopped" {
-		// Its stop's undos may have run, in its compensations' requests:
-		// those that completed are not run again. Their keys' records
-		// would answer them, but only for the idempotency TTL: a restart
-		// later than that ran them again
-		// (TestLiveUndosNotRunAgainByTheRecovery).
+	if len(undos) > 0 {
+		// Its undos may have run, in its compensations' requests (its
+		// stop's, or a failed call's while it ran): those that completed
+		// are not run again. Their keys' records would answer them, but
+		// only for the idempotency TTL: a restart later than that ran them
+		// again (TestLiveUndosNotRunAgainByTheRecovery; for a request
+		// interrupted, not stopped, while its compensation ran,
+		// TestInterruptedCompensationNotRunAgain).
 		ran, err := undosRan(ctx, st, r.ID)
 		if err != nil {
 			return nil, 0, err
