@@ -358,7 +358,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	l, err := link.FromHeaders(r.Header)
 	if le := (*link.Error)(nil); errors.As(err, &le) {
-		proxyError(w, le.Status, "invalid_request_error", le.Code, le.Message+" "+le.Suggestion)
+		refuseLink(w, le)
 		return
 	}
 	l.Agent = "model-proxy"
@@ -377,7 +377,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var le *link.Error
 		if errors.As(err, &le) {
-			proxyError(w, le.Status, "invalid_request_error", le.Code, le.Message+" "+le.Suggestion)
+			refuseLink(w, le)
 			return
 		}
 		proxyError(w, http.StatusInternalServerError, "server_error", "internal", err.Error())
@@ -651,6 +651,35 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mf.EndModel(u)
+}
+
+// refuseLink answers a turn whose request, parent or budget (its headers,
+// or the request they name) reach refuses before the model is asked, as
+// the SDKs read it: one that may pass in a moment (the shared store did
+// not answer: 503) or once calls end (429) is theirs to retry; any other
+// is the client's to mend, and nothing ran, so it says x-should-retry:
+// false, which the openai SDKs obey, and is never a 409, which the AI SDK
+// retries whatever the headers say (a parent frame of another request, a
+// request id that starts no new work): a 400, as the endpoint's own answer
+// to a request it cannot serve.
+func refuseLink(w http.ResponseWriter, le *link.Error) {
+	status, typ := le.Status, "invalid_request_error"
+	switch {
+	case status == http.StatusServiceUnavailable:
+		typ = "server_error"
+		w.Header().Set("X-Should-Retry", "true")
+		w.Header().Set("Retry-After", "1")
+	case status == http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", "1")
+	case status >= 500:
+		typ = "server_error"
+	default:
+		if status == http.StatusConflict || status == http.StatusRequestTimeout {
+			status = http.StatusBadRequest
+		}
+		w.Header().Set("X-Should-Retry", "false")
+	}
+	proxyError(w, status, typ, le.Code, strings.TrimSpace(le.Message+" "+le.Suggestion))
 }
 
 // redact masks the configured secret values in b, a model's answer: only
