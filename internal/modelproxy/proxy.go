@@ -539,6 +539,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// follow) is no answer reach reads: it is refused, its body not passed on.
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		mf.FailModel(fmt.Errorf("the model endpoint answered %s", resp.Status))
+		w.Header().Set("X-Should-Retry", "false") // the endpoint's configuration, which a retry does not mend
 		proxyError(w, http.StatusBadGateway, "server_error", "model_bad_status",
 			fmt.Sprintf("The model endpoint answered %s, which is neither an answer nor an error; reach passes on no redirect. Check the model's base_url.", resp.Status))
 		return
@@ -971,6 +972,9 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, api apiKin
 	}
 	if len(b) > MaxAnswer {
 		a.raw = len(b)
+		// Charged, and the same turn again would be as long: the openai
+		// SDKs would send it twice more, each charged again.
+		w.Header().Set("X-Should-Retry", "false")
 		proxyError(w, http.StatusBadGateway, "server_error", "model_answer_too_large",
 			fmt.Sprintf("The model's answer is larger than %d MiB, and reach does not pass on a part of it. Ask for a shorter answer (max_tokens), or stream it.", MaxAnswer>>20))
 		return fmt.Errorf("the model's answer is larger than %d MiB", MaxAnswer>>20)
