@@ -3,6 +3,7 @@ package reach_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/agentreach/reach"
@@ -15,6 +16,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		`{"request_id":"r","tool_calls":[{"call_id":"c1","tool":"t","arguments":{"a":1}}]}`,
 		`{"tool_calls":[{"call_id":"c1","tool":"t","arguments":{"x":{"$ref":"c0.id"}}},{"call_id":"c0","tool":"u"}]}`,
 		`{"tool_calls":[]}`, `[]`, `{"tool_calls":[{"call_id":"a","tool":"x"}]}x`,
+		`{"tool_calls":[{"call_id":"` + strings.Repeat("c", reach.MaxCallID+1) + `","tool":"t","why":"w","idempotency_key":"k"}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -28,7 +30,8 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, c := range env.ToolCalls {
-			if c.ID == "" || c.Tool == "" || seen[c.ID] {
+			if c.ID == "" || c.Tool == "" || seen[c.ID] ||
+				len(c.ID) > reach.MaxCallID || len(c.IdempotencyKey) > reach.MaxIdempotencyKey || len(c.Why) > reach.MaxWhy {
 				t.Fatalf("accepted a bad call %+v", c)
 			}
 			seen[c.ID] = true

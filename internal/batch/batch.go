@@ -243,8 +243,29 @@ func (e *RefError) Error() string { return e.Code + ": " + e.Message }
 // Substitute replaces each {"$ref": "id.path"} in args by that part of the
 // data of call id; result returns that call's outcome (false: no other
 // call of the batch has that id). Arguments that are not JSON are
-// returned as they are, for validation to report.
+// returned as they are, for validation to report. Arguments that would
+// pass MaxArgumentBytes once replaced are refused (ref_too_large).
 func Substitute(args json.RawMessage, result func(id string) (Result, bool)) (json.RawMessage, *RefError) {
+	return substitute(args, result, MaxArgumentBytes)
+}
+
+// MaxArgumentBytes bounds a call's arguments once its $refs are replaced:
+// the most an envelope holds. A $ref costs a dozen bytes and may stand for
+// a whole result (32 KiB by default): named over and over, a few megabytes
+// of envelope were gigabytes of arguments, built, encoded and checked in
+// memory before the call could be refused.
+const MaxArgumentBytes = MaxEnvelopeBytes
+
+// MaxAddedBytes bounds what the $refs of one envelope add to its calls'
+// arguments together (Execute): its calls, each within MaxArgumentBytes,
+// are up to MaxCalls.
+const MaxAddedBytes = 4 * MaxEnvelopeBytes
+
+// substitute is Substitute with arguments of at most limit bytes once
+// replaced. The size is counted as each $ref is resolved, so that the
+// arguments past it are never built; each call's data is decoded once,
+// and each $ref's value encoded once, however often it is named.
+func substitute(args json.RawMessage, result func(id string) (Result, bool), limit int) (json.RawMessage, *RefError) {
 	if !bytes.Contains(args, []byte(`"$ref"`)) {
 		return args, nil
 	}
@@ -252,17 +273,40 @@ func Substitute(args json.RawMessage, result func(id string) (Result, bool)) (js
 	if err := json.Unmarshal(args, &v); err != nil {
 		return args, nil // validate reports it
 	}
+	type resolved struct {
+		v    any
+		size int
+		err  *RefError
+	}
+	data := map[string]any{}        // by call id: its data, decoded
+	values := map[string]resolved{} // by $ref
+	size := len(args)
 	var failure *RefError
 	var walk func(any) any
 	walk = func(v any) any {
+		if failure != nil {
+			return v
+		}
 		switch x := v.(type) {
 		case map[string]any:
 			if ref, ok := refOf(x); ok {
-				val, e := resolve(ref, result)
-				if e != nil && failure == nil {
-					failure = e
+				r, seen := values[ref]
+				if !seen {
+					r.v, r.err = resolve(ref, result, data)
+					if r.err == nil {
+						r.size = len(encode(r.v))
+					}
+					values[ref] = r
 				}
-				return val
+				if r.err != nil {
+					failure = r.err
+					return nil
+				}
+				if size += r.size; size > limit {
+					failure = tooLarge(limit)
+					return nil
+				}
+				return r.v
 			}
 			for k, e := range x {
 				x[k] = walk(e)
@@ -278,33 +322,60 @@ func Substitute(args json.RawMessage, result func(id string) (Result, bool)) (js
 	if failure != nil {
 		return nil, failure
 	}
-	b, _ := json.Marshal(v)
+	b := encode(v)
+	if len(b) > limit { // the counting above is of the values alone
+		return nil, tooLarge(limit)
+	}
 	return b, nil
 }
 
-func resolve(ref string, result func(string) (Result, bool)) (any, *RefError) {
+// encode is v as JSON, its text as it was (no <, > or & escaped: six
+// bytes each, arguments re-encoded could pass the bound they were within).
+func encode(v any) []byte {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	e.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// tooLarge is the refusal of arguments that would pass limit bytes once
+// their $refs are replaced.
+func tooLarge(limit int) *RefError {
+	return &RefError{Code: "ref_too_large",
+		Message: fmt.Sprintf("This call's arguments, with their $refs replaced by the results they name, would pass %d bytes (a call's at most %d, and %d added by the $refs of one batch in all); nothing ran.",
+			limit, MaxArgumentBytes, MaxAddedBytes),
+		Suggestion: `Name only the part of a result the call needs ({"$ref": "<call_id>.<field>"}), and each once; or split the batch.`}
+}
+
+// resolve returns the value ref names; data keeps the decoded data of the
+// calls resolved so far, by id.
+func resolve(ref string, result func(string) (Result, bool), data map[string]any) (any, *RefError) {
 	id, path, _ := strings.Cut(ref, ".")
 	bad := func(msg string) *RefError {
 		return &RefError{Code: "bad_ref", Message: msg,
 			Suggestion: `Use {"$ref": "<call_id>.<field>.<field>"} naming an earlier call of the same batch and a field of its data.`}
 	}
-	res, ok := result(id)
-	if !ok {
-		return nil, bad(fmt.Sprintf("$ref %q names no other call of this batch.", ref))
-	}
-	if !res.Succeeded {
-		return nil, &RefError{Code: "ref_failed",
-			Message:    fmt.Sprintf("This call uses the result of %s, which did not succeed.", id),
-			Suggestion: "Fix or retry " + id + " first, then call this again."}
-	}
-	var v any
-	if err := json.Unmarshal(res.Data, &v); err != nil {
-		return nil, bad(fmt.Sprintf("$ref %q: the result of %s is not JSON.", ref, id))
+	v, decoded := data[id]
+	if !decoded {
+		res, ok := result(id)
+		if !ok {
+			return nil, bad(fmt.Sprintf("$ref %q names no other call of this batch.", ref))
+		}
+		if !res.Succeeded {
+			return nil, &RefError{Code: "ref_failed",
+				Message:    fmt.Sprintf("This call uses the result of %s, which did not succeed.", id),
+				Suggestion: "Fix or retry " + id + " first, then call this again."}
+		}
+		if err := json.Unmarshal(res.Data, &v); err != nil {
+			return nil, bad(fmt.Sprintf("$ref %q: the result of %s is not JSON.", ref, id))
+		}
+		data[id] = v
 	}
 	if path == "" {
 		return v, nil
 	}
-	for _, p := range strings.Split(path, ".") {
+	for p := range strings.SplitSeq(path, ".") {
 		switch x := v.(type) {
 		case map[string]any:
 			val, ok := x[p]

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 
 	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/records"
@@ -74,13 +75,17 @@ func Execute(ctx context.Context, calls []Call, do func(ctx context.Context, i i
 		return &records.Result{CallID: calls[i].ID, Status: records.StatusRefused,
 			Error: &fault.Error{Guard: "batch", Type: fault.TypeInvalidArgs, Code: code, Message: msg, Suggestion: suggestion}}
 	}
+	// What the $refs add to the calls' arguments, together: each call's
+	// within MaxArgumentBytes, and all of them within MaxAddedBytes.
+	var added atomic.Int64
 	order := Plan(calls)
 	for _, i := range order.Cycle {
 		out[i] = refused(i, "ref_cycle", "The calls' $ref arguments depend on each other in a cycle.",
 			"Split the batch: call the independent calls first, then the ones that use their results.")
 	}
 	Run(ctx, order.Deps, func(i int) bool { return out[i] != nil }, func(ctx context.Context, i int) {
-		args, e := Substitute(calls[i].Args, func(id string) (Result, bool) {
+		limit := min(MaxArgumentBytes, len(calls[i].Args)+max(0, MaxAddedBytes-int(added.Load())))
+		args, e := substitute(calls[i].Args, func(id string) (Result, bool) {
 			j, ok := index[id]
 			if !ok || j == i {
 				return Result{}, false
@@ -89,8 +94,15 @@ func Execute(ctx context.Context, calls []Call, do func(ctx context.Context, i i
 				return Result{Data: r.Data, Succeeded: true}, true
 			}
 			return Result{}, true
-		})
+		}, limit)
 		if e != nil {
+			out[i] = refused(i, e.Code, e.Message, e.Suggestion)
+			return
+		}
+		if grew := int64(max(0, len(args)-len(calls[i].Args))); added.Add(grew) > MaxAddedBytes {
+			// Calls running at once each found room: the later is refused.
+			added.Add(-grew)
+			e := tooLarge(MaxAddedBytes)
 			out[i] = refused(i, e.Code, e.Message, e.Suggestion)
 			return
 		}

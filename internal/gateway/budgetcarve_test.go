@@ -376,8 +376,8 @@ func TestInstancesEndedHandoffNeverHeldHere(t *testing.T) {
 // TestInstancesEndedHandoffNotBegunAgain: on two instances sharing one
 // PostgreSQL store, a hand-off run on the first alone has ended; its
 // sub-agent goes on in it by its id on the second, which never held it,
-// naming bulk: refused (request_ended, naming its root; 409 on the model
-// route), nothing run, as on the first. The store began it again as a
+// naming bulk: refused (request_ended, naming its root; on the model
+// route a 400 no SDK retries), nothing run, as on the first. The store began it again as a
 // root of its own, under bulk.
 func TestInstancesEndedHandoffNotBegunAgain(t *testing.T) {
 	ag := &namingAgent{budget: "bulk"}
@@ -409,8 +409,9 @@ func TestInstancesEndedHandoffNotBegunAgain(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "request_ended") || !strings.Contains(string(body), "Work in request handoff-across") {
-		t.Errorf("a model turn in the ended hand-off on the other instance: %d %s; want 409 request_ended naming its root", resp.StatusCode, body)
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("X-Should-Retry") != "false" || !strings.Contains(string(body), "request_ended") || !strings.Contains(string(body), "Work in request handoff-across") {
+		t.Errorf("a model turn in the ended hand-off on the other instance: %d (x-should-retry %q) %s; want 400 request_ended naming its root, not to be retried",
+			resp.StatusCode, resp.Header.Get("X-Should-Retry"), body)
 	}
 }
 

@@ -66,8 +66,9 @@ func TestModelProxyFloorAnyAnswerStatus(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if name == "whole300" {
-			if resp.StatusCode != http.StatusBadGateway || strings.Contains(string(b), "word word") || !strings.Contains(string(b), "model_bad_status") {
-				t.Errorf("%s: %d %.200s; want 502 model_bad_status without the body", name, resp.StatusCode, b)
+			if resp.StatusCode != http.StatusBadGateway || strings.Contains(string(b), "word word") || !strings.Contains(string(b), "model_bad_status") ||
+				resp.Header.Get("X-Should-Retry") != "false" {
+				t.Errorf("%s: %d (x-should-retry %q) %.200s; want 502 model_bad_status without the body, not to be retried", name, resp.StatusCode, resp.Header.Get("X-Should-Retry"), b)
 			}
 			continue
 		}

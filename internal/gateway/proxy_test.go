@@ -643,8 +643,8 @@ func TestModelProxyBaseURLWithQuery(t *testing.T) {
 }
 
 // TestModelProxyAnswerTooLarge: a whole answer over the limit is an error,
-// not a cut answer with status 200, and what the model produced is
-// charged.
+// not a cut answer with status 200, not to be retried, and what the model
+// produced is charged.
 func TestModelProxyAnswerTooLarge(t *testing.T) {
 	big := strings.Repeat("x", modelproxy.MaxAnswer+1)
 	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
@@ -653,6 +653,11 @@ func TestModelProxyAnswerTooLarge(t *testing.T) {
 	resp, b := postChat(t, url, `{"messages":[]}`, map[string]string{link.HeaderRequest: "big"})
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), "model_answer_too_large") {
 		t.Errorf("an answer over %d bytes: %d, %d bytes (%.100s)", modelproxy.MaxAnswer, resp.StatusCode, len(b), b)
+	}
+	if got := resp.Header.Get("X-Should-Retry"); got != "false" {
+		// Charged, and as long again: the openai SDKs retry a 502, each
+		// time charged again, unless told not to.
+		t.Errorf("an answer over %d bytes: x-should-retry %q, want false", modelproxy.MaxAnswer, got)
 	}
 	if got := requestTokens(t, g, "big"); got < modelproxy.MaxAnswer/modelproxy.BytesPerToken {
 		t.Errorf("the oversized answer was charged %d tokens", got)

@@ -265,6 +265,11 @@ func fromMeta(str func(k string) (string, error), budget func() (*BudgetSpec, er
 	if len(m.Request) > MaxRequestID { // as CallContext would, naming where it came from
 		return m, fmt.Errorf("_meta[%q] is longer than %d characters", MetaRequest, MaxRequestID)
 	}
+	if err := reach.CheckCallNames(m.CallID, m.IdempotencyKey, m.Why, func(f string) string {
+		return fmt.Sprintf("_meta[%q]", map[string]string{"call_id": MetaCallID, "idempotency_key": MetaIdempotencyKey, "why": MetaWhy}[f])
+	}); err != nil {
+		return m, err
+	}
 	return m, nil
 }
 

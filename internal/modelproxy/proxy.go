@@ -358,7 +358,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	l, err := link.FromHeaders(r.Header)
 	if le := (*link.Error)(nil); errors.As(err, &le) {
-		proxyError(w, le.Status, "invalid_request_error", le.Code, le.Message+" "+le.Suggestion)
+		refuseLink(w, le)
 		return
 	}
 	l.Agent = "model-proxy"
@@ -377,7 +377,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var le *link.Error
 		if errors.As(err, &le) {
-			proxyError(w, le.Status, "invalid_request_error", le.Code, le.Message+" "+le.Suggestion)
+			refuseLink(w, le)
 			return
 		}
 		proxyError(w, http.StatusInternalServerError, "server_error", "internal", err.Error())
@@ -539,6 +539,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// follow) is no answer reach reads: it is refused, its body not passed on.
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		mf.FailModel(fmt.Errorf("the model endpoint answered %s", resp.Status))
+		w.Header().Set("X-Should-Retry", "false") // the endpoint's configuration, which a retry does not mend
 		proxyError(w, http.StatusBadGateway, "server_error", "model_bad_status",
 			fmt.Sprintf("The model endpoint answered %s, which is neither an answer nor an error; reach passes on no redirect. Check the model's base_url.", resp.Status))
 		return
@@ -651,6 +652,35 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mf.EndModel(u)
+}
+
+// refuseLink answers a turn whose request, parent or budget (its headers,
+// or the request they name) reach refuses before the model is asked, as
+// the SDKs read it: one that may pass in a moment (the shared store did
+// not answer: 503) or once calls end (429) is theirs to retry; any other
+// is the client's to mend, and nothing ran, so it says x-should-retry:
+// false, which the openai SDKs obey, and is never a 409, which the AI SDK
+// retries whatever the headers say (a parent frame of another request, a
+// request id that starts no new work): a 400, as the endpoint's own answer
+// to a request it cannot serve.
+func refuseLink(w http.ResponseWriter, le *link.Error) {
+	status, typ := le.Status, "invalid_request_error"
+	switch {
+	case status == http.StatusServiceUnavailable:
+		typ = "server_error"
+		w.Header().Set("X-Should-Retry", "true")
+		w.Header().Set("Retry-After", "1")
+	case status == http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", "1")
+	case status >= 500:
+		typ = "server_error"
+	default:
+		if status == http.StatusConflict || status == http.StatusRequestTimeout {
+			status = http.StatusBadRequest
+		}
+		w.Header().Set("X-Should-Retry", "false")
+	}
+	proxyError(w, status, typ, le.Code, strings.TrimSpace(le.Message+" "+le.Suggestion))
 }
 
 // redact masks the configured secret values in b, a model's answer: only
@@ -942,6 +972,9 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, api apiKin
 	}
 	if len(b) > MaxAnswer {
 		a.raw = len(b)
+		// Charged, and the same turn again would be as long: the openai
+		// SDKs would send it twice more, each charged again.
+		w.Header().Set("X-Should-Retry", "false")
 		proxyError(w, http.StatusBadGateway, "server_error", "model_answer_too_large",
 			fmt.Sprintf("The model's answer is larger than %d MiB, and reach does not pass on a part of it. Ask for a shorter answer (max_tokens), or stream it.", MaxAnswer>>20))
 		return fmt.Errorf("the model's answer is larger than %d MiB", MaxAnswer>>20)
