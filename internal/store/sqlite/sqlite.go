@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/sqlcore"
 	"github.com/agentreach/reach/internal/strview"
@@ -351,6 +352,9 @@ func (s *Store) apply(ctx context.Context, m migration) error {
 		m.version, m.name, time.Now().UnixNano()); err != nil {
 		return err
 	}
+	// A kill here: the migration's statements run (a table copied, the
+	// old one dropped), not committed; the store keeps the schema before.
+	crashpoint.Reached("migration")
 	return tx.Commit()
 }
 
