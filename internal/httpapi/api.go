@@ -523,8 +523,12 @@ func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
 	// count, and the breakers' states, without their errors. A breaker's
 	// error (a tool's, an upstream's or a model endpoint's) is what one
 	// tenant's call said: the principal whose call it was, in its tenant,
-	// and a global operator (the role operator of no tenant) see it. The
-	// audit log's figures count every tenant's events: a global operator's.
+	// and a global operator (the role operator of no tenant) see it; one of
+	// no request (reported outside any request) may name any tenant's host
+	// or account: a global operator's only (reach.BreakerErrorFor). An
+	// upstream's connection error is the gateway's own, of its
+	// configuration, which a call's refusal tells its model too. The audit
+	// log's figures count every tenant's events: a global operator's.
 	detailed := a.authn == nil || !a.authn.Enabled()
 	global := detailed
 	var caller *auth.Identity
