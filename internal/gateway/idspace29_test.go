@@ -65,8 +65,8 @@ func TestOtherTenantsRequestIDAnswersAsUnknown(t *testing.T) {
 	status, out := do(t, "POST", srvURL+"/v1/calls", `{"request_id":"`+taken+`","tool_calls":[{"call_id":"c9","tool":"reserve","arguments":{"seat":"9C"}}]}`,
 		map[string]string{"Authorization": "Bearer " + keys["alice@globex"]})
 	text := strings.ToLower(strings.ReplaceAll(fmt.Sprint(out), taken, "ID"))
-	if status != 409 || path(out, "error", "code") != "request_id_unavailable" || strings.Contains(text, "principal") || strings.Contains(text, "acme") {
-		t.Errorf("alice@globex naming acme's request id: %d %v, want 409 request_id_unavailable saying nothing of it", status, out)
+	if status != 400 || path(out, "error", "code") != "request_id_unavailable" || strings.Contains(text, "principal") || strings.Contains(text, "acme") {
+		t.Errorf("alice@globex naming acme's request id: %d %v, want 400 request_id_unavailable saying nothing of it", status, out)
 	}
 	if n := len(req.Frames()); n != frames {
 		t.Errorf("acme's request has %d frames after globex's call, want %d: the call ran in it", n, frames)
@@ -136,8 +136,8 @@ func TestOtherTenantsRequestIDAnswersAsUnknownOnInstances(t *testing.T) {
 		}
 		st, out := do(t, "POST", base+"/v1/calls", `{"request_id":"`+taken+`","tool_calls":[{"call_id":"c9","tool":"up__echo","arguments":{"text":"eve"}}]}`, as("eve"))
 		text := strings.ToLower(strings.ReplaceAll(fmt.Sprint(out), taken, "ID"))
-		if st != 409 || path(out, "error", "code") != "request_id_unavailable" || strings.Contains(text, "principal") || strings.Contains(text, "alice") {
-			t.Errorf("eve naming alice's request id through %s: %d %v, want 409 request_id_unavailable saying nothing of it", base, st, out)
+		if st != 400 || path(out, "error", "code") != "request_id_unavailable" || strings.Contains(text, "principal") || strings.Contains(text, "alice") {
+			t.Errorf("eve naming alice's request id through %s: %d %v, want 400 request_id_unavailable saying nothing of it", base, st, out)
 		}
 	}
 	if st, out := do(t, "GET", a+"/v1/requests/"+taken, "", as("alice")); st != 200 || out["state"] != "running" {

@@ -149,8 +149,8 @@ func TestRequestTenantOwnership(t *testing.T) {
 		}
 	}
 	status, out := do(t, "POST", srvURL+"/v1/calls", `{"request_id":"acme-1","tool_calls":[{"call_id":"c2","tool":"search_kb","arguments":{"query":"globex joins"}}]}`, as("alice@globex"))
-	if status != http.StatusConflict || path(out, "error", "code") != "request_id_unavailable" {
-		t.Errorf("alice@globex joining acme-1 = %d %v, want 409 request_id_unavailable", status, out)
+	if status != http.StatusBadRequest || path(out, "error", "code") != "request_id_unavailable" {
+		t.Errorf("alice@globex joining acme-1 = %d %v, want 400 request_id_unavailable", status, out)
 	}
 	stillRunning := func(after string) {
 		t.Helper()

@@ -1048,11 +1048,15 @@ func notYours(err error) bool {
 }
 
 // refusedID is a refusal of a request id as a client's error: 409 (the id
-// starts no new work), or 503 when the shared store did not answer.
+// starts no new work), or 503 when the shared store did not answer; one of
+// another tenant's id 400, as UnusableID (the store's refusal).
 func refusedID(re *reach.Error) *Error {
 	status := http.StatusConflict
-	if re.Type == reach.TypeTransient {
+	switch {
+	case re.Type == reach.TypeTransient:
 		status = http.StatusServiceUnavailable
+	case re.Code == "request_id_unavailable":
+		status = http.StatusBadRequest
 	}
 	return &Error{Status: status, Code: re.Code, Message: re.Message, Suggestion: re.Suggestion}
 }
@@ -1154,14 +1158,15 @@ func CheckOwner(id *auth.Identity, r *reach.Request) error {
 }
 
 // UnusableID refuses request id, named by a client, that is a request of
-// another tenant: the answer says nothing of that request, not even that
-// it is another principal's, only that the name cannot be used by the
-// caller, and what to do. Request ids are one namespace for every tenant
+// another tenant: the answer (400, as an id that is not valid, which no
+// client retries) says nothing of that request, not even that it is
+// another principal's, only that the name cannot be used by the caller,
+// and what to do. Request ids are one namespace for every tenant
 // (the graph, the API and the other instances know a request by its id),
 // so a name another tenant uses cannot begin a request of the caller's;
 // every read of it (the API, the UI) answers as for an id no request has.
 func UnusableID(id string) *Error {
-	return &Error{Status: http.StatusConflict, Code: "request_id_unavailable",
+	return &Error{Status: http.StatusBadRequest, Code: "request_id_unavailable",
 		Message:    fmt.Sprintf("The request id %q cannot be used: it names no request of yours, and cannot begin one. Nothing ran.", id),
 		Suggestion: "Leave the request id out to begin a new request, or name one of yours; an id you make should be hard to guess (a UUID)."}
 }
