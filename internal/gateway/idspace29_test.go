@@ -144,3 +144,42 @@ func TestOtherTenantsRequestIDAnswersAsUnknownOnInstances(t *testing.T) {
 		t.Errorf("alice's request after eve's tries: %d %v, want it running", st, out)
 	}
 }
+
+// TestOtherTenantsRequestIDThroughModelProxy: a model turn that names
+// (Reach-Request) a request of another tenant is refused 400
+// request_id_unavailable, an OpenAI-style error that says nothing of the
+// request, and the model is not asked; the owner's turns in it go on.
+// Before, it answered 403 "belongs to another principal".
+func TestOtherTenantsRequestIDThroughModelProxy(t *testing.T) {
+	_, url, keys, asked := budgetTenantGateway(t)
+	turn := func(who, request string) (int, string) {
+		t.Helper()
+		r, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(`{"model":"fake","messages":[{"role":"user","content":"hi"}]}`))
+		r.Header.Set("Authorization", "Bearer "+keys[who])
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Reach-Request", request)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	const taken = "acme-turns"
+	if code, body := turn("alice", taken); code != 200 {
+		t.Fatalf("alice's turn: %d %s", code, body)
+	}
+	before := *asked
+	code, body := turn("eve", taken) // eve is of tenant Acme, not acme
+	said := strings.ReplaceAll(body, taken, "ID")
+	if code != 400 || !strings.Contains(body, "request_id_unavailable") || strings.Contains(strings.ToLower(said), "principal") || strings.Contains(said, "alice") {
+		t.Errorf("eve's turn naming alice's request: %d %s, want 400 request_id_unavailable saying nothing of it", code, body)
+	}
+	if *asked != before {
+		t.Errorf("the model was asked %d times for eve's refused turn", *asked-before)
+	}
+	if code, body := turn("alice", taken); code != 200 {
+		t.Errorf("alice's next turn: %d %s", code, body)
+	}
+}
