@@ -50,15 +50,15 @@ func breakerOwner(r *Request) string {
 // BreakerErrorFor reports whether a view of the breaker s (/healthz, the
 // tools page) may show its last failure (LastError) to principal in
 // tenant, when that caller is not a global operator (who sees every one):
-// it was what a call of that principal in that tenant said, or, for an
-// upstream's or a model endpoint's breaker, a failure of no request's.
-// Another principal's call's failure is its own: a refusal tells it to
-// that owner only, too.
+// it was what a call of that principal in that tenant said. Another
+// principal's call's failure is its own, and one of no request (a program
+// embedding the runtime that reports to a breaker outside any request: a
+// health check, a connection that failed) is a global operator's: it may
+// name a host, a path or an account of any tenant. Every caller sees that
+// the breaker is open, since when and when it lets a probe through. A
+// refusal tells the last failure to the same owner only, too.
 func BreakerErrorFor(s BreakerStatus, principal, tenant string) bool {
-	if s.LastBy == "" {
-		return s.Kind != BreakerTool
-	}
-	return s.LastBy == tenant+"\x00"+principal
+	return s.LastBy != "" && s.LastBy == tenant+"\x00"+principal
 }
 
 // breakerChanged logs and records a breaker's change of state.

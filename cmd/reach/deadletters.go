@@ -133,8 +133,11 @@ func dismissStored(ctx context.Context, data, id, note, by string) (*reach.DeadL
 		return nil, err
 	}
 	defer log.Close()
+	// Of the tenant the dead letter keeps (its request's owner when it was
+	// added), as a gateway's dismissal is: that tenant sees how its undo
+	// was settled, and by whom.
 	_, err = log.Append(ctx, &audit.Event{Request: d.Request, Kind: "dead_letter", Name: d.Tool,
-		Decision: "dismissed", Principal: by, Message: note})
+		Decision: "dismissed", Principal: by, Tenant: d.Tenant, Message: note})
 	return d, err
 }
 

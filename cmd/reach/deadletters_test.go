@@ -24,7 +24,8 @@ func TestDeadLettersCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, _ := st.AddDeadLetter(ctx, &store.DeadLetter{Request: "r1", Tool: "cancel_hotel", Args: []byte(`{"ref":"R1"}`), Error: "hotel API down", Attempts: 3})
+	id, _ := st.AddDeadLetter(ctx, &store.DeadLetter{Request: "r1", Tool: "cancel_hotel", Args: []byte(`{"ref":"R1"}`), Error: "hotel API down", Attempts: 3,
+		Principal: "alice", Tenant: "acme"})
 	st.Close()
 	out, err := runCLI(t, "deadletters", "--data", dir)
 	if err != nil || !strings.Contains(out, "cancel_hotel") || !strings.Contains(out, "hotel API down") {
@@ -51,11 +52,12 @@ func TestDeadLettersCLI(t *testing.T) {
 	if out, _ := runCLI(t, "deadletters", "list", "--state", "all", "--data", dir); !strings.Contains(out, "resolved") {
 		t.Errorf("all: %s", out)
 	}
-	// The dismissal is audited and the chain verifies.
+	// The dismissal is audited, in the dead letter's tenant with who
+	// dismissed it, and the chain verifies.
 	st, _ = sqlite.Open(ctx, dir, nil)
 	defer st.Close()
 	evs, _ := audit.Show(ctx, st, "r1")
-	if len(evs) != 1 || evs[0].Decision != "dismissed" || evs[0].Principal != "ops" {
+	if len(evs) != 1 || evs[0].Decision != "dismissed" || evs[0].Principal != "ops" || evs[0].Tenant != "acme" {
 		t.Errorf("audit: %+v", evs)
 	}
 	if _, err := audit.Verify(ctx, st); err != nil {

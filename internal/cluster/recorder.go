@@ -113,7 +113,7 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 		return time.Time{}, storeError("Request "+o.ID+" could not be begun", errJoinLeft)
 	case postgres.JoinForeign:
 		r.c.joinDone(o.ID) // nothing written
-		return time.Time{}, notYours(o.ID)
+		return time.Time{}, foreign(o.ID, o.Tenant, got)
 	case postgres.JoinFinal:
 		r.c.joinDone(o.ID)
 		if got.State == "interrupted" && !r.c.judges(time.Now()) {
@@ -131,7 +131,7 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 	case postgres.JoinJoined:
 		if got.Principal != o.Principal || got.Tenant != o.Tenant { // a store of schema 2 or 3, before reach_join said so
 			r.c.joinFailed(o.ID)
-			return time.Time{}, notYours(o.ID)
+			return time.Time{}, foreign(o.ID, o.Tenant, got)
 		}
 		if got.Unreadable != "" { // a call with roles it cannot know would act as nobody knows whom
 			r.c.joinFailed(o.ID)
@@ -176,8 +176,21 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 	return rec.Started, nil
 }
 
-// notYours refuses a request id of another principal or tenant, saying
-// nothing of that request.
+// foreign refuses request id, which the store holds as got, of another
+// owner than a caller in tenant: another tenant's as an id that cannot be
+// used (link.UnusableID's words), telling nothing of it; another
+// principal's of the same tenant as that (notYours).
+func foreign(id, tenant string, got *store.Request) error {
+	if got == nil || got.Tenant != tenant {
+		return &reach.Error{Guard: "admit", Type: reach.TypePermission, Code: "request_id_unavailable",
+			Message:    fmt.Sprintf("The request id %q cannot be used: it names no request of yours, and cannot begin one. Nothing ran.", id),
+			Suggestion: "Leave the request id out to begin a new request, or name one of yours; an id you make should be hard to guess (a UUID)."}
+	}
+	return notYours(id)
+}
+
+// notYours refuses a request id of another principal of the caller's
+// tenant, saying nothing of that request.
 func notYours(id string) error {
 	return &reach.Error{Guard: "admit", Type: reach.TypePermission, Code: "not_your_request",
 		Message:    fmt.Sprintf("Request %s belongs to another principal.", id),
@@ -250,7 +263,7 @@ func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 		return storeError("Request "+q.ID()+" could not be begun", errJoinLeft)
 	case postgres.JoinForeign:
 		r.c.joinDone(q.ID())
-		return notYours(q.ID())
+		return foreign(q.ID(), q.Root().Tenant(), got)
 	case postgres.JoinFinal:
 		r.c.joinDone(q.ID())
 		return finalError(q.ID(), got)

@@ -72,8 +72,8 @@ func TestInstancesForeignJoinLeavesNothing(t *testing.T) {
 	if st, out := as(a, "alice", "rx", "c1"); st != 200 || path(out, "results", 0, "status") != "success" {
 		t.Fatalf("alice on a: %d %v", st, out)
 	}
-	if st, out := as(b, "eve", "rx", "c2"); st == 200 || !strings.Contains(fmt.Sprint(out), "not_your_request") {
-		t.Fatalf("eve on b, naming alice's request: %d %v; want it refused as not_your_request", st, out)
+	if st, out := as(b, "eve", "rx", "c2"); st == 200 || !strings.Contains(fmt.Sprint(out), "request_id_unavailable") {
+		t.Fatalf("eve on b, naming alice's request: %d %v; want it refused as request_id_unavailable", st, out)
 	}
 	conn, err := pgx.Connect(context.Background(), db)
 	if err != nil {
@@ -107,8 +107,8 @@ func TestInstancesForeignJoinLeavesNothing(t *testing.T) {
 		t.Errorf("alice ended rx on a, and the store still has it running")
 	}
 	// Nor can eve take over the id once it ended.
-	if st, out := as(b, "eve", "rx", "c3"); st == 200 || !strings.Contains(fmt.Sprint(out), "not_your_request") {
-		t.Errorf("eve on b, naming alice's ended request: %d %v; want not_your_request", st, out)
+	if st, out := as(b, "eve", "rx", "c3"); st == 200 || !strings.Contains(fmt.Sprint(out), "request_id_unavailable") {
+		t.Errorf("eve on b, naming alice's ended request: %d %v; want request_id_unavailable", st, out)
 	}
 }
 

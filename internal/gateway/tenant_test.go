@@ -149,8 +149,8 @@ func TestRequestTenantOwnership(t *testing.T) {
 		}
 	}
 	status, out := do(t, "POST", srvURL+"/v1/calls", `{"request_id":"acme-1","tool_calls":[{"call_id":"c2","tool":"search_kb","arguments":{"query":"globex joins"}}]}`, as("alice@globex"))
-	if status != http.StatusForbidden || path(out, "error", "code") != "not_your_request" {
-		t.Errorf("alice@globex joining acme-1 = %d %v, want 403 not_your_request", status, out)
+	if status != http.StatusBadRequest || path(out, "error", "code") != "request_id_unavailable" {
+		t.Errorf("alice@globex joining acme-1 = %d %v, want 400 request_id_unavailable", status, out)
 	}
 	stillRunning := func(after string) {
 		t.Helper()
@@ -165,8 +165,8 @@ func TestRequestTenantOwnership(t *testing.T) {
 		{"GET", "/v1/requests/acme-1/graph?format=json", ""},
 		{"POST", "/v1/requests/acme-1/cancel", `{"mode":"isolate","reason":"globex"}`},
 	} {
-		if status, body := rawAs(t, keys["alice@globex"], c.method, srvURL+c.path, c.body); status != http.StatusForbidden || strings.Contains(body, "acme confidential") {
-			t.Errorf("alice@globex %s %s = %d %s, want 403", c.method, c.path, status, body)
+		if status, body := rawAs(t, keys["alice@globex"], c.method, srvURL+c.path, c.body); status != http.StatusNotFound || strings.Contains(body, "acme confidential") {
+			t.Errorf("alice@globex %s %s = %d %s, want 404, as an id no request has", c.method, c.path, status, body)
 		}
 	}
 	if _, out := do(t, "GET", srvURL+"/v1/requests", "", as("alice@globex")); strings.Contains(fmt.Sprint(out), "acme-1") {
@@ -272,8 +272,8 @@ when { principal.authenticated && principal.tenant == "acme" && ["reserve", "rel
 	if status, out := do(t, "GET", u, "", as("alice@acme")); status != 200 {
 		t.Errorf("alice@acme reading her compensation %s = %d %v, want 200", comp, status, out)
 	}
-	if status, _ := do(t, "GET", u, "", as("alice@globex")); status != http.StatusForbidden {
-		t.Errorf("alice@globex reading alice@acme's compensation %s = %d, want 403", comp, status)
+	if status, _ := do(t, "GET", u, "", as("alice@globex")); status != http.StatusNotFound {
+		t.Errorf("alice@globex reading alice@acme's compensation %s = %d, want 404, as an id no request has", comp, status)
 	}
 	if err := g.audit.Flush(t.Context()); err != nil {
 		t.Fatal(err)

@@ -523,8 +523,12 @@ func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
 	// count, and the breakers' states, without their errors. A breaker's
 	// error (a tool's, an upstream's or a model endpoint's) is what one
 	// tenant's call said: the principal whose call it was, in its tenant,
-	// and a global operator (the role operator of no tenant) see it. The
-	// audit log's figures count every tenant's events: a global operator's.
+	// and a global operator (the role operator of no tenant) see it; one of
+	// no request (reported outside any request) may name any tenant's host
+	// or account: a global operator's only (reach.BreakerErrorFor). An
+	// upstream's connection error is the gateway's own, of its
+	// configuration, which a call's refusal tells its model too. The audit
+	// log's figures count every tenant's events: a global operator's.
 	detailed := a.authn == nil || !a.authn.Enabled()
 	global := detailed
 	var caller *auth.Identity
@@ -786,7 +790,7 @@ type usageJSON struct {
 
 func (a *API) lookup(w http.ResponseWriter, r *http.Request) (*reach.Request, bool) {
 	id := r.PathValue("id")
-	req, ok := a.rt.Lookup(id)
+	req, ok := a.here(r, id)
 	if !ok {
 		if last, gone := a.removed(r, id); gone {
 			a.writeRemoved(w, id, last)
@@ -950,6 +954,47 @@ func (a *API) getGraph(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// here returns the request id this instance runs, as the caller of r is
+// told of it: one of another tenant (hidden) is not there for it, as an
+// id that no request has.
+func (a *API) here(r *http.Request, id string) (*reach.Request, bool) {
+	req, ok := a.rt.Lookup(id)
+	if ok && a.hidden(r, req.Root().Tenant()) {
+		return nil, false
+	}
+	return req, ok
+}
+
+// hidden reports whether the caller of r is told of a request whose root
+// is of tenant as of one that is not there: it is of another tenant than
+// the caller's, and the caller is no operator of it. Request ids a client
+// names are one namespace; that another tenant uses a name is not told
+// (the answer of an unknown id, on every route), while a request of
+// another principal of the caller's own tenant is refused 403
+// not_your_request.
+func (a *API) hidden(r *http.Request, tenant string) bool {
+	if a.operatesOn(r, tenant) {
+		return false
+	}
+	who, ok := auth.IdentityFrom(r.Context())
+	return !ok || who.Tenant != tenant
+}
+
+// mayHiding is mayFor that also records (in *hid) whether it refused a
+// request of another tenant, which the caller is then answered as one
+// the store does not know (hidden).
+func (a *API) mayHiding(r *http.Request) (may func(principal, tenant string) bool, hid *bool) {
+	hid = new(bool)
+	mayFor := a.mayFor(r)
+	return func(principal, tenant string) bool {
+		if mayFor(principal, tenant) {
+			return true
+		}
+		*hid = a.hidden(r, tenant)
+		return false
+	}, hid
+}
+
 // mayFor says whether the caller of r may act on a request of principal
 // and tenant.
 func (a *API) mayFor(r *http.Request) func(principal, tenant string) bool {
@@ -967,7 +1012,11 @@ func (a *API) mayFor(r *http.Request) func(principal, tenant string) bool {
 // its part.
 func (a *API) endRemote(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	found, err := a.remote.End(r.Context(), id, a.mayFor(r))
+	may, hid := a.mayHiding(r)
+	found, err := a.remote.End(r.Context(), id, may)
+	if *hid {
+		found, err = false, nil // another tenant's: as one the store does not know
+	}
 	if a.remoteFailed(w, id, found, err, "end", "ended") {
 		return
 	}
@@ -982,7 +1031,11 @@ func (a *API) endRemote(w http.ResponseWriter, r *http.Request) {
 // stored request show.
 func (a *API) cancelRemote(w http.ResponseWriter, r *http.Request, mode reach.StopMode, by, reason string) {
 	id := r.PathValue("id")
-	found, cause, err := a.remote.Stop(r.Context(), id, mode, by, a.redactor.RedactString(reason), a.mayFor(r))
+	may, hid := a.mayHiding(r)
+	found, cause, err := a.remote.Stop(r.Context(), id, mode, by, a.redactor.RedactString(reason), may)
+	if *hid {
+		found, cause, err = false, nil, nil // another tenant's: as one the store does not know
+	}
 	if found && err != nil && a.remote.Ended(err) {
 		endedConflict(w, id)
 		return
@@ -1045,7 +1098,7 @@ func (a *API) remoteFailed(w http.ResponseWriter, id string, found bool, err err
 // endRequest is POST /v1/requests/{id}/end: the agent's work on the request
 // is done; its sagas are settled (nothing to undo after a restart).
 func (a *API) endRequest(w http.ResponseWriter, r *http.Request) {
-	if _, here := a.rt.Lookup(r.PathValue("id")); !here && a.remote != nil {
+	if _, here := a.here(r, r.PathValue("id")); !here && a.remote != nil {
 		a.endRemote(w, r)
 		return
 	}
@@ -1069,7 +1122,7 @@ func (a *API) endRequest(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) cancelRequest(w http.ResponseWriter, r *http.Request) {
 	var req *reach.Request
-	if _, here := a.rt.Lookup(r.PathValue("id")); here || a.remote == nil {
+	if _, here := a.here(r, r.PathValue("id")); here || a.remote == nil {
 		var ok bool
 		if req, ok = a.lookup(w, r); !ok {
 			return

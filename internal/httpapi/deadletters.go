@@ -140,7 +140,8 @@ func (a *API) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if len(in.Note) > 500 {
 		in.Note = strings.ToValidUTF8(in.Note[:500], "")
 	}
-	if _, ok := a.deadLetterOfTenant(w, r, false); !ok {
+	tenant, ok := a.deadLetterOfTenant(w, r, false)
+	if !ok {
 		return
 	}
 	in.Note = a.redactor.RedactString(in.Note) // kept, shown and audited
@@ -150,8 +151,21 @@ func (a *API) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a.audit != nil {
+		// The event is of the dead letter's tenant, whoever dismissed it
+		// (its operator, or a global one), and names who did: the tenant
+		// sees in its own audit view how its undo was settled, and by whom.
+		// A global operator's dismissal read no tenant before it acted
+		// (deadLetterOfTenant): the dead letter's is read now, once it is
+		// settled, and one not read is logged, the event then of no tenant.
+		if a.isOperator(r) {
+			t, _, err := a.deadLetterTenant(context.WithoutCancel(r.Context()), d)
+			if err != nil {
+				a.log.Error("dismissal audited in no tenant: its tenant was not read", "dead_letter", d.ID, "err", err)
+			}
+			tenant = t
+		}
 		if _, err := a.audit.Append(context.WithoutCancel(r.Context()), &audit.Event{Request: d.Request, Kind: "dead_letter",
-			Name: d.Tool, Decision: "dismissed", Principal: by, Message: in.Note}); err != nil {
+			Name: d.Tool, Decision: "dismissed", Principal: by, Tenant: tenant, Message: in.Note}); err != nil {
 			a.log.Error("dismissal not audited", "dead_letter", d.ID, "err", err)
 		}
 	}

@@ -23,14 +23,21 @@ func (s someUpstreams) Upstreams() []upstream.Status { return append([]upstream.
 // With authentication on, /healthz answers anyone, and to a caller without
 // valid credentials it says only each upstream's state and the breakers'
 // states: neither an upstream's error nor a breaker's last error (a host,
-// a path in them); a caller with a valid key gets both. The upstream's
-// error was shown to anyone while the breakers' were hidden from all.
+// a path in them); a caller with a valid key gets the upstream's, and a
+// breaker's failure of no request (here a model endpoint's) only a global
+// operator gets, as without authentication. The upstream's error was shown
+// to anyone while the breakers' were hidden from all; the breaker's of no
+// request was shown to any valid key.
 func TestHealthzDetailsNeedCredentials(t *testing.T) {
 	keys, err := auth.OpenKeys(filepath.Join(t.TempDir(), auth.KeysFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	secret, _, err := keys.Create(auth.KeySpec{Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootKey, _, err := keys.Create(auth.KeySpec{Principal: "root", Roles: []string{"operator"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,15 +50,16 @@ func TestHealthzDetailsNeedCredentials(t *testing.T) {
 	p.Failed(errors.New("dial tcp internal-db.corp:5432: BREAKERDETAIL"))
 	ups := someUpstreams{{Name: "up", Transport: "http", Connected: false, Error: "connecting: internal-host.corp UPSTREAMDETAIL"}}
 	for _, c := range []struct {
-		name     string
-		authn    *auth.Authenticator
-		key      string
-		detailed bool
+		name             string
+		authn            *auth.Authenticator
+		key              string
+		detailed, global bool
 	}{
-		{"auth on, no key", auth.New(&auth.Options{Keys: keys, Open: []string{"/healthz"}}), "", false},
-		{"auth on, wrong key", auth.New(&auth.Options{Keys: keys, Open: []string{"/healthz"}}), "rk_wrong", false},
-		{"auth on, valid key", auth.New(&auth.Options{Keys: keys, Open: []string{"/healthz"}}), secret, true},
-		{"auth off", nil, "", true},
+		{"auth on, no key", auth.New(&auth.Options{Keys: keys, Open: []string{"/healthz"}}), "", false, false},
+		{"auth on, wrong key", auth.New(&auth.Options{Keys: keys, Open: []string{"/healthz"}}), "rk_wrong", false, false},
+		{"auth on, valid key", auth.New(&auth.Options{Keys: keys, Open: []string{"/healthz"}}), secret, true, false},
+		{"auth on, a global operator's key", auth.New(&auth.Options{Keys: keys, Open: []string{"/healthz"}}), rootKey, true, true},
+		{"auth off", nil, "", true, true},
 	} {
 		a := newAPI(&Options{Runtime: rt, Tools: noTools{}, Upstreams: ups, Approvals: approval.New(nil), MCP: http.NotFoundHandler(),
 			Model: http.NotFoundHandler(), A2A: http.NotFoundHandler(), Metrics: http.NotFoundHandler(), Authn: c.authn})
@@ -73,8 +81,11 @@ func TestHealthzDetailsNeedCredentials(t *testing.T) {
 			t.Errorf("%s: %s; want degraded, up down, the breaker open", c.name, w.Body)
 		}
 		body := w.Body.String()
-		if shown := strings.Contains(body, "UPSTREAMDETAIL") && strings.Contains(body, "BREAKERDETAIL"); shown != c.detailed {
-			t.Errorf("%s: errors shown %v, want %v: %s", c.name, shown, c.detailed, body)
+		if shown := strings.Contains(body, "UPSTREAMDETAIL"); shown != c.detailed {
+			t.Errorf("%s: the upstream's error shown %v, want %v: %s", c.name, shown, c.detailed, body)
+		}
+		if shown := strings.Contains(body, "BREAKERDETAIL"); shown != c.global {
+			t.Errorf("%s: the breaker's failure of no request shown %v, want %v: %s", c.name, shown, c.global, body)
 		}
 		if !c.detailed && (strings.Contains(body, "UPSTREAMDETAIL") || strings.Contains(body, "BREAKERDETAIL")) {
 			t.Errorf("%s: an error shown without credentials: %s", c.name, body)

@@ -36,7 +36,11 @@ func (a *API) newUI() *ui.UI {
 		uo.Elsewhere = func(ctx context.Context, rs []*reach.Request) map[string][]string { return a.elsewhere(ctx, rs...) }
 		uo.Shared = a.sharedUsage
 		uo.StopElsewhere = func(r *http.Request, id string, mode reach.StopMode, by, reason string) (bool, error) {
-			found, _, err := a.remote.Stop(r.Context(), id, mode, by, a.redactor.RedactString(reason), a.mayFor(r))
+			may, hid := a.mayHiding(r)
+			found, _, err := a.remote.Stop(r.Context(), id, mode, by, a.redactor.RedactString(reason), may)
+			if *hid {
+				found, err = false, nil // another tenant's: as one the store does not know
+			}
 			if err != nil && a.remote.Ended(err) || !found && err == nil {
 				return true, nil // over everywhere, or forgotten
 			}

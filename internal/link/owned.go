@@ -1041,18 +1041,22 @@ func (q *Owned) adopt(ctx context.Context, t Target, id reach.FrameID, who *auth
 // (CheckOwner's, or the shared store's).
 func notYours(err error) bool {
 	if le, ok := errors.AsType[*Error](err); ok {
-		return le.Code == "not_your_request"
+		return le.Code == "not_your_request" || le.Code == "request_id_unavailable"
 	}
 	re, ok := errors.AsType[*reach.Error](err)
-	return ok && re.Code == "not_your_request"
+	return ok && (re.Code == "not_your_request" || re.Code == "request_id_unavailable")
 }
 
 // refusedID is a refusal of a request id as a client's error: 409 (the id
-// starts no new work), or 503 when the shared store did not answer.
+// starts no new work), or 503 when the shared store did not answer; one of
+// another tenant's id 400, as UnusableID (the store's refusal).
 func refusedID(re *reach.Error) *Error {
 	status := http.StatusConflict
-	if re.Type == reach.TypeTransient {
+	switch {
+	case re.Type == reach.TypeTransient:
 		status = http.StatusServiceUnavailable
+	case re.Code == "request_id_unavailable":
+		status = http.StatusBadRequest
 	}
 	return &Error{Status: status, Code: re.Code, Message: re.Message, Suggestion: re.Suggestion}
 }
@@ -1141,12 +1145,30 @@ func CheckOwner(id *auth.Identity, r *reach.Request) error {
 	if id != nil {
 		principal, tenant = id.Principal, id.Tenant
 	}
-	if root := r.Root(); root.Principal() != principal || root.Tenant() != tenant {
+	root := r.Root()
+	if root.Tenant() != tenant {
+		return UnusableID(r.ID())
+	}
+	if root.Principal() != principal {
 		return &Error{Status: http.StatusForbidden, Code: "not_your_request",
 			Message:    fmt.Sprintf("Request %s belongs to another principal.", r.ID()),
 			Suggestion: "Work in your own requests: omit the request id, or send one of yours."}
 	}
 	return nil
+}
+
+// UnusableID refuses request id, named by a client, that is a request of
+// another tenant: the answer (400, as an id that is not valid, which no
+// client retries) says nothing of that request, not even that it is
+// another principal's, only that the name cannot be used by the caller,
+// and what to do. Request ids are one namespace for every tenant
+// (the graph, the API and the other instances know a request by its id),
+// so a name another tenant uses cannot begin a request of the caller's;
+// every read of it (the API, the UI) answers as for an id no request has.
+func UnusableID(id string) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "request_id_unavailable",
+		Message:    fmt.Sprintf("The request id %q cannot be used: it names no request of yours, and cannot begin one. Nothing ran.", id),
+		Suggestion: "Leave the request id out to begin a new request, or name one of yours; an id you make should be hard to guess (a UUID)."}
 }
 
 // SetClock replaces the clock the idle gap is measured by (time.Now), for
