@@ -20,7 +20,7 @@ import (
 // are still open. Finding the open frames reads the frames above the mark
 // and the held ones.
 
-// A request's frames are found the same way (migration 21): the frames
+// A request's frames are found the same way (migration 20): the frames
 // at or below the mark by an index of their request that only listed
 // frames enter (frames_request), and the frames above it read in rowid
 // order. The writer lists the frames above the mark as it moves the mark
@@ -88,7 +88,7 @@ func (s *Store) OpenFrames(ctx context.Context) ([]*store.Frame, error) {
 
 // requestFrames is the condition of a request's frames ($1): the listed
 // ones, by the index of their request, and those above the mark that are
-// not listed yet (migration 21), read in rowid order. Every frame at or
+// not listed yet (migration 20), read in rowid order. Every frame at or
 // below the mark is listed: a frame is written above it (a new row, or
 // one put again, moved there), and the mark moves past it only with the
 // write that lists it (settleMarks).

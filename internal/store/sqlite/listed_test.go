@@ -111,7 +111,7 @@ func TestRequestFramesUseTheirIndexes(t *testing.T) {
 }
 
 // TestSQLiteMigratesFramesListed: a store of schema 19 keeps its frames
-// through migration 21: each is listed, found by its request, and unique
+// through migration 20: each is listed, found by its request, and unique
 // by its request and frame as before (a frame put again replaces its row).
 func TestSQLiteMigratesFramesListed(t *testing.T) {
 	dir := t.TempDir()

@@ -10,7 +10,7 @@ import (
 )
 
 // TestSQLiteMigratesAPopulatedStoreToListedFrames: a store of the schema
-// before migration 21, as a run leaves it (requests running and ended,
+// before migration 20, as a run leaves it (requests running and ended,
 // frames below the mark final, a frame below it held open, frames above
 // it open and final, a frame put open again after the mark passed it,
 // keeping its first place in origin), keeps through the migration every
@@ -21,7 +21,7 @@ import (
 func TestSQLiteMigratesAPopulatedStoreToListedFrames(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	before := slices.IndexFunc(migrations, func(m migration) bool { return m.version == 21 })
+	before := slices.IndexFunc(migrations, func(m migration) bool { return m.version == 20 })
 	w := oldDatabase(t, dir, before)
 	for _, q := range []string{
 		`INSERT INTO requests (id, state, started, updated) VALUES ('r1', 'running', 1, 1), ('r2', 'ended', 2, 2), ('r3', 'interrupted', 3, 3)`,

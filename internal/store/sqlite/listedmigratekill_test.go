@@ -12,13 +12,13 @@ import (
 	"github.com/agentreach/reach/internal/crashpoint"
 )
 
-// TestSQLiteMigration21KilledMidway: a process killed (kill -9) while it
-// migrates a populated store to schema 21, the frames copied to their new
+// TestSQLiteMigration20KilledMidway: a process killed (kill -9) while it
+// migrates a populated store to schema 20, the frames copied to their new
 // table and the old one dropped but not committed, leaves the store at
 // the schema before, whole: the old table with its unique (request, frame)
 // and every row at its rowid, the mark and the held list as they were, no
 // table of the copy. The next Open migrates it and finds every frame.
-func TestSQLiteMigration21KilledMidway(t *testing.T) {
+func TestSQLiteMigration20KilledMidway(t *testing.T) {
 	if dir := os.Getenv("REACH_TEST_MIGRATE_DIR"); dir != "" { // the child, which stops at the crash point
 		Open(t.Context(), dir, nil)
 		t.Fatal("the migration ended without reaching its crash point")
@@ -27,7 +27,7 @@ func TestSQLiteMigration21KilledMidway(t *testing.T) {
 		t.Skip("kills a child process")
 	}
 	dir := t.TempDir()
-	before := slices.IndexFunc(migrations, func(m migration) bool { return m.version == 21 })
+	before := slices.IndexFunc(migrations, func(m migration) bool { return m.version == 20 })
 	w := oldDatabase(t, dir, before)
 	for _, q := range []string{
 		`INSERT INTO frames (seq, request, frame, state, started, updated, origin) VALUES
@@ -62,8 +62,8 @@ func TestSQLiteMigration21KilledMidway(t *testing.T) {
 	}
 	was := snapshot("before")
 	w.Close()
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestSQLiteMigration21KilledMidway$")
-	// 21 is the first migration the child applies.
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestSQLiteMigration20KilledMidway$")
+	// 20 is the first migration the child applies.
 	point := "migration#1"
 	cmd.Env = append(os.Environ(), "REACH_TEST_MIGRATE_DIR="+dir, crashpoint.Env+"="+point)
 	stderr, err := cmd.StderrPipe()

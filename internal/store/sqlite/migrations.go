@@ -428,7 +428,7 @@ CREATE INDEX audit_tenant ON audit ((CASE WHEN json_valid(event) THEN event ->> 
 ALTER TABLE dead_letters ADD COLUMN principal TEXT NOT NULL DEFAULT '';
 ALTER TABLE dead_letters ADD COLUMN tenant TEXT NOT NULL DEFAULT '';
 `},
-	{21, "a call's checkpoint enters no index of its request", `
+	{20, "a call's checkpoint enters no index of its request", `
 -- The index that kept frames unique, (request, frame), was entered by
 -- every call's "executing" checkpoint where its request's frames are: in
 -- a served session (a request all its calls share) each call of a commit

@@ -467,7 +467,7 @@ func statements() []string {
 		parent = excluded.parent, kind = excluded.kind, name = excluded.name, call_id = excluded.call_id,
 		idem_key = excluded.idem_key, state = excluded.state, args = excluded.args, undo = excluded.undo,
 		error = excluded.error, started = excluded.started, updated = excluded.updated`
-	// A request's frames (migration 21): those listed, by the index of
+	// A request's frames (migration 20): those listed, by the index of
 	// their request, and those above the mark not listed yet.
 	q[sqlcore.StRetainFrames] = `DELETE FROM frames WHERE rowid IN (SELECT rowid FROM frames WHERE listed AND request IN (` + retainSel + `)
 	UNION ALL SELECT rowid FROM frames WHERE rowid > (SELECT value FROM store_meta WHERE key = 'frames_settled') AND NOT listed
@@ -536,7 +536,7 @@ func statements() []string {
 	q[stFramesHold] = `INSERT OR IGNORE INTO frames_held (frame) SELECT rowid FROM frames
 	WHERE rowid > (SELECT value FROM store_meta WHERE key = 'frames_settled') AND state NOT IN ` + sqlcore.FinalStates
 	// The frames above the mark enter the index of their request
-	// (migration 21) as the mark moves past them: a commit's worth of
+	// (migration 20) as the mark moves past them: a commit's worth of
 	// calls each entered a leaf of their own request's; a settling, with
 	// thousands of frames, enters each request's leaf once.
 	q[stFramesList] = `UPDATE frames SET listed = 1
