@@ -12,6 +12,7 @@ import (
 	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/loops"
+	"github.com/agentreach/reach/internal/records"
 )
 
 // ParseStopMode reads "soft", "cancel" or "isolate".
@@ -316,7 +317,7 @@ func (r *Request) earlierFrames() []*Frame {
 // and began before it.
 func (r *Request) storedFrames() []*Frame {
 	stored := r.rt.opts.StoredFrames(r.id)
-	slices.SortStableFunc(stored, func(a, b PastFrame) int { return a.Started.Compare(b.Started) })
+	records.SortPast(stored) // a parent before its children: each is linked to the one built before it
 	r.mu.Lock()
 	own := make(map[FrameID]bool, len(r.frames))
 	for _, f := range r.frames {
@@ -430,7 +431,7 @@ func (r *Request) withStored(fs []*Frame) []*Frame {
 	for _, f := range fs {
 		byID[f.ID] = f
 	}
-	slices.SortStableFunc(stored, func(a, b PastFrame) int { return a.Started.Compare(b.Started) })
+	records.SortPast(stored) // a parent before its children: each is linked to the one built before it
 	var back []*Frame
 	for _, pf := range stored {
 		if _, ok := byID[pf.ID]; ok {
