@@ -5,6 +5,8 @@ import (
 	"context"
 	"slices"
 	"sync"
+
+	"github.com/agentreach/reach/internal/records"
 )
 
 // past is what a restored request keeps of its PastRequest.
@@ -78,6 +80,7 @@ func (r *Request) loadPast() {
 	}
 	p.once.Do(func() {
 		frames, children := p.load()
+		records.SortPast(frames) // a parent before its children: each is linked to the one built before it
 		// Built without r.mu: a parent frame looked up in r's parent
 		// (r.parent.Frame) and not found there is looked for in the
 		// parent's sub-requests, r among them, which takes r.mu (a frame

@@ -12,6 +12,7 @@ import (
 	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/loops"
+	"github.com/agentreach/reach/internal/records"
 )
 
 // ParseStopMode reads "soft", "cancel" or "isolate".
@@ -235,6 +236,9 @@ func (r *Request) StopCause() *Cause {
 	if r.interrupted != nil {
 		return r.interrupted
 	}
+	if StopMode(r.mode.Load()) == Running {
+		return nil // a cause being marked: not a stop until its mode is set
+	}
 	return r.cause.Load()
 }
 
@@ -323,7 +327,7 @@ func (r *Request) earlierFrames() []*Frame {
 // and began before it.
 func (r *Request) storedFrames() []*Frame {
 	stored := r.rt.opts.StoredFrames(r.id)
-	slices.SortStableFunc(stored, func(a, b PastFrame) int { return a.Started.Compare(b.Started) })
+	records.SortPast(stored) // a parent before its children: each is linked to the one built before it
 	r.mu.Lock()
 	own := make(map[FrameID]bool, len(r.frames))
 	for _, f := range r.frames {
@@ -437,7 +441,7 @@ func (r *Request) withStored(fs []*Frame) []*Frame {
 	for _, f := range fs {
 		byID[f.ID] = f
 	}
-	slices.SortStableFunc(stored, func(a, b PastFrame) int { return a.Started.Compare(b.Started) })
+	records.SortPast(stored) // a parent before its children: each is linked to the one built before it
 	var back []*Frame
 	for _, pf := range stored {
 		if _, ok := byID[pf.ID]; ok {
@@ -654,7 +658,7 @@ func (r *Request) Stop(mode StopMode, by, reason string) {
 	ok := false
 	r.settle.Lock()
 	if r.State() != RequestCompleted {
-		old, ok = r.mark(c)
+		old, ok = r.markLocked(c)
 	}
 	r.settle.Unlock()
 	if ok {
@@ -671,20 +675,31 @@ func (r *Request) stop(c Cause) {
 // mark marks r stopped by c, unless it is over already or stopped as
 // strongly, and returns the mode it had; ok says it marked it.
 func (r *Request) mark(c Cause) (old StopMode, ok bool) {
+	r.settle.Lock()
+	defer r.settle.Unlock()
+	return r.markLocked(c)
+}
+
+// markLocked is mark with r.settle held. The cause is stored before the
+// mode, and the two as one step against another mark: whoever sees r
+// stopped (State) sees why (StopCause). Before, a mark that had set the
+// mode and not yet the cause let a concurrent stop of the same cause
+// (an A2A hand-off's task marking its request stopped as its context was
+// cancelled) find it stopped already and return, and the request's End
+// then saw no cause: its end was recorded at once, before the stop above
+// was stored (TestStopStoredAboveFirst failed so under load;
+// TestStoppedHasItsCause).
+func (r *Request) markLocked(c Cause) (old StopMode, ok bool) {
 	if r.interrupted != nil || r.past != nil {
 		return 0, false // over already, and kept as it was found
 	}
-	for {
-		old = StopMode(r.mode.Load())
-		if c.Mode <= old {
-			return 0, false
-		}
-		if r.mode.CompareAndSwap(int32(old), int32(c.Mode)) {
-			break
-		}
+	old = StopMode(r.mode.Load())
+	if c.Mode <= old {
+		return 0, false
 	}
 	cc := c
 	r.cause.Store(&cc)
+	r.mode.Store(int32(c.Mode))
 	return old, true
 }
 

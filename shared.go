@@ -52,17 +52,9 @@ func (r *Request) NoteStop(c Cause) bool {
 	if c.Request == "" {
 		c.Request = r.id
 	}
-	for {
-		old := StopMode(r.mode.Load())
-		if c.Mode <= old {
-			return false
-		}
-		if r.mode.CompareAndSwap(int32(old), int32(c.Mode)) {
-			break
-		}
+	if _, ok := r.mark(c); !ok {
+		return false
 	}
-	cc := c
-	r.cause.Store(&cc)
 	for _, ch := range r.Children() {
 		ch.NoteStop(c)
 	}

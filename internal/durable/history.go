@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/records"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -194,7 +195,7 @@ func (h *History) load(id string) ([]reach.PastFrame, []*reach.PastRequest) {
 		}
 		frames = append(frames, pf)
 	}
-	slices.SortStableFunc(frames, func(a, b reach.PastFrame) int { return a.Started.Compare(b.Started) })
+	records.SortPast(frames) // parents first: a depth is its parent's
 	setDepths(frames)
 	subs, err := h.st.ListRequests(ctx, store.RequestFilter{Parent: id, Limit: 100000})
 	if err != nil {
