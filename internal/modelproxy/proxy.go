@@ -358,7 +358,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	l, err := link.FromHeaders(r.Header)
 	if le := (*link.Error)(nil); errors.As(err, &le) {
-		refuseLink(w, le)
+		p.refuseLink(w, le)
 		return
 	}
 	l.Agent = "model-proxy"
@@ -377,10 +377,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var le *link.Error
 		if errors.As(err, &le) {
-			refuseLink(w, le)
+			p.refuseLink(w, le)
 			return
 		}
-		proxyError(w, http.StatusInternalServerError, "server_error", "internal", err.Error())
+		p.internalError(w, err)
 		return
 	}
 	defer done()
@@ -663,7 +663,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // retries whatever the headers say (a parent frame of another request, a
 // request id that starts no new work): a 400, as the endpoint's own answer
 // to a request it cannot serve.
-func refuseLink(w http.ResponseWriter, le *link.Error) {
+//
+// Its text is masked as every error is (maskText): a link error may quote
+// a store's error or what the client sent.
+func (p *Proxy) refuseLink(w http.ResponseWriter, le *link.Error) {
 	status, typ := le.Status, "invalid_request_error"
 	switch {
 	case status == http.StatusServiceUnavailable:
@@ -680,7 +683,28 @@ func refuseLink(w http.ResponseWriter, le *link.Error) {
 		}
 		w.Header().Set("X-Should-Retry", "false")
 	}
-	proxyError(w, status, typ, le.Code, strings.TrimSpace(le.Message+" "+le.Suggestion))
+	proxyError(w, status, typ, le.Code, p.maskText(strings.TrimSpace(le.Message+" "+le.Suggestion)))
+}
+
+// internalError answers a turn that could not be placed in a request for
+// a reason that is no refusal. The error may quote what a store was given
+// (a DSN, a key): masked as every error is, in the answer and in the log.
+func (p *Proxy) internalError(w http.ResponseWriter, err error) {
+	msg := p.maskText(err.Error())
+	p.log.Error("model turn not placed in a request", "error", msg)
+	proxyError(w, http.StatusInternalServerError, "server_error", "internal",
+		"The model turn could not be placed in a request: "+msg+". Nothing was sent to the model; try again, and if it goes on, ask the operator (reach's log has the error).")
+}
+
+// maskText masks an error's text with the full rules (registered values,
+// secret names, credentials after a scheme), and shows the URLs it quotes
+// as a log line does (their user as xxxxx, their query as ?…): the text is
+// reach's own, or a store's, not a model's answer (see redact).
+func (p *Proxy) maskText(s string) string {
+	if p.opts.Redactor != nil {
+		s = p.opts.Redactor.RedactString(s)
+	}
+	return redact.URLsShown(s)
 }
 
 // redact masks the configured secret values in b, a model's answer: only

@@ -236,6 +236,8 @@ func FuzzRedact(f *testing.F) {
 		`{"content":[{"type":"text","text":"Bearer s3cr3t"},{"type":"text","text":"VALUE42"}]}`,
 		`{"q":"{\"a\":\"{\\\"password\\\":\\\"x\\\"}\"}"}`, "pä$$wörd-ün", `{"x":"sk\/live-7Hq2x9Zr"}`,
 		`x s%33cr3tVAL%55E42 "q"`, `k&lt;ey&#x3e;&amp;val-99`, `&#115;k/live-7Hq2x9Zr`, `7333637233745641`, `%6b%3C`,
+		`{"Ocp-Apim-Subscription-Key":"v","appKeywords":["k"],"HMACKey":1}`, `jwt: eyJ0eXAi.x9 and jwt: reading`,
+		`X-Auth-Key: s3cr3tVALUE42`, `{"ssh_keys":{"primary_key":2}}`,
 	} {
 		f.Add([]byte(s))
 	}

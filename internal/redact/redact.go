@@ -23,12 +23,18 @@
 //   - The value of every member whose name is secret, whatever its type
 //     (a string, a number, an array, an object), at any depth. A name is
 //     compared lower-cased without '_', '-', '.' and spaces; it is secret
-//     when it contains password, passwd, passphrase, secret, token, apikey,
-//     accesskey, privatekey, reachkey, authorization, credential, cookie,
-//     sessionid, signature or connectionstring (or one of
-//     [Options.Keys]), or is auth, pwd, pass, pin, otp, bearer, session or
-//     dsn. A number under a name whose only secret part is "token" and that
-//     counts tokens (max_tokens, input_tokens, token_count) is kept.
+//     when it contains password, passwd, passphrase, passcode, secret,
+//     token, jwt, apikey, accesskey, privatekey, reachkey, authorization,
+//     credential, cookie, sessionid, signature or connectionstring (or one
+//     of [Options.Keys]), or is auth, pwd, pass, pin, otp, bearer, session
+//     or dsn. A number under a name whose only secret part is "token" and
+//     that counts tokens (max_tokens, input_tokens, token_count) is kept.
+//   - A key that is a credential: the word "key" after a word that says
+//     what it authenticates, signs or encrypts or whose account it opens
+//     (Ocp-Apim-Subscription-Key, X-Auth-Key, signingKey, ssh_keys: the
+//     words are in keys.go). A bare key and a key that names data
+//     (primary_key, sort_key, idempotency_key, public_key, issueKey) are
+//     ordinary names.
 //   - The same in text: "name: value" and "name=value" with a secret name,
 //     the name and the value quoted or not, escaped or not (JSON inside a
 //     string: \"password\":\"...\"), the value a word, a quoted string,

@@ -311,6 +311,9 @@ func (r *Redactor) pairEdits(eds []edit, b []byte, docs [][2]int) []edit {
 		if v >= len(b) || b[v] == '=' { // nothing, or "==" / ":="
 			continue
 		}
+		if r.keys.onlyJWT(b[k:end]) && !credentialLike(wordAt(b, v)) {
+			continue // "jwt: reading the key set", not a token
+		}
 		var ve int
 		eds, ve = valueEdit(eds, b, v, quote, count)
 		i = max(i, ve-1)
@@ -488,6 +491,28 @@ func schemeEdits(eds []edit, b []byte) []edit {
 		i = max(i, e-1)
 	}
 	return eds
+}
+
+// wordAt returns the word that begins at b[v], after the quotes and
+// backslashes that open it: up to a space, a quote, a backslash or one of
+// ,;)]}.
+func wordAt(b []byte, v int) []byte {
+	for v < len(b) && (b[v] == '"' || b[v] == '\'' || b[v] == '\\') {
+		v++
+	}
+	e := v
+	for e < len(b) && !wordEnd(b[e]) {
+		e++
+	}
+	return b[v:e]
+}
+
+func wordEnd(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', '\n', '"', '\'', '\\', ',', ';', ')', ']', '}':
+		return true
+	}
+	return false
 }
 
 // credentialLike reports whether a word looks like a credential rather
