@@ -20,6 +20,16 @@ import (
 // canceled as soon as its id came, and the parts the agent sent before it
 // could know of the stop were dropped.
 func TestStopBeforeTaskIDKeepsWhatAgentSent(t *testing.T) {
+	for _, mode := range []reach.StopMode{reach.Cancel, reach.Isolate} {
+		t.Run(mode.String(), func(t *testing.T) { stopBeforeTaskID(t, mode) })
+	}
+}
+
+// stopBeforeTaskID is TestStopBeforeTaskIDKeepsWhatAgentSent with a stop
+// in mode: an isolating one does not wait for the agent (as after the
+// id): the task is settled canceled as soon as its id comes, nothing the
+// agent sends after is kept.
+func stopBeforeTaskID(t *testing.T, mode reach.StopMode) {
 	h := newHarness(t, nil, "executor")
 	f := h.agents["executor"]
 	type seenEv struct {
@@ -55,7 +65,7 @@ func TestStopBeforeTaskIDKeepsWhatAgentSent(t *testing.T) {
 		defer tk.mu.Unlock()
 		return tk.req != nil
 	})
-	tk.req.Stop(reach.Cancel, "operator", "enough")
+	tk.req.Stop(mode, "operator", "enough")
 	eventually(t, "the stop to wait for the task's id", func() bool {
 		tk.mu.Lock()
 		defer tk.mu.Unlock()
@@ -78,8 +88,12 @@ func TestStopBeforeTaskIDKeepsWhatAgentSent(t *testing.T) {
 			last = ev
 		}
 	}
-	if !slices.Equal(parts, []string{"part 1", "part 2"}) {
-		t.Errorf("the caller's stream read parts %q; want both, sent before the agent could know of the stop", parts)
+	want := []string{"part 1", "part 2"}
+	if mode == reach.Isolate {
+		want = nil
+	}
+	if !slices.Equal(parts, want) {
+		t.Errorf("the caller's stream read parts %q; want %q", parts, want)
 	}
 	if last == nil || last.Status.State != a2a.TaskStateCanceled || !strings.Contains(textOfMessage(last.Status.Message), "enough") {
 		t.Fatalf("the stream's last status %+v; want reach's canceled with the stop's text", last)
@@ -92,8 +106,11 @@ func TestStopBeforeTaskIDKeepsWhatAgentSent(t *testing.T) {
 	for _, a := range got.Artifacts {
 		kept = append(kept, textOf(a.Parts))
 	}
-	if got.Status.State != a2a.TaskStateCanceled || !slices.Equal(kept, []string{"part 1", "part 2"}) {
-		t.Errorf("GetTask: %s %q; want canceled with both parts", got.Status.State, kept)
+	if got.Status.State != a2a.TaskStateCanceled || !slices.Equal(kept, want) {
+		t.Errorf("GetTask: %s %q; want canceled with %q", got.Status.State, kept, want)
+	}
+	if mode == reach.Isolate {
+		return
 	}
 	f.mu.Lock()
 	cancels := slices.Clone(f.cancels)
