@@ -3,7 +3,9 @@ package a2a
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/agentreach/reach"
@@ -102,5 +104,48 @@ func TestStopEndsWhileReadBudgetSpent(t *testing.T) {
 		ts := h.g.tasks.list("worker", Owner{"alice", ""})
 		return len(ts) == streams && !slices.ContainsFunc(ts, func(ft *task) bool { return !ft.done() })
 	})
+	eventually(t, "the budget to be given back", func() bool { return h.g.reads.held() == 0 })
+}
+
+// TestStopKeepsAnswerLargerThanReadBudget: the agent answers a stop's
+// cancel with eight artifacts of 64 KiB, more than the gateway's whole
+// read budget (MaxReadBytes, 100 KiB: one at a time), then its canceled.
+// The stop keeps them all, read one after another as each is applied
+// (the budget given back in between), and settles the task canceled
+// with the stop's text; the budget is given back whole.
+func TestStopKeepsAnswerLargerThanReadBudget(t *testing.T) {
+	h := newHarnessWith(t, func(o *Options) {
+		o.MaxTaskBytes = 1 << 20
+		o.MaxReadBytes = 100 << 10
+		o.CancelTimeout = time.Minute // the test waits for the state it asserts, not a timer
+	}, nil, "executor")
+	go func() {
+		req := &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("burst"))}
+		for range h.client("executor", "alice", false).SendStreamingMessage(t.Context(), req) {
+		}
+	}()
+	id := h.working("executor")
+	tk := h.g.tasks.get("executor", id, Owner{"alice", ""})
+	if tk == nil {
+		t.Fatal("no task at reach")
+	}
+	eventually(t, "part 1 applied", func() bool {
+		tk.mu.Lock()
+		defer tk.mu.Unlock()
+		return tk.snap != nil && len(tk.snap.Artifacts) == 1
+	})
+	tk.req.Stop(reach.Cancel, "operator", "enough")
+	eventually(t, "the task to be canceled at reach", tk.done)
+	got, err := h.client("executor", "alice", false).GetTask(t.Context(), &a2a.GetTaskRequest{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != a2a.TaskStateCanceled || !strings.Contains(statusText(got), "enough") || len(got.Artifacts) != 9 {
+		t.Errorf("GetTask: %s %q with %d artifacts; want canceled by the stop with all 9", got.Status.State, statusText(got), len(got.Artifacts))
+	}
+	eventually(t, "the stop's account in the audit", func() bool { return len(h.audit.find("kept")) > 0 })
+	if ev := h.audit.find("kept"); len(ev) != 1 || !strings.Contains(ev[0].Message, "and 8 that arrived after it, up to the agent's own end") {
+		t.Errorf("kept events %+v; want the 8 parts of the agent's answer said", ev)
+	}
 	eventually(t, "the budget to be given back", func() bool { return h.g.reads.held() == 0 })
 }

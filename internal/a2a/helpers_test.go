@@ -308,6 +308,20 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 				}
 			case <-ctx.Done():
 			}
+		case "burst": // an artifact, then works until canceled; answers the cancel with eight artifacts of 64 KiB, then its canceled
+			if !yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("part 1")), nil) {
+				return
+			}
+			select {
+			case <-stop:
+				for i := range 8 {
+					if !yield(a2a.NewArtifactEvent(info, a2a.NewTextPart(strings.Repeat(string(rune('a'+i)), 64<<10))), nil) {
+						return
+					}
+				}
+				status(a2a.TaskStateCanceled, "canceled")
+			case <-ctx.Done():
+			}
 		case "mute": // an artifact, then works; confirms a cancel but never ends the task on its stream
 			if yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("part 1")), nil) {
 				<-ctx.Done()
