@@ -149,3 +149,56 @@ func TestStopKeepsAnswerLargerThanReadBudget(t *testing.T) {
 	}
 	eventually(t, "the budget to be given back", func() bool { return h.g.reads.held() == 0 })
 }
+
+// TestTwoStopsShareReadBudget: two tasks, each answering its stop's
+// cancel with eight artifacts of 64 KiB, are stopped at once while the
+// gateway's read budget (100 KiB) holds one such event at a time: each
+// stop keeps all of its task's parts (neither waits on the other's held
+// events), each task is canceled by its stop, and the budget is given
+// back whole.
+func TestTwoStopsShareReadBudget(t *testing.T) {
+	h := newHarnessWith(t, func(o *Options) {
+		o.MaxTaskBytes = 1 << 20
+		o.MaxReadBytes = 100 << 10
+		o.CancelTimeout = time.Minute // the test waits for the state it asserts, not a timer
+	}, nil, "executor")
+	var tks []*task
+	for range 2 {
+		go func() {
+			req := &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("burst"))}
+			for range h.client("executor", "alice", false).SendStreamingMessage(t.Context(), req) {
+			}
+		}()
+		id := h.working("executor")
+		tk := h.g.tasks.get("executor", id, Owner{"alice", ""})
+		if tk == nil {
+			t.Fatal("no task at reach")
+		}
+		eventually(t, "part 1 applied", func() bool {
+			tk.mu.Lock()
+			defer tk.mu.Unlock()
+			return tk.snap != nil && len(tk.snap.Artifacts) == 1
+		})
+		tks = append(tks, tk)
+	}
+	for _, tk := range tks {
+		go tk.req.Stop(reach.Cancel, "operator", "enough")
+	}
+	for _, tk := range tks {
+		eventually(t, "the task to be canceled at reach", tk.done)
+		got, err := h.client("executor", "alice", false).GetTask(t.Context(), &a2a.GetTaskRequest{ID: tk.id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.State != a2a.TaskStateCanceled || !strings.Contains(statusText(got), "enough") || len(got.Artifacts) != 9 {
+			t.Errorf("GetTask %s: %s %q with %d artifacts; want canceled by the stop with all 9", tk.id, got.Status.State, statusText(got), len(got.Artifacts))
+		}
+	}
+	eventually(t, "both stops' accounts in the audit", func() bool { return len(h.audit.find("kept")) == 2 })
+	for _, ev := range h.audit.find("kept") {
+		if !strings.Contains(ev.Message, "and 8 that arrived after it, up to the agent's own end") {
+			t.Errorf("kept event of %s: %q; want the 8 parts of the agent's answer said", ev.Task, ev.Message)
+		}
+	}
+	eventually(t, "the budget to be given back", func() bool { return h.g.reads.held() == 0 })
+}
