@@ -312,8 +312,9 @@ func (r *Request) Compensate(ctx context.Context, reason string) []Compensation 
 // stop, origin nil), or one that begins once r is stopped, waits for all
 // of r's writes in flight.
 func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, origin *Frame) []Compensation {
-	r.owe()
-	defer r.paid()
+	if r.owe() {
+		defer r.paid()
+	}
 	return rt.compensateOwed(ctx, r, reason, origin)
 }
 

@@ -546,11 +546,20 @@ func (r *Request) recordEndOwed() {
 const endHeld = 1 << 15
 
 // owe notes a compensation of r's undos under way, before it begins (a
-// stop's runs on a goroutine of its own); paid, once it is over.
-func (r *Request) owe() {
+// stop's runs on a goroutine of its own); paid, once it is over, if owe
+// reported true. With endHeld-1 (32767) already under way it counts
+// nothing and reports false: r's end does not wait for that one, rather
+// than the count running into endHeld, which recorded the end at once and,
+// once they paid, ran the count under zero and recorded it again
+// (TestOwedCountDoesNotWrap).
+func (r *Request) owe() bool {
 	r.settle.Lock()
+	defer r.settle.Unlock()
+	if r.owed&^endHeld == endHeld-1 {
+		return false
+	}
 	r.owed++
-	r.settle.Unlock()
+	return true
 }
 
 // paid notes a compensation of r's undos over, and records r's end if it
@@ -735,9 +744,11 @@ func (r *Request) stopMarked(c Cause, old StopMode) {
 		if c.Mode >= Cancel && r.saga.Len() > 0 {
 			// Owed from now: an end that comes before the goroutine
 			// begins waits for it too (recordEndOwed).
-			r.owe()
+			owed := r.owe()
 			go func() {
-				defer r.paid()
+				if owed {
+					defer r.paid()
+				}
 				r.rt.compensateOwed(context.Background(), r, "stopped: "+c.Reason, nil)
 			}()
 		}

@@ -51,6 +51,8 @@ type fakeAgent struct {
 	card    *a2a.AgentCard  // served as it stands (setCard changes it)
 	flooded chan int        // a flood's chunks, once its stream ended
 	slow    time.Duration   // how long "slowask" works before it asks again (600 ms if 0)
+	gated   chan struct{}   // a "gated" task's message arrived (its task not sent yet)
+	gate    chan struct{}   // closed: "gated" tasks are sent
 }
 
 // seen is what the agent got with a message.
@@ -66,7 +68,8 @@ type seen struct {
 }
 
 func newFakeAgent(t testing.TB, name string, streaming bool) *fakeAgent {
-	f := &fakeAgent{name: name, release: make(chan struct{}), stop: map[a2a.TaskID]chan struct{}{}, words: map[a2a.TaskID]string{}, tasks: map[a2a.TaskID]*a2a.Task{}, working: make(chan a2a.TaskID, 64), flooded: make(chan int, 4)}
+	f := &fakeAgent{name: name, release: make(chan struct{}), stop: map[a2a.TaskID]chan struct{}{}, words: map[a2a.TaskID]string{}, tasks: map[a2a.TaskID]*a2a.Task{}, working: make(chan a2a.TaskID, 64), flooded: make(chan int, 4),
+		gated: make(chan struct{}, 4), gate: make(chan struct{})}
 	mux := http.NewServeMux()
 	f.srv = httptest.NewServer(mux)
 	card := &a2a.AgentCard{Name: name, Description: "fake " + name, Version: "1",
@@ -261,6 +264,14 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 			status(a2a.TaskStateCompleted, "thanks for "+textOf(m.Parts))
 			return
 		}
+		if word == "gated" { // as "transit", once the test lets its task be sent
+			f.gated <- struct{}{}
+			select {
+			case <-f.gate:
+			case <-ctx.Done():
+				return
+			}
+		}
 		if !yield(&a2a.Task{ID: id, ContextID: ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}, History: []*a2a.Message{m}}, nil) {
 			return
 		}
@@ -286,7 +297,7 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 				status(a2a.TaskStateCanceled, "canceled")
 			case <-ctx.Done():
 			}
-		case "transit": // an artifact, then works until canceled; one more artifact goes out as the cancel comes, then its canceled
+		case "transit", "gated": // an artifact, then works until canceled; one more artifact goes out as the cancel comes, then its canceled
 			if !yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("part 1")), nil) {
 				return
 			}
@@ -295,6 +306,20 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 				if yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("part 2")), nil) {
 					status(a2a.TaskStateCanceled, "canceled")
 				}
+			case <-ctx.Done():
+			}
+		case "burst": // an artifact, then works until canceled; answers the cancel with eight artifacts of 64 KiB, then its canceled
+			if !yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("part 1")), nil) {
+				return
+			}
+			select {
+			case <-stop:
+				for i := range 8 {
+					if !yield(a2a.NewArtifactEvent(info, a2a.NewTextPart(strings.Repeat(string(rune('a'+i)), 64<<10))), nil) {
+						return
+					}
+				}
+				status(a2a.TaskStateCanceled, "canceled")
 			case <-ctx.Done():
 			}
 		case "mute": // an artifact, then works; confirms a cancel but never ends the task on its stream

@@ -63,6 +63,7 @@ type task struct {
 	history  []*a2a.Message // the first message, for a task reach makes itself
 	late     map[a2a.TaskState]bool
 	wantStop string // a cancel came before the task's id: its reason
+	wantNow  bool   // and one of those stops isolated: not waiting for the agent
 	stopSent bool   // CancelTask was sent to the agent
 	updated  time.Time
 	chunks   map[a2a.ArtifactID]*redact.Stream // artifacts streamed in chunks: the end of their text held back (joinChunks)
@@ -475,14 +476,30 @@ func (t *task) apply(ev a2a.Event) {
 			}
 			t.g.tasks.add(t)
 			if t.wantStop != "" {
-				reason := t.wantStop
-				// Not cancel: this is the stream's applier, and what it
-				// read after this event came after the stop.
-				after = append(after, func() {
-					if t.markCanceledNow(reason) {
-						t.cancelUpstream(reason)
-					}
-				})
+				// A stop came before the agent gave the task's id: it is
+				// told now, and what it sends until its own end of the
+				// task was sent before it could know of the stop, so it is
+				// kept as for a stop after the id (cancel). Not here: this
+				// is the stream's applier, which applies it; on a
+				// goroutine of its own, a stop of the task meanwhile
+				// waiting for it (stopDone). An isolating one did not
+				// wait: the task is settled at once. Before, it was
+				// settled as soon as its id came, and what the agent sent
+				// after it dropped (TestStopBeforeTaskIDKeepsWhatAgentSent).
+				reason, wait := t.wantStop, !t.wantNow
+				if !wait {
+					after = append(after, func() {
+						if t.markCanceledNow(reason) {
+							t.cancelUpstream(reason)
+						}
+					})
+				} else {
+					done := make(chan struct{})
+					t.stopDone = done
+					after = append(after, func() {
+						t.g.background(func() { t.settleStop(reason, true, done) })
+					})
+				}
 			}
 		}
 		if e.ID != t.id {
@@ -904,19 +921,35 @@ func (t *task) stopped() {
 // the first.
 func (t *task) cancel(reason string, wait bool) {
 	t.mu.Lock()
-	if t.stopDone != nil {
+	for t.stopDone != nil {
 		ch := t.stopDone
 		t.mu.Unlock()
 		<-ch
-		if t.markCanceledNow(reason) {
-			t.cancelUpstream(reason)
+		t.mu.Lock()
+		if t.stopDone == ch {
+			// Settled by the stop waited for (or one begun when the
+			// task's id came, waited for next).
+			t.mu.Unlock()
+			if t.markCanceledNow(reason) {
+				t.cancelUpstream(reason)
+			}
+			return
 		}
-		return
 	}
-	t.stopDone = make(chan struct{})
+	done := make(chan struct{})
+	t.stopDone = done
+	t.wantNow = t.wantNow || !wait // if the task's id has not come yet (settleCanceled)
+	t.mu.Unlock()
+	t.settleStop(reason, wait, done)
+}
+
+// settleStop is cancel's work once it is the task's stop (done its
+// stopDone, closed once it returns).
+func (t *task) settleStop(reason string, wait bool, done chan struct{}) {
+	defer close(done)
+	t.mu.Lock()
 	open := t.id != "" && !t.upFinal && t.msg == nil && t.failed == nil && !t.state.Terminal()
 	t.mu.Unlock()
-	defer close(t.stopDone)
 	if open && wait {
 		t.g.background(func() { t.cancelUpstream(reason) })
 	}
