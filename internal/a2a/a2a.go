@@ -292,7 +292,7 @@ type Gateway struct {
 
 	base   context.Context // the gateway's lifetime
 	cancel context.CancelFunc
-	bg     sync.WaitGroup
+	bg     bgGroup // what runs in the background, which Close waits for
 
 	auditQ      chan *TaskEvent // to the Auditor, in order, off the call path
 	auditDone   chan struct{}
@@ -498,6 +498,56 @@ func (g *Gateway) record(e *TaskEvent) {
 // background runs f in a goroutine that Close waits for.
 func (g *Gateway) background(f func()) {
 	g.bg.Go(f)
+}
+
+// bgGroup counts the goroutines Gateway.background runs, so that Close
+// waits for them. A sync.WaitGroup may not be: a stop's settling begins a
+// goroutine of its own, and a stop can come while Close waits (the
+// gateway's close ends every request, and a hand-off's end cancels its
+// task), which is an Add from zero concurrent with Wait, which a
+// WaitGroup forbids (the race detector's report, and a Wait that may
+// return before it). Here a goroutine begun while Close waits is waited
+// for too; one begun after Close returned runs, and nothing waits for it.
+type bgGroup struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n falls to 0 while Wait waits
+}
+
+// Go runs f in a goroutine of its own, counted.
+func (b *bgGroup) Go(f func()) {
+	b.mu.Lock()
+	b.n++
+	b.mu.Unlock()
+	go func() {
+		defer b.done()
+		f()
+	}()
+}
+
+func (b *bgGroup) done() {
+	b.mu.Lock()
+	b.n--
+	if b.n == 0 && b.zero != nil {
+		close(b.zero)
+		b.zero = nil
+	}
+	b.mu.Unlock()
+}
+
+// Wait returns once no goroutine it counts runs.
+func (b *bgGroup) Wait() {
+	b.mu.Lock()
+	if b.n == 0 {
+		b.mu.Unlock()
+		return
+	}
+	if b.zero == nil {
+		b.zero = make(chan struct{})
+	}
+	ch := b.zero
+	b.mu.Unlock()
+	<-ch
 }
 
 // ServeHTTP serves /a2a/NAME (JSON-RPC, with or without a trailing slash)
