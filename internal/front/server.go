@@ -147,6 +147,12 @@ type Server struct {
 	byHash  idMap[*mcp.ServerSession]
 	ending  idMap[struct{}]
 	closing atomic.Int32 // how many are in ending
+
+	// shutMu guards shut (Close ran), each session's ready and streams
+	// (the /sse streams open, by the cancel of their context).
+	shutMu  sync.Mutex
+	shut    bool
+	streams map[*sseStream]context.CancelFunc
 }
 
 // New returns the server; its tools are the runtime's once SyncTools ran.
@@ -301,12 +307,78 @@ func byProtocol(stateless, stateful http.Handler) http.Handler {
 // Close ends every session and its request: the requests first, so that
 // the SDK's close of a session does not wait for calls still running in
 // them, and again after, for a call that came in meanwhile.
+//
+// It closes only the sessions whose initialize came in (ready): the SDK
+// lists a session before its connect returns, and a close in between
+// ends the connection with no session to end (a nil pointer in the SDK's
+// disconnect, which crashed the process). A session not ready ends
+// otherwise: its initialize, once it comes, is refused (the SDK's
+// Streamable HTTP handler then closes the session; an ephemeral one closes
+// with its request), and its /sse stream, if it has one, ends here.
 func (s *Server) Close() {
+	s.shutMu.Lock()
+	s.shut = true
+	var ready []*mcp.ServerSession
+	s.sessions.Range(func(k, v any) bool {
+		if ss, ok := k.(*mcp.ServerSession); ok && v.(*session).ready {
+			ready = append(ready, ss)
+		}
+		return true
+	})
+	streams := s.streams
+	s.streams = nil
+	s.shutMu.Unlock()
+	for _, end := range streams {
+		end()
+	}
 	s.endSessions()
-	for ss := range s.mcp.Sessions() {
+	for _, ss := range ready {
 		ss.Close()
 	}
 	s.endSessions()
+}
+
+// errShutdown refuses an initialize that comes in once Close ran.
+var errShutdown = &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+	Message: "the server is shutting down and opens no session; connect again once it is back (or to another instance)"}
+
+// readySession notes that ss is connected (its initialize is being
+// handled, so the SDK's connect returned it): Close may close it. Once
+// Close ran, it is refused instead (errShutdown).
+func (s *Server) readySession(req mcp.Request) error {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if !ok || ss == nil {
+		return nil
+	}
+	s.shutMu.Lock()
+	defer s.shutMu.Unlock()
+	if s.shut {
+		return errShutdown
+	}
+	s.sessionFor(ss).ready = true
+	return nil
+}
+
+// openStream keeps end, the cancel of an /sse stream's context, for Close
+// to end the stream with; false once Close ran.
+func (s *Server) openStream(st *sseStream, end context.CancelFunc) bool {
+	s.shutMu.Lock()
+	defer s.shutMu.Unlock()
+	if s.shut {
+		return false
+	}
+	if s.streams == nil {
+		s.streams = map[*sseStream]context.CancelFunc{}
+	}
+	s.streams[st] = end
+	return true
+}
+
+// closeStream forgets the /sse stream st, ended.
+func (s *Server) closeStream(st *sseStream) {
+	s.shutMu.Lock()
+	delete(s.streams, st)
+	s.shutMu.Unlock()
 }
 
 // endSessions ends every long-lived session the gateway keeps.
@@ -324,6 +396,9 @@ func (s *Server) endSessions() {
 func (s *Server) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "initialize" {
+			if err := s.readySession(req); err != nil {
+				return nil, err
+			}
 			if err := s.opening(ctx, req); err != nil {
 				return nil, err
 			}
@@ -410,6 +485,9 @@ type session struct {
 	used    atomic.Bool
 	calls   atomic.Int32
 	counted atomic.Pointer[string]
+	// ready: the SDK's connect of ss has returned (its initialize is
+	// being handled), so that Close may close it (under shutMu).
+	ready bool
 }
 
 // metaString is a string and the same string as an interface value.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -135,6 +136,12 @@ func (s *Server) serveSSEStream(sdk http.Handler, streams *sync.Map, owner strin
 	ctx, end := context.WithCancel(r.Context())
 	defer end()
 	st := &sseStream{owner: owner}
+	if !s.openStream(st, end) {
+		httpjson.WriteError(w, http.StatusServiceUnavailable, "shutting_down",
+			"The server is shutting down and opens no stream.", "Connect again once it is back, or to another instance.")
+		return
+	}
+	defer s.closeStream(st)
 	sw := &sseStreamWriter{ResponseWriter: w, st: st, streams: streams}
 	defer func() {
 		if sw.id != "" {
