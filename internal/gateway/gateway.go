@@ -140,7 +140,7 @@ type Gateway struct {
 	history    *durable.History   // the requests of earlier runs; nil without a data folder
 	repeats    *Repeats           // the runs of errors the store's loggers collapse (an outage)
 	audit      *audit.Log         // nil without a data folder
-	bg         sync.WaitGroup     // background goroutines (see background)
+	bg         sync.WaitGroup     // background goroutines (see Go; counted under mu, never after closed)
 	agents     *a2a.Gateway       // the A2A agents; nil without any
 
 	levels front.Levels   // the logging levels the MCP clients asked for
