@@ -1051,7 +1051,7 @@ func undoStored(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 		// again (TestLiveUndosNotRunAgainByTheRecovery; for a request
 		// interrupted, not stopped, while its compensation ran,
 		// TestInterruptedCompensationNotRunAgain).
-		ran, err := undosRan(ctx, st, r.ID)
+		ran, err := undosRan(ctx, st, r)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -1081,21 +1081,32 @@ func undoStored(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 	return comps, failed, nil
 }
 
-// undosRan returns the undos of request id that completed in its
+// undosRan returns the undos of request r that completed in its
 // compensations' requests ("<id>/compensate/<n>"), as their checkpoints
 // keep their idempotency keys: "<undo tool>:<undo key>" (the runtime's own
 // keys are not scoped to a principal). A durable record of each, which
 // outlives its key's record.
-func undosRan(ctx context.Context, st Store, id string) (map[string]bool, error) {
-	prefix := id + "/compensate/"
+//
+// A compensation acts for its request's principal and tenant (effects.go;
+// a recovery's for "reach" when the request kept none): a request of
+// another owner whose client named it so, and named its MCP client
+// "reach", is not one, and what it completed does not count as r's undos
+// run (TestForgedCompensationNotTakenForUndos). A client's keys are
+// scoped by its owner, so no call of one spells an undo's key today; this
+// does not lean on that.
+func undosRan(ctx context.Context, st Store, r *store.Request) (map[string]bool, error) {
+	prefix := r.ID + "/compensate/"
 	comps, err := st.ListRequests(ctx, store.RequestFilter{IDPrefix: prefix, Roots: true, Limit: 100000})
 	if err != nil {
-		return nil, fmt.Errorf("listing the compensations of request %s: %w", id, err)
+		return nil, fmt.Errorf("listing the compensations of request %s: %w", r.ID, err)
 	}
 	ran := map[string]bool{}
 	for _, c := range comps {
 		if !strings.HasPrefix(c.ID, prefix) || !undoRequest(c) || c.Agent != "reach" {
 			continue // a store that does not filter by IDPrefix lists every request
+		}
+		if c.Tenant != r.Tenant || c.Principal != r.Principal && !(r.Principal == "" && c.Principal == "reach") {
+			continue // another owner's request, named as a compensation
 		}
 		frames, err := st.RequestFrames(ctx, c.ID)
 		if err != nil {
