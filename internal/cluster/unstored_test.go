@@ -13,22 +13,22 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// A stop applied to a's part of a request while the store refuses it (it
-// was down, the connection cut: here its reach_stop raises an error) is
-// kept and stored once the store takes it again, and a's part, ended
-// meanwhile, does not leave the request before: the call running on b is
-// cancelled by the stop, and the request, once b's part ends, is stored
-// stopped, with a's cause. Before, the stop was dropped once the store
-// refused it: the call on b ran on to its end, and the request was
-// stored ended, as if never stopped, though a's stop had been answered
-// and its undos run.
+// refusingTTL is the fleet's TTL: a join is bounded by one (three round
+// trips to the store: the join, what the request's earlier runs spent, the
+// requests above it), and a life is taken for dead after one without a
+// heartbeat. A second was too short on a loaded machine: b's join of a's
+// request was refused store_unavailable, the store up, as the product
+// refuses a join the store did not answer within a TTL, and what the
+// tests wait for comes at the next heartbeat (TTL/5) all the same.
+const refusingTTL = 10 * time.Second
+
 // refusingFleet is two instances, a and b, each with a runtime whose
 // tool slow__wait runs until cancelled (running gets its arguments), and
 // the test's own connection to their database, to make the store refuse
 // what a test wants.
 func refusingFleet(t *testing.T) (a, b *Cluster, rts map[*Cluster]*reach.Runtime, running chan string, admin *pgx.Conn) {
 	t.Helper()
-	url, a, b := twoInstances(t, time.Second)
+	url, a, b := twoInstances(t, refusingTTL)
 	ctx := context.Background()
 	running = make(chan string, 4)
 	rts = map[*Cluster]*reach.Runtime{}
@@ -81,6 +81,15 @@ func refuse(t *testing.T, admin *pgx.Conn, fn string) (restore func()) {
 	}
 }
 
+// A stop applied to a's part of a request while the store refuses it (it
+// was down, the connection cut: here its reach_stop raises an error) is
+// kept and stored once the store takes it again, and a's part, ended
+// meanwhile, does not leave the request before: the call running on b is
+// cancelled by the stop, and the request, once b's part ends, is stored
+// stopped, with a's cause. Before, the stop was dropped once the store
+// refused it: the call on b ran on to its end, and the request was
+// stored ended, as if never stopped, though a's stop had been answered
+// and its undos run.
 func TestStopNotStoredIsStoredLater(t *testing.T) {
 	a, b, rts, running, admin := refusingFleet(t)
 	ctx := context.Background()
