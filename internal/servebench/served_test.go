@@ -50,8 +50,17 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	// The reach binary built for this run (63 MB), not left in the
+	// temporary folder of every run that benchmarked.
+	if dir := builtDir; dir != "" {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
 }
+
+// builtDir is the folder reachBinary built reach in, if it did.
+var builtDir string
 
 // runRole serves role (upstream; relay or pass in front of target) on a
 // loopback port, prints its URL, and serves until standard input closes.
@@ -216,6 +225,7 @@ var reachBinary = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	builtDir = dir
 	bin := filepath.Join(dir, "reach")
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	args := []string{"build", "-o", bin}
