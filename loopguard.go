@@ -3,7 +3,6 @@ package reach
 import (
 	"context"
 	"slices"
-	"sync/atomic"
 
 	"github.com/agentreach/reach/internal/loops"
 )
@@ -33,70 +32,12 @@ func (rt *Runtime) loopGuard(next Handler) Handler {
 	}
 }
 
-// loopDone tells the loop guard what a call it admitted produced. The
-// guard reads the result after the call returns, off its path: the
-// detector holds a copy of what it reads (HoldTool) and applies it before
-// it judges or records anything else of the request, or a goroutine of
-// its own applies it first (heldDones). Its reading of the answer (its
-// units, its canonical JSON, its failure shapes) was most of the loop
-// guard's time on a served call, between the upstream's answer and the
-// client's.
+// loopDone tells the loop guard what a call it admitted produced.
 func (rt *Runtime) loopDone(c *Call, res *Result, err error) {
 	if !c.stepped {
 		return
 	}
-	if d := rt.detector(c.req); d.HoldTool(&c.lstep, res, err) {
-		heldDones.add(d)
-	}
-}
-
-// heldDones applies the outcomes the requests' detectors hold, on a
-// goroutine that runs while there are some and then ends: the next call
-// of the request (or anything else its detector does) finds them
-// applied, or applies them itself first.
-var heldDones = doneQueue{queue: make(chan *loops.Detector, 256)}
-
-type doneQueue struct {
-	queue   chan *loops.Detector
-	running atomic.Bool
-	hook    atomic.Pointer[func(*loops.Detector)] // tests: called before a detector's outcomes are applied
-}
-
-// add has d's outcomes held applied by the queue's goroutine, started if
-// none runs; with the queue full, here.
-func (q *doneQueue) add(d *loops.Detector) {
-	select {
-	case q.queue <- d:
-	default:
-		d.Flush()
-		return
-	}
-	if !q.running.Load() && q.running.CompareAndSwap(false, true) {
-		go applyHeldDones()
-	}
-}
-
-// applyHeldDones is the queue's goroutine (a function of no value, so
-// that starting it allocates nothing).
-func applyHeldDones() {
-	q := &heldDones
-	for {
-		select {
-		case d := <-q.queue:
-			if h := q.hook.Load(); h != nil {
-				(*h)(d)
-			}
-			d.Flush()
-		default:
-			q.running.Store(false)
-			// A detector added after the queue was found empty, whose
-			// add saw this goroutine still running: run on for it,
-			// unless another goroutine has started.
-			if len(q.queue) == 0 || !q.running.CompareAndSwap(false, true) {
-				return
-			}
-		}
-	}
+	rt.detector(c.req).DoneTool(&c.lstep, res, err)
 }
 
 // loopModel checks a model frame before it starts.

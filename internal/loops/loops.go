@@ -413,9 +413,7 @@ type Detector struct {
 	conflicts []conflict                      // "stale_write": write preconditions that conflicted
 	rewrite   *rewriteStreak                  // "rephrase": one write said again in other words (rewrite.go)
 
-	obs  []byte     // scratch for one tool result as an observation (DoneTool)
-	held []heldDone // outcomes held (HoldTool), applied before anything else
-
+	obs     []byte   // scratch for one tool result as an observation (DoneTool)
 	units   []leaf   // scratch for one result
 	inner   []byte   // scratch: a result's JSON document unescaped from a string
 	args    []leaf   // scratch for one argument list
@@ -426,8 +424,7 @@ type Detector struct {
 	prev    []leaf   // scratch for the previous argument list
 	echoed  []byte   // scratch: a result's line with the free text it echoes cut out (maskEchoes)
 
-	argsSmall [8]leaf     // args' first backing, in the Detector's own allocation: a request's first scan of arguments allocates nothing
-	heldSmall [1]heldDone // held's first backing: a request's calls one at a time hold one outcome at a time
+	argsSmall [8]leaf // args' first backing, in the Detector's own allocation: a request's first scan of arguments allocates nothing
 }
 
 // New returns a Detector for one request tree (a root request and its
@@ -436,7 +433,6 @@ func New(opts *Options) *Detector {
 	c := resolve(opts)
 	d := &Detector{cfg: c}
 	d.args = d.argsSmall[:0]
-	d.held = d.heldSmall[:0]
 	d.calls.init(c.maxKeys)
 	d.tools.init(max(c.maxKeys/8, 16))
 	d.tasks.init(max(c.maxKeys/8, 16))
@@ -458,7 +454,6 @@ func (d *Detector) Check(s *Step) *Verdict {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.applyHeld()
 	s.seq, s.widen, s.call, s.agent, s.tool, s.nasked, s.script, s.prose, s.search = 0, false, nil, nil, nil, 0, 0, false, false
 	var v *Verdict
 	switch s.Kind {
@@ -485,7 +480,6 @@ func (d *Detector) Done(s *Step, o Outcome) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.applyHeld()
 	d.done(s, &o)
 }
 
@@ -508,7 +502,6 @@ func (d *Detector) done(s *Step, o *Outcome) {
 func (d *Detector) retained() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.applyHeld()
 	n := d.calls.len() + d.tools.len() + d.agents.len() + d.tasks.len() + d.seen.len() + d.questions.len() + d.rounds.len() + len(d.conflicts)
 	for _, a := range d.agents.cur {
 		n += len(a.ring)

@@ -23,93 +23,15 @@ func (d *Detector) DoneTool(s *Step, res *records.Result, err error) {
 	if s.seq == 0 {
 		return // not allowed, or reported already: nothing to read
 	}
-	d.applyHeld()
-	o := toolOutcome(res, err, &d.obs, nil)
+	o := toolOutcome(res, err, &d.obs)
 	d.done(s, &o)
-}
-
-// maxHeld bounds the outcomes a Detector holds (HoldTool): with as many
-// held, the next is applied at once, after them.
-const maxHeld = 8
-
-// heldDone is a tool call's outcome that HoldTool held: what DoneTool
-// reads of the call's result, copied.
-type heldDone struct {
-	s    *Step
-	o    Outcome // the outcome, but for a success's observation
-	raw  bool    // a success: its observation is to be read from data when applied
-	data []byte  // a success's data as returned, or a failure's message as an observation (o.Result); kept for the next
-}
-
-// HoldTool is DoneTool held back for later: it copies what DoneTool
-// reads of res (its status, its error's type, code and message, its
-// data), so that res and its buffers may be reused as soon as it
-// returns, and d applies the outcome before it does anything else: its
-// next Check, Done, DoneTool or HoldTool, or Flush, whichever comes
-// first. Outcomes held are applied in the order they were held, each
-// where DoneTool would have applied it, so no verdict changes. It
-// reports whether this is the first outcome held since d last applied
-// them: the caller then has Flush called soon, off the call's path (the
-// ones held after it are applied with it).
-//
-// A result larger than d's buffer for observations, or an outcome past
-// the few a Detector holds, is applied at once (after those held).
-func (d *Detector) HoldTool(s *Step, res *records.Result, err error) (first bool) {
-	if s == nil {
-		return false
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if s.seq == 0 {
-		return false // not allowed, or reported already: nothing to read
-	}
-	if len(d.held) == maxHeld || err == nil && res != nil && len(res.Data) > maxObservation {
-		d.applyHeld()
-		o := toolOutcome(res, err, &d.obs, nil)
-		d.done(s, &o)
-		return false
-	}
-	if len(d.held) == cap(d.held) {
-		d.held = append(d.held, heldDone{})
-	} else {
-		d.held = d.held[:len(d.held)+1]
-	}
-	h := &d.held[len(d.held)-1]
-	h.s = s
-	h.o = toolOutcome(res, err, nil, &h.data)
-	h.raw = !h.o.Refused && !h.o.Error
-	return len(d.held) == 1
-}
-
-// Flush applies the outcomes HoldTool held.
-func (d *Detector) Flush() {
-	d.mu.Lock()
-	d.applyHeld()
-	d.mu.Unlock()
-}
-
-// applyHeld applies the outcomes held, in order, with d.mu held.
-func (d *Detector) applyHeld() {
-	for i := range d.held {
-		h := &d.held[i]
-		o := h.o
-		if h.raw {
-			o.Result = observed(h.data, &d.obs)
-		}
-		d.done(h.s, &o)
-		h.s, h.o = nil, Outcome{} // its data's buffer is kept for the next
-	}
-	d.held = d.held[:0]
 }
 
 // toolOutcome is what the runtime's tool call produced, as the detectors
 // read it (res and err are what the call's path returned), with the
 // observation of a result in *buf (kept there for the next one) when buf
-// is not nil. With raw not nil, a success's data is copied into *raw
-// instead (kept there for the next one), its Result left nil, and a
-// failure's message is written there: the outcome then holds nothing of
-// res.
-func toolOutcome(res *records.Result, err error, buf, raw *[]byte) Outcome {
+// is not nil.
+func toolOutcome(res *records.Result, err error, buf *[]byte) Outcome {
 	var o Outcome
 	switch {
 	case err != nil || res.Status == records.StatusRefused || res.Status == records.StatusCancelled || res.Status == records.StatusPending:
@@ -133,16 +55,9 @@ func toolOutcome(res *records.Result, err error, buf, raw *[]byte) Outcome {
 				// own code: a retry of it is not a repeat.
 				o.ErrorType = "unavailable"
 			}
-			if raw != nil {
-				buf = raw
-			}
 			o.Result = appendText(buf, res.Error.Message)
 		}
 	default:
-		if raw != nil {
-			*raw = append((*raw)[:0], res.Data...)
-			break
-		}
 		o.Result = observed(res.Data, buf)
 	}
 	return o

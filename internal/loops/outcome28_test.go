@@ -113,11 +113,11 @@ func TestObservedAsBefore(t *testing.T) {
 func TestToolOutcomeErrorText(t *testing.T) {
 	var buf []byte
 	msg := `invoice <inv-7> "not" found` + "\n\u2028"
-	o := toolOutcome(&records.Result{Status: records.StatusError, Error: &fault.Error{Code: "not_found", Type: fault.TypeTool, Message: msg}}, nil, &buf, nil)
+	o := toolOutcome(&records.Result{Status: records.StatusError, Error: &fault.Error{Code: "not_found", Type: fault.TypeTool, Message: msg}}, nil, &buf)
 	if !o.Error || o.ErrorType != "not_found" || !bytes.Equal(o.Result, Text(msg)) {
 		t.Fatalf("outcome = %+v (%q), want an error not_found with %q", o, o.Result, Text(msg))
 	}
-	o = toolOutcome(&records.Result{Status: records.StatusSuccess, Data: []byte(`"plain answer"`)}, nil, &buf, nil)
+	o = toolOutcome(&records.Result{Status: records.StatusSuccess, Data: []byte(`"plain answer"`)}, nil, &buf)
 	if o.Error || string(o.Result) != `"plain answer"` {
 		t.Fatalf("outcome = %+v (%q), want the plain answer", o, o.Result)
 	}

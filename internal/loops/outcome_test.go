@@ -34,7 +34,7 @@ func TestToolOutcome(t *testing.T) {
 		{"success, not JSON", &records.Result{Status: records.StatusSuccess, Data: []byte(`plain`)}, nil, Outcome{Result: []byte(`"plain"`)}},
 	}
 	for _, tt := range tests {
-		got := toolOutcome(tt.res, tt.err, nil, nil)
+		got := toolOutcome(tt.res, tt.err, nil)
 		if got.Refused != tt.want.Refused || got.Error != tt.want.Error || got.ErrorType != tt.want.ErrorType || string(got.Result) != string(tt.want.Result) {
 			t.Errorf("%s: ToolOutcome = %+v (result %s), want %+v (result %s)", tt.name, got, got.Result, tt.want, tt.want.Result)
 		}
@@ -56,7 +56,7 @@ func TestDoneToolAllocations(t *testing.T) {
 	var verdicts [2]string
 	var allocs [2]float64
 	for i, done := range []func(d *Detector, s *Step, r *records.Result){
-		func(d *Detector, s *Step, r *records.Result) { d.Done(s, toolOutcome(r, nil, nil, nil)) },
+		func(d *Detector, s *Step, r *records.Result) { d.Done(s, toolOutcome(r, nil, nil)) },
 		func(d *Detector, s *Step, r *records.Result) { d.DoneTool(s, r, nil) },
 	} {
 		d := New(nil)

@@ -75,7 +75,7 @@ func TestReview6DoneToolAsDone(t *testing.T) {
 				open = append(open[:i], open[i+1:]...)
 				ra, rb := *results[p.res], *results[p.res]
 				ra.Data, rb.Data = bytes.Clone(ra.Data), bytes.Clone(rb.Data)
-				a.Done(p.sa, toolOutcome(&ra, nil, nil, nil))
+				a.Done(p.sa, toolOutcome(&ra, nil, nil))
 				b.DoneTool(p.sb, &rb, nil)
 				for k := range rb.Data { // the caller reuses its result's bytes
 					rb.Data[k] = '#'
