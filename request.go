@@ -44,7 +44,7 @@ type Request struct {
 	// in its padding (TestCallSizeClass).
 	undoing bool
 	// owed counts the compensations of its undos under way (compensate)
-	// and its writes with an undo in flight (effectsStage), and its top bit
+	// and its writes with an undo in flight (owesUndo), and its top bit
 	// (endHeld) says that its end, stopped, waits for them
 	// to finish before it is recorded (End): a kill before leaves it
 	// stored stopped and not ended, which the restart lists and
