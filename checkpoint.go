@@ -30,6 +30,9 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 					Suggestion: "Nothing ran. Try again in a moment."}
 			}
 		}
+		if owesUndo(c) && c.req.owe() {
+			defer c.req.paid() // after undoStoppedWrite
+		}
 		saga := c.req.saga.Len()
 		res, err := next(ctx, c)
 		if m := c.recs.moved; m != nil {
@@ -43,6 +46,7 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 			end.Undo, _ = json.Marshal(map[string]any{"tool": s.Tool, "arguments": s.Args, "key": s.Key})
 		}
 		cp.Ended(&c.detached, end)
+		rt.undoStoppedWrite(ctx, c, end, res)
 		return res, err
 	}
 }

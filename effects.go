@@ -233,6 +233,10 @@ func (rt *Runtime) followup(ctx context.Context, c *Call, f *effects.Followup, r
 // undone, and one that fails is dead-lettered by what runs it.
 func (rt *Runtime) effectsStage(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
+		checkpointed := rt.checkpointed(c.tool)
+		if !checkpointed && owesUndo(c) && c.req.owe() {
+			defer c.req.paid() // see owesUndo; checkpointed, the checkpoint stage owes it
+		}
 		res, err := next(ctx, c)
 		eff := c.tool.Effects
 		write := c.tool.Access.Writes()
@@ -246,10 +250,12 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 				if terr == nil {
 					c.req.saga.Push(effects.Undo{Tool: eff.Undo.Tool, Args: args,
 						Key: "undo:" + c.frame.ID.String(), Origin: c.Tool + " " + callgraph.Preview(c.args, 80), Frame: c.frame.ID})
-					if StopMode(c.req.mode.Load()) >= Cancel {
+					if !checkpointed && StopMode(c.req.mode.Load()) >= Cancel {
 						// The request was cancelled while this write ran (the
 						// tool did not stop): the stop's compensation ran
-						// without it, so it is undone now.
+						// without it, so it is undone now. Checkpointed, it
+						// is undone once its end, with its undo, is durable
+						// (undoStoppedWrite).
 						if done := rt.compensate(context.WithoutCancel(ctx), c.req, "stopped while "+c.Tool+" ran", c.frame); len(done) > 0 {
 							res.Notes = append(res.Notes, effects.CompensationNote(done))
 						}
@@ -270,6 +276,35 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 			}
 		}
 		return res, nil
+	}
+}
+
+// owesUndo reports whether c is a write that may register an undo (not
+// one that runs undos): owed while it runs (Request.owe), so that a stop
+// that lands meanwhile undoes it once it completes, and the request's
+// end, stopped, waits for that (recordEndOwed). Before, the end was
+// stored at once, and a kill after the write completed and before its
+// compensation's request began left nothing that found it: the write
+// stayed done. A write whose tool ignores its cancellation is waited for
+// its own time only (boundHeldEnd).
+func owesUndo(c *Call) bool {
+	eff := c.tool.Effects
+	return eff != nil && eff.Undo != nil && c.tool.Access.Writes() && !c.req.root.undoing
+}
+
+// undoStoppedWrite undoes c, a checkpointed write whose end was just
+// recorded with the undo it registered (end), if its request was stopped
+// (cancel or isolate) while it ran: the stop's compensation ran without
+// it. Its end is durable first: a kill before this compensation's request
+// is begun leaves the write completed with its undo in a request stopped
+// and not ended (its end waits: owesUndo), which the restart undoes. The
+// compensation's note is added to res.
+func (rt *Runtime) undoStoppedWrite(ctx context.Context, c *Call, end *Checkpoint, res *Result) {
+	if len(end.Undo) == 0 || StopMode(c.req.mode.Load()) < Cancel {
+		return
+	}
+	if done := rt.compensate(context.WithoutCancel(ctx), c.req, "stopped while "+c.Tool+" ran", c.frame); len(done) > 0 && res != nil {
+		res.Notes = append(res.Notes, effects.CompensationNote(done))
 	}
 }
 
@@ -377,7 +412,7 @@ func (rt *Runtime) compensateOwed(ctx context.Context, r *Request, reason string
 	var out []Compensation
 	for i := len(steps) - 1; i >= 0; i-- {
 		s := steps[i]
-		res := rt.call(cctx, &Call{ID: "undo-" + s.Frame.String(), Tool: s.Tool, Arguments: s.Args, IdempotencyKey: s.Key}, true)
+		res := rt.runUndo(cctx, s)
 		comp := Compensation{Tool: s.Tool, Undoes: s.Origin, OK: !res.IsError()}
 		if res.IsError() {
 			dl := rt.deadLetter(r, s, res)
@@ -386,6 +421,48 @@ func (rt *Runtime) compensateOwed(ctx context.Context, r *Request, reason string
 		out = append(out, comp)
 	}
 	return out
+}
+
+// errUndoUnanswered ends the context of an undo that did not answer
+// within its tool's time (runUndo).
+var errUndoUnanswered = errors.New("the undo did not answer in its time")
+
+// runUndo runs the undo s in ctx, a compensation's request, and returns
+// its result, waiting no longer than its tool's time (toolspec's Answers:
+// its attempts with their timeouts and backoffs, and one timeout more for
+// an entity's lock): then its context ends, and if it still has not
+// answered (its tool ignores its context, or the lock it waits for is held
+// by a write whose tool does) it fails as "may have run", so that it is
+// dead-lettered and the compensation goes on. Before, such an undo held its
+// compensation, and so its stopped request's end, for good: the request
+// never ended, its budget and holds never settled. The call goes on
+// unwatched; a later answer changes nothing (its dead letter is the
+// operator's, its retry runs under the same key).
+func (rt *Runtime) runUndo(ctx context.Context, s effects.Undo) *Result {
+	in := &Call{ID: "undo-" + s.Frame.String(), Tool: s.Tool, Arguments: s.Args, IdempotencyKey: s.Key}
+	t := rt.lookup(s.Tool)
+	if t == nil {
+		return rt.call(ctx, in, true) // refused at once: no such tool
+	}
+	bound := t.Answers()
+	uctx, cancel := context.WithTimeoutCause(ctx, bound, errUndoUnanswered)
+	defer cancel()
+	done := make(chan *Result, 1)
+	go func() { done <- rt.call(uctx, in, true) }()
+	select {
+	case res := <-done:
+		return res
+	case <-uctx.Done():
+	}
+	select {
+	case res := <-done:
+		return res // it answered as its time ran out
+	default:
+	}
+	rt.log.Error("an undo did not answer in its time: dead-lettered as may have run", "tool", s.Tool, "key", s.Key, "after", bound)
+	return &Result{Status: StatusError, Error: &Error{Guard: "execute", Type: TypeTransient, Code: "undo_unanswered",
+		Message:    fmt.Sprintf("The undo %s did not answer within %s (its timeout, attempts and backoffs); its tool ignored its cancellation: it may have run.", s.Tool, bound),
+		Suggestion: "Check whether it took effect before retrying the dead letter (a retry runs it under the same idempotency key), or dismiss it."}}
 }
 
 // deadLetterWait is how long a failed undo's dead letter (or its

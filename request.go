@@ -43,8 +43,9 @@ type Request struct {
 	// undo is dead-lettered, and an undo is never undone. Beside fresh,
 	// in its padding (TestCallSizeClass).
 	undoing bool
-	// owed counts the compensations of its undos under way (compensate),
-	// and its top bit (endHeld) says that its end, stopped, waits for them
+	// owed counts the compensations of its undos under way (compensate)
+	// and its writes with an undo in flight (owesUndo), and its top bit
+	// (endHeld) says that its end, stopped, waits for them
 	// to finish before it is recorded (End): a kill before leaves it
 	// stored stopped and not ended, which the restart lists and
 	// compensates. Under settle, beside fresh and undoing in their padding
@@ -537,6 +538,54 @@ func (r *Request) recordEndOwed() {
 	}
 	r.settle.Unlock()
 	if !held {
+		r.recordEnd()
+		return
+	}
+	r.boundHeldEnd()
+}
+
+// boundHeldEnd bounds the wait of r's end, held (recordEndOwed), for the
+// writes of r still running their tools: the stop cancelled them, so a
+// tool that honours its cancellation has answered, or answers at once;
+// one still running ignores it. Past the longest time of those tools
+// (toolspec's Answers) from now, the end is recorded without them
+// (endUnheld): a request whose write never answers ends all the same, its
+// budget settled. Such a write, if it completes after, is undone live, in
+// a compensation of its own; a kill after its end's checkpoint and before
+// that compensation's request began is the one thing left unfound
+// (docs/STATE.md). The compensations its end waits for need no bound here:
+// each of their undos has its own (runUndo). A stop starts no tool (execute
+// looks after marking the frame executing), so every write that can still
+// run its tool is executing now.
+func (r *Request) boundHeldEnd() {
+	var wait time.Duration
+	r.mu.Lock()
+	for _, f := range r.frames {
+		if f.Kind != ToolFrame || f.State() != Executing {
+			continue
+		}
+		if t := r.rt.lookup(f.Name); t != nil && t.Effects != nil && t.Effects.Undo != nil && t.Access.Writes() {
+			wait = max(wait, t.Answers())
+		}
+	}
+	r.mu.Unlock()
+	if wait > 0 {
+		time.AfterFunc(wait, r.endUnheld)
+	}
+}
+
+// endUnheld records r's end if it still waits (endHeld): what it waited
+// for is left to finish after it. Exactly one of it and the last paid
+// records the end.
+func (r *Request) endUnheld() {
+	r.settle.Lock()
+	held := r.owed&endHeld != 0
+	r.owed &^= endHeld
+	left := r.owed
+	r.settle.Unlock()
+	if held {
+		r.rt.log.Warn("a stopped request's end is recorded while a write of it still runs: its tool ignored the stop past its time",
+			"request", r.id, "owed", left)
 		r.recordEnd()
 	}
 }

@@ -255,6 +255,29 @@ func (t *Compiled[R]) Lease() time.Duration {
 	return time.Duration(n)*(t.AttemptTimeout+t.Retrying.Max) + time.Minute
 }
 
+// Answers is the longest a call of t takes to answer when its tool
+// honours its context: every attempt it may make (reads, and idempotent
+// tools, retry) with its timeout, the longest backoffs between them, and
+// one timeout more for the stages before the tool (an entity's lock, held
+// by a write bounded the same way). A call past it has a tool that ignores
+// its context: what waits for it stops waiting then (an undo's
+// compensation, a stopped request's end), and says it may have run.
+func (t *Compiled[R]) Answers() time.Duration {
+	n := 1
+	if t.Access == Read || t.Idempotent {
+		n = max(t.Retrying.Attempts, 1)
+	}
+	d := time.Duration(n+1) * t.AttemptTimeout
+	for k := 1; k < n; k++ {
+		b := t.Retrying.Base << (k - 1)
+		if b > t.Retrying.Max || b <= 0 {
+			b = t.Retrying.Max
+		}
+		d += b
+	}
+	return d
+}
+
 // Healthy reports whether a call of t would get through its breakers at
 // now.
 func (t *Compiled[R]) Healthy(now time.Time) bool {
