@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"os"
@@ -83,5 +84,76 @@ func TestTenantReviewerDecidesNoTenantsApproval(t *testing.T) {
 	}
 	if a, _ := g.Approvals().Get(id); a.Status != approval.Approved || len(a.Votes) != 2 {
 		t.Errorf("after carol's and ops's approvals: %s with votes %+v, want approved by both", a.Status, a.Votes)
+	}
+}
+
+// TestAgentCardBehindTLSProxy: reach serves plain HTTP, so a gateway others
+// reach over the network sits behind a proxy that ends TLS and says so
+// (X-Forwarded-Proto, Forwarded). The card reach serves for an agent names
+// the address its callers send their messages to, with their key: that
+// address is https then, as the card was asked for. Before, it was
+// http://HOST/a2a/NAME whatever the proxy said, and an A2A client that
+// follows the card (the SDKs do) sent its API key or token in the clear.
+// A card asked for over plain HTTP with no such header still names http.
+func TestAgentCardBehindTLSProxy(t *testing.T) {
+	// With auth: a gateway that authenticates nobody answers loopback
+	// hosts only.
+	dir := t.TempDir()
+	ks, err := auth.OpenKeys(auth.KeysPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := ks.Create(auth.KeySpec{Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := executorUpstream(t, "echoes", echoAgent{})
+	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\nagents:\n  - {name: executor, url: "+up.URL+"}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveTest(t, newTestGateway(t, cfg)).URL
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+		want   string
+	}{
+		{"X-Forwarded-Proto", map[string]string{"X-Forwarded-Proto": "https"}, "https://gw.example.com/a2a/executor"},
+		{"X-Forwarded-Proto of two proxies", map[string]string{"X-Forwarded-Proto": "https, http"}, "https://gw.example.com/a2a/executor"},
+		{"Forwarded", map[string]string{"Forwarded": `for=192.0.2.60;proto=https;by=203.0.113.43`}, "https://gw.example.com/a2a/executor"},
+		{"Forwarded quoted", map[string]string{"Forwarded": `for="[2001:db8:cafe::17]:4711";Proto="HTTPS"`}, "https://gw.example.com/a2a/executor"},
+		{"plain", nil, "http://gw.example.com/a2a/executor"},
+		{"forwarded http", map[string]string{"X-Forwarded-Proto": "http"}, "http://gw.example.com/a2a/executor"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", base+"/a2a/executor/.well-known/agent-card.json", nil)
+			req.Host = "gw.example.com"
+			req.Header.Set("Authorization", "Bearer "+key)
+			for k, v := range tc.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var card struct {
+				URL        string `json:"url"`
+				Interfaces []struct {
+					URL string `json:"url"`
+				} `json:"supportedInterfaces"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&card); err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("the card: %d %v", resp.StatusCode, err)
+			}
+			if len(card.Interfaces) == 0 {
+				t.Fatal("the card names no interface")
+			}
+			for _, u := range append([]string{card.URL}, card.Interfaces[0].URL) {
+				if u != tc.want {
+					t.Errorf("the card sends messages to %q, want %q", u, tc.want)
+				}
+			}
+		})
 	}
 }
