@@ -352,12 +352,34 @@ func (a *agent) serveCard(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
+// forwardedHTTPS reports whether a proxy in front says that the client
+// asked for the card over https: the first proxy's X-Forwarded-Proto, or
+// the proto of the first element of Forwarded (RFC 7239). reach serves
+// plain HTTP, so a gateway reached over the network is behind a proxy
+// that ends TLS, and a card naming http:// there had its A2A clients send
+// their key in the clear. A client that says https over plain HTTP gets a
+// card naming an address it cannot reach, no worse.
+func forwardedHTTPS(h http.Header) bool {
+	if v := h.Get("X-Forwarded-Proto"); v != "" {
+		first, _, _ := strings.Cut(v, ",")
+		return strings.EqualFold(strings.TrimSpace(first), "https")
+	}
+	first, _, _ := strings.Cut(h.Get("Forwarded"), ",")
+	for pair := range strings.SplitSeq(first, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "proto") {
+			return strings.EqualFold(strings.Trim(strings.TrimSpace(v), `"`), "https")
+		}
+	}
+	return false
+}
+
 // public is the URL a caller reaches the agent at through the gateway.
 func (a *agent) public(r *http.Request) string {
 	base := a.g.opts.PublicURL
 	if base == "" {
 		scheme := "http"
-		if r.TLS != nil {
+		if r.TLS != nil || forwardedHTTPS(r.Header) {
 			scheme = "https"
 		}
 		base = scheme + "://" + r.Host

@@ -915,10 +915,15 @@ func (q *Queue) PendingRequests() map[string]bool {
 	return m
 }
 
-// CanDecide reports whether the actor may approve or deny the approval:
-// the user who made the request, or a reviewer, of the same tenant.
+// CanDecide reports whether the actor may see, approve or deny the
+// approval: the user who made the request, or a reviewer, of the same
+// tenant. A request of no tenant (its principal's key or token names
+// none) is decided by reviewers of no tenant only: that request is not
+// there for the principals of a tenant (the API, the UI), and a tenant's
+// reviewer read its call's arguments in the inbox and gave the reviewer's
+// vote that a high-risk call of it waited for.
 func (q *Queue) CanDecide(a *Approval, by Actor) bool {
-	if a.Tenant != "" && by.Tenant != a.Tenant {
+	if by.Tenant != a.Tenant {
 		return false
 	}
 	return asks(a, by) || slices.Contains(by.Roles, q.o.ReviewerRole)
@@ -927,7 +932,7 @@ func (q *Queue) CanDecide(a *Approval, by Actor) bool {
 // asks reports whether the actor is the user who made the approval's
 // request: its principal in its tenant. The same name in another tenant is
 // someone else, as it is for sessions, requests and idempotency keys, also
-// when the request has no tenant (which any tenant's reviewer may decide).
+// when the request has no tenant.
 func asks(a *Approval, by Actor) bool { return by.Principal == a.Principal && by.Tenant == a.Tenant }
 
 // Approve records the actor's approval. A "user" approval is the user's to

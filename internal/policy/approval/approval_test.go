@@ -357,15 +357,24 @@ func TestTenantsOwnerIsPrincipalAndTenant(t *testing.T) {
 			t.Errorf("tenant %q: alice herself: %v %s", tenant, err, got.Status)
 		}
 	}
-	// A reviewer of another tenant with the user's name is a reviewer, not
-	// the user: a high-risk call of a request without a tenant still waits
-	// for its user.
+	// A reviewer of another tenant with the user's name is neither the user
+	// nor a reviewer of a request without a tenant: it decides nothing of
+	// it (a request of no tenant is not there for a tenant's principals),
+	// and a high-risk call of it still waits for its user after a reviewer
+	// of no tenant.
 	f := newFixture(t, nil)
 	ctx := f.begin(t, "alice", "")
 	f.call(ctx, "close_account", `{}`)
 	a := f.q.List(Pending)[0]
-	if got, err := f.q.Approve(a.ID, Actor{Principal: "alice", Tenant: "globex", Roles: []string{"reviewer"}}, ""); err != nil || got.Status != Pending || got.Votes[0].As != "reviewer" {
+	other := Actor{Principal: "alice", Tenant: "globex", Roles: []string{"reviewer"}}
+	if f.q.CanDecide(&a, other) {
+		t.Errorf("alice of globex, a reviewer, may decide alice's approval of no tenant")
+	}
+	if got, err := f.q.Approve(a.ID, other, ""); !errors.Is(err, ErrNotAllowed) || got.Status != Pending || len(got.Votes) != 0 {
 		t.Fatalf("alice of globex, a reviewer: %v %s %+v", err, got.Status, got.Votes)
+	}
+	if got, err := f.q.Approve(a.ID, Actor{Principal: "carol", Roles: []string{"reviewer"}}, ""); err != nil || got.Status != Pending || got.Votes[0].As != "reviewer" {
+		t.Fatalf("carol, a reviewer of no tenant: %v %s %+v", err, got.Status, got.Votes)
 	}
 	if got, err := f.q.Approve(a.ID, Actor{Principal: "dave", Roles: []string{"reviewer"}}, ""); !errors.Is(err, ErrAlreadyVoted) || got.Status != Pending {
 		t.Errorf("a second reviewer stood in for the user: %v %s", err, got.Status)
