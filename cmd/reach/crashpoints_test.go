@@ -173,8 +173,8 @@ func TestCrashAtEveryDurablePoint(t *testing.T) {
 // with the store in PostgreSQL (one instance, restarted under its name),
 // which recovers the work of its earlier lives once their heartbeats are
 // older than instance_ttl (1s here), not at its start: each case's checks
-// wait for that. Not here: request.begun (a root request is joined in the
-// store before the recorder hears of it; no point there); claimed#4 (on
+// wait for that. A root request's request.begun is its join in the store
+// (the cluster's recorder). Not here: claimed#4 (on
 // several instances a claim commits before its checkpoint, row "1 and 2"
 // of docs/STATE.md: the undo cut off there runs at the recovery, once);
 // deadletter.taken (one taken is opened again after a while, since
@@ -186,7 +186,7 @@ func TestCrashAtEveryDurablePointOnPostgres(t *testing.T) {
 	var cases []durablePoint
 	for _, tc := range durablePoints() {
 		switch tc.point {
-		case "request.begun", "claimed#4", "deadletter.taken", "model.answered": // the last: ledgerPoints' own
+		case "claimed#4", "deadletter.taken", "model.answered": // the last: ledgerPoints' own
 		default:
 			cases = append(cases, tc)
 		}
