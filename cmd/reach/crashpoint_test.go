@@ -53,7 +53,7 @@ func TestCrashAtDurablePoints(t *testing.T) {
 }
 
 // TestKill30CallPointsOnPostgres is TestCrashAtDurablePoints over
-// PostgreSQL (one instance, restarted under its name, instance_ttl 1s):
+// PostgreSQL (one instance, restarted under its name, instance_ttl 5s, storeHead):
 // the killed life's work is recovered once its heartbeat is older than
 // the TTL, and the checks wait for that. There a call's claim commits
 // before its checkpoint (docs/STATE.md, row "1 and 2"): a kill at the

@@ -54,7 +54,7 @@ func killSessionBeforeAnswer(t *testing.T, url, point string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg = writeConfig(t, "store: "+url+"\ninstance: a\ninstance_ttl: 1s\n"+string(b))
+		cfg = writeConfig(t, storeHead(url)+string(b))
 	}
 	base := "http://" + addr
 	cmd, reached := startReachAt(t, cfg, addr, data, point)

@@ -10,7 +10,7 @@ import (
 // The kill tests of the crash points that only SQLite's were killed at
 // (docs/STATE.md, "Kill tests, point by point and store by store"), over
 // PostgreSQL: one instance, restarted under its name, whose killed life is
-// recovered once its heartbeat is instance_ttl (1s) old. Each is the
+// recovered once its heartbeat is instance_ttl (5s, storeHead) old. Each is the
 // SQLite test's case with the store in a database of its own; each checks
 // what that test checks, through the API and the CLI, once the killed
 // life is recovered.
