@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/crashpoint"
+	"github.com/agentreach/reach/internal/pgtest"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
@@ -39,103 +41,151 @@ func TestCrashAtDurablePoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
-	for _, tc := range []struct {
-		point  string // where the gateway dies, during leg 2
-		retry  string // the error code a retry of leg 2 gets; "" if it runs
-		booked int    // how many times leg 2 ran, in all
-		undone int    // how many times leg 2 was undone
-	}{
+	for _, tc := range []callPoint{
 		// The claim commits with the "executing" checkpoint, in one write
 		// (docs/STATE.md): once it is durable the call may have run.
 		{"claimed#2", "interrupted", 0, 0},
 		{"executing#2", "interrupted", 0, 0}, // it may have run: nothing runs it again
 		{"ended#2", "undone", 1, 1},          // it ran, and the restart undid it with its request
 	} {
+		t.Run(strings.TrimSuffix(tc.point, "#2"), func(t *testing.T) { crashAtCallPoint(t, "", tc) })
+	}
+}
+
+// TestKill30CallPointsOnPostgres is TestCrashAtDurablePoints over
+// PostgreSQL (one instance, restarted under its name, instance_ttl 5s, storeHead):
+// the killed life's work is recovered once its heartbeat is older than
+// the TTL, and the checks wait for that. There a call's claim commits
+// before its checkpoint (docs/STATE.md, row "1 and 2"): a kill at the
+// claim leaves no checkpoint, the call never sent, and its retry runs it.
+func TestKill30CallPointsOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	pg := pgtest.Own(t)
+	for n, tc := range []callPoint{
+		{"claimed#2", "", 1, 0}, // no checkpoint yet: it never ran, and the retry runs it
+		{"executing#2", "interrupted", 0, 0},
+		{"ended#2", "undone", 1, 1},
+	} {
 		t.Run(strings.TrimSuffix(tc.point, "#2"), func(t *testing.T) {
-			l := newSideEffects(nil)
-			cfg := travelConfig(t, sideEffectsUpstream(t, l), "")
-			data, addr := t.TempDir(), freeAddr(t)
-			base := "http://" + addr
-			book := func(request, key string, step int) string {
-				rid := ""
-				if request != "" {
-					rid = `"request_id":"` + request + `",`
-				}
-				return fmt.Sprintf(`{%s"tool_calls":[{"call_id":"leg%d","tool":"travel__book","idempotency_key":"%s","arguments":{"chain":1,"step":%d}}]}`,
-					rid, step, key, step)
-			}
-
-			cmd, reached := startReachAt(t, cfg, addr, data, tc.point)
-			if res := call(t, base, book("trip", "k1", 1)); res.Status != "success" {
-				t.Fatalf("leg 1: %+v", res)
-			}
-			go http.Post(base+"/v1/calls", "application/json", strings.NewReader(book("trip", "k2", 2))) // cut off by the kill
-			select {
-			case <-reached:
-			case <-time.After(time.Minute):
-				cmd.Process.Kill()
-				t.Fatalf("the gateway never reached crash point %s", tc.point)
-			}
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
-
-			cmd = startReach(t, cfg, addr, data)
-			defer func() {
-				stopServe(t, cmd, os.Interrupt)
-			}()
-			// The interrupted request stays so.
-			if res := call(t, base, book("trip", "k3", 3)); res.Status != "refused" || res.Error.Code != "request_interrupted" ||
-				!strings.Contains(res.Error.Suggestion, "new request") {
-				t.Errorf("a call in the interrupted request got %+v; want it refused as request_interrupted", res)
-			}
-			if end := getJSON(t, "POST", base+"/v1/requests/trip/end", ""); end["state"] != "interrupted" {
-				t.Errorf("ending the interrupted request answers %v; want state interrupted", end)
-			}
-			// No claim blocks a retry; no completed write runs again.
-			res := call(t, base, book("", "k2", 2))
-			switch {
-			case tc.retry == "" && (res.Status != "success" || res.Replayed):
-				t.Errorf("the retry of leg 2 got %+v; want it to run (it never started)", res)
-			case tc.retry != "" && (res.Error == nil || res.Error.Code != tc.retry || res.Error.Suggestion == ""):
-				t.Errorf("the retry of leg 2 got %+v; want the error %s, with a suggestion", res, tc.retry)
-			}
-			if res := call(t, base, book("", "k1", 1)); res.Error == nil || res.Error.Code != "undone" {
-				t.Errorf("the retry of leg 1 got %+v; want the error undone (the restart undid it)", res)
-			}
-			if res := call(t, base, strings.Replace(book("", "k1", 1), `"step":1`, `"step":5`, 1)); res.Error == nil ||
-				res.Error.Code != "idempotency_key_reused" {
-				t.Errorf("key k1 with other arguments got %+v; want idempotency_key_reused", res)
-			}
-			stopServe(t, cmd, os.Interrupt)
-
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			l.bookedOnce(t, "")
-			if n := l.booked[toolKey("travel__book", "k2")]; n != tc.booked {
-				t.Errorf("leg 2 ran %d times, want %d", n, tc.booked)
-			}
-			if l.booked[toolKey("travel__book", "k1")] != 1 || l.undone["1/1"] != 1 {
-				t.Errorf("leg 1 ran %d times and was undone %d times, want 1 and 1", l.booked[toolKey("travel__book", "k1")], l.undone["1/1"])
-			}
-			if l.undone["1/2"] != tc.undone || l.legs["1/3"] > 0 {
-				t.Errorf("leg 2 undone %d times (want %d); leg 3 booked %d times (want 0)", l.undone["1/2"], tc.undone, l.legs["1/3"])
-			}
-			ctx := context.Background()
-			st, err := sqlite.Open(ctx, data, &sqlite.Options{NoCreate: true})
+			url, err := pg.CreateDatabase(t.Context(), fmt.Sprint("callpoint", n))
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer st.Close()
-			if claims, err := st.ClaimedKeys(ctx); err != nil || len(claims) != 0 {
-				t.Errorf("claims left in the store: %v (%v)", claims, err)
-			}
-			if r, err := st.GetRequest(ctx, "trip"); err != nil || r.State != "interrupted" || !strings.Contains(string(r.Cause), "restarted") {
-				t.Errorf("the stored request: %+v (%v); want it interrupted, with its cause", r, err)
-			}
-			if _, err := audit.Verify(ctx, st); err != nil {
-				t.Errorf("audit chain: %v", err)
-			}
+			crashAtCallPoint(t, url, tc)
 		})
+	}
+}
+
+// callPoint is a case of TestCrashAtDurablePoints.
+type callPoint struct {
+	point  string // where the gateway dies, during leg 2
+	retry  string // the error code a retry of leg 2 gets; "" if it runs
+	booked int    // how many times leg 2 ran, in all
+	undone int    // how many times leg 2 was undone
+}
+
+// crashAtCallPoint is a case of TestCrashAtDurablePoints over the
+// PostgreSQL database url, or SQLite if "".
+func crashAtCallPoint(t *testing.T, url string, tc callPoint) {
+	l := newSideEffects(nil)
+	cfg := writeConfig(t, storeHead(url)+travelYAML(sideEffectsUpstream(t, l), ""))
+	data, addr := t.TempDir(), freeAddr(t)
+	base := "http://" + addr
+	book := func(request, key string, step int) string {
+		rid := ""
+		if request != "" {
+			rid = `"request_id":"` + request + `",`
+		}
+		return fmt.Sprintf(`{%s"tool_calls":[{"call_id":"leg%d","tool":"travel__book","idempotency_key":"%s","arguments":{"chain":1,"step":%d}}]}`,
+			rid, step, key, step)
+	}
+
+	cmd, reached := startReachAt(t, cfg, addr, data, tc.point)
+	if res := call(t, base, book("trip", "k1", 1)); res.Status != "success" {
+		t.Fatalf("leg 1: %+v", res)
+	}
+	go http.Post(base+"/v1/calls", "application/json", strings.NewReader(book("trip", "k2", 2))) // cut off by the kill
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("the gateway never reached crash point %s", tc.point)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	cmd = startReach(t, cfg, addr, data)
+	defer func() {
+		stopServe(t, cmd, os.Interrupt)
+	}()
+	if url != "" { // the killed life is recovered once it is instance_ttl old
+		(&crashRun{store: url}).recovered(t)
+	}
+	// The interrupted request stays so.
+	if res := call(t, base, book("trip", "k3", 3)); res.Status != "refused" || res.Error.Code != "request_interrupted" ||
+		!strings.Contains(res.Error.Suggestion, "new request") {
+		t.Errorf("a call in the interrupted request got %+v; want it refused as request_interrupted", res)
+	}
+	if end := getJSON(t, "POST", base+"/v1/requests/trip/end", ""); end["state"] != "interrupted" {
+		t.Errorf("ending the interrupted request answers %v; want state interrupted", end)
+	}
+	// No claim blocks a retry; no completed write runs again.
+	res := call(t, base, book("", "k2", 2))
+	switch {
+	case tc.retry == "" && (res.Status != "success" || res.Replayed):
+		t.Errorf("the retry of leg 2 got %+v; want it to run (it never started)", res)
+	case tc.retry != "" && (res.Error == nil || res.Error.Code != tc.retry || res.Error.Suggestion == ""):
+		t.Errorf("the retry of leg 2 got %+v; want the error %s, with a suggestion", res, tc.retry)
+	}
+	if res := call(t, base, book("", "k1", 1)); res.Error == nil || res.Error.Code != "undone" {
+		t.Errorf("the retry of leg 1 got %+v; want the error undone (the restart undid it)", res)
+	}
+	if res := call(t, base, strings.Replace(book("", "k1", 1), `"step":1`, `"step":5`, 1)); res.Error == nil ||
+		res.Error.Code != "idempotency_key_reused" {
+		t.Errorf("key k1 with other arguments got %+v; want idempotency_key_reused", res)
+	}
+	stopServe(t, cmd, os.Interrupt)
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.bookedOnce(t, "")
+	if n := l.booked[toolKey("travel__book", "k2")]; n != tc.booked {
+		t.Errorf("leg 2 ran %d times, want %d", n, tc.booked)
+	}
+	if l.booked[toolKey("travel__book", "k1")] != 1 || l.undone["1/1"] != 1 {
+		t.Errorf("leg 1 ran %d times and was undone %d times, want 1 and 1", l.booked[toolKey("travel__book", "k1")], l.undone["1/1"])
+	}
+	if l.undone["1/2"] != tc.undone || l.legs["1/3"] > 0 {
+		t.Errorf("leg 2 undone %d times (want %d); leg 3 booked %d times (want 0)", l.undone["1/2"], tc.undone, l.legs["1/3"])
+	}
+	ctx := context.Background()
+	where := []string{"--data", data}
+	var st interface {
+		ClaimedKeys(ctx context.Context) ([]*store.IdemRecord, error)
+		GetRequest(ctx context.Context, id string) (*store.Request, error)
+		Close() error
+	}
+	var err error
+	if url != "" {
+		where = []string{"--store", url}
+		st, err = postgres.Open(ctx, url, &postgres.Options{NoMigrate: true})
+	} else {
+		st, err = sqlite.Open(ctx, data, &sqlite.Options{NoCreate: true})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if claims, err := st.ClaimedKeys(ctx); err != nil || len(claims) != 0 {
+		t.Errorf("claims left in the store: %v (%v)", claims, err)
+	}
+	if r, err := st.GetRequest(ctx, "trip"); err != nil || r.State != "interrupted" || !strings.Contains(string(r.Cause), "restarted") {
+		t.Errorf("the stored request: %+v (%v); want it interrupted, with its cause", r, err)
+	}
+	if out, errOut, err := runCmd(t, newAudit, append([]string{"verify"}, where...)...); err != nil || !strings.Contains(out, "chain ok") {
+		t.Errorf("reach audit verify: %v\n%s%s", err, out, errOut)
 	}
 }
 

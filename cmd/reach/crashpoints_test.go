@@ -173,8 +173,8 @@ func TestCrashAtEveryDurablePoint(t *testing.T) {
 // with the store in PostgreSQL (one instance, restarted under its name),
 // which recovers the work of its earlier lives once their heartbeats are
 // older than instance_ttl (1s here), not at its start: each case's checks
-// wait for that. Not here: request.begun (a root request is joined in the
-// store before the recorder hears of it; no point there); claimed#4 (on
+// wait for that. A root request's request.begun is its join in the store
+// (the cluster's recorder). Not here: claimed#4 (on
 // several instances a claim commits before its checkpoint, row "1 and 2"
 // of docs/STATE.md: the undo cut off there runs at the recovery, once);
 // deadletter.taken (one taken is opened again after a while, since
@@ -186,7 +186,7 @@ func TestCrashAtEveryDurablePointOnPostgres(t *testing.T) {
 	var cases []durablePoint
 	for _, tc := range durablePoints() {
 		switch tc.point {
-		case "request.begun", "claimed#4", "deadletter.taken", "model.answered": // the last: ledgerPoints' own
+		case "claimed#4", "deadletter.taken", "model.answered": // the last: ledgerPoints' own
 		default:
 			cases = append(cases, tc)
 		}
@@ -1289,51 +1289,83 @@ func TestCrashAtTaskStored(t *testing.T) {
 		t.Skip("crash test skipped in -short mode")
 	}
 	for _, point := range []string{"task.stored#1", "task.stored#2"} {
-		t.Run(strings.ReplaceAll(point, "#", "_"), func(t *testing.T) {
-			h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
-			cfg := travelConfig(t, sideEffectsUpstream(t, h.fx), "agents:\n  - {name: slow, url: '"+stuckAgentServer(t)+"'}\n")
-			addr := freeAddr(t)
-			h.base = "http://" + addr
-			client := func() *a2aclient.Client {
-				c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(h.base+"/a2a/slow", a2a.TransportProtocolJSONRPC)},
-					a2aclient.WithJSONRPCTransport(http.DefaultClient))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return c
-			}
-			h.kill(t, cfg, addr, point, func(t *testing.T, h *crashRun) {
-				client().SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("work"))})
-			})
-			cmd := startReach(t, cfg, addr, h.data)
-			killAtEnd(t, cmd)
-			st, err := sqlite.Open(t.Context(), h.data, &sqlite.Options{NoCreate: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tasks, err := st.ListTasks(t.Context(), "slow", "local", "", 10)
-			st.Close()
-			if err != nil || len(tasks) != 1 {
-				t.Fatalf("stored tasks: %v (%v); want the one", tasks, err)
-			}
-			tk, err := client().GetTask(t.Context(), &a2a.GetTaskRequest{ID: a2a.TaskID(tasks[0].ID)})
-			if err != nil {
-				t.Fatalf("GetTask %s after the restart: %v", tasks[0].ID, err)
-			}
-			if !tk.Status.State.Terminal() {
-				t.Errorf("task %s is %s after the restart; want it final (its hand-off was interrupted)", tk.ID, tk.Status.State)
-			}
-			h.checkAll(t, cmd)
-			st, err = sqlite.Open(t.Context(), h.data, &sqlite.Options{NoCreate: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			if rec, err := st.GetTask(t.Context(), "slow", tasks[0].ID); err != nil || !rec.Final || rec.State != string(a2a.TaskStateFailed) {
-				t.Errorf("the stored task: %+v (%v); want it stored failed, final", rec, err)
-			}
-		})
+		t.Run(strings.ReplaceAll(point, "#", "_"), func(t *testing.T) { killAtTaskStored(t, "", point) })
 	}
+}
+
+// killAtTaskStored is a case of TestCrashAtTaskStored over the
+// PostgreSQL database url, or SQLite if "".
+func killAtTaskStored(t *testing.T, url, point string) {
+	h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil), store: url}
+	cfg := writeConfig(t, storeHead(url)+travelYAML(sideEffectsUpstream(t, h.fx), "agents:\n  - {name: slow, url: '"+stuckAgentServer(t)+"'}\n"))
+	addr := freeAddr(t)
+	h.base = "http://" + addr
+	client := func() *a2aclient.Client {
+		c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(h.base+"/a2a/slow", a2a.TransportProtocolJSONRPC)},
+			a2aclient.WithJSONRPCTransport(http.DefaultClient))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	h.kill(t, cfg, addr, point, func(t *testing.T, h *crashRun) {
+		client().SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("work"))})
+	})
+	cmd := startReach(t, cfg, addr, h.data)
+	killAtEnd(t, cmd)
+	if url != "" {
+		h.recovered(t)
+	}
+	st := h.open(t)
+	tasks, err := st.ListTasks(t.Context(), "slow", "local", "", 10)
+	st.Close()
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("stored tasks: %v (%v); want the one", tasks, err)
+	}
+	tk, err := client().GetTask(t.Context(), &a2a.GetTaskRequest{ID: a2a.TaskID(tasks[0].ID)})
+	if err != nil {
+		t.Fatalf("GetTask %s after the restart: %v", tasks[0].ID, err)
+	}
+	if !tk.Status.State.Terminal() {
+		t.Errorf("task %s is %s after the restart; want it final (its hand-off was interrupted)", tk.ID, tk.Status.State)
+	}
+	h.checkAll(t, cmd)
+	st = h.open(t)
+	defer st.Close()
+	if rec, err := st.GetTask(t.Context(), "slow", tasks[0].ID); err != nil || !rec.Final || rec.State != string(a2a.TaskStateFailed) {
+		t.Errorf("the stored task: %+v (%v); want it stored failed, final", rec, err)
+	}
+}
+
+// storeHead is the configuration's head for the PostgreSQL database url
+// (one instance, a, whose dead lives are recovered once 5 s old), or ""
+// for SQLite in the data folder. The TTL also bounds a request's join in
+// the store: at 1 s, a loaded machine's join ran past it now and then, and
+// the call was refused store_unavailable.
+func storeHead(url string) string {
+	if url == "" {
+		return ""
+	}
+	return "store: " + url + "\ninstance: a\ninstance_ttl: 5s\n"
+}
+
+// open opens h's store, the gateway stopped or not: PostgreSQL's if h
+// has one, else SQLite's in h's data folder.
+func (h *crashRun) open(t *testing.T) store.Store {
+	t.Helper()
+	var (
+		st  store.Store
+		err error
+	)
+	if h.store != "" {
+		st, err = postgres.Open(t.Context(), h.store, &postgres.Options{NoMigrate: true})
+	} else {
+		st, err = sqlite.Open(t.Context(), h.data, &sqlite.Options{NoCreate: true})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // TestCrashAtTaskSoftStopped kills a real `reach serve` once the soft
@@ -1419,8 +1451,14 @@ func TestCrashAtSessionDeleted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
-	h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
-	cfg := travelConfig(t, sideEffectsUpstream(t, h.fx), "")
+	crashAtSessionDeleted(t, "")
+}
+
+// crashAtSessionDeleted is TestCrashAtSessionDeleted over the PostgreSQL
+// database url, or SQLite if "".
+func crashAtSessionDeleted(t *testing.T, url string) {
+	h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil), store: url}
+	cfg := writeConfig(t, storeHead(url)+travelYAML(sideEffectsUpstream(t, h.fx), ""))
 	addr := freeAddr(t)
 	h.base = "http://" + addr
 	mcpPost := func(sid, body string) *http.Response {
@@ -1457,6 +1495,9 @@ func TestCrashAtSessionDeleted(t *testing.T) {
 	})
 	cmd := startReach(t, cfg, addr, h.data)
 	killAtEnd(t, cmd)
+	if url != "" {
+		h.recovered(t)
+	}
 	if resp := mcpPost(sid, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("the deleted session's call after the restart answered %d; want 404 (it stays gone)", resp.StatusCode)
 	}

@@ -120,41 +120,7 @@ func TestKill21CutOffPoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
-	t.Run("cutoff.noted", func(t *testing.T) {
-		sh := newKill21Shop(t)
-		cfg := writeConfig(t, "upstreams:\n  - {name: shop, url: '"+sh.url+"'}\ntools:\n  shop__add_item: {access: write}\n")
-		h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
-		addr := freeAddr(t)
-		h.base = "http://" + addr
-		cmd, reached := startReachAt(t, cfg, addr, h.data, "cutoff.noted")
-		killAtEnd(t, cmd)
-		stop := make(chan struct{})
-		go sh.dropWhileRunning(t, h.base, "slow pear", stop)
-		select {
-		case <-reached:
-		case <-time.After(time.Minute):
-			t.Fatal("the gateway never reached cutoff.noted")
-		}
-		close(stop)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-		cmd = startReach(t, cfg, addr, h.data)
-		killAtEnd(t, cmd)
-		// The retry is answered interrupted once, nothing run; the next runs.
-		if st, e := sh.add(t, h.base, "slow pear"); st == "success" || !strings.Contains(e, "was cut off before its answer was delivered") {
-			t.Errorf("the retry after the restart: %s %s; want the error interrupted", st, e)
-		}
-		if n := sh.ran("slow pear"); n != 1 {
-			t.Errorf("the write ran %d times after its retry; want 1", n)
-		}
-		if st, e := sh.add(t, h.base, "slow pear"); st != "success" {
-			t.Errorf("called again: %s %s; want it run", st, e)
-		}
-		if n := sh.ran("slow pear"); n != 2 {
-			t.Errorf("the write ran %d times after it was called again; want 2", n)
-		}
-		h.checkAll(t, cmd)
-	})
+	t.Run("cutoff.noted", func(t *testing.T) { killAtCutOffNoted(t, "") })
 	t.Run("cutoff.taken", func(t *testing.T) {
 		sh := newKill21Shop(t)
 		cfg := writeConfig(t, "upstreams:\n  - {name: shop, url: '"+sh.url+"'}\ntools:\n  shop__add_item: {access: write}\n")
@@ -202,6 +168,47 @@ func TestKill21CutOffPoints(t *testing.T) {
 	})
 }
 
+// killAtCutOffNoted is TestKill21CutOffPoints' case cutoff.noted over the
+// PostgreSQL database url, or SQLite if "".
+func killAtCutOffNoted(t *testing.T, url string) {
+	sh := newKill21Shop(t)
+	cfg := writeConfig(t, storeHead(url)+"upstreams:\n  - {name: shop, url: '"+sh.url+"'}\ntools:\n  shop__add_item: {access: write}\n")
+	h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil), store: url}
+	addr := freeAddr(t)
+	h.base = "http://" + addr
+	cmd, reached := startReachAt(t, cfg, addr, h.data, "cutoff.noted")
+	killAtEnd(t, cmd)
+	stop := make(chan struct{})
+	go sh.dropWhileRunning(t, h.base, "slow pear", stop)
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		t.Fatal("the gateway never reached cutoff.noted")
+	}
+	close(stop)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	cmd = startReach(t, cfg, addr, h.data)
+	killAtEnd(t, cmd)
+	if url != "" {
+		h.recovered(t)
+	}
+	// The retry is answered interrupted once, nothing run; the next runs.
+	if st, e := sh.add(t, h.base, "slow pear"); st == "success" || !strings.Contains(e, "was cut off before its answer was delivered") {
+		t.Errorf("the retry after the restart: %s %s; want the error interrupted", st, e)
+	}
+	if n := sh.ran("slow pear"); n != 1 {
+		t.Errorf("the write ran %d times after its retry; want 1", n)
+	}
+	if st, e := sh.add(t, h.base, "slow pear"); st != "success" {
+		t.Errorf("called again: %s %s; want it run", st, e)
+	}
+	if n := sh.ran("slow pear"); n != 2 {
+		t.Errorf("the write ran %d times after it was called again; want 2", n)
+	}
+	h.checkAll(t, cmd)
+}
+
 // TestKill21KeptAside kills `reach serve` (kill -9) at its start, right
 // after it moved the unreadable lines of the kept completions' file a stop
 // left aside (kept.aside), before it removed the file; then starts it
@@ -212,15 +219,24 @@ func TestKill21KeptAside(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
+	killAtKeptAside(t, "")
+}
+
+// killAtKeptAside is TestKill21KeptAside over the PostgreSQL database
+// url, or SQLite if "".
+func killAtKeptAside(t *testing.T, url string) {
 	sh := newKill21Shop(t)
-	cfg := writeConfig(t, "upstreams:\n  - {name: shop, url: '"+sh.url+"'}\ntools:\n  shop__add_item: {access: write}\n")
-	h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
+	cfg := writeConfig(t, storeHead(url)+"upstreams:\n  - {name: shop, url: '"+sh.url+"'}\ntools:\n  shop__add_item: {access: write}\n")
+	h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil), store: url}
 	addr := freeAddr(t)
 	h.base = "http://" + addr
 	cmd := startReach(t, cfg, addr, h.data) // the store made
 	killAtEnd(t, cmd)
 	stopServe(t, cmd, syscall.SIGTERM)
 	path := filepath.Join(h.data, store.KeptFile)
+	if url != "" { // instances may share a data folder: the file names its instance
+		path = filepath.Join(h.data, strings.TrimSuffix(store.KeptFile, ".jsonl")+"-a.jsonl")
+	}
 	middle, end := `{"owner":"reach/x","key":"k-9",result}`, `{"owner":"reach/x","key":"k-8","res`
 	left := `{"owner":"reach/x","key":"k-7","args":"a","result":{"status":"success"},"expires":"2099-01-01T00:00:00Z"}`
 	if err := os.WriteFile(path, []byte(left+"\n"+middle+"\n"+left+"\n"+end), 0o600); err != nil {

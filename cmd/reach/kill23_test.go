@@ -30,6 +30,15 @@ func TestKill23SessionBeforeAnswer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
+	for _, point := range []string{"session.storing", "session.stored"} {
+		t.Run(point, func(t *testing.T) { killSessionBeforeAnswer(t, "", point) })
+	}
+}
+
+// killSessionBeforeAnswer is a case of TestKill23SessionBeforeAnswer over
+// the PostgreSQL database url, or SQLite if "": the gateway killed at
+// point, a session's initialize in flight from the TypeScript SDK's client.
+func killSessionBeforeAnswer(t *testing.T, url, point string) {
 	dir, node := nodeSDK(t)
 	src, err := os.ReadFile("testdata/session-kill.mjs")
 	if err != nil {
@@ -39,82 +48,85 @@ func TestKill23SessionBeforeAnswer(t *testing.T) {
 	if err := os.WriteFile(script, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, point := range []string{"session.storing", "session.stored"} {
-		t.Run(point, func(t *testing.T) {
-			cfg, data, addr := sessionsConfig(t), t.TempDir(), freeAddr(t)
-			base := "http://" + addr
-			cmd, reached := startReachAt(t, cfg, addr, data, point)
-			killAtEnd(t, cmd)
-			for i := 0; ; i++ {
-				if status, _ := getStatus(base + "/healthz"); status == 200 {
-					break
-				}
-				if i == 3000 {
-					t.Fatal("the gateway never served")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+	cfg, data, addr := sessionsConfig(t), t.TempDir(), freeAddr(t)
+	if url != "" {
+		b, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg = writeConfig(t, storeHead(url)+string(b))
+	}
+	base := "http://" + addr
+	cmd, reached := startReachAt(t, cfg, addr, data, point)
+	killAtEnd(t, cmd)
+	for i := 0; ; i++ {
+		if status, _ := getStatus(base + "/healthz"); status == 200 {
+			break
+		}
+		if i == 3000 {
+			t.Fatal("the gateway never served")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 
-			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-			defer cancel()
-			client := exec.CommandContext(ctx, node, script, base+"/mcp")
-			stdin, _ := client.StdinPipe()
-			stdout, _ := client.StdoutPipe()
-			client.Stderr = os.Stderr
-			if err := client.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { client.Process.Kill(); client.Wait() })
-			select {
-			case <-reached:
-			case <-time.After(time.Minute):
-				t.Fatalf("the gateway never reached %s", point)
-			}
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	client := exec.CommandContext(ctx, node, script, base+"/mcp")
+	stdin, _ := client.StdinPipe()
+	stdout, _ := client.StdoutPipe()
+	client.Stderr = os.Stderr
+	if err := client.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Process.Kill(); client.Wait() })
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		t.Fatalf("the gateway never reached %s", point)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
 
-			lines := bufio.NewScanner(stdout)
-			var first struct {
-				Connected bool
-				Session   string
-				Error     string
-			}
-			if !lines.Scan() || json.Unmarshal(lines.Bytes(), &first) != nil {
-				t.Fatalf("the client said nothing of its connect: %s", lines.Text())
-			}
-			cmd = startReach(t, cfg, addr, data)
-			killAtEnd(t, cmd)
-			if first.Session != "" {
-				if code := postOn(t, base, first.Session); code != http.StatusOK {
-					t.Errorf("the client was answered session %s (connected: %v); a call on it after the restart = %d, want 200",
-						first.Session, first.Connected, code)
-				}
-			}
-			stdin.Write([]byte("go\n"))
-			if !lines.Scan() {
-				t.Fatal("the client printed nothing after the restart")
-			}
-			var got struct {
-				After, Again struct {
-					IsError bool
-					Text    string
-					Thrown  string
-				}
-				Error string
-			}
-			if err := json.Unmarshal(lines.Bytes(), &got); err != nil || got.Error != "" {
-				t.Fatalf("the client after the restart: %s", lines.Bytes())
-			}
-			for what, r := range map[string]struct {
-				IsError bool
-				Text    string
-				Thrown  string
-			}{"after the restart": got.After, "again after it": got.Again} {
-				if r.Thrown != "" || r.IsError || !strings.Contains(r.Text, "search") {
-					t.Errorf("the call %s (connected before the kill: %v) = %+v", what, first.Connected, r)
-				}
-			}
-		})
+	lines := bufio.NewScanner(stdout)
+	var first struct {
+		Connected bool
+		Session   string
+		Error     string
+	}
+	if !lines.Scan() || json.Unmarshal(lines.Bytes(), &first) != nil {
+		t.Fatalf("the client said nothing of its connect: %s", lines.Text())
+	}
+	cmd = startReach(t, cfg, addr, data)
+	killAtEnd(t, cmd)
+	if first.Session != "" {
+		if code := postOn(t, base, first.Session); code != http.StatusOK {
+			t.Errorf("the client was answered session %s (connected: %v); a call on it after the restart = %d, want 200",
+				first.Session, first.Connected, code)
+		}
+	}
+	stdin.Write([]byte("go\n"))
+	if !lines.Scan() {
+		t.Fatal("the client printed nothing after the restart")
+	}
+	var got struct {
+		After, Again struct {
+			IsError bool
+			Text    string
+			Thrown  string
+		}
+		Error string
+	}
+	if err := json.Unmarshal(lines.Bytes(), &got); err != nil || got.Error != "" {
+		t.Fatalf("the client after the restart: %s", lines.Bytes())
+	}
+	for what, r := range map[string]struct {
+		IsError bool
+		Text    string
+		Thrown  string
+	}{"after the restart": got.After, "again after it": got.Again} {
+		if r.Thrown != "" || r.IsError || !strings.Contains(r.Text, "search") {
+			t.Errorf("the call %s (connected before the kill: %v) = %+v", what, first.Connected, r)
+		}
 	}
 }
 

@@ -171,8 +171,10 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 		if t, err := hex.DecodeString(got.Trace); err == nil && len(t) == len(o.Trace) {
 			copy(o.Trace[:], t)
 		}
+		crashpoint.Reached("request.begun") // a kill here: a part of a running request, none of its calls claimed
 		return got.Started, nil
 	}
+	crashpoint.Reached("request.begun") // a kill here: the request running, its part this life's, none of its calls claimed
 	return rec.Started, nil
 }
 
