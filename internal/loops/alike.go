@@ -37,11 +37,11 @@ type alikeStreak struct {
 	last   string             // the answer, quoted by a refusal
 	ws     [alikeCallWord]uint64
 	code   []byte // scratch for code cut by defaultSchema
-	// The spellings' string values (their argument's path and value),
-	// and, once the answer named one of them to a spelling that wrote
-	// another value there, that argument's path (named): the answer
-	// says which thing those spellings resolved to.
-	vals  [alikeNamedVals][2]uint64
+	// The spellings' string values (their argument's path, the value,
+	// and the value folded), and, once the answer named one of them to a
+	// spelling that respelled it there, that argument's path (named): the
+	// answer says which thing those spellings resolved to.
+	vals  [alikeNamedVals][3]uint64
 	nv    int
 	named uint64
 }
@@ -385,8 +385,11 @@ func (st *alikeStreak) pairedBefore(ws []uint64) bool {
 // alikeNamed records in st the string values of a spelling's arguments
 // args, answered alike with out, after looking whether out names, word
 // for word, a value an earlier spelling wrote under an argument where
-// args writes another: a station asked as KSFO, then SFO, answered with
-// "icaoId": "KSFO" each time. That argument is st.named.
+// args writes it again in another case or punctuation: a station asked
+// as KSFO, then ksfo, answered with "icaoId": "KSFO" each time. That
+// argument is st.named. The value respelled is what tells the agent going
+// round one thing from a batch of rows that resolve to one thing (company
+// names mapped to one company): a batch names each row once.
 func (d *Detector) alikeNamed(st *alikeStreak, args []byte, out []leaf) {
 	if len(out) > echoDigestLeaves || bytes.IndexByte(args, '"') < 0 {
 		return
@@ -401,10 +404,10 @@ func (d *Detector) alikeNamed(st *alikeStreak, args []byte, out []leaf) {
 		if l.kind != leafString || len(bytes.TrimSpace(l.raw)) < 3 {
 			continue
 		}
-		h := hashBytes(bytes.TrimSpace(l.raw))
+		h, fh := hashBytes(bytes.TrimSpace(l.raw)), foldedHash(l.raw)
 		if st.named == 0 {
 			for _, v := range st.vals[:st.nv] {
-				if v[0] != l.path || v[1] == h {
+				if v[0] != l.path || v[1] == h || v[2] != fh {
 					continue
 				}
 				for j := range out {
@@ -419,10 +422,34 @@ func (d *Detector) alikeNamed(st *alikeStreak, args []byte, out []leaf) {
 			}
 		}
 		if st.nv < len(st.vals) {
-			st.vals[st.nv] = [2]uint64{l.path, h}
+			st.vals[st.nv] = [3]uint64{l.path, h, fh}
 			st.nv++
 		}
 	}
+}
+
+// foldedHash hashes v's letters and digits, ASCII lower-cased, and its
+// other bytes above ASCII: KSFO, ksfo and K-SFO hash alike.
+func foldedHash(v []byte) uint64 {
+	var b [64]byte
+	n := 0
+	h := uint64(0x666f6c64)
+	for _, c := range v {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c >= 0x80:
+		default:
+			continue
+		}
+		if n == len(b) {
+			h = mix(h, hashBytes(b[:n]))
+			n = 0
+		}
+		b[n] = c
+		n++
+	}
+	return mix(h, hashBytes(b[:n]))
 }
 
 // argAt reports whether arguments args hold a string at path p.

@@ -34,14 +34,17 @@ func TestReportAgeKeys(t *testing.T) {
 }
 
 // TestAnswerNamesItsThing: spellings of one argument answered alike, the
-// answer naming word for word the value an earlier spelling wrote there
-// (a station asked as KSFO, ksfo, SFO, answered each time with
-// "icaoId": "KSFO"), were resolved by the service to that one thing: one
-// more spelling of that argument, the others as one spelling wrote them,
-// asks what the answer already said, and is refused (rephrase). A batch
-// whose answers name no earlier value (each empty, or each echoing its own
-// value), an argument every spelling wrote alike and the answer echoes,
-// and a spelling that changes another argument too, go on.
+// answer naming word for word the value an earlier spelling wrote there,
+// that value respelled by another (a station asked as KSFO, ksfo, SFO,
+// answered each time with "icaoId": "KSFO"), were resolved by the service
+// to that one thing: one more spelling of that argument, the others as
+// one spelling wrote them, asks what the answer already said, and is
+// refused (rephrase). A batch whose answers name no earlier value (each
+// empty, or each echoing its own value), rows that each resolve to one
+// thing the answer names but none of which respells another (company
+// names mapped to one company), an argument every spelling wrote alike
+// and the answer echoes, and a spelling that changes another argument
+// too, go on.
 func TestAnswerNamesItsThing(t *testing.T) {
 	obs := `[{"icaoId":"KSFO","rawOb":"KSFO 061956Z 28014KT 10SM FEW008 BKN200 11/08 A3002","temp":11.1}]`
 	metar := func(id string, hours int) op {
@@ -54,10 +57,14 @@ func TestAnswerNamesItsThing(t *testing.T) {
 	bucket := func(b string) op {
 		return call("list_objects", fmt.Sprintf(`{"bucket":%q,"region":"us-east-1"}`, b), `{"region":"us-east-1","objects":[],"truncated":false}`)
 	}
+	company := func(name string) op {
+		return call("resolve_company", fmt.Sprintf(`{"name":%q}`, name), `{"cik":"0000123456","company":"Acme Corp","ticker":"ACME"}`)
+	}
 	runCases(t, []testCase{
 		{"a station under other names, the answer naming it", nil, []op{metar("KSFO", 1), metar("ksfo", 1), metar("SFO", 1), refused(metar("San Francisco Intl", 1), "rephrase")}},
 		{"stations each answered with nothing", nil, []op{empty("KSFO"), empty("KOAK"), empty("KSJC"), empty("KSMF"), empty("KRDD")}},
 		{"searches each echoing their own query", nil, []op{echo("pitch converter"), echo("blade bearing"), echo("yaw drive"), echo("gearbox oil"), echo("tower bolt")}},
+		{"rows that resolve to one company", nil, []op{company("Acme Corp"), company("Acme Corporation"), company("ACME Holdings"), company("Acme Co."), company("Acme Industries")}},
 		{"buckets in one region the answer names", nil, []op{bucket("logs-2024"), bucket("logs-2025"), bucket("logs-2026"), bucket("backups"), bucket("exports")}},
 		{"another name and another window", nil, []op{metar("KSFO", 1), metar("ksfo", 1), metar("SFO", 1), metar("San Francisco Intl", 6)}},
 	})

@@ -49,9 +49,10 @@ var s24Known = map[string]string{
 	// one early, 5 missed; none of 24 legit runs refused (078da3cb).
 	// Since its fixes, 16 of 20: how old a report is (age_seconds) grows
 	// with the clock as a wait does (TestReportAgeKeys); an answer alike
-	// that names the value an earlier spelling wrote (icaoId KSFO, asked
-	// as SFO) says what those spellings resolve to, and one more spelling
-	// of that argument is refused (TestAnswerNamesItsThing). Left:
+	// that names the value an earlier spelling wrote and another respelled
+	// (icaoId KSFO, asked as ksfo, then SFO) says what those spellings
+	// resolve to, and one more spelling of that argument is refused
+	// (TestAnswerNamesItsThing). Left:
 	//
 	// one case number respelled (3:24cv1234, leading zeros, a district's
 	// year in four digits): other words, and the answer names the case in
