@@ -37,7 +37,16 @@ type alikeStreak struct {
 	last   string             // the answer, quoted by a refusal
 	ws     [alikeCallWord]uint64
 	code   []byte // scratch for code cut by defaultSchema
+	// The spellings' string values (their argument's path, the value,
+	// and the value folded), and, once the answer named one of them to a
+	// spelling that respelled it there, that argument's path (named): the
+	// answer says which thing those spellings resolved to.
+	vals  [alikeNamedVals][3]uint64
+	nv    int
+	named uint64
 }
+
+const alikeNamedVals = 16 // string values of the spellings a streak remembers
 
 // alikeWordsOf appends to dst the distinct words of read arguments
 // args: a string of code of several words gives its words, as wordsFold
@@ -46,7 +55,7 @@ type alikeStreak struct {
 // a path one word; any other value is one word, respelled as a question's
 // is and bound to its key. It reports false for arguments of more than
 // alikeCallWord words, or too many values to read: those are not judged.
-func (d *Detector) alikeWordsOf(args []byte, dst []uint64, code *[]byte) ([]uint64, bool) {
+func (d *Detector) alikeWordsOf(args []byte, dst []uint64, code *[]byte, skip uint64) ([]uint64, bool) {
 	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
 	d.args = as.out[:0]
 	if as.cut {
@@ -54,6 +63,9 @@ func (d *Detector) alikeWordsOf(args []byte, dst []uint64, code *[]byte) ([]uint
 	}
 	for i := range as.out {
 		l := &as.out[i]
+		if skip != 0 && l.path == skip {
+			continue // the argument the answer resolved (alikeNamed)
+		}
 		start := len(dst)
 		// A value is read without the white space around it ("TS-BLK-M "
 		// names what "TS-BLK-M" names), as respelled reads it: a space at
@@ -154,7 +166,7 @@ func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, s
 	as.on, as.ans, as.echoed, as.key, as.agent, as.epoch = true, sc.digest, ed, s.key, a.id, d.epoch
 	if st != nil && st.n > 0 {
 		if alike && (st.ans == sc.digest || ed != 0 && st.echoed == ed) {
-			d.alikeAdd(st, s, o)
+			d.alikeAdd(st, s, o, sc.out)
 			return
 		}
 		st.n = 0
@@ -169,12 +181,14 @@ func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, s
 		as.st = st
 	}
 	st.ans, st.echoed, st.agent, st.epoch, st.n, st.nw, st.last, st.asked = sc.digest, ed, a.id, d.epoch, 0, 0, "", 1
+	st.nv, st.named = 0, 0
 	if len(firstArgs) > 0 && callKey(s.Tool, firstArgs) == first {
-		if ws, ok := d.alikeWordsOf(firstArgs, st.ws[:0], &st.code); ok {
+		d.alikeNamed(st, firstArgs, sc.out)
+		if ws, ok := d.alikeWordsOf(firstArgs, st.ws[:0], &st.code, 0); ok {
 			st.addWords(ws, first)
 		}
 	}
-	d.alikeAdd(st, s, o)
+	d.alikeAdd(st, s, o, sc.out)
 }
 
 // echoDigest hashes an answer's pieces (out) with those that are, word for
@@ -228,8 +242,8 @@ func (d *Detector) echoDigest(args []byte, out []leaf) uint64 {
 
 const echoDigestLeaves = 64 // pieces of an answer looked at for echoes
 
-// alikeAdd adds read s, answered alike, to streak st.
-func (d *Detector) alikeAdd(st *alikeStreak, s *Step, o *Outcome) {
+// alikeAdd adds read s, answered alike (out), to streak st.
+func (d *Detector) alikeAdd(st *alikeStreak, s *Step, o *Outcome, out []leaf) {
 	st.asked++
 	if st.asked > d.cfg.rephraseMax && st.last == "" {
 		st.last = resultPreview(o) // quoted by a refusal: made only when one may come
@@ -242,7 +256,8 @@ func (d *Detector) alikeAdd(st *alikeStreak, s *Step, o *Outcome) {
 	if st.n == alikeCalls {
 		return // the streak is long enough to judge; its words stay
 	}
-	ws, ok := d.alikeWordsOf(s.Args, st.ws[:0], &st.code)
+	d.alikeNamed(st, s.Args, out)
+	ws, ok := d.alikeWordsOf(s.Args, st.ws[:0], &st.code, 0)
 	if !ok {
 		st.n = 0
 		return
@@ -287,31 +302,22 @@ func (d *Detector) checkAlike(a *agentState, t *toolState, s *Step) *Verdict {
 			return nil
 		}
 	}
-	ws, ok := d.alikeWordsOf(s.Args, st.ws[:0], &st.code)
+	ws, ok := d.alikeWordsOf(s.Args, st.ws[:0], &st.code, 0)
 	if !ok || len(ws) == 0 {
 		return nil
 	}
-	all := uint8(1)<<st.n - 1 // the words every spelling used
-	one := all                // the spellings that used every other word of s
-	for _, w := range ws {
-		i := 0
-		for i < st.nw && st.words[i] != w {
-			i++
+	if !st.spelledBefore(ws) {
+		// Words no one spelling used: another question, unless the
+		// answer named the thing an earlier spelling wrote while
+		// other spellings wrote another value there, and s differs
+		// from one spelling only in that argument: it asks what the
+		// answer already said those values are (TestAnswerNamesItsThing).
+		if st.named == 0 || !d.argAt(s.Args, st.named) {
+			return nil
 		}
-		if i == st.nw {
-			return nil // a word the streak never used: another question
+		if ws, ok = d.alikeWordsOf(s.Args, st.ws[:0], &st.code, st.named); !ok || !st.pairedBefore(ws) {
+			return nil
 		}
-		if m := st.calls[i]; m != all {
-			if one &= m; one == 0 {
-				return nil // words no one spelling paired
-			}
-		}
-	}
-	if one == all && st.batch() {
-		// Only the words every spelling used, after spellings that each
-		// named their own thing besides (env dev, staging, prod; status
-		// late, lost, held): the filter left out asks about all of them.
-		return nil
 	}
 	return &Verdict{
 		Detector: "rephrase",
@@ -321,6 +327,141 @@ func (d *Detector) checkAlike(a *agentState, t *toolState, s *Step) *Verdict {
 		Suggestion: "Spelling the query or command another way does not change its answer: use the answer you have, " +
 			"ask for something else, or tell the user what you found.",
 	}
+}
+
+// spelledBefore reports whether words ws are those of one spelling in st,
+// but for words every spelling used, and not only those after spellings
+// that each named their own thing (a batch).
+func (st *alikeStreak) spelledBefore(ws []uint64) bool {
+	all := uint8(1)<<st.n - 1 // the words every spelling used
+	one := all                // the spellings that used every other word of s
+	for _, w := range ws {
+		i := 0
+		for i < st.nw && st.words[i] != w {
+			i++
+		}
+		if i == st.nw {
+			return false // a word the streak never used: another question
+		}
+		if m := st.calls[i]; m != all {
+			if one &= m; one == 0 {
+				return false // words no one spelling paired
+			}
+		}
+	}
+	if one == all && st.batch() {
+		// Only the words every spelling used, after spellings that each
+		// named their own thing besides (env dev, staging, prod; status
+		// late, lost, held): the filter left out asks about all of them.
+		return false
+	}
+	return true
+}
+
+// pairedBefore reports whether words ws, the named argument left out, are
+// all words of one spelling in st (or none): the spellings differed in
+// the named argument, and the answer said what it names, so a batch's
+// reading does not apply.
+func (st *alikeStreak) pairedBefore(ws []uint64) bool {
+	all := uint8(1)<<st.n - 1
+	one := all
+	for _, w := range ws {
+		i := 0
+		for i < st.nw && st.words[i] != w {
+			i++
+		}
+		if i == st.nw {
+			return false
+		}
+		if m := st.calls[i]; m != all {
+			if one &= m; one == 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// alikeNamed records in st the string values of a spelling's arguments
+// args, answered alike with out, after looking whether out names, word
+// for word, a value an earlier spelling wrote under an argument where
+// args writes it again in another case or punctuation: a station asked
+// as KSFO, then ksfo, answered with "icaoId": "KSFO" each time. That
+// argument is st.named. The value respelled is what tells the agent going
+// round one thing from a batch of rows that resolve to one thing (company
+// names mapped to one company): a batch names each row once.
+func (d *Detector) alikeNamed(st *alikeStreak, args []byte, out []leaf) {
+	if len(out) > echoDigestLeaves || bytes.IndexByte(args, '"') < 0 {
+		return
+	}
+	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	if as.cut {
+		return
+	}
+	for i := range as.out {
+		l := &as.out[i]
+		if l.kind != leafString || len(bytes.TrimSpace(l.raw)) < 3 {
+			continue
+		}
+		h, fh := hashBytes(bytes.TrimSpace(l.raw)), foldedHash(l.raw)
+		if st.named == 0 {
+			for _, v := range st.vals[:st.nv] {
+				if v[0] != l.path || v[1] == h || v[2] != fh {
+					continue
+				}
+				for j := range out {
+					if o := &out[j]; o.kind == leafString && hashBytes(bytes.TrimSpace(o.raw)) == v[1] {
+						st.named = l.path
+						break
+					}
+				}
+				if st.named != 0 {
+					break
+				}
+			}
+		}
+		if st.nv < len(st.vals) {
+			st.vals[st.nv] = [3]uint64{l.path, h, fh}
+			st.nv++
+		}
+	}
+}
+
+// foldedHash hashes v's letters and digits, ASCII lower-cased, and its
+// other bytes above ASCII: KSFO, ksfo and K-SFO hash alike.
+func foldedHash(v []byte) uint64 {
+	var b [64]byte
+	n := 0
+	h := uint64(0x666f6c64)
+	for _, c := range v {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c >= 0x80:
+		default:
+			continue
+		}
+		if n == len(b) {
+			h = mix(h, hashBytes(b[:n]))
+			n = 0
+		}
+		b[n] = c
+		n++
+	}
+	return mix(h, hashBytes(b[:n]))
+}
+
+// argAt reports whether arguments args hold a string at path p.
+func (d *Detector) argAt(args []byte, p uint64) bool {
+	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	for i := range as.out {
+		if as.out[i].path == p && as.out[i].kind == leafString {
+			return true
+		}
+	}
+	return false
 }
 
 // alikeValue marks a word that is an argument's value whole (a path, a

@@ -49,8 +49,12 @@ var quotaWords = map[string]bool{
 // queued_seconds), name how long something has waited so far: a job
 // polled whose answer says only that grows while nothing else moves. A
 // count of jobs waiting ("waiting": 5) has no unit and is the answer's.
+// So does how old a report is (age_seconds, as HTTP's Age header): the
+// time since it was made, counted by the clock while the report stays
+// (TestReportAgeKeys); an age in years has no unit here.
 var volatileWaited = map[string]bool{
 	"wait": true, "waiting": true, "waited": true, "queued": true, "pending": true, "idle": true,
+	"age": true,
 }
 
 // volatileStamps are the words that, before "at", "on", "of", "time", "ts"
