@@ -9,8 +9,11 @@
 //     named by Reach-Parent or a traceparent's parent span (a tool's
 //     implementation calling the model forwards the headers reach gave it).
 //   - A request that names nothing continues the run whose tool calls its
-//     history holds (link.ModelChoices.Continued); a new one may name its
-//     budget (Reach-Budget, or baggage reach.budget).
+//     history holds (link.ModelChoices.Continued); a conversation's first
+//     turn whose one user message a running turn's tool call was given as
+//     a string argument (a sub-agent that tool runs in the agent's process)
+//     nests under that turn (link.ModelChoices.Delegated); a new one may
+//     name its budget (Reach-Budget, or baggage reach.budget).
 //   - Before forwarding, the frame passes admit and budgets, the answer is
 //     capped at the tokens left once the prompt and the holds of the turns
 //     running beside it are counted (holds.go), and a prompt that alone
