@@ -389,7 +389,10 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			say = "read: " + strings.Join(results, " | ")
 		}
 	default:
-		say = fmt.Sprintf("unknown task %q", task)
+		var ok bool
+		if call, callArgs, say, ok = delegateTurn(task, results); !ok {
+			say = fmt.Sprintf("unknown task %q", task)
+		}
 	}
 	for i := range more {
 		more[i][0] = toolName(more[i][0])

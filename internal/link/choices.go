@@ -42,6 +42,10 @@ type ModelChoices struct {
 	maxResp   int                     // answers kept; 0 means maxResponses
 	responses map[ownKey]*reach.Frame // owner, a Responses API answer's id -> the turn that gave it
 	respOrder perOwner
+
+	maxTasks  int                  // choices kept by their string arguments; 0 means maxChoices
+	byTask    map[ownKey][]*choice // owner, a string argument -> the choices of a call given it
+	taskOrder perOwner
 }
 
 // ownKey is a key of one owner's.
@@ -240,6 +244,109 @@ func (c *ModelChoices) RecordCall(f *reach.Frame, id, name string, args []byte) 
 		delete(c.byArgs, k)
 		return n
 	})
+	c.recordTasks(f, o, id, name, args, now)
+}
+
+// maxTask bounds a string argument remembered as a sub-agent's task, in
+// bytes.
+const maxTask = 16 << 10
+
+// recordTasks records, by each string member of args (a JSON object), that
+// turn f chose the call: a tool that runs a sub-agent in the agent's own
+// process (an agent as a tool, a tool whose code runs another agent) gives
+// it one of them as its first message, and its first model turn is then
+// found by it (Delegated). c.mu is held.
+func (c *ModelChoices) recordTasks(f *reach.Frame, o Owner, id, name string, args []byte, now time.Time) {
+	if !bytes.Contains(args, []byte(`"`)) {
+		return
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return
+	}
+	for _, v := range m {
+		var task string
+		if len(v) == 0 || v[0] != '"' || len(v) > 2*maxTask || json.Unmarshal(v, &task) != nil {
+			continue
+		}
+		task = strings.TrimSpace(task)
+		if task == "" || len(task) > maxTask {
+			continue
+		}
+		if c.byTask == nil {
+			c.byTask = map[ownKey][]*choice{}
+		}
+		k := ownKey{o, task}
+		old, had := c.byTask[k]
+		n := len(old)
+		cs := slices.DeleteFunc(old, func(o *choice) bool { return now.Sub(o.at) > ChoiceWindow })
+		c.taskOrder.drop(o, n-len(cs))
+		c.byTask[k] = append(cs, &choice{f: f, id: id, name: name, at: now})
+		c.taskOrder.add(o, task, !had, 1)
+	}
+	c.taskOrder.trim(cmp.Or(c.maxTasks, maxChoices), func(k ownKey) int {
+		n := len(c.byTask[k])
+		delete(c.byTask, k)
+		return n
+	})
+}
+
+// Delegated returns the model turn whose tool call handed task to a
+// sub-agent, for the first model turn of a conversation that begins with
+// task as its one user message and names no request: a turn of who's,
+// within ChoiceWindow, whose request has not ended, that chose a call with
+// task as one of its string arguments. Agent frameworks run a sub-agent
+// (OpenAI Agents' agent as a tool, a tool of the AI SDK or LangGraph whose
+// code runs another agent) in their own process, on a conversation of its
+// own that holds nothing of its caller's; this is what links it. As Match,
+// it is conservative: when turns of several requests chose such a call,
+// the one request whose choice no sub-agent has begun from yet wins, and
+// none when several wait. Each choice marks the sub-agent begun from it.
+func (c *ModelChoices) Delegated(task string, who *auth.Identity) *reach.Frame {
+	task = strings.TrimSpace(task)
+	if task == "" || len(task) > maxTask {
+		return nil
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var cands []*choice
+	roots := map[*reach.Request]bool{}
+	for _, ch := range c.byTask[ownKey{ownerOf(who), task}] {
+		if now.Sub(ch.at) > ChoiceWindow {
+			continue
+		}
+		root := ch.f.Request.Root()
+		if root.State() == reach.RequestCompleted || root.State() == reach.RequestInterrupted || CheckOwner(who, ch.f.Request) != nil {
+			continue
+		}
+		cands = append(cands, ch)
+		roots[root] = true
+	}
+	if len(roots) > 1 {
+		waiting := map[*reach.Request]bool{}
+		for _, ch := range cands {
+			if !ch.used {
+				waiting[ch.f.Request.Root()] = true
+			}
+		}
+		if len(waiting) != 1 {
+			return nil
+		}
+		cands = slices.DeleteFunc(cands, func(ch *choice) bool { return !waiting[ch.f.Request.Root()] })
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	pick := cands[0]
+	for _, ch := range cands {
+		if !ch.used {
+			pick = ch
+			break
+		}
+	}
+	pick.used = true
+	return pick.f
 }
 
 // Match returns the model turn that chose a tool call of tool with args, as

@@ -9,8 +9,11 @@
 //     named by Reach-Parent or a traceparent's parent span (a tool's
 //     implementation calling the model forwards the headers reach gave it).
 //   - A request that names nothing continues the run whose tool calls its
-//     history holds (link.ModelChoices.Continued); a new one may name its
-//     budget (Reach-Budget, or baggage reach.budget).
+//     history holds (link.ModelChoices.Continued); a conversation's first
+//     turn whose one user message a running turn's tool call was given as
+//     a string argument (a sub-agent that tool runs in the agent's process)
+//     nests under that turn (link.ModelChoices.Delegated); a new one may
+//     name its budget (Reach-Budget, or baggage reach.budget).
 //   - Before forwarding, the frame passes admit and budgets, the answer is
 //     capped at the tokens left once the prompt and the holds of the turns
 //     running beside it are counted (holds.go), and a prompt that alone
@@ -370,6 +373,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			l.Request = f.Request.ID()
 			if f.Parent != nil {
 				l.Parent = f.Parent.ID
+			}
+		} else if task := firstTask(api, body); task != "" {
+			// A conversation that begins with what a running turn's tool
+			// call was given: a sub-agent that tool runs in the agent's
+			// process. Its turns nest under that turn, in its request.
+			if f := p.opts.Choices.Delegated(task, who); f != nil {
+				l.Request, l.Parent = f.Request.ID(), f.ID
 			}
 		}
 	}
@@ -1159,6 +1169,54 @@ func (p *Proxy) continued(api apiKind, body map[string]json.RawMessage, who *aut
 		return f
 	}
 	return p.opts.Choices.Continued(inputIDs(body["input"]), who)
+}
+
+// firstTask returns the text of a conversation's one user message when
+// that is all it holds besides system or developer messages (the first
+// turn of an agent's run), and "" for any other: a turn that goes on from
+// an earlier one, or names a stored conversation (previous_response_id,
+// conversation).
+func firstTask(api apiKind, body map[string]json.RawMessage) string {
+	var items []struct {
+		Type    string          `json:"type"`
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	raw := body["messages"]
+	if api == responsesAPI {
+		if len(body["previous_response_id"]) > 0 && string(body["previous_response_id"]) != "null" ||
+			len(body["conversation"]) > 0 && string(body["conversation"]) != "null" {
+			return ""
+		}
+		raw = body["input"]
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	if json.Unmarshal(raw, &items) != nil {
+		return ""
+	}
+	task := ""
+	for _, it := range items {
+		if it.Type != "" && it.Type != "message" {
+			return ""
+		}
+		switch it.Role {
+		case "system", "developer":
+		case "user":
+			if task != "" {
+				return ""
+			}
+			task = contentText(it.Content)
+			if task == "" {
+				return ""
+			}
+		default:
+			return ""
+		}
+	}
+	return task
 }
 
 // kept returns the tokens of the history the endpoint keeps for a
