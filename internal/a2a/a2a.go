@@ -479,11 +479,18 @@ func CheckAgent(a *Agent) error {
 // store 10 s at most.
 func (g *Gateway) Close() error {
 	g.cancel() // new messages are refused, the streams let go
+	bound := time.NewTimer(closeWait)
+	defer bound.Stop()
 	for {
 		// A stop begun spawns background work (its cancel to the
 		// agent), and background work ends hand-offs (a stream's last
 		// event): each is waited for until neither is left.
-		waited := g.stops.wait()
+		waited, left := g.stops.wait(bound.C)
+		if left > 0 {
+			g.log.Error("a2a: stops of tasks begun before the gateway closed did not end within the close's bound; what they settle after it is not stored", "stops", left, "bound", closeWait)
+			g.bg.Wait()
+			break
+		}
 		if !g.bg.Wait() && !waited {
 			break
 		}
@@ -604,11 +611,18 @@ func (a *armed) arm(ctx context.Context, t *task) {
 	})
 }
 
+// closeWait bounds how long Close waits for the stops begun before it:
+// each step of a stop is bounded (a stop waits for the agent no longer
+// once the gateway closes, a store write 10 s at most), this whatever
+// they wait for.
+const closeWait = 15 * time.Second
+
 // wait waits for the stops of the tasks whose hand-off has ended (their
-// stop begun, or about to), and reports whether there was one. A task
-// whose hand-off goes on is not waited for: a stop of it after Close
-// writes nothing.
-func (a *armed) wait() bool {
+// stop begun, or about to), until bound fires, and reports whether there
+// was one, and how many it did not wait for (bound fired). A task whose
+// hand-off goes on is not waited for: a stop of it after Close writes
+// nothing.
+func (a *armed) wait(bound <-chan time.Time) (waited bool, left int) {
 	a.mu.Lock()
 	var ended []chan struct{}
 	for t, ran := range a.m {
@@ -620,10 +634,14 @@ func (a *armed) wait() bool {
 	if len(ended) > 0 && closeWaits != nil {
 		closeWaits()
 	}
-	for _, ran := range ended {
-		<-ran
+	for i, ran := range ended {
+		select {
+		case <-ran:
+		case <-bound:
+			return true, len(ended) - i
+		}
 	}
-	return len(ended) > 0
+	return len(ended) > 0, 0
 }
 
 // closeWaits, if set (tests), is called as Close begins to wait for stops
