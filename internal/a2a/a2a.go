@@ -293,6 +293,8 @@ type Gateway struct {
 	base   context.Context // the gateway's lifetime
 	cancel context.CancelFunc
 	bg     bgGroup // what runs in the background, which Close waits for
+	stops  armed   // the tasks whose hand-off's end runs their stop (task.stopped), which Close waits for once begun
+	writes gate    // the store writes under way; none begins once Close waited for them
 
 	auditQ      chan *TaskEvent // to the Auditor, in order, off the call path
 	auditDone   chan struct{}
@@ -467,11 +469,33 @@ func CheckAgent(a *Agent) error {
 }
 
 // Close stops following the tasks in flight (they are not canceled),
-// waits for the gateway's background work, and hands the last task events
-// to the Auditor.
+// waits for the gateway's background work and for the stops begun before
+// it (a task whose hand-off ended, by the gateway's own close among
+// others, settled and stored canceled), and hands the last task events to
+// the Auditor. Once it returns nothing is written to the store (a state
+// settled after it is not stored, nor shown: logged) and nothing audited,
+// so that its owner may close them. Each step is bounded: a stop waits
+// for the agent no longer once the gateway closes, and a write for the
+// store 10 s at most.
 func (g *Gateway) Close() error {
-	g.cancel()
-	g.bg.Wait()
+	g.cancel() // new messages are refused, the streams let go
+	bound := time.NewTimer(closeWait)
+	defer bound.Stop()
+	for {
+		// A stop begun spawns background work (its cancel to the
+		// agent), and background work ends hand-offs (a stream's last
+		// event): each is waited for until neither is left.
+		waited, left := g.stops.wait(bound.C)
+		if left > 0 {
+			g.log.Error("a2a: stops of tasks begun before the gateway closed did not end within the close's bound; what they settle after it is not stored", "stops", left, "bound", closeWait)
+			g.bg.Wait()
+			break
+		}
+		if !g.bg.Wait() && !waited {
+			break
+		}
+	}
+	g.writes.close()
 	g.auditMu.Lock()
 	if g.auditQ != nil && !g.auditClosed {
 		g.auditClosed = true
@@ -489,7 +513,11 @@ func (g *Gateway) Close() error {
 func (g *Gateway) record(e *TaskEvent) {
 	g.auditMu.RLock()
 	defer g.auditMu.RUnlock()
-	if g.auditQ == nil || g.auditClosed {
+	if g.auditQ == nil {
+		return
+	}
+	if g.auditClosed {
+		g.log.Warn("a2a: a task's event came after the gateway closed; it is not audited", "kind", e.Kind, "agent", e.Agent, "task", e.Task, "state", e.State)
 		return
 	}
 	g.auditQ <- e
@@ -535,12 +563,13 @@ func (b *bgGroup) done() {
 	b.mu.Unlock()
 }
 
-// Wait returns once no goroutine it counts runs.
-func (b *bgGroup) Wait() {
+// Wait returns once no goroutine it counts runs, and reports whether it
+// waited for one.
+func (b *bgGroup) Wait() bool {
 	b.mu.Lock()
 	if b.n == 0 {
 		b.mu.Unlock()
-		return
+		return false
 	}
 	if b.zero == nil {
 		b.zero = make(chan struct{})
@@ -548,6 +577,122 @@ func (b *bgGroup) Wait() {
 	ch := b.zero
 	b.mu.Unlock()
 	<-ch
+	return true
+}
+
+// armed are the tasks whose stop (task.stopped) runs when their
+// hand-off's sub-request ends. context.AfterFunc runs it on a goroutine of
+// its own, which nothing counted: the gateway's close ends every request
+// (link.Owned.EndAll) just before it closes this gateway, and a stop so
+// begun settled the task, stored it and audited it after the store and
+// the audit log were closed (an error logged, the canceled state lost).
+type armed struct {
+	mu sync.Mutex
+	m  map[*task]chan struct{} // closed once the task's stop returned
+}
+
+// arm runs t.stopped once ctx ends, counted until it returns.
+func (a *armed) arm(ctx context.Context, t *task) {
+	ran := make(chan struct{})
+	a.mu.Lock()
+	if a.m == nil {
+		a.m = map[*task]chan struct{}{}
+	}
+	a.m[t] = ran
+	a.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		defer func() {
+			a.mu.Lock()
+			delete(a.m, t)
+			a.mu.Unlock()
+			close(ran)
+		}()
+		t.stopped()
+	})
+}
+
+// closeWait bounds how long Close waits for the stops begun before it:
+// each step of a stop is bounded (a stop waits for the agent no longer
+// once the gateway closes, a store write 10 s at most), this whatever
+// they wait for.
+const closeWait = 15 * time.Second
+
+// wait waits for the stops of the tasks whose hand-off has ended (their
+// stop begun, or about to), until bound fires, and reports whether there
+// was one, and how many it did not wait for (bound fired). A task whose
+// hand-off goes on is not waited for: a stop of it after Close writes
+// nothing.
+func (a *armed) wait(bound <-chan time.Time) (waited bool, left int) {
+	a.mu.Lock()
+	var ended []chan struct{}
+	for t, ran := range a.m {
+		if t.req.Context().Err() != nil {
+			ended = append(ended, ran)
+		}
+	}
+	a.mu.Unlock()
+	if len(ended) > 0 && closeWaits != nil {
+		closeWaits()
+	}
+	for i, ran := range ended {
+		select {
+		case <-ran:
+		case <-bound:
+			return true, len(ended) - i
+		}
+	}
+	return len(ended) > 0, 0
+}
+
+// closeWaits, if set (tests), is called as Close begins to wait for stops
+// begun before it.
+var closeWaits func()
+
+// gate counts the store writes under way (enter, leave); once closed
+// (close, which waits for those under way) none begins.
+type gate struct {
+	mu     sync.Mutex
+	n      int
+	closed bool
+	zero   chan struct{} // closed when n falls to 0 while close waits
+}
+
+// enter counts a write about to begin, or reports false once the gate is
+// closed: the write is not made.
+func (g *gate) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.n++
+	return true
+}
+
+func (g *gate) leave() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n--
+	if g.n == 0 && g.zero != nil {
+		close(g.zero)
+		g.zero = nil
+	}
+}
+
+// close refuses the writes to come and waits for those under way.
+func (g *gate) close() {
+	g.mu.Lock()
+	g.closed = true
+	for g.n > 0 {
+		if g.zero == nil {
+			g.zero = make(chan struct{})
+		}
+		ch := g.zero
+		g.mu.Unlock()
+		<-ch
+		g.mu.Lock()
+	}
+	g.mu.Unlock()
 }
 
 // ServeHTTP serves /a2a/NAME (JSON-RPC, with or without a trailing slash)
@@ -568,6 +713,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch sub {
 	case "":
+		if g.base.Err() != nil {
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": map[string]string{"code": "shutting_down",
+				"message":    "The gateway is shutting down and takes no more messages.",
+				"suggestion": "Send the message again in a moment: to another instance, or to this one once it is back."}})
+			return
+		}
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
 			writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": map[string]string{"code": "method_not_allowed",

@@ -16,7 +16,7 @@ func TestBackgroundBegunWhileClosing(t *testing.T) {
 	var b bgGroup
 	for range 200 {
 		var wg sync.WaitGroup
-		wg.Go(b.Wait)
+		wg.Go(func() { b.Wait() })
 		wg.Go(func() { b.Go(func() {}) })
 		wg.Wait()
 	}

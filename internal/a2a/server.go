@@ -205,7 +205,7 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	req = &mine
 	t.history = []*a2a.Message{&mc}
 	t.pumps = 1
-	context.AfterFunc(sub.Context(), t.stopped)
+	e.g.stops.arm(sub.Context(), t)
 	out := e.forward(req, t)
 	e.g.background(func() { t.pump(client, card.Capabilities.Streaming, out, t.out, 0) })
 	return t, 0, nil

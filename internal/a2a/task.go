@@ -1763,6 +1763,13 @@ func (t *task) persist() {
 	v, st, id := t.view(), t.state, t.id
 	n, upto := t.changes, t.base+len(t.feed)
 	t.mu.Unlock()
+	if !t.g.writes.enter() {
+		// The gateway closed (Close): its owner may have closed the
+		// store. A state not stored is shown to no one.
+		t.g.log.Warn("a2a: a task's state came after the gateway closed; it is not stored", "task", id, "state", st)
+		return
+	}
+	defer t.g.writes.leave()
 	defer t.show(n, upto) // stored or not: a store that fails holds no one for ever
 	if v == nil || id == "" {
 		return
@@ -1846,6 +1853,10 @@ func (g *Gateway) cutOff(ctx context.Context, rec *store.TaskRecord, v *a2a.Task
 	}
 	failed := *rec
 	failed.State, failed.Final, failed.Data = string(a2a.TaskStateFailed), true, data
+	if !g.writes.enter() {
+		return // the gateway closed: the next reader, here or elsewhere, cuts it off
+	}
+	defer g.writes.leave()
 	if _, err := g.opts.Tasks.PutTask(ctx, &failed); err != nil {
 		g.log.Error("a2a: a cut-off task's state was not stored", "task", rec.ID, "err", err)
 		return

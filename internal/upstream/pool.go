@@ -89,7 +89,9 @@ type Options struct {
 // Pool is the clients of the configured upstreams. Make one with Connect;
 // its methods are safe for concurrent use.
 type Pool struct {
-	life     context.Context // the pool's lifetime: sessions and background work end with it
+	life     context.Context    // the pool's lifetime: sessions and background work end with it
+	stop     context.CancelFunc // ends life: Close
+	opens    sessions           // the sessions opened and not ended, and the handshakes under way
 	cfg      *config.Config
 	run      Runner
 	catalog  Catalog
@@ -122,7 +124,8 @@ type Pool struct {
 // in the background until it answers (the gateway starts degraded, and its
 // tools come when it does: Catalog.Relisted).
 func Connect(ctx, life context.Context, opts *Options) (*Pool, error) {
-	p := &Pool{life: life, cfg: opts.Config, run: opts.Runner, catalog: opts.Catalog, levels: opts.Levels, models: opts.Models,
+	life, stop := context.WithCancel(life)
+	p := &Pool{life: life, stop: stop, cfg: opts.Config, run: opts.Runner, catalog: opts.Catalog, levels: opts.Levels, models: opts.Models,
 		redactor: opts.Redactor, version: opts.Version, log: opts.Logger, ready: make(chan struct{})}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -130,6 +133,7 @@ func Connect(ctx, life context.Context, opts *Options) (*Pool, error) {
 	if p.redactor == nil {
 		var err error
 		if p.redactor, err = redact.New(nil); err != nil {
+			stop()
 			return nil, err
 		}
 	}
@@ -279,8 +283,16 @@ func (p *Pool) SetLevel(ctx context.Context, down *mcp.ServerSession, level, sha
 	}
 }
 
-// Close disconnects the upstreams.
+// Close disconnects the upstreams. It returns once every session it
+// opened has ended, a stdio upstream's process exited (told to by its
+// stdin closing, then SIGTERM, then SIGKILL, stdinCloser): those of a
+// handshake under way as it closes, and of sessions let go and being
+// closed in the background, too. Before, those were closed by goroutines
+// nothing waited for, and a process that was starting, or that does not
+// end at the end of its stdin, outlived the gateway.
 func (p *Pool) Close() error {
+	p.stop() // the handshakes under way end (the SDK closes their sessions)
+	defer p.opens.closeAll()
 	var errs []error
 	for _, u := range p.ups {
 		if u == nil {
@@ -342,4 +354,86 @@ func (p *Pool) Serving(t reach.Tool) (name, url string, ok bool) {
 		return "", "", false
 	}
 	return u.cfg.Name, u.cfg.URL, true
+}
+
+// sessions are the upstream sessions a pool opened and that have not
+// ended (a stdio one's process not yet waited for), and the handshakes
+// under way, for Close to end: a session let go (a lost one, one opened
+// for a call that gave up, one opened as the gateway closed) is closed by
+// a goroutine of its own, which nothing else waits for.
+type sessions struct {
+	mu      sync.Mutex
+	closed  bool
+	dialing int                             // handshakes under way (begin, end)
+	idle    chan struct{}                   // closed when dialing falls to 0 while closeAll waits
+	open    map[*mcp.ClientSession]struct{} // opened and not ended
+}
+
+// begin counts a handshake about to start, or reports false once the
+// pool closes: none starts then.
+func (s *sessions) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.dialing++
+	return true
+}
+
+// end is a handshake's end (its session, if it opened one, told to
+// opened first).
+func (s *sessions) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dialing--
+	if s.dialing == 0 && s.idle != nil {
+		close(s.idle)
+		s.idle = nil
+	}
+}
+
+// opened keeps cs until it ends (its connection closed, a stdio
+// upstream's process waited for).
+func (s *sessions) opened(cs *mcp.ClientSession) {
+	s.mu.Lock()
+	if s.open == nil {
+		s.open = map[*mcp.ClientSession]struct{}{}
+	}
+	s.open[cs] = struct{}{}
+	s.mu.Unlock()
+	go func() {
+		cs.Wait()
+		s.mu.Lock()
+		delete(s.open, cs)
+		s.mu.Unlock()
+	}()
+}
+
+// closeAll refuses new handshakes, waits for those under way (the pool's
+// life ended, they end), then closes every session not ended and waits
+// for each: a session being closed elsewhere is waited for too (the SDK's
+// Close returns once its connection is closed).
+func (s *sessions) closeAll() {
+	s.mu.Lock()
+	s.closed = true
+	for s.dialing > 0 {
+		if s.idle == nil {
+			s.idle = make(chan struct{})
+		}
+		idle := s.idle
+		s.mu.Unlock()
+		<-idle
+		s.mu.Lock()
+	}
+	open := make([]*mcp.ClientSession, 0, len(s.open))
+	for cs := range s.open {
+		open = append(open, cs)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, cs := range open {
+		wg.Go(func() { cs.Close() })
+	}
+	wg.Wait()
 }

@@ -25,6 +25,7 @@ import (
 // stdout, with =big the echo server and addBigTools.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("REACH_TEST_STDIO_UPSTREAM"); mode != "" {
+		stuckUpstream(mode) // a process that never answers (closestdio_test.go)
 		s := echoServer()
 		if mode == "big" {
 			addBigTools(s)

@@ -328,17 +328,27 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		err error
 	}
 	done := make(chan result, 1)
+	// Counted from before its process starts until its session is known
+	// to the pool (or closed by the SDK, its handshake failed): the pool's
+	// Close ends every one (Pool.Close).
+	if !u.p.opens.begin() {
+		return nil, errors.New("the gateway is shutting down")
+	}
 	tr := u.transport()
 	// The SDK ties nothing but the handshake to the context it is given;
 	// give it the gateway's, and bound the wait with hctx.
 	go func() {
+		defer u.p.opens.end()
 		// The last protocol with sessions: the wire client uses HTTP
 		// sessions, and on it logging/setLevel, sampling and elicitation
 		// work as the gateway relays them.
 		opts := &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol}
 		cs, err := u.client.Connect(u.p.life, tr, opts)
-		if t, ok := tr.(*inOrder); ok && cs != nil {
-			t.cs.Store(cs)
+		if cs != nil {
+			u.p.opens.opened(cs)
+			if t, ok := tr.(*inOrder); ok {
+				t.cs.Store(cs)
+			}
 		}
 		done <- result{cs, err}
 	}()
