@@ -3,6 +3,7 @@ package link
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -276,19 +277,27 @@ func (c *ModelChoices) recordTasks(f *reach.Frame, o Owner, id, name string, arg
 		if c.byTask == nil {
 			c.byTask = map[ownKey][]*choice{}
 		}
-		k := ownKey{o, task}
+		k := ownKey{o, taskKey(task)}
 		old, had := c.byTask[k]
 		n := len(old)
 		cs := slices.DeleteFunc(old, func(o *choice) bool { return now.Sub(o.at) > ChoiceWindow })
 		c.taskOrder.drop(o, n-len(cs))
 		c.byTask[k] = append(cs, &choice{f: f, id: id, name: name, at: now})
-		c.taskOrder.add(o, task, !had, 1)
+		c.taskOrder.add(o, k.key, !had, 1)
 	}
 	c.taskOrder.trim(cmp.Or(c.maxTasks, maxChoices), func(k ownKey) int {
 		n := len(c.byTask[k])
 		delete(c.byTask, k)
 		return n
 	})
+}
+
+// taskKey is what a task is remembered by: its digest, so that the
+// memory a remembered task holds does not grow with the task (up to
+// maxChoices of them, each up to maxTask bytes, would be 160 MiB).
+func taskKey(task string) string {
+	h := sha256.Sum256([]byte(task))
+	return string(h[:])
 }
 
 // Delegated returns the model turn whose tool call handed task to a
@@ -312,7 +321,7 @@ func (c *ModelChoices) Delegated(task string, who *auth.Identity) *reach.Frame {
 	defer c.mu.Unlock()
 	var cands []*choice
 	roots := map[*reach.Request]bool{}
-	for _, ch := range c.byTask[ownKey{ownerOf(who), task}] {
+	for _, ch := range c.byTask[ownKey{ownerOf(who), taskKey(task)}] {
 		if now.Sub(ch.at) > ChoiceWindow {
 			continue
 		}
