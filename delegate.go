@@ -85,7 +85,9 @@ func (r *Request) Continue(ctx context.Context, message string) (done func(answe
 			if failed {
 				o = loops.Outcome{Refused: true}
 			}
-			rt.detector(parent).Done(s, o)
+			if d := rt.admitted(parent); d != nil {
+				d.Done(s, o)
+			}
 		})
 	}, nil
 }

@@ -14,6 +14,18 @@ func (rt *Runtime) detector(r *Request) *loops.Detector {
 	return r.root.loops.Get(rt.opts.Loops)
 }
 
+// admitted is the detector a step the loop guard admitted for r's tree
+// reports its outcome to: the tree's, or nil once the tree ended and let
+// it go (loops.Lazy.Release). The step points into the state of the one
+// that admitted it; a report to a new one would write that state under
+// another lock, racing every other step that answers late.
+func (rt *Runtime) admitted(r *Request) *loops.Detector {
+	if rt.opts.DisableLoopGuard {
+		return nil
+	}
+	return r.root.loops.Live()
+}
+
 // loopGuard (5): repetition without progress (L1-L3).
 func (rt *Runtime) loopGuard(next Handler) Handler {
 	if rt.opts.DisableLoopGuard {
@@ -37,7 +49,9 @@ func (rt *Runtime) loopDone(c *Call, res *Result, err error) {
 	if !c.stepped {
 		return
 	}
-	rt.detector(c.req).DoneTool(&c.lstep, res, err)
+	if d := rt.admitted(c.req); d != nil {
+		d.DoneTool(&c.lstep, res, err)
+	}
 }
 
 // loopModel checks a model frame before it starts.
@@ -118,5 +132,7 @@ func (rt *Runtime) loopFrameDone(f *Frame, text string, failed bool) {
 	if failed {
 		o = loops.Outcome{Refused: true}
 	}
-	rt.detector(f.Request).Done(s, o)
+	if d := rt.admitted(f.Request); d != nil {
+		d.Done(s, o)
+	}
 }

@@ -168,12 +168,9 @@ func TestStoppedEndsWithManyWritesInFlight(t *testing.T) {
 	const n = 16
 	st := &heldStops{}
 	entered, release := make(chan string, n), make(chan struct{})
-	// The loop guard is off: calls that finish after their tree ended
-	// report to detectors made after it was let go (loops.Lazy), each with
-	// the step of the one let go, and -race finds those reports racing
-	// (internal/loops' doneTool); a matter of the loop guard's, not of
-	// what this test checks.
-	rt := reach.New(&reach.Options{Requests: st, DisableLoopGuard: true})
+	// The loop guard is on: the writes finish after their tree ended and
+	// let its detector go, and report to none (TestLateCallDoneAfterRelease).
+	rt := reach.New(&reach.Options{Requests: st})
 	inFlightTools(rt, st, 0, entered, nil, release, nil)
 	ctx, r, err := rt.Begin(t.Context(), &reach.RequestOptions{ID: "r"})
 	if err != nil {

@@ -41,13 +41,23 @@ func (l *Lazy) Get(opts *Options) *Detector {
 // state (every agent's recent calls, answers and questions) was most of
 // what each kept, and under clients that make a request a call (a
 // sessionless client's concurrent calls) it held the GC to a heap a
-// third larger. A frame that was running when the tree ended tells its
-// outcome to a detector of its own, which is then garbage.
+// third larger. A step that was running when the tree ended tells its
+// outcome to no detector (Live is nil): the one that admitted it is let
+// go, and a new one made for it would hold none of the state the step
+// points into (its agent's ring), which other late steps' reports to
+// their own new detectors would write at once.
 func (l *Lazy) Release() {
 	l.mu.Lock()
 	l.released = true
 	l.d.Store(nil)
 	l.mu.Unlock()
+}
+
+// Live returns the tree's Detector, for a step it admitted to report its
+// outcome to, or nil once it was let go (Release) or if none was made. It
+// never makes one.
+func (l *Lazy) Live() *Detector {
+	return l.d.Load()
 }
 
 // Released reports whether Release was called.
