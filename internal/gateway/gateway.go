@@ -236,7 +236,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *Gateway, er
 	}
 	g.rt = reach.New(ro)
 	g.metrics.WithBreakers(g.rt.Breakers)
-	g.owned = link.NewOwned(g.ctx, g.rt, cfg.IdleAfter(), link.Budgets{Default: cfg.DefaultBudget(), Named: cfg.NamedBudgets(), Principals: cfg.BudgetPrincipals(), Tenants: cfg.BudgetTenants()}).Bound(cfg.SessionsCap())
+	g.owned = link.NewOwned(g.ctx, g.rt, cfg.IdleAfter(), link.Budgets{Default: cfg.DefaultBudget(), Named: cfg.NamedBudgets(), Principals: budgetNamers(cfg), Tenants: cfg.BudgetTenants()}).Bound(cfg.SessionsCap())
 	g.begins.Store(g.owned)
 	if g.cluster != nil {
 		g.owned.WithRemote(g.cluster) // a call under another instance's frame sees its stack
@@ -579,4 +579,16 @@ func (g *Gateway) newServer() *httpapi.Server {
 		o.A2A, o.Agents = g.agents, g.agents
 	}
 	return httpapi.NewServer(o, g.ctx)
+}
+
+// budgetNamers is the principals each budget lists, each of its tenant, as
+// link.Owned compares them.
+func budgetNamers(cfg *config.Config) map[string][]link.Owner {
+	out := map[string][]link.Owner{}
+	for name, ps := range cfg.BudgetPrincipals() {
+		for _, p := range ps {
+			out[name] = append(out[name], link.Owner(p))
+		}
+	}
+	return out
 }
