@@ -2469,6 +2469,47 @@ func (c *Config) BudgetWarnings() []string {
 	return out
 }
 
+// BareBudgetPrincipalWarnings explains each bare principal (of no tenant)
+// a budget that lifts a limit of the default's lists, whose known
+// identities carry a tenant (tenantsOf: the tenants of that principal's
+// API keys, sorted): those may not name it, as alice of acme is not alice,
+// and a configuration written before a principal had a tenant in a budget
+// says how to list them.
+func (c *Config) BareBudgetPrincipalWarnings(tenantsOf func(principal string) []string) []string {
+	def := c.DefaultBudget()
+	if def == nil {
+		def = new(reach.StandardBudget())
+	}
+	named := c.NamedBudgets()
+	var out []string
+	for _, name := range c.inFileOrder(slices.Sorted(maps.Keys(c.Budgets)), "budgets") {
+		if len(budget.Lifts(named[name], *def)) == 0 {
+			continue
+		}
+		for _, p := range c.Budgets[name].Principals {
+			if p.Tenant != "" || p.Principal == "*" {
+				continue
+			}
+			var tenants []string
+			for _, tn := range tenantsOf(p.Principal) {
+				if tn != "" && !slices.Contains(tenants, tn) {
+					tenants = append(tenants, tn)
+				}
+			}
+			if len(tenants) == 0 {
+				continue
+			}
+			var of []string
+			for _, tn := range tenants {
+				of = append(of, fmt.Sprintf("{principal: %q, tenant: %q}", p.Principal, tn))
+			}
+			out = append(out, fmt.Sprintf("budget %s lists %q, the principal of no tenant, and API keys of %q are of tenant %s: those may not name it (the same name in another tenant is someone else); to let them, write %s in budgets.%s.principals",
+				name, p.Principal, p.Principal, strings.Join(tenants, ", "), strings.Join(of, ", "), name))
+		}
+	}
+	return out
+}
+
 // written reports whether the mapping keys of path are all in the parsed
 // document (through aliases, as the decoder reads them).
 func (c *Config) written(path ...string) bool {

@@ -515,6 +515,26 @@ func TestBudgetPrincipalsOfTenant(t *testing.T) {
 	}
 }
 
+// TestBareBudgetPrincipalWarnings: a bare principal of a lifting budget
+// whose keys carry a tenant is warned of, saying how to list it of each;
+// one of a tenant, "*", a principal of no tenant only, or a budget that
+// only lowers limits, is not.
+func TestBareBudgetPrincipalWarnings(t *testing.T) {
+	c, err := Parse([]byte(`budgets:
+  default: {tool_calls: 20}
+  team: {tool_calls: 100, principals: [alice, bob, carol, "*", {principal: dave, tenant: acme}]}
+  small: {tool_calls: 5, principals: [alice]}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string][]string{"alice": {"", "acme"}, "bob": {""}, "dave": {"globex"}, "*": {"acme"}}
+	ws := c.BareBudgetPrincipalWarnings(func(p string) []string { return keys[p] })
+	if len(ws) != 1 || ws[0] != `budget team lists "alice", the principal of no tenant, and API keys of "alice" are of tenant acme: those may not name it (the same name in another tenant is someone else); to let them, write {principal: "alice", tenant: "acme"} in budgets.team.principals` {
+		t.Errorf("warnings = %q, want one, of alice in team", ws)
+	}
+}
+
 // TestInstanceTTLBound: an instance_ttl under a second (a typo of 10ms for
 // 10s) is refused at load, saying the bound; it was taken, and instances
 // would take each other for dead at any pause of the store.

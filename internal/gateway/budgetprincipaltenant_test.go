@@ -52,6 +52,18 @@ func TestBudgetPrincipalOfTenantServed(t *testing.T) {
 	}
 	g := newTestGateway(t, cfg)
 	url := serveTest(t, g).URL
+	// reach validate and serve warn of the bare alice whose keys are of
+	// tenants, saying how to list them; not of acme's alice.
+	var warned []string
+	for _, w := range g.Warnings() {
+		if strings.Contains(w, "principal of no tenant") {
+			warned = append(warned, w)
+		}
+	}
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], "budget bare lists \"alice\"") || !strings.Contains(warned[0], "tenant acme, globex") ||
+		!strings.Contains(warned[0], `{principal: "alice", tenant: "acme"}, {principal: "alice", tenant: "globex"} in budgets.bare.principals`) {
+		t.Errorf("warnings of bare principals = %q, want one for budget bare, naming acme and globex and how to list them", warned)
+	}
 	for _, tc := range []struct {
 		who, budget string
 		want        int // the request's tool calls; 0: refused

@@ -112,6 +112,7 @@ type Gateway struct {
 	log     *slog.Logger
 	model   builtin.Model
 	owned   *link.Owned // the requests the gateway begins for its clients
+	keys    *auth.Keys  // the API keys, with auth.keys (Warnings reads them)
 	// begins is owned once made, for the runtime's History (persistence),
 	// which the runtime may ask before it is.
 	begins  atomic.Pointer[link.Owned]
@@ -347,6 +348,20 @@ func (g *Gateway) Warnings() []string {
 		out = append(out, g.unknownScopes()...)
 	}
 	out = append(out, g.cfg.BudgetWarnings()...)
+	if g.keys != nil {
+		if list, err := g.keys.List(); err == nil {
+			out = append(out, g.cfg.BareBudgetPrincipalWarnings(func(p string) []string {
+				var ts []string
+				for _, k := range list {
+					if k.Principal == p && k.Revoked == nil {
+						ts = append(ts, k.Tenant)
+					}
+				}
+				slices.Sort(ts)
+				return ts
+			})...)
+		}
+	}
 	for _, t := range g.rt.Tools() {
 		if (t.Access == reach.Write || t.Access == reach.HighRisk) && t.Undo == nil && !t.Idempotent {
 			out = append(out, fmt.Sprintf("tool %s is a %s tool with neither an undo nor an idempotency key: a failed chain cannot be compensated and a retry may repeat it (declare tools.%s.undo, or idempotent: true if the upstream honours the key)", t.Name, t.Access, t.Name))
