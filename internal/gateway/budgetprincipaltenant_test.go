@@ -52,7 +52,7 @@ func TestBudgetPrincipalOfTenantServed(t *testing.T) {
 	}
 	g := newTestGateway(t, cfg)
 	url := serveTest(t, g).URL
-	// reach validate and serve warn of the bare alice whose keys are of
+	// reach validate warns of the bare alice whose keys are of
 	// tenants, saying how to list them; not of acme's alice.
 	var warned []string
 	for _, w := range g.Warnings() {
