@@ -21,6 +21,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
+	"github.com/agentreach/reach/internal/forwarded"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/redact"
 )
@@ -352,34 +353,12 @@ func (a *agent) serveCard(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
-// forwardedHTTPS reports whether a proxy in front says that the client
-// asked for the card over https: the first proxy's X-Forwarded-Proto, or
-// the proto of the first element of Forwarded (RFC 7239). reach serves
-// plain HTTP, so a gateway reached over the network is behind a proxy
-// that ends TLS, and a card naming http:// there had its A2A clients send
-// their key in the clear. A client that says https over plain HTTP gets a
-// card naming an address it cannot reach, no worse.
-func forwardedHTTPS(h http.Header) bool {
-	if v := h.Get("X-Forwarded-Proto"); v != "" {
-		first, _, _ := strings.Cut(v, ",")
-		return strings.EqualFold(strings.TrimSpace(first), "https")
-	}
-	first, _, _ := strings.Cut(h.Get("Forwarded"), ",")
-	for pair := range strings.SplitSeq(first, ";") {
-		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
-		if ok && strings.EqualFold(strings.TrimSpace(k), "proto") {
-			return strings.EqualFold(strings.Trim(strings.TrimSpace(v), `"`), "https")
-		}
-	}
-	return false
-}
-
 // public is the URL a caller reaches the agent at through the gateway.
 func (a *agent) public(r *http.Request) string {
 	base := a.g.opts.PublicURL
 	if base == "" {
 		scheme := "http"
-		if r.TLS != nil || forwardedHTTPS(r.Header) {
+		if forwarded.HTTPS(r) {
 			scheme = "https"
 		}
 		base = scheme + "://" + r.Host

@@ -572,17 +572,50 @@ func decodeFields(n *yaml.Node, fs fields) error {
 type Budget struct {
 	reach.Budget
 	// Principals may name this budget for a request they begin when it
-	// lifts a limit of the default budget's ("*": every principal; "local"
-	// is who works with a gateway that authenticates nobody). A budget that
-	// only lowers limits may be named by any client; one that lifts a limit
-	// and lists none, by none (agents[].budget may still use it: a
-	// delegation's budget is carved from its caller's).
-	Principals []string
+	// lifts a limit of the default budget's: each a principal of a tenant
+	// ({principal: alice, tenant: acme}), or a bare name, that principal
+	// of no tenant (alice of acme is not alice); "*" alone is every
+	// principal of every tenant, {principal: "*", tenant: acme} every one
+	// of acme; "local" is who works with a gateway that authenticates
+	// nobody. A budget that only lowers limits may be named by any client;
+	// one that lifts a limit and lists none, by none (agents[].budget may
+	// still use it: a delegation's budget is carved from its caller's).
+	Principals []BudgetPrincipal
 	// Tenants may name it too: every principal whose identity carries one
 	// of these tenants (auth's tenant: a key's, or the JWT's tenant claim).
 	// A tenant is compared as identities are, exactly: no case folded, no
 	// Unicode normalized; a caller with no tenant is in none.
 	Tenants []string
+}
+
+// BudgetPrincipal is one entry of a budget's principals: a principal of
+// a tenant, written {principal: alice, tenant: acme}, or a bare name, the
+// principal of no tenant (Tenant ""). A principal is whatever string a key
+// or a JWT claim gives, so the tenant is a key of its own, never a spelling
+// inside the name ("alice@acme" is the principal named so, of no tenant).
+type BudgetPrincipal struct{ Principal, Tenant string }
+
+// UnmarshalYAML reads a bare name or a {principal, tenant} mapping.
+func (p *BudgetPrincipal) UnmarshalYAML(n *yaml.Node) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return n.Decode(&p.Principal)
+	case yaml.MappingNode:
+	default:
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: cannot unmarshal %s here; want a principal's name (of no tenant), or {principal: NAME, tenant: TENANT}", n.Line, n.ShortTag())}}
+	}
+	return decodeFields(n, fields{"principal": &p.Principal, "tenant": &p.Tenant})
+}
+
+// String is p as a refusal or an error quotes it.
+func (p BudgetPrincipal) String() string {
+	if p.Tenant == "" {
+		return p.Principal
+	}
+	return p.Principal + " of tenant " + p.Tenant
 }
 
 // UnmarshalYAML decodes a budget's keys straight into its fields.
@@ -1963,8 +1996,15 @@ func (c *Config) check() error {
 			return c.Errorf([]any{"budgets", name}, "budget %s: amounts must not be negative (zero means unlimited)", name)
 		}
 		for i, p := range b.Principals {
-			if strings.TrimSpace(p) == "" {
-				return c.Errorf([]any{"budgets", name, "principals", i}, "budget %s: principal %d is empty; write a principal's name, or \"*\" for every one", name, i+1)
+			switch {
+			case strings.TrimSpace(p.Principal) == "" && p.Tenant != "":
+				return c.Errorf([]any{"budgets", name, "principals", i}, "budget %s: principal %d names tenant %q and no principal; write {principal: NAME, tenant: %q}, {principal: \"*\", tenant: %q} for every one of it, or list it in budgets.%s.tenants", name, i+1, p.Tenant, p.Tenant, p.Tenant, name)
+			case strings.TrimSpace(p.Principal) == "":
+				return c.Errorf([]any{"budgets", name, "principals", i}, "budget %s: principal %d is empty; write a principal's name (of no tenant), {principal: NAME, tenant: TENANT} for one of a tenant, or \"*\" for every one", name, i+1)
+			case p.Tenant == "*":
+				return c.Errorf([]any{"budgets", name, "principals", i}, "budget %s: principal %d: tenant \"*\" is no tenant (the same name in another tenant is someone else); list %s of each tenant ({principal: %q, tenant: TENANT}), or write \"*\" for every principal of every tenant", name, i+1, p.Principal, p.Principal)
+			case p.Tenant != "" && strings.TrimSpace(p.Tenant) == "":
+				return c.Errorf([]any{"budgets", name, "principals", i}, "budget %s: principal %d: tenant %q is blank; write the tenant's name as identities carry it, or leave tenant out for %s of no tenant", name, i+1, p.Tenant, p.Principal)
 			}
 		}
 		for i, tn := range b.Tenants {
@@ -2368,11 +2408,18 @@ func (c *Config) NamedBudgets() map[string]reach.Budget {
 }
 
 // BudgetPrincipals returns the principals each budget lists (principals:,
-// "*" every one): who may name it for a request they begin if it lifts a
-// limit of the default's (link.Owned checks; BudgetWarnings explains one
-// that lifts and lists nobody).
-func (c *Config) BudgetPrincipals() map[string][]string {
-	return c.budgetLists(func(b Budget) []string { return b.Principals })
+// each of its tenant, a bare name of none, "*" every one): who may name it
+// for a request they begin if it lifts a limit of the default's
+// (link.Owned checks; BudgetWarnings explains one that lifts and lists
+// nobody).
+func (c *Config) BudgetPrincipals() map[string][]BudgetPrincipal {
+	out := map[string][]BudgetPrincipal{}
+	for name, b := range c.Budgets {
+		if len(b.Principals) > 0 {
+			out[name] = slices.Clone(b.Principals)
+		}
+	}
+	return out
 }
 
 // BudgetTenants returns the tenants each budget lists (tenants:): every
@@ -2418,6 +2465,47 @@ func (c *Config) BudgetWarnings() []string {
 			w += " (an agent's delegations use it, carved from their caller's budget)"
 		}
 		out = append(out, w)
+	}
+	return out
+}
+
+// BareBudgetPrincipalWarnings explains each bare principal (of no tenant)
+// a budget that lifts a limit of the default's lists, whose known
+// identities carry a tenant (tenantsOf: the tenants of that principal's
+// API keys, sorted): those may not name it, as alice of acme is not alice,
+// and a configuration written before a principal had a tenant in a budget
+// says how to list them.
+func (c *Config) BareBudgetPrincipalWarnings(tenantsOf func(principal string) []string) []string {
+	def := c.DefaultBudget()
+	if def == nil {
+		def = new(reach.StandardBudget())
+	}
+	named := c.NamedBudgets()
+	var out []string
+	for _, name := range c.inFileOrder(slices.Sorted(maps.Keys(c.Budgets)), "budgets") {
+		if len(budget.Lifts(named[name], *def)) == 0 {
+			continue
+		}
+		for _, p := range c.Budgets[name].Principals {
+			if p.Tenant != "" || p.Principal == "*" {
+				continue
+			}
+			var tenants []string
+			for _, tn := range tenantsOf(p.Principal) {
+				if tn != "" && !slices.Contains(tenants, tn) {
+					tenants = append(tenants, tn)
+				}
+			}
+			if len(tenants) == 0 {
+				continue
+			}
+			var of []string
+			for _, tn := range tenants {
+				of = append(of, fmt.Sprintf("{principal: %q, tenant: %q}", p.Principal, tn))
+			}
+			out = append(out, fmt.Sprintf("budget %s lists %q, the principal of no tenant, and API keys of %q are of tenant %s: those may not name it (the same name in another tenant is someone else); to let them, write %s in budgets.%s.principals",
+				name, p.Principal, p.Principal, strings.Join(tenants, ", "), strings.Join(of, ", "), name))
+		}
 	}
 	return out
 }

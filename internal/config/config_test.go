@@ -455,7 +455,7 @@ agents:
 		t.Fatal(err)
 	}
 	got := c.BudgetPrincipals()
-	if len(got) != 2 || !slices.Equal(got["team"], []string{"alice", "*"}) || !slices.Equal(got["cheap"], []string{"bob"}) {
+	if len(got) != 2 || !slices.Equal(got["team"], []BudgetPrincipal{{Principal: "alice"}, {Principal: "*"}}) || !slices.Equal(got["cheap"], []BudgetPrincipal{{Principal: "bob"}}) {
 		t.Errorf("BudgetPrincipals = %v, want team's and cheap's", got)
 	}
 	ws := c.BudgetWarnings()
@@ -475,6 +475,63 @@ agents:
 		if _, err := Parse([]byte(tc.doc), env(nil)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want an error containing %q", tc.doc, err, tc.want)
 		}
+	}
+}
+
+// TestBudgetPrincipalsOfTenant: a budget's principal is a bare name (the
+// principal of no tenant) or {principal, tenant}; "*" alone or of a tenant.
+// A tenant of "*", a blank tenant, a tenant without a principal or an
+// unknown key is refused at load, saying how to write it.
+func TestBudgetPrincipalsOfTenant(t *testing.T) {
+	c, err := Parse([]byte(`budgets:
+  default: {tool_calls: 20}
+  team:
+    tool_calls: 100
+    principals:
+      - alice
+      - {principal: alice, tenant: acme}
+      - {principal: "*", tenant: globex}
+      - principal: "alice@acme"
+      - "*"
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []BudgetPrincipal{{Principal: "alice"}, {"alice", "acme"}, {"*", "globex"}, {Principal: "alice@acme"}, {Principal: "*"}}
+	if got := c.BudgetPrincipals()["team"]; !slices.Equal(got, want) {
+		t.Errorf("team's principals = %v, want %v", got, want)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{"budgets:\n  team: {tool_calls: 1, principals: [{principal: alice, tenant: \"*\"}]}\n", `tenant "*" is no tenant`},
+		{"budgets:\n  team: {tool_calls: 1, principals: [{principal: alice, tenant: \" \"}]}\n", `tenant " " is blank`},
+		{"budgets:\n  team: {tool_calls: 1, principals: [{tenant: acme}]}\n", `budgets.team.tenants`},
+		{"budgets:\n  team: {tool_calls: 1, principals: [{principal: \"\"}]}\n", `{principal: NAME, tenant: TENANT}`},
+		{"budgets:\n  team: {tool_calls: 1, principals: [{principal: alice, tenants: acme}]}\n", "did you mean tenant?"},
+		{"budgets:\n  team: {tool_calls: 1, principals: [[alice, acme]]}\n", "principals wants a principal's name (of no tenant), or {principal: NAME, tenant: TENANT}"},
+	} {
+		if _, err := Parse([]byte(tc.doc), env(nil)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error containing %q", tc.doc, err, tc.want)
+		}
+	}
+}
+
+// TestBareBudgetPrincipalWarnings: a bare principal of a lifting budget
+// whose keys carry a tenant is warned of, saying how to list it of each;
+// one of a tenant, "*", a principal of no tenant only, or a budget that
+// only lowers limits, is not.
+func TestBareBudgetPrincipalWarnings(t *testing.T) {
+	c, err := Parse([]byte(`budgets:
+  default: {tool_calls: 20}
+  team: {tool_calls: 100, principals: [alice, bob, carol, "*", {principal: dave, tenant: acme}]}
+  small: {tool_calls: 5, principals: [alice]}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string][]string{"alice": {"", "acme"}, "bob": {""}, "dave": {"globex"}, "*": {"acme"}}
+	ws := c.BareBudgetPrincipalWarnings(func(p string) []string { return keys[p] })
+	if len(ws) != 1 || ws[0] != `budget team lists "alice", the principal of no tenant, and API keys of "alice" are of tenant acme: those may not name it (the same name in another tenant is someone else); to let them, write {principal: "alice", tenant: "acme"} in budgets.team.principals` {
+		t.Errorf("warnings = %q, want one, of alice in team", ws)
 	}
 }
 

@@ -112,6 +112,7 @@ type Gateway struct {
 	log     *slog.Logger
 	model   builtin.Model
 	owned   *link.Owned // the requests the gateway begins for its clients
+	keys    *auth.Keys  // the API keys, with auth.keys (Warnings reads them)
 	// begins is owned once made, for the runtime's History (persistence),
 	// which the runtime may ask before it is.
 	begins  atomic.Pointer[link.Owned]
@@ -236,7 +237,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *Gateway, er
 	}
 	g.rt = reach.New(ro)
 	g.metrics.WithBreakers(g.rt.Breakers)
-	g.owned = link.NewOwned(g.ctx, g.rt, cfg.IdleAfter(), link.Budgets{Default: cfg.DefaultBudget(), Named: cfg.NamedBudgets(), Principals: cfg.BudgetPrincipals(), Tenants: cfg.BudgetTenants()}).Bound(cfg.SessionsCap())
+	g.owned = link.NewOwned(g.ctx, g.rt, cfg.IdleAfter(), link.Budgets{Default: cfg.DefaultBudget(), Named: cfg.NamedBudgets(), Principals: budgetNamers(cfg), Tenants: cfg.BudgetTenants()}).Bound(cfg.SessionsCap())
 	g.begins.Store(g.owned)
 	if g.cluster != nil {
 		g.owned.WithRemote(g.cluster) // a call under another instance's frame sees its stack
@@ -347,6 +348,20 @@ func (g *Gateway) Warnings() []string {
 		out = append(out, g.unknownScopes()...)
 	}
 	out = append(out, g.cfg.BudgetWarnings()...)
+	if g.keys != nil {
+		if list, err := g.keys.List(); err == nil {
+			out = append(out, g.cfg.BareBudgetPrincipalWarnings(func(p string) []string {
+				var ts []string
+				for _, k := range list {
+					if k.Principal == p && k.Revoked == nil {
+						ts = append(ts, k.Tenant)
+					}
+				}
+				slices.Sort(ts)
+				return ts
+			})...)
+		}
+	}
 	for _, t := range g.rt.Tools() {
 		if (t.Access == reach.Write || t.Access == reach.HighRisk) && t.Undo == nil && !t.Idempotent {
 			out = append(out, fmt.Sprintf("tool %s is a %s tool with neither an undo nor an idempotency key: a failed chain cannot be compensated and a retry may repeat it (declare tools.%s.undo, or idempotent: true if the upstream honours the key)", t.Name, t.Access, t.Name))
@@ -579,4 +594,16 @@ func (g *Gateway) newServer() *httpapi.Server {
 		o.A2A, o.Agents = g.agents, g.agents
 	}
 	return httpapi.NewServer(o, g.ctx)
+}
+
+// budgetNamers is the principals each budget lists, each of its tenant, as
+// link.Owned compares them.
+func budgetNamers(cfg *config.Config) map[string][]link.Owner {
+	out := map[string][]link.Owner{}
+	for name, ps := range cfg.BudgetPrincipals() {
+		for _, p := range ps {
+			out[name] = append(out[name], link.Owner(p))
+		}
+	}
+	return out
 }

@@ -64,6 +64,7 @@ func (g *Gateway) authenticator() (*auth.Authenticator, error) {
 			return nil, g.cfg.Errorf([]any{"auth", "keys"}, "auth.keys: %v", err)
 		}
 		opts.Keys = keys
+		g.keys = keys
 	}
 	if j := a.JWT; j != nil {
 		jwks := j.JWKS

@@ -20,7 +20,7 @@ func TestNamedBudgetLiftNeedsPrincipal(t *testing.T) {
 	alice := &auth.Identity{Principal: "alice"}
 	for _, tc := range []struct {
 		name       string
-		principals map[string][]string
+		principals map[string][]Owner
 		who        *auth.Identity
 		budget     string
 		ok         bool
@@ -28,10 +28,10 @@ func TestNamedBudgetLiftNeedsPrincipal(t *testing.T) {
 		{"lowers", nil, nil, "small", true},
 		{"unlimited, no principals given", nil, nil, "big", false},
 		{"more, no principals given", nil, alice, "more", false},
-		{"listed", map[string][]string{"team": {"alice"}}, alice, "team", true},
-		{"listed, another", map[string][]string{"team": {"alice"}}, &auth.Identity{Principal: "bob"}, "team", false},
-		{"every one", map[string][]string{"big": {"*"}}, nil, "big", true},
-		{"local", map[string][]string{"big": {LocalPrincipal}}, nil, "big", true},
+		{"listed", map[string][]Owner{"team": {{Principal: "alice"}}}, alice, "team", true},
+		{"listed, another", map[string][]Owner{"team": {{Principal: "alice"}}}, &auth.Identity{Principal: "bob"}, "team", false},
+		{"every one", map[string][]Owner{"big": {{Principal: "*"}}}, nil, "big", true},
+		{"local", map[string][]Owner{"big": {{Principal: LocalPrincipal}}}, nil, "big", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := NewOwned(t.Context(), reach.New(nil), time.Minute, Budgets{Default: &reach.Budget{ToolCalls: 5}, Named: named, Principals: tc.principals})
@@ -110,7 +110,7 @@ func TestNamedBudgetTenants(t *testing.T) {
 	// A budget that lists tenants still lets a listed principal of another
 	// tenant name it, and nobody else.
 	q = NewOwned(t.Context(), reach.New(nil), time.Minute, Budgets{Default: &reach.Budget{ToolCalls: 5}, Named: named,
-		Principals: map[string][]string{"team": {"dave"}}, Tenants: map[string][]string{"team": {"acme"}}})
+		Principals: map[string][]Owner{"team": {{Principal: "dave", Tenant: "globex"}}}, Tenants: map[string][]string{"team": {"acme"}}})
 	if _, err := q.budget(&BudgetSpec{Name: "team"}, &auth.Identity{Principal: "dave", Tenant: "globex"}); err != nil {
 		t.Errorf("dave, listed, of another tenant: %v", err)
 	}
@@ -122,6 +122,64 @@ func TestNamedBudgetTenants(t *testing.T) {
 	for _, p := range []string{"Dave", "d\u0430ve", "dave\u200b", "ｄａｖｅ"} {
 		if _, err := q.budget(&BudgetSpec{Name: "team"}, &auth.Identity{Principal: p, Tenant: "globex"}); err == nil {
 			t.Errorf("%q of globex, not dave: allowed", p)
+		}
+	}
+}
+
+// TestNamedBudgetPrincipalOfTenant: a budget's principal is a principal of
+// a tenant: a bare name is that principal of no tenant, so the same name
+// in another tenant (someone else) may not name it, and alice of acme is
+// listed as such; "*" of a tenant is every principal of that tenant, "*"
+// alone every principal of every tenant. A refusal to a principal of a
+// tenant says how the operator lists it: with its tenant. Before, a bare
+// alice let alice of every tenant name the budget.
+func TestNamedBudgetPrincipalOfTenant(t *testing.T) {
+	named := map[string]reach.Budget{"small": {ToolCalls: 2}, "bare": {ToolCalls: 50}, "acme": {ToolCalls: 60}, "acmeall": {ToolCalls: 70}, "all": {ToolCalls: 80}}
+	q := NewOwned(t.Context(), reach.New(nil), time.Minute, Budgets{Default: &reach.Budget{ToolCalls: 5}, Named: named,
+		Principals: map[string][]Owner{
+			"bare":    {{Principal: "alice"}, {Principal: LocalPrincipal}},
+			"acme":    {{Principal: "alice", Tenant: "acme"}},
+			"acmeall": {{Principal: "*", Tenant: "acme"}},
+			"all":     {{Principal: "*"}},
+		}})
+	for _, tc := range []struct {
+		who    *auth.Identity
+		budget string
+		ok     bool
+	}{
+		{&auth.Identity{Principal: "alice"}, "bare", true},
+		{nil, "bare", true}, // local
+		{&auth.Identity{Principal: "alice", Tenant: "acme"}, "bare", false},
+		{&auth.Identity{Principal: "alice", Tenant: "globex"}, "bare", false},
+		{&auth.Identity{Principal: "alice", Tenant: "acme"}, "acme", true},
+		{&auth.Identity{Principal: "alice", Tenant: "globex"}, "acme", false},
+		{&auth.Identity{Principal: "alice"}, "acme", false},
+		{&auth.Identity{Principal: "alice", Tenant: "Acme"}, "acme", false},
+		{&auth.Identity{Principal: "bob", Tenant: "acme"}, "acme", false},
+		{&auth.Identity{Principal: "bob", Tenant: "acme"}, "acmeall", true},
+		{&auth.Identity{Principal: "bob", Tenant: "globex"}, "acmeall", false},
+		{&auth.Identity{Principal: "bob"}, "acmeall", false},
+		{&auth.Identity{Principal: "bob", Tenant: "globex"}, "all", true},
+		{&auth.Identity{Principal: "bob"}, "all", true},
+	} {
+		name := fmt.Sprintf("%v naming %s", tc.who, tc.budget)
+		b, err := q.budget(&BudgetSpec{Name: tc.budget}, tc.who)
+		if tc.ok {
+			if err != nil || *b != named[tc.budget] {
+				t.Errorf("%s: %v %v, want %+v", name, b, err, named[tc.budget])
+			}
+			continue
+		}
+		le, ok := errors.AsType[*Error](err)
+		if !ok || le.Status != 403 || le.Code != "budget_not_permitted" {
+			t.Errorf("%s: %v %v, want a 403 budget_not_permitted", name, b, err)
+			continue
+		}
+		if tc.who.Tenant != "" {
+			want := fmt.Sprintf(`budgets.%s.principals: [{principal: %q, tenant: %q}]`, tc.budget, tc.who.Principal, tc.who.Tenant)
+			if !strings.Contains(le.Suggestion, want) || !strings.Contains(le.Suggestion, "no tenant") {
+				t.Errorf("%s: the suggestion %q does not say how to list the caller (%s), nor that a bare name is of no tenant", name, le.Suggestion, want)
+			}
 		}
 	}
 }

@@ -32,7 +32,7 @@ type Owned struct {
 	gap     time.Duration
 	def     *reach.Budget
 	budgets map[string]reach.Budget
-	namers  map[string][]string // the principals that may name each budget, should it lift a limit of def's
+	namers  map[string][]Owner  // the principals (each of its tenant) that may name each budget, should it lift a limit of def's
 	tenants map[string][]string // the tenants whose principals may name each budget, should it lift one
 	now     func() time.Time
 
@@ -177,16 +177,18 @@ type owned struct {
 
 // Budgets are the budgets a client may name: Default for a request that
 // names none (nil: the runtime's), and the configured ones by name.
-// Principals lists, by budget, who may name it ("*": every one) if it lifts
-// a limit of the default's (budget.Lifts), and Tenants the tenants every
-// principal of which may; any client may name one that only lowers limits,
-// and no client one that lifts and lists nobody. Names are compared as
-// identities are (Owner): exactly, byte for byte, no case folded and no
-// Unicode normalized.
+// Principals lists, by budget, who may name it if it lifts a limit of the
+// default's (budget.Lifts): each a principal of its tenant (Tenant "": of
+// no tenant; the same name in another tenant is someone else), Principal
+// "*" every principal of that tenant, and "*" of no tenant every principal
+// of every tenant; Tenants lists the tenants every principal of which may.
+// Any client may name one that only lowers limits, and no client one that
+// lifts and lists nobody. Names are compared as identities are (Owner):
+// exactly, byte for byte, no case folded and no Unicode normalized.
 type Budgets struct {
 	Default    *reach.Budget
 	Named      map[string]reach.Budget
-	Principals map[string][]string
+	Principals map[string][]Owner
 	Tenants    map[string][]string
 }
 
@@ -275,7 +277,7 @@ func (q *Owned) budget(s *BudgetSpec, who *auth.Identity) (*reach.Budget, error)
 		}
 		return nil, &Error{Status: http.StatusForbidden, Code: "budget_not_permitted",
 			Message:    fmt.Sprintf("Budget %q lifts a limit of the default budget, and principal %q%s is not one it lists (budgets.%s.principals, budgets.%s.tenants); nothing ran.", s.Name, caller.Principal, ofTenant(caller.Tenant), s.Name, s.Name),
-			Suggestion: next + "; or ask the operator to add you (or your tenant) to it."}
+			Suggestion: next + "; or ask the operator to add you (or your tenant) to it" + addYou(s.Name, caller) + "."}
 	}
 	b := *s.Budget
 	d := q.def
@@ -303,9 +305,21 @@ func ofTenant(t string) string {
 	return fmt.Sprintf(" of tenant %q", t)
 }
 
+// addYou is how the operator lists caller in budget name, for a refusal's
+// suggestion: a principal of a tenant is listed with its tenant, since a
+// bare name is that principal of no tenant.
+func addYou(name string, caller Owner) string {
+	if caller.Tenant == "" {
+		return fmt.Sprintf(" (budgets.%s.principals: [%q])", name, caller.Principal)
+	}
+	return fmt.Sprintf(" (budgets.%s.principals: [{principal: %q, tenant: %q}], not a bare %q, which is the principal of no tenant; or budgets.%s.tenants: [%q])", name, caller.Principal, caller.Tenant, caller.Principal, name, caller.Tenant)
+}
+
 // mayName reports whether caller may name the budget name (one it knows):
-// it lowers the default's limits only, or lists caller's principal or "*",
-// or caller's tenant (a caller with no tenant is in none).
+// it lowers the default's limits only, or lists caller's principal in
+// caller's tenant (a bare name is of no tenant), "*" in caller's tenant,
+// "*" of no tenant (every one), or caller's tenant (a caller with no
+// tenant is in none).
 func (q *Owned) mayName(name string, caller Owner) bool {
 	d := q.def
 	if d == nil {
@@ -315,9 +329,10 @@ func (q *Owned) mayName(name string, caller Owner) bool {
 	if len(budget.Lifts(q.budgets[name], *d)) == 0 {
 		return true
 	}
-	who := q.namers[name]
-	if slices.Contains(who, caller.Principal) || slices.Contains(who, "*") {
-		return true
+	for _, p := range q.namers[name] {
+		if p.Principal == "*" && p.Tenant == "" || (p.Principal == "*" || p.Principal == caller.Principal) && p.Tenant == caller.Tenant {
+			return true
+		}
 	}
 	return caller.Tenant != "" && slices.Contains(q.tenants[name], caller.Tenant)
 }

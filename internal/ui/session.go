@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/forwarded"
 )
 
 // Login is how the UI signs people in when the gateway authenticates its
@@ -143,11 +144,12 @@ const (
 )
 
 // secureRequest reports whether a cookie set in answer to r must be
-// Secure: r came over TLS, through a proxy that says https, or to an
-// address that is not a loopback one (where the browser must reach the
-// gateway over TLS to send it back).
+// Secure: r came over TLS, through a proxy that says https (forwarded.HTTPS:
+// the first entry of X-Forwarded-Proto, or Forwarded's proto, as the agent
+// card reads them), or to an address that is not a loopback one (where the
+// browser must reach the gateway over TLS to send it back).
 func secureRequest(r *http.Request) bool {
-	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+	if forwarded.HTTPS(r) {
 		return true
 	}
 	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {

@@ -472,6 +472,46 @@ func TestSecureCookie(t *testing.T) {
 	}
 }
 
+// TestSecureCookieBehindProxies: the login cookie is Secure and __Host-
+// prefixed when the proxy nearest the client says https as the agent card
+// reads it (forwarded.HTTPS): the first entry of X-Forwarded-Proto, of a
+// chain of proxies too ("https, http"), or Forwarded's proto; and plain,
+// on loopback, when that entry says http. Before, the UI read
+// X-Forwarded-Proto as a whole value and Forwarded not at all, so a
+// browser behind two proxies, or one that sends Forwarded, got a cookie
+// without Secure over https.
+func TestSecureCookieBehindProxies(t *testing.T) {
+	l := &testLogin{}
+	srv := httptest.NewServer(New(Options{Runtime: reach.New(nil), Login: l.options()}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		header, value string
+		secure        bool
+	}{
+		{"X-Forwarded-Proto", "https", true},
+		{"X-Forwarded-Proto", "https, http", true},
+		{"Forwarded", "for=192.0.2.60;proto=https;by=203.0.113.43", true},
+		{"Forwarded", `for="[2001:db8::17]:4711";Proto="HTTPS", proto=http`, true},
+		{"X-Forwarded-Proto", "http, https", false},
+		{"Forwarded", "proto=http", false},
+	} {
+		r, _ := http.NewRequest("GET", srv.URL+"/ui/login", nil)
+		r.Header.Set(tc.header, tc.value)
+		resp, err := noRedirect.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		sec, plain := cookiesNamed(resp, loginSecure), cookiesNamed(resp, loginPlain)
+		if tc.secure && (len(sec) != 1 || !sec[0].Secure || len(plain) != 0) {
+			t.Errorf("%s: %s: cookies %v, want one Secure %s", tc.header, tc.value, resp.Cookies(), loginSecure)
+		}
+		if !tc.secure && (len(plain) != 1 || plain[0].Secure || len(sec) != 0) {
+			t.Errorf("%s: %s: cookies %v, want one plain %s (loopback, http)", tc.header, tc.value, resp.Cookies(), loginPlain)
+		}
+	}
+}
+
 func cookiesNamed(resp *http.Response, name string) []*http.Cookie {
 	var out []*http.Cookie
 	for _, c := range resp.Cookies() {
