@@ -569,8 +569,30 @@ func (r *Request) boundHeldEnd() {
 		}
 	}
 	r.mu.Unlock()
-	if wait > 0 {
-		time.AfterFunc(wait, r.endUnheld)
+	if wait <= 0 {
+		return
+	}
+	t := time.AfterFunc(wait, r.endUnheld)
+	// Kept while the end waits, for the last paid to stop (unbound); if
+	// that (or the timer) came first, stopped now.
+	r.settle.Lock()
+	if r.owed&endHeld != 0 {
+		r.rt.heldEnds.Store(r, t)
+	} else {
+		t.Stop()
+	}
+	r.settle.Unlock()
+}
+
+// unbound stops the timer that bounds r's end, held (boundHeldEnd), once
+// that end is recorded or no longer waits; under r.settle. Before, it was
+// left to fire, and kept r (its frames, its trace) for the longest time of
+// its tools after it ended: with default settings a couple of minutes for
+// each stopped request that had a write in flight
+// (TestHeldEndTimerStoppedWithTheEnd).
+func (r *Request) unbound() {
+	if t, ok := r.rt.heldEnds.LoadAndDelete(r); ok {
+		t.(*time.Timer).Stop()
 	}
 }
 
@@ -582,6 +604,7 @@ func (r *Request) endUnheld() {
 	held := r.owed&endHeld != 0
 	r.owed &^= endHeld
 	left := r.owed
+	r.unbound()
 	r.settle.Unlock()
 	if held {
 		r.rt.log.Warn("a stopped request's end is recorded while a write of it still runs: its tool ignored the stop past its time",
@@ -619,6 +642,7 @@ func (r *Request) paid() {
 	end := r.owed == endHeld
 	if end {
 		r.owed = 0
+		r.unbound()
 	}
 	r.settle.Unlock()
 	if end {
