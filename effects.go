@@ -439,8 +439,13 @@ var errUndoUnanswered = errors.New("the undo did not answer in its time")
 // unwatched; a later answer changes nothing (its dead letter is the
 // operator's, its retry runs under the same key).
 func (rt *Runtime) runUndo(ctx context.Context, s effects.Undo) *Result {
-	in := &Call{ID: "undo-" + s.Frame.String(), Tool: s.Tool, Arguments: s.Args, IdempotencyKey: s.Key}
-	t := rt.lookup(s.Tool)
+	return rt.callUndo(ctx, &Call{ID: "undo-" + s.Frame.String(), Tool: s.Tool, Arguments: s.Args, IdempotencyKey: s.Key})
+}
+
+// callUndo runs in, an undo, in ctx, a request that runs undos (a
+// compensation's, a dead letter's retry), bounded as runUndo says.
+func (rt *Runtime) callUndo(ctx context.Context, in *Call) *Result {
+	t := rt.lookup(in.Tool)
 	if t == nil {
 		return rt.call(ctx, in, true) // refused at once: no such tool
 	}
@@ -459,9 +464,9 @@ func (rt *Runtime) runUndo(ctx context.Context, s effects.Undo) *Result {
 		return res // it answered as its time ran out
 	default:
 	}
-	rt.log.Error("an undo did not answer in its time: dead-lettered as may have run", "tool", s.Tool, "key", s.Key, "after", bound)
+	rt.log.Error("an undo did not answer in its time: dead-lettered as may have run", "tool", in.Tool, "key", in.IdempotencyKey, "after", bound)
 	return &Result{Status: StatusError, Error: &Error{Guard: "execute", Type: TypeTransient, Code: "undo_unanswered",
-		Message:    fmt.Sprintf("The undo %s did not answer within %s (its timeout, attempts and backoffs); its tool ignored its cancellation: it may have run.", s.Tool, bound),
+		Message:    fmt.Sprintf("The undo %s did not answer within %s (its timeout, attempts and backoffs); its tool ignored its cancellation: it may have run.", in.Tool, bound),
 		Suggestion: "Check whether it took effect before retrying the dead letter (a retry runs it under the same idempotency key), or dismiss it."}}
 }
 
@@ -543,7 +548,11 @@ func (rt *Runtime) RetryDeadLetterIn(ctx context.Context, id, by, tenant string)
 	}
 	creq.undoing = true
 	defer creq.End()
-	res := rt.call(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.Key}, true)
+	// Bounded as a compensation's undo is (runUndo): a tool that ignores
+	// its context leaves the dead letter open again, "may have run", and
+	// answers the operator. Before, the retry (and the operator's call,
+	// the dead letter taken) waited for it for good.
+	res := rt.callUndo(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.Key})
 	dl.Retried(by, !res.IsError(), res.Error)
 	if err := rt.dead.Settle(context.WithoutCancel(ctx), dl); err != nil {
 		return res, dl, fmt.Errorf("dead letter %s was retried, but settling it failed: %w", id, err)
