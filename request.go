@@ -556,19 +556,32 @@ func (r *Request) recordEndOwed() {
 // (docs/STATE.md). The compensations its end waits for need no bound here:
 // each of their undos has its own (runUndo). A stop starts no tool (execute
 // looks after marking the frame executing), so every write that can still
-// run its tool is executing now.
+// run its tool is executing now. A request past MaxFrames runs frames it
+// does not keep: one of them may be such a write, so its end is bounded by
+// the longest time of any write with an undo (TestStoppedEndBoundedPastMaxFrames).
 func (r *Request) boundHeldEnd() {
 	var wait time.Duration
+	undoable := func(t *tool) bool {
+		return t != nil && t.Effects != nil && t.Effects.Undo != nil && t.Access.Writes()
+	}
 	r.mu.Lock()
 	for _, f := range r.frames {
 		if f.Kind != ToolFrame || f.State() != Executing {
 			continue
 		}
-		if t := r.rt.lookup(f.Name); t != nil && t.Effects != nil && t.Effects.Undo != nil && t.Access.Writes() {
+		if t := r.rt.lookup(f.Name); undoable(t) {
 			wait = max(wait, t.Answers())
 		}
 	}
+	unkept := r.dropped > 0
 	r.mu.Unlock()
+	if unkept {
+		for _, t := range r.rt.tools.All() {
+			if undoable(t) {
+				wait = max(wait, t.Answers())
+			}
+		}
+	}
 	if wait <= 0 {
 		return
 	}
