@@ -626,6 +626,14 @@ func (r *Request) endUnheld() {
 	}
 }
 
+// endNotHeld reports whether r has ended and its end does not wait (or no
+// longer waits) for what it owes: recorded, or about to be (lateUndo).
+func (r *Request) endNotHeld() bool {
+	r.settle.Lock()
+	defer r.settle.Unlock()
+	return r.ended.Load() && r.owed&endHeld == 0
+}
+
 // endHeld is the bit of Request.owed that says its end waits for the
 // compensations it counts.
 const endHeld = 1 << 15
