@@ -45,8 +45,12 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		if s, ok := c.req.saga.Since(saga, c.frame.ID); end.State == Completed && ok {
 			end.Undo, _ = json.Marshal(map[string]any{"tool": s.Tool, "arguments": s.Args, "key": s.Key})
 		}
+		var pre *undoRun
+		if lateUndo(c, end) {
+			pre = rt.beginUndos(ctx, c.req)
+		}
 		cp.Ended(&c.detached, end)
-		rt.undoStoppedWrite(ctx, c, end, res)
+		rt.undoStoppedWrite(ctx, c, end, res, pre)
 		return res, err
 	}
 }

@@ -298,12 +298,33 @@ func owesUndo(c *Call) bool {
 // it. Its end is durable first: a kill before this compensation's request
 // is begun leaves the write completed with its undo in a request stopped
 // and not ended (its end waits: owesUndo), which the restart undoes. The
-// compensation's note is added to res.
-func (rt *Runtime) undoStoppedWrite(ctx context.Context, c *Call, end *Checkpoint, res *Result) {
+// compensation's note is added to res. pre, if not nil, is the
+// compensation's request, begun before the write's end was recorded
+// (lateUndo).
+//
+// lateUndo reports whether c's write, just completed with an undo, needs
+// its compensation's request begun before its end is recorded: its
+// request is stopped and its end no longer waits for the write (its tool
+// ignored the stop past its time, boundHeldEnd). A kill after the write's
+// end then leaves that request begun and not ended, which the restart
+// finds (a compensation cut off) and runs the undos of the stopped and
+// ended request for, this one among them. Before, nothing found it: the
+// request was ended, and the write stayed done.
+func lateUndo(c *Call, end *Checkpoint) bool {
+	return len(end.Undo) > 0 && StopMode(c.req.mode.Load()) >= Cancel && c.req.endNotHeld()
+}
+func (rt *Runtime) undoStoppedWrite(ctx context.Context, c *Call, end *Checkpoint, res *Result, pre *undoRun) {
 	if len(end.Undo) == 0 || StopMode(c.req.mode.Load()) < Cancel {
+		if pre != nil {
+			pre.req.End()
+		}
 		return
 	}
-	if done := rt.compensate(context.WithoutCancel(ctx), c.req, "stopped while "+c.Tool+" ran", c.frame); len(done) > 0 && res != nil {
+	r := c.req
+	if r.owe() {
+		defer r.paid()
+	}
+	if done := rt.compensateIn(context.WithoutCancel(ctx), r, "stopped while "+c.Tool+" ran", c.frame, pre); len(done) > 0 && res != nil {
 		res.Notes = append(res.Notes, effects.CompensationNote(done))
 	}
 }
@@ -357,8 +378,48 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 // notes it paid once it returns: r's end, if r is stopped, is recorded
 // after it.
 func (rt *Runtime) compensateOwed(ctx context.Context, r *Request, reason string, origin *Frame) []Compensation {
+	return rt.compensateIn(ctx, r, reason, origin, nil)
+}
+
+// undoRun is a compensation's request begun before its undos were taken
+// (beginUndos).
+type undoRun struct {
+	ctx context.Context
+	req *Request
+}
+
+// beginUndos begins a compensation's request of r ahead of the undos it
+// will run (compensateIn), or returns nil if the store refuses it: the
+// compensation then begins its own, as it does otherwise.
+func (rt *Runtime) beginUndos(ctx context.Context, r *Request) *undoRun {
+	cctx, creq, err := rt.beginCompensation(ctx, r)
+	if err != nil {
+		rt.log.Warn("compensation could not begin ahead of its undo", "request", r.id, "err", err)
+		return nil
+	}
+	return &undoRun{cctx, creq}
+}
+
+// beginCompensation begins the request in which r's undos run (see
+// compensateIn).
+func (rt *Runtime) beginCompensation(ctx context.Context, r *Request) (context.Context, *Request, error) {
+	cctx, creq, err := rt.Begin(context.WithoutCancel(ctx), &RequestOptions{ID: r.id + "/compensate/" + newID()[4:],
+		Principal: r.principal, Tenant: r.tenant, Roles: r.roles, Attributes: r.attrs, Agent: "reach", Budget: &Budget{},
+		Trace: r.Trace()})
+	if err == nil {
+		creq.undoing = true
+	}
+	return cctx, creq, err
+}
+
+// compensateIn is compensateOwed, in pre, a compensation's request begun
+// already (beginUndos), if not nil.
+func (rt *Runtime) compensateIn(ctx context.Context, r *Request, reason string, origin *Frame, pre *undoRun) []Compensation {
 	steps := r.saga.Take()
 	if len(steps) == 0 {
+		if pre != nil {
+			pre.req.End()
+		}
 		return nil
 	}
 	// Undos run in a request of their own: the stopped or failing request
@@ -375,14 +436,17 @@ func (rt *Runtime) compensateOwed(ctx context.Context, r *Request, reason string
 	// dropped the undos, taken from the saga: none ran, none was queued.
 	var cctx context.Context
 	var creq *Request
-	err := storeAgain(func() (err error) {
-		cctx, creq, err = rt.Begin(context.WithoutCancel(ctx), &RequestOptions{ID: r.id + "/compensate/" + newID()[4:],
-			Principal: r.principal, Tenant: r.tenant, Roles: r.roles, Attributes: r.attrs, Agent: "reach", Budget: &Budget{},
-			Trace: r.Trace()})
-		return err
-	}, func(err error, wait time.Duration) {
-		rt.log.Warn("compensation could not begin; trying again", "request", r.id, "in", wait, "err", err)
-	})
+	var err error
+	if pre != nil {
+		cctx, creq = pre.ctx, pre.req
+	} else {
+		err = storeAgain(func() (err error) {
+			cctx, creq, err = rt.beginCompensation(ctx, r)
+			return err
+		}, func(err error, wait time.Duration) {
+			rt.log.Warn("compensation could not begin; trying again", "request", r.id, "in", wait, "err", err)
+		})
+	}
 	if err != nil {
 		rt.log.Error("compensation could not begin: its undos are dead-lettered", "request", r.id, "undos", len(steps), "err", err)
 		var out []Compensation
@@ -395,7 +459,6 @@ func (rt *Runtime) compensateOwed(ctx context.Context, r *Request, reason string
 		}
 		return out
 	}
-	creq.undoing = true
 	switch as := r.root.lockAs; {
 	case as != nil:
 		// r itself writes as another request (it runs undos, which register
@@ -439,8 +502,13 @@ var errUndoUnanswered = errors.New("the undo did not answer in its time")
 // unwatched; a later answer changes nothing (its dead letter is the
 // operator's, its retry runs under the same key).
 func (rt *Runtime) runUndo(ctx context.Context, s effects.Undo) *Result {
-	in := &Call{ID: "undo-" + s.Frame.String(), Tool: s.Tool, Arguments: s.Args, IdempotencyKey: s.Key}
-	t := rt.lookup(s.Tool)
+	return rt.callUndo(ctx, &Call{ID: "undo-" + s.Frame.String(), Tool: s.Tool, Arguments: s.Args, IdempotencyKey: s.Key})
+}
+
+// callUndo runs in, an undo, in ctx, a request that runs undos (a
+// compensation's, a dead letter's retry), bounded as runUndo says.
+func (rt *Runtime) callUndo(ctx context.Context, in *Call) *Result {
+	t := rt.lookup(in.Tool)
 	if t == nil {
 		return rt.call(ctx, in, true) // refused at once: no such tool
 	}
@@ -459,9 +527,9 @@ func (rt *Runtime) runUndo(ctx context.Context, s effects.Undo) *Result {
 		return res // it answered as its time ran out
 	default:
 	}
-	rt.log.Error("an undo did not answer in its time: dead-lettered as may have run", "tool", s.Tool, "key", s.Key, "after", bound)
+	rt.log.Error("an undo did not answer in its time: dead-lettered as may have run", "tool", in.Tool, "key", in.IdempotencyKey, "after", bound)
 	return &Result{Status: StatusError, Error: &Error{Guard: "execute", Type: TypeTransient, Code: "undo_unanswered",
-		Message:    fmt.Sprintf("The undo %s did not answer within %s (its timeout, attempts and backoffs); its tool ignored its cancellation: it may have run.", s.Tool, bound),
+		Message:    fmt.Sprintf("The undo %s did not answer within %s (its timeout, attempts and backoffs); its tool ignored its cancellation: it may have run.", in.Tool, bound),
 		Suggestion: "Check whether it took effect before retrying the dead letter (a retry runs it under the same idempotency key), or dismiss it."}}
 }
 
@@ -543,7 +611,11 @@ func (rt *Runtime) RetryDeadLetterIn(ctx context.Context, id, by, tenant string)
 	}
 	creq.undoing = true
 	defer creq.End()
-	res := rt.call(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.Key}, true)
+	// Bounded as a compensation's undo is (runUndo): a tool that ignores
+	// its context leaves the dead letter open again, "may have run", and
+	// answers the operator. Before, the retry (and the operator's call,
+	// the dead letter taken) waited for it for good.
+	res := rt.callUndo(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.Key})
 	dl.Retried(by, !res.IsError(), res.Error)
 	if err := rt.dead.Settle(context.WithoutCancel(ctx), dl); err != nil {
 		return res, dl, fmt.Errorf("dead letter %s was retried, but settling it failed: %w", id, err)

@@ -76,6 +76,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/agentreach/reach/internal/breaker"
@@ -367,6 +368,12 @@ type Runtime struct {
 	breakers *breaker.Registry[*Request]
 
 	cutOffs cutOffs // writes cut off before their answer was delivered (cutoff.go)
+
+	// heldEnds are the timers that bound the ends of stopped requests
+	// held for their writes in flight (boundHeldEnd), by request: stopped
+	// once the end is recorded, so that a request is not kept for its
+	// tools' time after it ended.
+	heldEnds sync.Map // *Request -> *time.Timer
 }
 
 // New returns a Runtime with the options (nil for defaults). It panics on

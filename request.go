@@ -556,21 +556,56 @@ func (r *Request) recordEndOwed() {
 // (docs/STATE.md). The compensations its end waits for need no bound here:
 // each of their undos has its own (runUndo). A stop starts no tool (execute
 // looks after marking the frame executing), so every write that can still
-// run its tool is executing now.
+// run its tool is executing now. A request past MaxFrames runs frames it
+// does not keep: one of them may be such a write, so its end is bounded by
+// the longest time of any write with an undo (TestStoppedEndBoundedPastMaxFrames).
 func (r *Request) boundHeldEnd() {
 	var wait time.Duration
+	undoable := func(t *tool) bool {
+		return t != nil && t.Effects != nil && t.Effects.Undo != nil && t.Access.Writes()
+	}
 	r.mu.Lock()
 	for _, f := range r.frames {
 		if f.Kind != ToolFrame || f.State() != Executing {
 			continue
 		}
-		if t := r.rt.lookup(f.Name); t != nil && t.Effects != nil && t.Effects.Undo != nil && t.Access.Writes() {
+		if t := r.rt.lookup(f.Name); undoable(t) {
 			wait = max(wait, t.Answers())
 		}
 	}
+	unkept := r.dropped > 0
 	r.mu.Unlock()
-	if wait > 0 {
-		time.AfterFunc(wait, r.endUnheld)
+	if unkept {
+		for _, t := range r.rt.tools.All() {
+			if undoable(t) {
+				wait = max(wait, t.Answers())
+			}
+		}
+	}
+	if wait <= 0 {
+		return
+	}
+	t := time.AfterFunc(wait, r.endUnheld)
+	// Kept while the end waits, for the last paid to stop (unbound); if
+	// that (or the timer) came first, stopped now.
+	r.settle.Lock()
+	if r.owed&endHeld != 0 {
+		r.rt.heldEnds.Store(r, t)
+	} else {
+		t.Stop()
+	}
+	r.settle.Unlock()
+}
+
+// unbound stops the timer that bounds r's end, held (boundHeldEnd), once
+// that end is recorded or no longer waits; under r.settle. Before, it was
+// left to fire, and kept r (its frames, its trace) for the longest time of
+// its tools after it ended: with default settings a couple of minutes for
+// each stopped request that had a write in flight
+// (TestHeldEndTimerStoppedWithTheEnd).
+func (r *Request) unbound() {
+	if t, ok := r.rt.heldEnds.LoadAndDelete(r); ok {
+		t.(*time.Timer).Stop()
 	}
 }
 
@@ -582,12 +617,21 @@ func (r *Request) endUnheld() {
 	held := r.owed&endHeld != 0
 	r.owed &^= endHeld
 	left := r.owed
+	r.unbound()
 	r.settle.Unlock()
 	if held {
 		r.rt.log.Warn("a stopped request's end is recorded while a write of it still runs: its tool ignored the stop past its time",
 			"request", r.id, "owed", left)
 		r.recordEnd()
 	}
+}
+
+// endNotHeld reports whether r has ended and its end does not wait (or no
+// longer waits) for what it owes: recorded, or about to be (lateUndo).
+func (r *Request) endNotHeld() bool {
+	r.settle.Lock()
+	defer r.settle.Unlock()
+	return r.ended.Load() && r.owed&endHeld == 0
 }
 
 // endHeld is the bit of Request.owed that says its end waits for the
@@ -619,6 +663,7 @@ func (r *Request) paid() {
 	end := r.owed == endHeld
 	if end {
 		r.owed = 0
+		r.unbound()
 	}
 	r.settle.Unlock()
 	if end {

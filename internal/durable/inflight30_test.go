@@ -137,3 +137,75 @@ func TestRecoveryUndoThatIgnoresItsContext(t *testing.T) {
 		t.Errorf("r after the restart: %+v (%v); want stopped and ended", rec, err)
 	}
 }
+
+// TestLateWriteUndoneAfterAKill: a write of request r is running when r is
+// stopped and ended, and its tool ignores the stop past its time: r's end
+// is stored without it (stopped and ended). The write completes after,
+// and the store is frozen (a kill) right after its end's checkpoint, with
+// its undo. After the restart the write is undone once: its compensation's
+// request was begun before its end was recorded, and the restart, finding
+// that compensation cut off, runs the stopped request's undos. Before, the
+// compensation's request came after the write's end: the kill left r
+// stopped and ended, which no recovery found, and the write stayed done.
+func TestLateWriteUndoneAfterAKill(t *testing.T) {
+	ctx := context.Background()
+	st := tempStore(t)
+	var mu sync.Mutex
+	undone := map[string]int{}
+	entered, release, endStored := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	newRuntime := func(s Store) *reach.Runtime {
+		cp := New(s, nil, nil)
+		rt := reach.New(&reach.Options{Checkpoints: cp, Requests: cp, DeadLetters: cp, Idempotency: store.NewIdempotency(st, nil),
+			DefaultBudget: &reach.Budget{}})
+		tools := bookTools(func(ref string) { mu.Lock(); undone[ref]++; mu.Unlock() })
+		tools[0].Timeout, tools[0].Retry = 10*time.Millisecond, &reach.RetryPolicy{Attempts: 1}
+		tools[0].Func = func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+			if strings.Contains(string(a), `"w"`) {
+				close(entered)
+				<-release // its cancellation ignored, past its time
+			}
+			return a, nil
+		}
+		rt.MustRegister(tools...)
+		return rt
+	}
+	var once sync.Once
+	fz := &frozen{Store: st, hit: make(chan struct{}),
+		frame: func(f *store.Frame) bool {
+			return f.Request == "r" && f.Name == "book" && f.State == "completed" && len(f.Undo) > 0
+		},
+		request: func(r *store.Request) bool {
+			if r.ID == "r" && !r.Ended.IsZero() {
+				once.Do(func() { close(endStored) })
+			}
+			return false
+		}}
+	old := newRuntime(fz)
+	rctx, r, err := old.Begin(ctx, &reach.RequestOptions{ID: "r", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go old.Call(rctx, &reach.Call{ID: "w", Tool: "book", IdempotencyKey: "w", Arguments: json.RawMessage(`{"ref":"w"}`)})
+	<-entered
+	r.Stop(reach.Cancel, "api", "enough")
+	r.End()
+	<-endStored // past the write's time: r's end stored without it
+	close(release)
+	<-fz.hit
+	rep, err := Recover(ctx, st, newRuntime(st), &RecoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	got := maps.Clone(undone)
+	mu.Unlock()
+	if want := map[string]int{"w": 1}; !maps.Equal(got, want) {
+		t.Errorf("undone %v after the restart (stopped %v); want %v: the write that completed after its request's end undone once", got, rep.Stopped, want)
+	}
+	if rec, err := st.GetRequest(ctx, "r"); err != nil || rec.State != "stopped" || rec.Ended.IsZero() {
+		t.Errorf("r after the restart: %+v (%v); want stopped and ended", rec, err)
+	}
+	if ds, err := st.ListDeadLetters(ctx, ""); err != nil || len(ds) != 0 {
+		t.Errorf("dead letters after the restart: %d (%v); want none", len(ds), err)
+	}
+}
