@@ -70,4 +70,38 @@ forbid (principal, action, resource == Reach::Tool::"get_order") unless { princi
 	if strings.Contains(body, `"order_id"`) || strings.Contains(body, "1001") && !strings.Contains(body, "other_credentials") {
 		t.Errorf("the key of no role's call ran in the billing key's request: %s", body)
 	}
+
+	// An MCP session the billing key opened: the key of no role's call
+	// on it is refused, a tool result with isError the model reads.
+	mcpPost := func(key, session, body string) (*http.Response, string) {
+		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+		req.Header.Set("Authorization", "Bearer "+key)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, _ := mcpPost(billing, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	session := resp.Header.Get("Mcp-Session-Id")
+	if session == "" {
+		t.Fatalf("initialize with the billing key: %s, no session", resp.Status)
+	}
+	mcpPost(billing, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	const getOrder = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_order","arguments":{"order_id":"1001"}}}`
+	if _, body := mcpPost(billing, session, getOrder); !strings.Contains(body, "Ada") {
+		t.Fatalf("the billing key's get_order in its session: %s", body)
+	}
+	_, body = mcpPost(plain, session, getOrder)
+	if strings.Contains(body, "Ada") || !strings.Contains(body, `"isError":true`) || !strings.Contains(body, "other roles") {
+		t.Errorf("the key of no role's get_order in the billing key's MCP session: %s, want an isError result saying why", body)
+	}
 }
