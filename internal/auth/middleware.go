@@ -108,8 +108,59 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			unauthorized(w, err, a.suggestion())
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithIdentity(r.Context(), id)))
+		ctx := WithIdentity(r.Context(), id)
+		if r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			// A stream (an MCP session's GET, /sse) lasts as long as its
+			// client keeps it: it ends once its credentials no longer hold.
+			var stop func()
+			ctx, stop = a.untilInvalid(ctx, r.Header)
+			defer stop()
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// StreamRecheck is how often a stream's credentials are checked again
+// (Middleware): a revoked key's or an expired JWT's stream ends within it.
+// A variable for tests.
+var StreamRecheck = time.Second
+
+// ErrCredentialsEnded is the cause of a stream's context ended because its
+// credentials no longer hold (revoked, expired).
+var ErrCredentialsEnded = errors.New("the stream's credentials were revoked or expired")
+
+// untilInvalid returns ctx cancelled (ErrCredentialsEnded) once the
+// credentials in h no longer authenticate (checked every StreamRecheck),
+// and a stop that ends the watch. Only the credential headers are kept:
+// the handler may rewrite the request's own.
+func (a *Authenticator) untilInvalid(ctx context.Context, h http.Header) (context.Context, func()) {
+	cred := http.Header{}
+	for _, k := range []string{"Authorization", "X-Reach-Key"} {
+		if v := h.Values(k); len(v) > 0 {
+			cred[k] = slices.Clone(v)
+		}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(StreamRecheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if _, err := a.Authenticate(&http.Request{Header: cred}); err != nil {
+				a.log.Info("a stream's credentials no longer hold: it is ended", "err", err)
+				cancel(ErrCredentialsEnded)
+				return
+			}
+		}
+	}()
+	return ctx, func() { close(done); cancel(nil) }
 }
 
 // Unauthorized answers 401 for err, an authentication's failure, with the

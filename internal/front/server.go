@@ -810,9 +810,10 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 		}
 	}
 	cctx, cancel, r, done, err := s.owned.CancelableCallContext(ctx, m.Target, &c.session.Session)
-	if le, ok := errors.AsType[*link.Error](err); ok && le.Status == http.StatusForbidden && le.Code == "budget_not_permitted" {
-		// A budget the principal may not name: refused as a policy refuses
-		// a call, a result the model reads, nothing run.
+	if le, ok := errors.AsType[*link.Error](err); ok && le.Status == http.StatusForbidden && (le.Code == "budget_not_permitted" || le.Code == "other_credentials") {
+		// A budget the principal may not name, a request begun under
+		// credentials of other roles: refused as a policy refuses a call,
+		// a result the model reads, nothing run.
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: le.Message + " " + le.Suggestion}},
 			Meta: mcp.Meta{link.MetaStatus: string(reach.StatusRefused), link.MetaError: &resultError{Code: le.Code, Type: reach.TypePermission}}}, nil
 	}

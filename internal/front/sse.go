@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -46,16 +47,17 @@ func (s *Server) sseHandler() http.Handler {
 	var streams sync.Map // session id of the endpoint -> *sseStream
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		owner := ""
+		var who *auth.Identity
 		if s.authn != nil {
 			id, ok := auth.IdentityFrom(r.Context())
 			if !ok {
 				auth.Unauthorized(w, auth.ErrNoCredentials)
 				return
 			}
-			owner = sessionOwner(id)
+			owner, who = sessionOwner(id), id
 		}
 		if r.Method == http.MethodGet {
-			s.serveSSEStream(sdk, &streams, owner, w, r)
+			s.serveSSEStream(sdk, &streams, owner, who, w, r)
 			return
 		}
 		v, ok := streams.Load(r.URL.Query().Get("sessionid"))
@@ -64,8 +66,18 @@ func (s *Server) sseHandler() http.Handler {
 			return
 		}
 		st := v.(*sseStream)
+		// The session's messages run as who opened the stream: another
+		// key of the same principal, with other roles or attributes (or
+		// the opener's revoked, another of its principal's sent instead),
+		// would run its calls with the opener's.
 		if st.owner != owner {
 			notYourSession(w)
+			return
+		}
+		if !link.SameAuthority(st.who, who) {
+			httpjson.WriteError(w, http.StatusForbidden, "other_credentials",
+				"This MCP session was opened with credentials of other roles or attributes than these (another key of the principal's, or roles changed since); its calls run as who opened it.",
+				"Open a session with these credentials: GET "+SSEPath+" again.")
 			return
 		}
 		if r.Method == http.MethodPost && r.Body != nil {
@@ -101,7 +113,8 @@ type sseStreamKey struct{}
 // sseStream is one GET /sse: who opened it, and its session once its
 // client (or reach, resuming it) initialized it.
 type sseStream struct {
-	owner string // sessionOwner of who opened it; "" without auth
+	owner string         // sessionOwner of who opened it; "" without auth
+	who   *auth.Identity // who opened it; nil without auth
 	mu    sync.Mutex
 	ss    *mcp.ServerSession
 	// resume serializes the POSTs' look at init: the client's messages
@@ -125,7 +138,7 @@ func (st *sseStream) opened(s mcp.Session) {
 // dropped), and the stream was the only way it could still say so. The
 // SDK's close of the session, which runs when the stream ends, waits for
 // those calls instead; a Streamable HTTP client's call ends with its POST.
-func (s *Server) serveSSEStream(sdk http.Handler, streams *sync.Map, owner string, w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveSSEStream(sdk http.Handler, streams *sync.Map, owner string, who *auth.Identity, w http.ResponseWriter, r *http.Request) {
 	if !s.claimStream(owner) {
 		s.tooManyStreams(w)
 		return
@@ -135,7 +148,7 @@ func (s *Server) serveSSEStream(sdk http.Handler, streams *sync.Map, owner strin
 	}
 	ctx, end := context.WithCancel(r.Context())
 	defer end()
-	st := &sseStream{owner: owner}
+	st := &sseStream{owner: owner, who: who}
 	if !s.openStream(st, end) {
 		httpjson.WriteError(w, http.StatusServiceUnavailable, "shutting_down",
 			"The server is shutting down and opens no stream.", "Connect again once it is back, or to another instance.")

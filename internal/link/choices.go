@@ -179,7 +179,7 @@ func (c *ModelChoices) Turn(id, request string, who *auth.Identity) *reach.Frame
 	var found *reach.Frame
 	for i := len(fs) - 1; i >= 0; i-- {
 		f := fs[i]
-		if f.Request.Root().State() != reach.RequestRunning || CheckOwner(who, f.Request) != nil {
+		if f.Request.Root().State() != reach.RequestRunning || CheckCaller(who, f.Request) != nil {
 			continue
 		}
 		if request != "" {
@@ -390,7 +390,7 @@ func (c *ModelChoices) Match(tool string, args []byte, who *auth.Identity, prefe
 			continue
 		}
 		root := ch.f.Request.Root()
-		if root.State() == reach.RequestCompleted || root.State() == reach.RequestInterrupted || CheckOwner(who, ch.f.Request) != nil {
+		if root.State() == reach.RequestCompleted || root.State() == reach.RequestInterrupted || CheckCaller(who, ch.f.Request) != nil {
 			continue
 		}
 		cands = append(cands, ch)
@@ -506,7 +506,7 @@ func (c *ModelChoices) Continued(ids []string, who *auth.Identity) *reach.Frame 
 		var found *reach.Frame
 		for _, f := range c.m[ownKey{ownerOf(who), id}] {
 			root := f.Request.Root()
-			if root.State() == reach.RequestCompleted || root.State() == reach.RequestInterrupted || CheckOwner(who, f.Request) != nil {
+			if root.State() == reach.RequestCompleted || root.State() == reach.RequestInterrupted || CheckCaller(who, f.Request) != nil {
 				continue
 			}
 			if found != nil && found.Request.Root() != root {
@@ -574,7 +574,7 @@ func (c *ModelChoices) Answered(id string, who *auth.Identity) *reach.Frame {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f := c.responses[ownKey{ownerOf(who), id}]
-	if f == nil || CheckOwner(who, f.Request) != nil {
+	if f == nil || CheckCaller(who, f.Request) != nil {
 		return nil
 	}
 	return f

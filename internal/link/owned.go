@@ -429,7 +429,7 @@ func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, *callHold, 
 		q.mu.Lock()
 	}
 	if r, ok := q.rt.Lookup(id); ok {
-		if err := CheckOwner(who, r); err != nil {
+		if err := CheckCaller(who, r); err != nil {
 			q.mu.Unlock()
 			return nil, nil, err
 		}
@@ -587,7 +587,7 @@ func (q *Owned) forSession(s *Session, t Target, who *auth.Identity) (*reach.Req
 	defer q.mu.Unlock()
 	if s.request != "" {
 		if o, ok := q.owned[s.request]; ok && o.req.State() != reach.RequestCompleted && (o.inflight > 0 || q.now().Sub(o.last) < q.gap) {
-			if err := CheckOwner(who, o.req); err != nil {
+			if err := CheckCaller(who, o.req); err != nil {
 				return nil, nil, err
 			}
 			return o.req, q.holdLocked(o.req), nil
@@ -621,7 +621,7 @@ func (q *Owned) forClient(s *Session, t Target, who *auth.Identity) (*reach.Requ
 	defer q.mu.Unlock()
 	if s.inflight == 0 && s.request != "" {
 		if o, ok := q.owned[s.request]; ok && o.req.State() == reach.RequestRunning && (o.inflight > 0 || q.now().Sub(o.last) < q.gap) {
-			if err := CheckOwner(who, o.req); err != nil {
+			if err := CheckCaller(who, o.req); err != nil {
 				return nil, nil, err
 			}
 			return o.req, q.clientHold(s, q.holdLocked(o.req)), nil
@@ -951,19 +951,19 @@ func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ contex
 		if f == nil {
 			// Not a frame of ours: the call is linked as if it named none
 			// (below), by the model turn that chose it, if its caller's.
-			if c := t.modelTurn(); c != nil && CheckOwner(who, c.Request) == nil {
+			if c := t.modelTurn(); c != nil && CheckCaller(who, c.Request) == nil {
 				f = c
 			}
 		}
 		if f != nil {
-			if err := CheckOwner(who, f.Request); err != nil {
+			if err := CheckCaller(who, f.Request); err != nil {
 				return nil, nil, nil, nil, err
 			}
 			return q.under(ctx, f)
 		}
 		// A traceparent from another tracer: not a frame of ours.
 	}
-	if f := t.modelTurn(); f != nil && CheckOwner(who, f.Request) == nil {
+	if f := t.modelTurn(); f != nil && CheckCaller(who, f.Request) == nil {
 		return q.under(ctx, f)
 	}
 	var r *reach.Request
@@ -1170,6 +1170,80 @@ func CheckOwner(id *auth.Identity, r *reach.Request) error {
 			Suggestion: "Work in your own requests: omit the request id, or send one of yours."}
 	}
 	return nil
+}
+
+// CheckCaller refuses a call into request r (CheckOwner), and a call of its
+// owner under other credentials: a request's policies see the roles and
+// attributes of the credentials that began it, so a call sent with another
+// of the principal's keys (one with fewer roles), or after its roles
+// changed (a JWT issued since), would otherwise run with the roles it no
+// longer has, a revoked key's included, for as long as the request lives
+// (an MCP session's, a request named again and again).
+func CheckCaller(id *auth.Identity, r *reach.Request) error {
+	if err := CheckOwner(id, r); err != nil {
+		return err
+	}
+	var roles []string
+	var attrs map[string]string
+	if id != nil {
+		roles, attrs = id.Roles, id.Attributes
+	}
+	root := r.Root()
+	if !sameRoles(roles, root.Roles()) || !sameAttributes(attrs, root.Attributes()) {
+		return &Error{Status: http.StatusForbidden, Code: "other_credentials",
+			Message: fmt.Sprintf("Request %s was begun with credentials of other roles or attributes than these (another key of the principal's, or roles changed since): "+
+				"its calls are checked against the roles it was begun with, so reach runs none under other credentials.", r.ID()),
+			Suggestion: "Begin a new request with these credentials: omit the request id, or open a new session."}
+	}
+	return nil
+}
+
+// SameAuthority reports whether identities a and b, of one owner, carry
+// the same roles and attributes (nil is the local user: none): what a
+// request's or a stream's calls are checked against (CheckCaller).
+func SameAuthority(a, b *auth.Identity) bool {
+	var ra, rb []string
+	var aa, ab map[string]string
+	if a != nil {
+		ra, aa = a.Roles, a.Attributes
+	}
+	if b != nil {
+		rb, ab = b.Roles, b.Attributes
+	}
+	return sameRoles(ra, rb) && sameAttributes(aa, ab)
+}
+
+// sameRoles reports whether a and b hold the same roles, in any order,
+// without allocating (a call's path).
+func sameRoles(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameAttributes reports whether a and b hold the same attributes (nil and
+// empty alike).
+func sameAttributes(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }
 
 // UnusableID refuses request id, named by a client, that is a request of

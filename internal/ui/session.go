@@ -219,6 +219,17 @@ type who struct {
 	csrf      string
 	principal string // "" when no one signed in
 	signedIn  bool   // a session cookie, so Log out is offered
+	// holds reports whether what signed the request in still does (its
+	// session not signed out nor expired, its API key not revoked, its
+	// JWT not expired), for a stream that outlives its sign-in (the live
+	// updates); nil: always (no Login).
+	holds func() bool
+}
+
+// stillSignedIn reports whether what signed r in still holds (who.holds).
+func stillSignedIn(r *http.Request) bool {
+	h := whoFrom(r.Context()).holds
+	return h == nil || h()
 }
 
 func whoFrom(ctx context.Context) who {
@@ -263,14 +274,22 @@ func (u *UI) signIn(w http.ResponseWriter, r *http.Request) *http.Request {
 		}
 		// Credentials in headers are not sent by a browser on its own: a
 		// program's POST needs no form token.
-		ctx := context.WithValue(auth.WithIdentity(r.Context(), id), sessionKey{}, who{principal: id.Principal})
+		holds := func() bool {
+			again, err := l.Header(r) // a key revoked, a JWT expired since
+			return err == nil && again.Principal == id.Principal && again.Tenant == id.Tenant
+		}
+		ctx := context.WithValue(auth.WithIdentity(r.Context(), id), sessionKey{}, who{principal: id.Principal, holds: holds})
 		return r.WithContext(ctx)
 	}
 	if v := readCookie(r, cookieSecure, cookiePlain); v != "" {
 		if ss, ok := u.sessions.get(v, time.Now()); ok {
 			if l.Valid == nil || l.Valid(ss.id) {
+				holds := func() bool { // signed out, expired or its key revoked since
+					again, ok := u.sessions.get(v, time.Now())
+					return ok && again == ss && (l.Valid == nil || l.Valid(ss.id))
+				}
 				ctx := context.WithValue(auth.WithIdentity(r.Context(), ss.id), sessionKey{},
-					who{csrf: ss.csrf, principal: ss.id.Principal, signedIn: true})
+					who{csrf: ss.csrf, principal: ss.id.Principal, signedIn: true, holds: holds})
 				return r.WithContext(ctx)
 			}
 			u.sessions.drop(v) // its key was revoked

@@ -1178,7 +1178,9 @@ func counts(m map[string]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// live streams an event whenever the requests change (server-sent events).
+// live streams an event whenever the requests change (server-sent events),
+// until the client goes or what signed it in no longer holds (a logout, the
+// session's end, its key revoked: stillSignedIn).
 func (u *UI) live(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -1214,6 +1216,12 @@ func (u *UI) live(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-tick.C:
+		}
+		if !stillSignedIn(r) {
+			// Signed out, its session expired, its key revoked: the stream
+			// ends (the browser's reconnection is refused 401), or it would
+			// go on telling when the principal's requests change.
+			return
 		}
 	}
 }
