@@ -368,7 +368,7 @@ func (c *Core) frameArgs(f *store.Frame, extra ...any) []any {
 	now := time.Now()
 	f.Updated = store.Round(now)
 	d := c.D
-	args := append(make([]any, 0, 21), f.Parent, f.Kind, f.Name, f.CallID, d.Key(f.IdemKey), f.State, d.Text(f.Args), d.Text(f.Undo),
+	args := append(make([]any, 0, 21), f.Parent, word(f.Kind), f.Name, f.CallID, d.Key(f.IdemKey), word(f.State), d.Text(f.Args), d.Text(f.Undo),
 		d.Text(f.Error), store.UnixNano(f.Started), now.UnixNano(), f.Request, f.Frame)
 	args = append(args, extra...)
 	var ents []byte
@@ -418,8 +418,9 @@ func (c *Core) endWrite(f *store.Frame, key string) *Write {
 	now := time.Now()
 	f.Updated = store.Round(now)
 	d := c.D
-	args := []any{f.State, d.Text(f.Undo), d.Text(f.Error), now.UnixNano(), f.Request, f.Frame}
-	return &Write{Pairs: key, Run: func(b Batch, w *Write) {
+	e := &argsWrite[[6]any]{args: [6]any{word(f.State), d.Text(f.Undo), d.Text(f.Error), now.UnixNano(), f.Request, f.Frame}}
+	args := e.args[:]
+	e.w = Write{Pairs: key, Run: func(b Batch, w *Write) {
 		if c.W.Lost(key) {
 			w.Fail(fmt.Errorf("the idempotency claim of its call was not recorded, so the call must not run: %w", store.ErrConflict))
 			return
@@ -435,6 +436,35 @@ func (c *Core) endWrite(f *store.Frame, key string) *Write {
 			return nil
 		})
 	}}
+	return &e.w
+}
+
+// argsWrite is a write and its statement's arguments (an array), in one
+// allocation.
+type argsWrite[A any] struct {
+	w    Write
+	args A
+}
+
+// word is s as a statement's argument: a frame's kind or state, the same
+// few words on every checkpoint, boxed once (a constant) rather than on
+// each (an allocation).
+func word(s string) any {
+	switch s {
+	case "tool":
+		return "tool"
+	case "executing":
+		return "executing"
+	case "completed":
+		return "completed"
+	case "failed":
+		return "failed"
+	case "refused":
+		return "refused"
+	case "cancelled":
+		return "cancelled"
+	}
+	return s
 }
 
 // frameKey names a checkpoint for the writer's pairing of claims.
@@ -503,8 +533,11 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 	if c.Closed() {
 		return nil, false, store.ErrClosed
 	}
-	var found *store.IdemRecord // what the writer found, in its latest run
-	w := &Write{}
+	// What the writer found in its latest run, and the statements'
+	// arguments, are one allocation (claimRun), which the closures below
+	// share.
+	cl := &claimRun{}
+	w := &cl.w
 	if c.W.Holds() {
 		// The call is in flight from its claim: ended at once unless it
 		// took the key, and then by the key's completion or release.
@@ -518,24 +551,23 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 			f.End()
 		}()
 	}
-	args := []any{c.D.Key(r.Key), r.Owner, r.Args, r.Request, r.Frame, store.UnixNano(r.Claimed), store.UnixNano(r.Expires)}
+	cl.argv = [7]any{c.D.Key(r.Key), r.Owner, r.Args, r.Request, r.Frame, store.UnixNano(r.Claimed), store.UnixNano(r.Expires)}
+	args := cl.argv[:]
 	// An engine whose claim is one statement that returns the record
 	// (PostgreSQL's) also says in it whether the cut-off write r.CutOff is
-	// unexpired at the claim ($8, $9): no round trip of its own.
-	var cargs []any
-	var cutLive, cutRead bool
-	var fl inFlight
+	// unexpired at the claim ($8, $9): no round trip of its own
+	// (cl.cargs).
 	read := func(rows Rows) error {
 		if !rows.Next() {
 			return nil
 		}
-		var h store.IdemRecord
+		h := &store.IdemRecord{}
 		var ok bool
 		var at, exp int64
 		var err error
-		if cargs != nil {
-			err = rows.Scan(&ok, &h.Owner, &h.State, &h.Args, &h.Request, &h.Frame, &h.Result, &at, &exp, &cutLive,
-				&fl.root, &fl.at, &fl.request)
+		if cl.cargs != nil {
+			err = rows.Scan(&ok, &h.Owner, &h.State, &h.Args, &h.Request, &h.Frame, &h.Result, &at, &exp, &cl.cutLive,
+				&cl.fl.root, &cl.fl.at, &cl.fl.request)
 		} else {
 			err = rows.Scan(&ok, &h.Owner, &h.State, &h.Args, &h.Request, &h.Frame, &h.Result, &at, &exp)
 		}
@@ -543,21 +575,21 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 			return err
 		}
 		if ok {
-			w.Claimed, cutRead = true, cargs != nil && r.CutOff != ""
+			cl.w.Claimed, cl.cutRead = true, cl.cargs != nil && r.CutOff != ""
 			return nil
 		}
 		h.Key, h.Claimed, h.Expires, h.Result = r.Key, store.FromUnixNano(at), store.FromUnixNano(exp), EmptyNil(h.Result)
-		found = &h
+		cl.found = h
 		return nil
 	}
 	w.Run = func(b Batch, w *Write) {
-		w.Claimed, found, cutLive, cutRead, fl = false, nil, false, false, inFlight{}
+		w.Claimed, cl.found, cl.cutLive, cl.cutRead, cl.fl = false, nil, false, false, inFlight{}
 		if !b.Has(StIdemGet) {
 			// The claim answers with the record that holds the key.
-			if cargs == nil {
-				cargs = append(args[:len(args):len(args)], r.CutOff, args[5], r.CutRoot)
+			if cl.cargs == nil {
+				cl.cargs = append(args[:len(args):len(args)], r.CutOff, args[5], r.CutRoot)
 			}
-			b.Query(w, StIdemClaim, cargs, read)
+			b.Query(w, StIdemClaim, cl.cargs, read)
 			return
 		}
 		// The claim only changes a row or not; a key held is read after it.
@@ -603,9 +635,9 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		if err = ctx.Err(); err != nil {
 			err = context.Cause(ctx)
 		} else if err = c.W.Do(noEnd, w); err == nil {
-			rec, claimed = found, w.Claimed
-			r.CutOffRead, r.CutOffLive = cutRead, cutLive
-			fl.set(r, claimed)
+			rec, claimed = cl.found, w.Claimed
+			r.CutOffRead, r.CutOffLive = cl.cutRead, cl.cutLive
+			cl.fl.set(r, claimed)
 		}
 	} else if err = ctx.Err(); err != nil {
 		// Not sent: a claim sent now could be taken, and hold the key,
@@ -619,7 +651,7 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		var dclaimed, dread, dlive bool
 		var dfl inFlight
 		if err = c.W.Decide(ctx, w, frameKey(r.Request, r.Frame), func(e error) {
-			drec, dclaimed, dread, dlive, dfl = found, w.Claimed && e == nil, cutRead, cutLive, fl
+			drec, dclaimed, dread, dlive, dfl = cl.found, w.Claimed && e == nil, cl.cutRead, cl.cutLive, cl.fl
 		}); err == nil {
 			rec, claimed = drec, dclaimed
 			r.CutOffRead, r.CutOffLive = dread, dlive
@@ -628,9 +660,9 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 	} else if err = c.W.Do(ctx, w); err == nil {
 		// Read only after the writer answered: on a context's end it may
 		// still be running the write.
-		rec, claimed = found, w.Claimed
-		r.CutOffRead, r.CutOffLive = cutRead, cutLive
-		fl.set(r, claimed)
+		rec, claimed = cl.found, w.Claimed
+		r.CutOffRead, r.CutOffLive = cl.cutRead, cl.cutLive
+		cl.fl.set(r, claimed)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", r.Key, err)
@@ -639,6 +671,19 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		return nil, false, fmt.Errorf("claiming idempotency key %q: no record was returned", r.Key)
 	}
 	return rec, claimed, nil
+}
+
+// claimRun is one ClaimKey's write and what its statements take and read,
+// allocated once: the write, the claim's arguments (and PostgreSQL's with
+// the cut-off write's), and the record, cut-off and in-flight claim the
+// writer found in its latest run.
+type claimRun struct {
+	w                Write
+	argv             [7]any
+	cargs            []any
+	found            *store.IdemRecord
+	cutLive, cutRead bool
+	fl               inFlight
 }
 
 // inFlight is what a claim's statement read of another claim of its
@@ -694,8 +739,9 @@ func (c *Core) QueueReleaseKeyThen(key, owner string, then func(committed bool))
 }
 
 func (c *Core) completeWrite(key, owner string, result []byte, expires time.Time) *Write {
-	args := []any{result, store.UnixNano(expires), c.D.Key(key), owner}
-	return &Write{Run: func(b Batch, w *Write) {
+	e := &argsWrite[[4]any]{args: [4]any{result, store.UnixNano(expires), c.D.Key(key), owner}}
+	args := e.args[:]
+	e.w = Write{Run: func(b Batch, w *Write) {
 		b.Exec(w, StIdemComplete, args, func(n int64) error {
 			if n == 0 {
 				return fmt.Errorf("completing idempotency key %q: not claimed by %s: %w", key, owner, store.ErrConflict)
@@ -703,6 +749,7 @@ func (c *Core) completeWrite(key, owner string, result []byte, expires time.Time
 			return nil
 		})
 	}}
+	return &e.w
 }
 
 // ReleaseKey implements store.IdemRecords: durable when it returns.

@@ -95,8 +95,11 @@ func TestWriteCallStoreAllocations(t *testing.T) {
 	// 88 and 105 with each statement run through database/sql
 	// (TestExecAllocations), and with the names of the queued writes (for
 	// the log, if they fail), the checkpoint's guard (PostgreSQL's) and a
-	// context.WithoutCancel made for each call.
-	want := 64.0
+	// context.WithoutCancel made for each call. 55 and 53 on C SQLite
+	// once a claim's state and arguments were one allocation, a
+	// checkpoint's kind and state boxed once, and an end's and a result's
+	// arguments allocated with their write (63 before).
+	want := 56.0
 	if !strings.Contains(Driver, "cgo") {
 		want = 79
 	}
