@@ -12,7 +12,9 @@
 //     history holds (link.ModelChoices.Continued); a conversation's first
 //     turn whose one user message a running turn's tool call was given as
 //     a string argument (a sub-agent that tool runs in the agent's process)
-//     nests under that turn (link.ModelChoices.Delegated); a new one may
+//     runs in a sub-request carved from that turn's request, under a
+//     delegate frame under the turn (link.ModelChoices.Handed,
+//     subagent.go); a new one may
 //     name its budget (Reach-Budget, or baggage reach.budget).
 //   - Before forwarding, the frame passes admit and budgets, the answer is
 //     capped at the tokens left once the prompt and the holds of the turns
