@@ -655,6 +655,11 @@ type ModelConfig struct {
 	// reach authenticates nobody), knowingly: the key then crosses the
 	// network in the clear. Without it such a base_url is refused.
 	AllowPlainHTTP bool `yaml:"allow_plain_http"`
+	// SubagentBudget names the budget a sub-agent that a tool runs in the
+	// agent's own process gets (an agent as a tool, a tool whose code runs
+	// another agent), carved from the budget of the request whose turn
+	// handed it its task; if empty, what that request has left.
+	SubagentBudget string `yaml:"subagent_budget"`
 }
 
 // ModelContext is the model proxy's context watermark: a conversation
@@ -2049,6 +2054,9 @@ func (c *Config) check() error {
 		}
 	}
 	if m := c.Model; m != nil {
+		if _, ok := c.Budgets[m.SubagentBudget]; m.SubagentBudget != "" && !ok {
+			return c.Errorf([]any{"model", "subagent_budget"}, "model subagent_budget: there is no budget named %q (budgets: in the configuration)", m.SubagentBudget)
+		}
 		p, err := url.Parse(m.BaseURL)
 		if err == nil && p.User != nil { // before the message that quotes the url
 			return c.Errorf([]any{"model", "base_url"}, "model: put credentials in api_key with ${VAR}, not in the base_url")

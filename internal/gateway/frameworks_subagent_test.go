@@ -67,7 +67,10 @@ func runSubagent(t *testing.T, dir, node, script, fw string, s *shop, task strin
 // request stops the sub-agent's tool call in flight and every model call
 // after it, the manager's too. Before, each sub-agent's run was a request
 // of its own, with a budget of its own, and a stop of it left the manager
-// going on.
+// going on. The sub-agent runs in a sub-request carved from the manager's,
+// as an A2A hand-off does: a delegate frame under the manager's turn, its
+// budget no more than the manager's request had left, and the sub-request
+// ended once the manager's next turn goes on.
 func TestFrameworksSubagents(t *testing.T) {
 	dir, node := frameworksCacheOf(t, "@openai/agents", "@langchain/langgraph", "@langchain/mcp-adapters", "@langchain/openai", "ai", "@ai-sdk/mcp", "@ai-sdk/openai")
 	src, err := os.ReadFile("testdata/frameworks/subagent.mjs")
@@ -85,26 +88,42 @@ func TestFrameworksSubagents(t *testing.T) {
 				}
 				root := oneRoot(t, s.g)
 				var top []*reach.Frame
-				sub, calls := 0, 0
-				for _, f := range root.Frames() {
+				sub, calls, delegates := 0, 0, 0
+				frames := root.Frames()
+				for _, c := range root.Children() {
+					frames = append(frames, c.Frames()...)
+				}
+				for _, f := range frames {
 					switch {
 					case f.Kind == reach.ModelFrame && f.Parent == nil:
 						top = append(top, f)
+					case f.Kind == reach.DelegateFrame:
+						delegates++
+						if f.Parent == nil || f.Parent.Kind != reach.ModelFrame || f.Parent.Parent != nil || f.SubRequest() == nil {
+							t.Errorf("delegate frame %s is under %v, want under the manager's turn, with its sub-request", f.ID, f.Parent)
+						}
 					case f.Kind == reach.ModelFrame:
 						sub++
-						if len(top) == 0 || f.Parent != top[0] {
-							t.Errorf("sub-agent turn %s is under %v, want under the manager's first turn", f.ID, f.Parent)
+						if f.Parent == nil || f.Parent.Kind != reach.DelegateFrame || f.Request.Parent() != root || len(top) == 0 || f.Parent.Parent != top[0] {
+							t.Errorf("sub-agent turn %s is under %v, want in a sub-request under the manager's first turn", f.ID, f.Parent)
 						}
 					case f.Kind == reach.ToolFrame:
 						calls++
-						if f.Parent == nil || f.Parent.Kind != reach.ModelFrame || f.Parent.Parent == nil {
+						if f.Parent == nil || f.Parent.Kind != reach.ModelFrame || f.Parent.Parent == nil || f.Request.Parent() != root {
 							t.Errorf("tool call %s %s is not under a sub-agent's turn", f.Name, f.Args)
 						}
 					}
 				}
-				if len(top) != 2 || sub != 10 || calls != 9 {
+				if len(top) != 2 || delegates != 1 || sub != 10 || calls != 9 {
 					logFrames(t, s.g)
-					t.Errorf("request %s: %d manager turns, %d sub-agent turns, %d tool calls; want 2, 10 and 9", root.ID(), len(top), sub, calls)
+					t.Errorf("request %s: %d manager turns, %d hand-offs, %d sub-agent turns, %d tool calls; want 2, 1, 10 and 9", root.ID(), len(top), delegates, sub, calls)
+				}
+				// The manager's second turn went on from the first: the
+				// sub-agent is done, its sub-request ended.
+				for _, c := range root.Children() {
+					if st := c.State(); st != reach.RequestCompleted {
+						t.Errorf("the sub-agent's sub-request %s is %s after its manager's last turn, want completed", c.ID(), st)
+					}
 				}
 				if used, reported := root.Usage().Tokens, s.model.tokens.Load(); used < reported {
 					t.Errorf("request %s was charged %d tokens, the model reported %d: want every turn's, the sub-agent's too", root.ID(), used, reported)
@@ -138,6 +157,16 @@ func TestFrameworksSubagents(t *testing.T) {
 				}
 				// At least what the model reported (a turn whose answer has
 				// more words than its usage says is charged the words).
+				// The sub-agent's budget is carved from what the manager's
+				// request had left: never more than its 3,000 tokens.
+				for _, c := range root.Children() {
+					if b := c.Budget().Tokens; b <= 0 || b > 3000 || c.DelegateFrame() == nil {
+						t.Errorf("the sub-agent's sub-request %s has a budget of %d tokens, want one carved from the manager's 3000", c.ID(), b)
+					}
+				}
+				if len(root.Children()) != 1 {
+					t.Errorf("request %s has %d sub-requests, want the sub-agent's", root.ID(), len(root.Children()))
+				}
 				if used, limit := root.Usage().Tokens, root.Budget().Tokens; used < s.model.tokens.Load() || limit != 3000 {
 					t.Errorf("request %s was charged %d tokens of its %d, the model reported %d: want both agents' turns charged to the one budget",
 						root.ID(), used, limit, s.model.tokens.Load())

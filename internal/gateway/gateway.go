@@ -570,7 +570,11 @@ func (g *Gateway) Served() (fast, inline, handed int64) { return g.server.Served
 
 func (g *Gateway) newServer() *httpapi.Server {
 	mo := &modelproxy.Options{Model: g.cfg.Model, Owned: g.owned, Choices: &g.choices,
-		Models: g.rt, Breakers: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}
+		Models: g.rt, Delegator: g.rt, Breakers: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}
+	if m := g.cfg.Model; m != nil && m.SubagentBudget != "" {
+		b := g.cfg.Budgets[m.SubagentBudget].Budget // checked to exist
+		mo.SubagentBudget = &b
+	}
 	if g.cluster != nil {
 		mo.Ledger = g.cluster // turns, tokens and cost on the ledger the instances share
 	}

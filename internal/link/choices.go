@@ -215,6 +215,40 @@ type choice struct {
 	name string // the function name the model called
 	at   time.Time
 	used bool // an MCP call matched it
+	// handed is the hand-off of a sub-agent begun from it (Delegated):
+	// set the first time, under ModelChoices.mu.
+	handed *Handoff
+}
+
+// Handoff is a tool call a model turn chose whose string argument a
+// sub-agent in the agent's own process was then given as its task
+// (Delegated): Turn is the turn that chose it, Tool the function the
+// model called. The sub-agent runs in a sub-request carved from Turn's
+// request, begun once (Sub), however many times its first turn is sent.
+type Handoff struct {
+	Turn *reach.Frame
+	Tool string
+
+	mu  sync.Mutex
+	sub *reach.Request
+}
+
+// Sub returns the sub-request the sub-agent runs in: the one begin began
+// for h, while it has not completed, else a new one begin begins (a
+// sub-agent begun again after its first run ended, on the same call).
+// Calls for one h are one at a time.
+func (h *Handoff) Sub(begin func() (*reach.Request, error)) (*reach.Request, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sub != nil && h.sub.State() != reach.RequestCompleted {
+		return h.sub, nil
+	}
+	sub, err := begin()
+	if err != nil {
+		return nil, err
+	}
+	h.sub = sub
+	return sub, nil
 }
 
 // RecordCall records that the model turn f chose to call the function name
@@ -312,6 +346,15 @@ func taskKey(task string) string {
 // the one request whose choice no sub-agent has begun from yet wins, and
 // none when several wait. Each choice marks the sub-agent begun from it.
 func (c *ModelChoices) Delegated(task string, who *auth.Identity) *reach.Frame {
+	if h := c.Handed(task, who); h != nil {
+		return h.Turn
+	}
+	return nil
+}
+
+// Handed is Delegated's hand-off: the turn and the call it chose, which
+// the sub-agent's sub-request is begun from (Handoff.Sub).
+func (c *ModelChoices) Handed(task string, who *auth.Identity) *Handoff {
 	task = strings.TrimSpace(task)
 	if task == "" || len(task) > maxTask {
 		return nil
@@ -355,7 +398,10 @@ func (c *ModelChoices) Delegated(task string, who *auth.Identity) *reach.Frame {
 		}
 	}
 	pick.used = true
-	return pick.f
+	if pick.handed == nil {
+		pick.handed = &Handoff{Turn: pick.f, Tool: pick.name}
+	}
+	return pick.handed
 }
 
 // Match returns the model turn that chose a tool call of tool with args, as

@@ -34,6 +34,9 @@ func TestDelegated(t *testing.T) {
 	if f := c.Delegated("find the refund policy", &auth.Identity{Principal: "bob"}); f != nil {
 		t.Errorf("bob's conversation joined the local user's request %s", f.Request.ID())
 	}
+	if h := c.Handed("find the refund policy", &auth.Identity{Principal: LocalPrincipal, Tenant: "acme"}); h != nil {
+		t.Errorf("the conversation of a principal of the same name in another tenant joined request %s", h.Turn.Request.ID())
+	}
 	// b's turn gives the same task: a's sub-agent began, b's waits.
 	b := turnOf(t, rt, "b", LocalPrincipal)
 	c.RecordCall(b, "call_2", "researcher", []byte(`{"input":"find the refund policy"}`))

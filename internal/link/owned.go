@@ -173,6 +173,10 @@ type owned struct {
 	// counted in Owned.loose under its owner.
 	loose bool
 	owner Owner
+	// subs are the sub-requests of in-process sub-agents begun in it
+	// (AddSub), running: each ends when the turn it was handed by goes on
+	// (EndSubs), or with the request.
+	subs []*reach.Request
 }
 
 // Budgets are the budgets a client may name: Default for a request that
@@ -807,6 +811,7 @@ func (q *Owned) Sweep() {
 			continue
 		}
 		ending = append(ending, o.req)
+		ending = append(ending, o.subs...)
 		q.forget(id, o)
 	}
 	for k, id := range q.traces {
@@ -845,7 +850,73 @@ func (q *Owned) End(id string) {
 	q.mu.Unlock()
 	if ok {
 		o.req.End()
+		endAll(o.subs)
 	}
+}
+
+// endAll ends rs.
+func endAll(rs []*reach.Request) {
+	for _, r := range rs {
+		r.End()
+	}
+}
+
+// maxSubs bounds the in-process sub-agents' sub-requests one request
+// keeps running (AddSub): past it the oldest is ended.
+const maxSubs = 256
+
+// AddSub owns sub, the sub-request an in-process sub-agent runs in (a
+// tool of the agent's whose code runs another agent): it ends when the
+// turn that handed it its task goes on (EndSubs), or with its root, as no
+// client ends it (an A2A hand-off ends with its task). A root not owned
+// here ends it as its context ends. At most maxSubs run in one root: past
+// them the oldest ends.
+func (q *Owned) AddSub(sub *reach.Request) {
+	root := sub.Root()
+	q.mu.Lock()
+	o, ok := q.owned[root.ID()]
+	if !ok || o.req != root {
+		q.mu.Unlock()
+		context.AfterFunc(root.Context(), func() {
+			if root.State() != reach.RequestRunning {
+				sub.End()
+			}
+		})
+		return
+	}
+	o.subs = slices.DeleteFunc(o.subs, completed)
+	var old *reach.Request
+	if len(o.subs) >= maxSubs {
+		old, o.subs = o.subs[0], o.subs[1:]
+	}
+	o.subs = append(o.subs, sub)
+	q.mu.Unlock()
+	if old != nil {
+		old.End()
+	}
+}
+
+// completed reports whether r has ended, not stopped.
+func completed(r *reach.Request) bool { return r.State() == reach.RequestCompleted }
+
+// EndSubs ends the sub-requests of the in-process sub-agents that model
+// turn f handed their tasks to (AddSub): the conversation f is in goes on,
+// with what the tool that ran each returned.
+func (q *Owned) EndSubs(f *reach.Frame) {
+	root := f.Request.Root()
+	var ending []*reach.Request
+	q.mu.Lock()
+	if o, ok := q.owned[root.ID()]; ok && o.req == root {
+		o.subs = slices.DeleteFunc(o.subs, func(r *reach.Request) bool {
+			if d := r.DelegateFrame(); d != nil && d.Parent == f {
+				ending = append(ending, r)
+				return true
+			}
+			return completed(r)
+		})
+	}
+	q.mu.Unlock()
+	endAll(ending)
 }
 
 // EndAll ends every request the gateway owns.
@@ -854,6 +925,7 @@ func (q *Owned) EndAll() {
 	rs := make([]*reach.Request, 0, len(q.owned))
 	for id, o := range q.owned {
 		rs = append(rs, o.req)
+		rs = append(rs, o.subs...)
 		q.forget(id, o)
 	}
 	q.mu.Unlock()

@@ -12,7 +12,9 @@
 //     history holds (link.ModelChoices.Continued); a conversation's first
 //     turn whose one user message a running turn's tool call was given as
 //     a string argument (a sub-agent that tool runs in the agent's process)
-//     nests under that turn (link.ModelChoices.Delegated); a new one may
+//     runs in a sub-request carved from that turn's request, under a
+//     delegate frame under the turn (link.ModelChoices.Handed,
+//     subagent.go); a new one may
 //     name its budget (Reach-Budget, or baggage reach.budget).
 //   - Before forwarding, the frame passes admit and budgets, the answer is
 //     capped at the tokens left once the prompt and the holds of the turns
@@ -105,6 +107,15 @@ type Options struct {
 	Owned   *link.Owned         // the requests calls are placed in
 	Choices *link.ModelChoices  // where the tool call ids a model chose are remembered
 	Models  Models              // begins the model frames
+	// Delegator, if not nil, runs the sub-agent a tool runs in the
+	// agent's process (Choices.Handed) in a sub-request carved from the
+	// request of the turn that handed it its task, as an A2A hand-off
+	// runs; if nil, its turns nest under that turn in its request.
+	Delegator Delegator
+	// SubagentBudget, if not nil, is the budget such a sub-request is
+	// given, each amount capped at what its parent has left; if nil, what
+	// its parent has left.
+	SubagentBudget *reach.Budget
 	// Redactor masks the configured secret values in what goes back to
 	// the client; if nil, nothing is masked.
 	Redactor *redact.Redactor
@@ -198,6 +209,11 @@ type Breakers interface {
 // Models begins a model frame under the frame of ctx: a *reach.Runtime.
 type Models interface {
 	BeginModel(ctx context.Context, model string) (context.Context, *reach.Frame, error)
+}
+
+// Delegator starts the sub-request of a sub-agent: a *reach.Runtime.
+type Delegator interface {
+	Delegate(ctx context.Context, d *reach.Delegation) (context.Context, *reach.Request, error)
 }
 
 // Proxy serves POST /v1/chat/completions and POST /v1/responses. Make one
@@ -374,12 +390,32 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if f.Parent != nil {
 				l.Parent = f.Parent.ID
 			}
+			// The turns it went on from have had their tools' answers: the
+			// sub-agents those tools ran in the agent's process are done.
+			p.opts.Owned.EndSubs(f)
 		} else if task := firstTask(api, body); task != "" {
 			// A conversation that begins with what a running turn's tool
 			// call was given: a sub-agent that tool runs in the agent's
-			// process. Its turns nest under that turn, in its request.
-			if f := p.opts.Choices.Delegated(task, who); f != nil {
-				l.Request, l.Parent = f.Request.ID(), f.ID
+			// process. Its turns run in a sub-request carved from that
+			// turn's request, under a delegate frame under that turn.
+			if h := p.opts.Choices.Handed(task, who); h != nil {
+				id, parent, done, err := p.handOff(r.Context(), h, task)
+				if err != nil {
+					var le *link.Error
+					if errors.As(err, &le) {
+						p.refuseLink(w, le)
+						return
+					}
+					var re *reach.Error
+					if errors.As(err, &re) {
+						refuse(w, h.Turn.Request, err)
+						return
+					}
+					p.internalError(w, err)
+					return
+				}
+				defer done()
+				l.Request, l.Parent = id, parent
 			}
 		}
 	}
