@@ -47,19 +47,48 @@ import (
 // s25Known lists the runs whose outcome is not their label's, each with why.
 var s25Known = map[string]string{
 	// As written, on the guard then (604c3dfb): 11 of 22 loops detected,
-	// one early, 10 missed; one of 25 legit runs refused.
-	"bgp-neighbor-address-respelled-idle":         "missed",
-	"bgp-clear-session-ring-same-notification":    "missed",
-	"quantum-job-polled-queue-position-still":     "missed",
-	"quake-window-notations-same-event":           "missed",
-	"drone-takeoff-status-ring-on-ground":         "missed",
+	// one early, 10 missed; one of 25 legit runs refused. The early one
+	// was the probe's own error, against the marks it states above: the
+	// prior authorization's mark was put at the fourth hand-off, where it
+	// is the third round of hand-offs (the delegation rule refuses there);
+	// corrected, it is detected. Since its fixes, 14 of 22 (15 with the
+	// mark corrected): how long a
+	// job has been in a queue (time_in_queue_s) grows with the clock as a
+	// wait does (TestQueueSpanKeys); an answer's stamp under a key that
+	// says when it was made, as a number since the epoch ("generated":
+	// 1796558400000), is its stamp as a date-time is (TestEpochStamps).
+	// Left:
+	//
+	// a neighbor asked under spellings of its address (192.0.2.14/32,
+	// leading zeros, a word before it): none respells the address in
+	// another case or punctuation alone, and its down-for moves;
+	"bgp-neighbor-address-respelled-idle": "missed",
+	// rings of a write accepted and a read that shows nothing changed (a
+	// session cleared, a take-off, a submission for review): a cycle with
+	// a write goes round three times before the fourth is refused, so
+	// that a flaky job re-run and its logs read go on; the probe marks
+	// the third round;
+	"bgp-clear-session-ring-same-notification":   "missed",
+	"drone-takeoff-status-ring-on-ground":        "missed",
+	"appstore-submit-review-ring-same-rejection": "missed",
+	// reworded searches whose answer holds a link or a count that moves
+	// with each asking (a search's href, an inspection's result link, an
+	// engine's node count);
 	"auction-search-reworded-same-listings":       "missed",
-	"appstore-submit-review-ring-same-rejection":  "missed",
-	"print-printer-respelled-stopped":             "missed",
-	"chess-position-counters-respelled-same-line": "missed",
 	"url-inspect-address-respelled-not-indexed":   "missed",
-	"prior-auth-handed-reworded-same-denial":      "early",
-	"domain-nameservers-polled-until-changed":     "false_kill",
+	"chess-position-counters-respelled-same-line": "missed",
+	// a print refused on a stopped printer, each refusal naming the job
+	// number it did not create: a state's refusal counts only word for
+	// word.
+	"print-printer-respelled-stopped": "missed",
+	// A domain's nameservers polled until they change, answered alike
+	// three times before they do: the third identical poll, after two
+	// answers alike with nothing written, is refused by the benchmark's
+	// own rule (repeat, RepeatMax), which the probe's marks state (the
+	// third identical poll), whatever the poll would have brought. An
+	// agent waiting on the world's change is told to wait or to give its
+	// answer.
+	"domain-nameservers-polled-until-changed": "false_kill",
 }
 
 func TestTwentyFifthRuns(t *testing.T) {
@@ -467,7 +496,7 @@ func twentyFifthRuns() []*asRun {
 			"PA request: Ozempic (semaglutide) 1 mg, pt_88231, Aetna commercial.",
 			"Could you secure coverage approval for pt_88231's semaglutide 1 mg?",
 		} {
-			if i == 3 {
+			if i == 2 { // the third round of hand-offs (corrected: written i == 3)
 				w.then()
 			}
 			w.hand("Asking the pharmacist.", "pharmacist", task, "Denied: the plan requires a trial of metformin first (step therapy); no record of one.", func(s *asw) {
