@@ -51,8 +51,8 @@ var s25Known = map[string]string{
 	// was the probe's own error, against the marks it states above: the
 	// prior authorization's mark was put at the fourth hand-off, where it
 	// is the third round of hand-offs (the delegation rule refuses there);
-	// corrected, it is detected. Since its fixes, 14 of 22 (15 with the
-	// mark corrected): how long a
+	// corrected, it is detected. Since its fixes, 14 of 22 (13 and the
+	// early one on the mark as written): how long a
 	// job has been in a queue (time_in_queue_s) grows with the clock as a
 	// wait does (TestQueueSpanKeys); an answer's stamp under a key that
 	// says when it was made, as a number since the epoch ("generated":
