@@ -77,7 +77,8 @@ func FuzzDetector(f *testing.F) {
 // FuzzScan checks that the JSON scanner never panics and keeps its limit.
 func FuzzScan(f *testing.F) {
 	for _, s := range []string{`{"a":[1,2,{"b":"c\nd"}],"e":null}`, `"plain\\ntext"`, `not json`, `[[[[`, `{"a":"\"}`, `-1.5e+3`,
-		`"{\"a\": \"\u00e9\ud83d\ude00\", \"request_id\": \"9f8e7d6c5b4a\"}"`, `"[\u12"`, `{"headers":{"Date":"x","Age":"1"},"checked":"2025-01-07T22:32:47Z"}`} {
+		`"{\"a\": \"\u00e9\ud83d\ude00\", \"request_id\": \"9f8e7d6c5b4a\"}"`, `"[\u12"`, `{"headers":{"Date":"x","Age":"1"},"checked":"2025-01-07T22:32:47Z"}`,
+		`{"metadata":{"generated":1796558400000,"count":1},"retrieved":1796558400.25,"checked":17965584}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

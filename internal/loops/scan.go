@@ -251,10 +251,16 @@ func (s *scan) mailAhead() bool {
 }
 
 // dateTimeAhead reports whether the value at s.i is a string that is one
-// date-time and nothing else; it reads nothing.
+// date-time and nothing else, or a number that is an instant since the
+// Unix epoch in seconds or milliseconds (epochLen); it reads nothing.
 func (s *scan) dateTimeAhead() bool {
 	i := s.i
 	s.ws()
+	if s.i < len(s.b) && isDigit(s.b[s.i]) {
+		n := epochLen(s.b[s.i:])
+		s.i = i
+		return n > 0
+	}
 	raw, ok := s.quoted()
 	s.i = i
 	return ok && len(raw) > 0 && dateTimeLen(raw) == len(raw)

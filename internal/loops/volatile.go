@@ -54,7 +54,7 @@ var quotaWords = map[string]bool{
 // (TestReportAgeKeys); an age in years has no unit here.
 var volatileWaited = map[string]bool{
 	"wait": true, "waiting": true, "waited": true, "queued": true, "pending": true, "idle": true,
-	"age": true,
+	"age": true, "queue": true,
 }
 
 // volatileStamps are the words that, before "at", "on", "of", "time", "ts"
@@ -686,6 +686,32 @@ var tokenByte = func() (t [256]bool) {
 func isTokenByte(c byte) bool { return tokenByte[c] }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// epochLen returns the length of the JSON number at the start of b when it
+// is an instant since the Unix epoch: ten digits of seconds (from 2001 to
+// 2286, with a fraction or none) or thirteen of milliseconds, as a
+// catalog's "generated": 1796558400000 says when it made the answer. Any
+// other number (a count, an amount) is 0.
+func epochLen(b []byte) int {
+	n := 0
+	for n < len(b) && isDigit(b[n]) {
+		n++
+	}
+	digits := n
+	if digits == 10 && n < len(b) && b[n] == '.' {
+		n++
+		for n < len(b) && isDigit(b[n]) {
+			n++
+		}
+	}
+	if n < len(b) && (b[n] == '.' || b[n] == 'e' || b[n] == 'E') {
+		return 0
+	}
+	if (digits == 10 || digits == 13) && b[0] != '0' {
+		return n
+	}
+	return 0
+}
 
 // dateTimeLen returns the length of the ISO 8601 date-time at the start of b
 // (2025-01-07T22:32:47Z, 2025-01-07 22:32, with seconds, fractions and a
