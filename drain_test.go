@@ -107,3 +107,46 @@ func TestDrainBounded(t *testing.T) {
 		}
 	})
 }
+
+// TestDrainLetsUndosRun: a stop's compensation once the runtime drains
+// runs its undos (system calls): refused, an undo would be dead-lettered,
+// worse than what a kill leaves (the restart's recovery runs it).
+func TestDrainLetsUndosRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var ran []string
+		tool := func(name string) func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return func(context.Context, json.RawMessage) (json.RawMessage, error) {
+				mu.Lock()
+				ran = append(ran, name)
+				mu.Unlock()
+				return json.RawMessage(`"ok"`), nil
+			}
+		}
+		rt := reach.New(nil)
+		rt.MustRegister(
+			reach.Tool{Name: "reserve", Access: reach.Write, Func: tool("reserve"), Undo: &reach.Followup{Tool: "release", Args: `{"id": "{args.id}"}`}},
+			reach.Tool{Name: "release", Access: reach.Write, Func: tool("release")},
+		)
+		ctx, req := begin(t, rt, nil)
+		if res := call(rt, ctx, "reserve", `{"id":"seat-4"}`); res.Status != reach.StatusSuccess {
+			t.Fatalf("reserve: %s", res.ModelText())
+		}
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		rt.Drain(done)
+		req.Stop(reach.Cancel, "runtime", "the gateway stops")
+		synctest.Wait()
+		if n := rt.Drain(context.Background()); n != 0 {
+			t.Errorf("Drain after the compensation: %d calls in flight; want 0", n)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if got := strings.Join(ran, ", "); got != "reserve, release" {
+			t.Errorf("ran %s; want reserve, then its undo release", got)
+		}
+		if dl, err := rt.DeadLetters(context.Background(), ""); err != nil || len(dl) != 0 {
+			t.Errorf("dead letters: %v (%v); want none", dl, err)
+		}
+	})
+}
