@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/store"
@@ -106,7 +107,11 @@ func graceCase(t *testing.T, deaf bool) {
 			resp.Body.Close()
 		}
 	}()
-	<-h.started
+	select {
+	case <-h.started:
+	case <-time.After(time.Minute):
+		t.Fatal("the held call did not reach its upstream")
+	}
 	if err := stopServe(t, cmd, syscall.SIGTERM); err != nil {
 		t.Fatalf("reach serve stopped with %v", err)
 	}
