@@ -110,6 +110,12 @@ func (rt *Runtime) call(ctx context.Context, in *Call, sys bool) *Result {
 	if c.req == nil {
 		return &Result{CallID: c.ID, Status: StatusRefused, Error: fault.NoRequest()}
 	}
+	if !rt.calls.enter(sys) {
+		// The gateway stops: nothing of the call is recorded, its store
+		// closing (drain.go).
+		return &Result{CallID: c.ID, Status: StatusRefused, Error: shuttingDown()}
+	}
+	defer rt.calls.exit()
 	res, err := rt.chain(ctx, c)
 	return rt.finishCall(ctx, c, res, err)
 }

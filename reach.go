@@ -374,6 +374,8 @@ type Runtime struct {
 	// once the end is recorded, so that a request is not kept for its
 	// tools' time after it ended.
 	heldEnds sync.Map // *Request -> *time.Timer
+
+	calls calls // the calls in flight, for Drain (drain.go)
 }
 
 // New returns a Runtime with the options (nil for defaults). It panics on
@@ -384,6 +386,7 @@ func New(opts *Options) *Runtime {
 		panic("reach.New: " + err.Error())
 	}
 	rt := &Runtime{entities: newEntities()}
+	rt.calls.idle = make(chan struct{}, 1)
 	if opts != nil {
 		rt.opts = *opts
 	}
@@ -839,6 +842,9 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 	req, pf := position(ctx)
 	if req == nil {
 		return nil, nil, fault.NoRequest()
+	}
+	if rt.Draining() {
+		return nil, nil, shuttingDown() // nothing recorded: the store closes (drain.go)
 	}
 	f := &Frame{ID: newFrameID(), Kind: ModelFrame, Name: model, Agent: req.agent, Parent: pf,
 		Request: req, Started: time.Now(), route: routeFrom(ctx)}

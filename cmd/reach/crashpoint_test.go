@@ -47,6 +47,13 @@ func TestCrashAtDurablePoints(t *testing.T) {
 		{"claimed#2", "interrupted", 0, 0},
 		{"executing#2", "interrupted", 0, 0}, // it may have run: nothing runs it again
 		{"ended#2", "undone", 1, 1},          // it ran, and the restart undid it with its request
+		// The connection to the upstream ready, not a byte of the call
+		// written: the "executing" checkpoint is durable, so the retry is
+		// answered as at executing, and the upstream never saw the call.
+		// Only a tools/call on an upstream's wire reaches the point (not
+		// its start-up: initialize, tools/list go through the SDK), and
+		// leg 1 is the one before: #2 is leg 2 whatever the start did.
+		{"wire.ready#2", "interrupted", 0, 0},
 	} {
 		t.Run(strings.TrimSuffix(tc.point, "#2"), func(t *testing.T) { crashAtCallPoint(t, "", tc) })
 	}
@@ -67,6 +74,7 @@ func TestKill30CallPointsOnPostgres(t *testing.T) {
 		{"claimed#2", "", 1, 0}, // no checkpoint yet: it never ran, and the retry runs it
 		{"executing#2", "interrupted", 0, 0},
 		{"ended#2", "undone", 1, 1},
+		{"wire.ready#2", "interrupted", 0, 0}, // the claim and checkpoint committed, the call not sent
 	} {
 		t.Run(strings.TrimSuffix(tc.point, "#2"), func(t *testing.T) {
 			url, err := pg.CreateDatabase(t.Context(), fmt.Sprint("callpoint", n))

@@ -226,8 +226,8 @@ var killMatrix = map[string]killCover{
 		postgres: []string{"TestOutage20KilledAsFenced"},
 	},
 	"wire.ready": {
-		noSQLite: "nothing is durable there: a kill leaves what a kill at executing leaves (the checkpoint durable, the call not sent); the test on PostgreSQL pauses there (SIGSTOP, then SIGCONT), where a frozen life matters",
-		postgres: []string{"TestFleet21FrozenBeforeSend"},
+		sqlite:   []string{"TestCrashAtDurablePoints"},
+		postgres: []string{"TestKill30CallPointsOnPostgres", "TestFleet21FrozenBeforeSend"},
 	},
 	"migration": {
 		sqlite:     []string{"internal/store/sqlite.TestSQLiteMigration20KilledMidway"},

@@ -467,6 +467,10 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	g.front.Close()
 	err := srv.Shutdown(sctx)
 	if errors.Is(err, context.DeadlineExceeded) {
+		// Past the grace: the handlers still running call no more (a
+		// batch's next call, a model turn's tools are refused
+		// shutting_down); Close waits for the calls they have in flight.
+		g.rt.Drain(sctx) // sctx ended: it waits for nothing here
 		err = srv.Close()
 	}
 	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && err == nil {
@@ -507,6 +511,7 @@ func (g *Gateway) Close() error {
 		g.agents.Close()
 	}
 	g.bg.Wait() // what runs in the background (a re-listing writing pins, say) is over
+	g.drainCalls()
 	var errs []error
 	if err := g.shutdownTracer(); err != nil {
 		errs = append(errs, err)
@@ -518,6 +523,24 @@ func (g *Gateway) Close() error {
 		errs = append(errs, g.pool.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// drainCalls refuses new calls (shutting_down) and waits for the calls
+// still in flight, their requests ended and so cancelled, to return, for
+// up to the grace (store.KeptGrace): the store is closed after them, so a
+// call's end, its audit events and its cut-off record are written, not
+// refused by a closed store. One whose tool ignores its cancellation past
+// that is left as a kill leaves it (its checkpoint executing: the next
+// start settles it, and a retry of its key is answered interrupted).
+func (g *Gateway) drainCalls() {
+	if g.rt == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), store.KeptGrace)
+	defer cancel()
+	if left := g.rt.Drain(ctx); left > 0 {
+		g.log.Warn("shutting down: calls still ran past the grace, their tools deaf to their cancellation; the next start settles them as after a kill (a retry of their keys is answered interrupted)", "calls", left)
+	}
 }
 
 // Go runs f in a goroutine that Close waits for (f should return soon
