@@ -76,7 +76,9 @@ func failedVerifyKilled(t *testing.T, stop, at string) {
 			}
 		}
 		tools = append(tools, reach.Tool{Name: "check", Access: reach.Read,
-			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{"ok":false}`), nil }})
+			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+				return json.RawMessage(`{"ok":false}`), nil
+			}})
 		rt.MustRegister(tools...)
 		return rt
 	}
