@@ -42,7 +42,8 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		end := &c.recs.ended
 		*end = *rec
 		end.End(res, err)
-		if s, ok := c.req.saga.Since(saga, c.frame.ID); end.State == Completed && ok {
+		failed := c.recs.undoAfter // its verify failed: its undo goes with its end (effectsStage)
+		if s, ok := c.req.saga.Since(saga, c.frame.ID); ok && (end.State == Completed || failed) {
 			end.Undo, _ = json.Marshal(map[string]any{"tool": s.Tool, "arguments": s.Args, "key": s.Key})
 		}
 		var pre *undoRun
@@ -50,6 +51,10 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 			pre = rt.beginUndos(ctx, c.req)
 		}
 		cp.Ended(&c.detached, end)
+		if failed {
+			rt.undoFailedWrite(ctx, c, res, pre)
+			return res, err
+		}
 		rt.undoStoppedWrite(ctx, c, end, res, pre)
 		return res, err
 	}
@@ -86,6 +91,11 @@ type callRecords struct {
 	// entity store (keyedEntities), kept with its "executing" checkpoint
 	// (Checkpoint.Entities).
 	writes []string
+	// undoAfter says the call is a write that ran, registered its undo
+	// and then failed (its verify refused or not confirmed): its end is
+	// recorded with that undo, and its request compensated after it
+	// (undoFailedWrite).
+	undoAfter bool
 }
 
 // records returns c's records, made on the first use.

@@ -68,7 +68,10 @@ func (r *Request) Continue(ctx context.Context, message string) (done func(answe
 	if e := rt.admitFrame(ctx, r, 0); e != nil {
 		return nil, refuse(e)
 	}
-	d := rt.detector(parent)
+	d, e := rt.detector(parent)
+	if e != nil {
+		return nil, refuse(e)
+	}
 	if d == nil {
 		rt.letThrough(ctx, parent, false) // a hand-off let through, as Delegate's
 		return func(string, bool) {}, nil

@@ -244,10 +244,12 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 			return res, err
 		}
 		undoing := c.req.root.undoing
+		pushed := false // this write's undo registered
 		if res.Status == StatusSuccess && eff != nil {
 			if eff.Undo != nil && !undoing {
 				args, terr := eff.Undo.Args.JSON(template.NewScope(c.args, res.Data))
 				if terr == nil {
+					pushed = true
 					c.req.saga.Push(effects.Undo{Tool: eff.Undo.Tool, Args: args,
 						Key: "undo:" + c.frame.ID.String(), Origin: c.Tool + " " + callgraph.Preview(c.args, 80), Frame: c.frame.ID})
 					if !checkpointed && StopMode(c.req.mode.Load()) >= Cancel {
@@ -271,6 +273,17 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 			}
 		}
 		if res.Status == StatusError && !undoing {
+			if checkpointed && pushed {
+				// It ran and registered its undo, and then failed (its
+				// verify): its end is recorded with its undo first, and
+				// the compensation runs after (the checkpoint stage:
+				// undoFailedWrite). Before, the undo ran before the end:
+				// a kill in between left the write "executing", which the
+				// restart answers "may have run" and does not undo,
+				// though its undo had run, or had not.
+				c.records().undoAfter = true
+				return res, nil
+			}
 			if done := rt.compensate(context.WithoutCancel(ctx), c.req, c.Tool+" failed", c.frame); len(done) > 0 {
 				res.Notes = append(res.Notes, effects.CompensationNote(done))
 			}
@@ -325,6 +338,27 @@ func (rt *Runtime) undoStoppedWrite(ctx context.Context, c *Call, end *Checkpoin
 		defer r.paid()
 	}
 	if done := rt.compensateIn(context.WithoutCancel(ctx), r, "stopped while "+c.Tool+" ran", c.frame, pre); len(done) > 0 && res != nil {
+		res.Notes = append(res.Notes, effects.CompensationNote(done))
+	}
+}
+
+// undoFailedWrite compensates c's request once c, a checkpointed write
+// that ran, registered its undo and then failed (its verify refused, as
+// in a request stopped while it ran, or not confirmed), has its end
+// recorded with that undo: what effectsStage does for a failed write, once
+// the end is durable. A kill before the compensation's request is begun
+// leaves the write failed with its undo, which the restart undoes with
+// its request (interrupted; or stopped, its end waiting for this:
+// owesUndo); its request stopped and ended already (lateUndo), pre, the
+// compensation's request begun before the end, is found cut off and
+// finished. Each undo runs once under its key: one that ran before a kill
+// is not run again. pre, if not nil, is that request.
+func (rt *Runtime) undoFailedWrite(ctx context.Context, c *Call, res *Result, pre *undoRun) {
+	r := c.req
+	if r.owe() {
+		defer r.paid()
+	}
+	if done := rt.compensateIn(context.WithoutCancel(ctx), r, c.Tool+" failed", c.frame, pre); len(done) > 0 && res != nil {
 		res.Notes = append(res.Notes, effects.CompensationNote(done))
 	}
 }

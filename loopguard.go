@@ -2,16 +2,39 @@ package reach
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
+	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/loops"
 )
 
-func (rt *Runtime) detector(r *Request) *loops.Detector {
+// detector returns the detector that judges a new step of r's tree, or
+// nil with the loop guard off. A tree that ended let its detector go
+// (loops.Lazy.Release): a step that reaches the guard after that, admitted
+// before its request ended (a stop ending it meanwhile), gets none, and
+// the refusal of its request as it now stands (letGo). Before, it was
+// judged afresh by a new, empty detector, and went on.
+func (rt *Runtime) detector(r *Request) (*loops.Detector, *Error) {
 	if rt.opts.DisableLoopGuard {
-		return nil
+		return nil, nil
 	}
-	return r.root.loops.Get(rt.opts.Loops)
+	if d := r.root.loops.Get(rt.opts.Loops); d != nil {
+		return d, nil
+	}
+	return nil, rt.letGo(r)
+}
+
+// letGo is the refusal of a new step of r, whose tree ended and let its
+// loop detector go: as the admit check refuses it now (stopped, ended).
+func (rt *Runtime) letGo(r *Request) *Error {
+	if e := rt.admitFrame(context.Background(), r, 0); e != nil {
+		return e
+	}
+	// Not reached: a tree lets its detector go once every request of it ended.
+	return fault.Cancelled(&Error{Guard: "admit", Type: TypeStopped, Code: "request_ended",
+		Message:    fmt.Sprintf("Request %s has ended.", r.id),
+		Suggestion: "Begin a new request for new work."})
 }
 
 // admitted is the detector a step the loop guard admitted for r's tree
@@ -32,7 +55,10 @@ func (rt *Runtime) loopGuard(next Handler) Handler {
 		return next
 	}
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		d := rt.detector(c.req)
+		d, e := rt.detector(c.req)
+		if e != nil {
+			return nil, e
+		}
 		c.lstep = loops.Step{Kind: loops.ToolCall, Agent: loopAgent(c.req), Depth: c.frame.Depth - 1, Tool: c.Tool,
 			Args: c.args, Access: string(c.tool.Access), Retryable: c.tool.Retryable, Key: c.tool.Key}
 		s := &c.lstep // the call's own: no allocation of its own
@@ -56,9 +82,9 @@ func (rt *Runtime) loopDone(c *Call, res *Result, err error) {
 
 // loopModel checks a model frame before it starts.
 func (rt *Runtime) loopModel(f *Frame) *Error {
-	d := rt.detector(f.Request)
+	d, e := rt.detector(f.Request)
 	if d == nil {
-		return nil
+		return e
 	}
 	s := &loops.Step{Kind: loops.ModelCall, Agent: loopAgent(f.Request), Depth: f.Depth}
 	if v := d.Check(s); v != nil {
@@ -74,9 +100,9 @@ func (rt *Runtime) loopModel(f *Frame) *Error {
 // contract (reentrant, keyed, warn or allow), which the loop guard must
 // not overrule.
 func (rt *Runtime) loopDelegate(f *Frame, task string, stack bool) *Error {
-	d := rt.detector(f.Request)
+	d, e := rt.detector(f.Request)
 	if d == nil {
-		return nil
+		return e
 	}
 	s := &loops.Step{Kind: loops.Delegation, Agent: loopAgent(f.Request), Depth: f.Depth, To: f.Name, Task: task}
 	if stack {

@@ -42,8 +42,8 @@ var killMatrix = map[string]killCover{
 		postgres: []string{"TestKill30CallPointsOnPostgres", "TestCrashAtEveryDurablePointOnPostgres"},
 	},
 	"ended": {
-		sqlite:   []string{"TestCrashAtDurablePoints"},
-		postgres: []string{"TestKill30CallPointsOnPostgres"},
+		sqlite:   []string{"TestCrashAtDurablePoints", "TestKill31FailedVerifyEnded"},
+		postgres: []string{"TestKill30CallPointsOnPostgres", "TestKill31FailedVerifyEndedOnPostgres"},
 	},
 	"commit": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},

@@ -1017,7 +1017,9 @@ func undoStored(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 	var undos []reach.RecordedUndo
 	var undone []*store.Frame // the call each undo undoes, newest first
 	for _, f := range slices.Backward(frames) {
-		if f.State != "completed" || len(f.Undo) == 0 {
+		// A write that failed after it ran (its verify) keeps its undo
+		// with its end too (reach's checkpoint stage): it is undone so.
+		if f.State != "completed" && f.State != "failed" || len(f.Undo) == 0 {
 			continue
 		}
 		var u struct {

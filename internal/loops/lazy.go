@@ -18,20 +18,22 @@ type Lazy struct {
 }
 
 // Get returns the tree's Detector, made with opts the first time. After
-// Release it returns a new one each time, which nothing keeps.
+// Release it returns nil: the tree ended, and a step that reaches its
+// guard after that (admitted before the end, as a stop reached it) is not
+// judged afresh by an empty Detector, whose verdict would say nothing of
+// the tree, but refused by its caller as its request now stands (stopped,
+// ended). Before, Get made it a new Detector each time.
 func (l *Lazy) Get(opts *Options) *Detector {
 	if d := l.d.Load(); d != nil {
 		return d
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if d := l.d.Load(); d != nil {
+	if d := l.d.Load(); d != nil || l.released {
 		return d
 	}
 	d := New(opts)
-	if !l.released {
-		l.d.Store(d)
-	}
+	l.d.Store(d)
 	return d
 }
 
