@@ -300,6 +300,22 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	hasTool := func(name string) bool {
+		for _, t := range body.Tools {
+			if t.Function.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	// A hand-off (OpenAI Agents' handoffs): the agent the manager's turn
+	// handed the run to reads the whole conversation, the manager's task
+	// and the hand-off's result among it, and has neither the manager's
+	// tool nor its hand-off: it plays the task handed on, on the results
+	// after the hand-off's.
+	if sub, ok := strings.CutPrefix(task, "delegate "); ok && len(results) > 0 && !hasTool("researcher") && !hasTool(handoffTool) {
+		task, results = sub, results[1:]
+	}
 	last := ""
 	if len(results) > 0 {
 		last = results[len(results)-1]
@@ -390,7 +406,7 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		var ok bool
-		if call, callArgs, say, ok = delegateTurn(task, results); !ok {
+		if call, callArgs, say, ok = delegateTurn(task, results, hasTool(handoffTool)); !ok {
 			say = fmt.Sprintf("unknown task %q", task)
 		}
 	}
@@ -711,6 +727,7 @@ type agentRun struct {
 	Text   string `json:"text"`
 	Error  string `json:"error"`
 	Status *int   `json:"status"`
+	Agent  string `json:"agent"` // the agent that ended the run, where the script names it
 	took   time.Duration
 }
 
