@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,6 +118,13 @@ func newShopUpstream(t *testing.T) (*shopUpstream, string) {
 		}) (*mcp.CallToolResult, any, error) {
 			count("lookup")
 			return shopText("found nothing new about " + in.Q), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "search", Description: "Search the help centre.", Annotations: read},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Q string `json:"q"`
+		}) (*mcp.CallToolResult, any, error) {
+			count("search")
+			return shopText(fmt.Sprintf("No results for %q.", in.Q)), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "job_status", Description: "The status of a job.", Annotations: read},
 		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
@@ -343,6 +351,16 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			call, callArgs = "up__lookup", `{"q":"refund policy"}`
 		}
+	case "reword": // one question reworded, each search finding nothing, until reach refuses it
+		switch {
+		case last != "" && !strings.HasPrefix(last, "No results"):
+			say = "I stop here: " + last
+		case len(results) < len(rewordings):
+			b, _ := json.Marshal(map[string]string{"q": rewordings[len(results)]})
+			call, callArgs = "up__search", string(b)
+		default:
+			say = "gave up after " + strconv.Itoa(len(results)) + " searches"
+		}
 	case "ignore": // the same lookup whatever it is told: a model that ignores reach's refusals
 		call, callArgs = "up__lookup", `{"q":"refund policy"}`
 	case "legit": // poll a job until it is done, then read four pages
@@ -486,6 +504,11 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
+
+// rewordings are the "reword" task's searches: one question (the refund
+// policy) in other words each time, sharing a word, none with a number.
+var rewordings = []string{"refund policy", "policy on refunds", "how do refunds work", "refund rules for orders",
+	"when is a refund given", "refunds and returns policy", "refund conditions", "getting a refund"}
 
 // respond writes a Responses API answer to a request of size bytes: a
 // function call of name with args, or the text say; whole, or streamed as
