@@ -103,6 +103,15 @@ type shopUpstream struct {
 
 func newShopUpstream(t *testing.T) (*shopUpstream, string) {
 	t.Helper()
+	return newShopUpstreamWith(t, false)
+}
+
+// newShopUpstreamWith is newShopUpstream with the help centre's search tool
+// too (search): only the tests that use it offer it, since every tool the
+// upstream lists is in each model call's prompt, and the token budgets of
+// the others are sized on their prompts.
+func newShopUpstreamWith(t *testing.T, search bool) (*shopUpstream, string) {
+	t.Helper()
 	u := &shopUpstream{calls: map[string]int{}, polls: map[string]int{}, waiting: make(chan struct{}, 4), waitDone: make(chan error, 4)}
 	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
 	read := &mcp.ToolAnnotations{ReadOnlyHint: true}
@@ -119,13 +128,15 @@ func newShopUpstream(t *testing.T) (*shopUpstream, string) {
 			count("lookup")
 			return shopText("found nothing new about " + in.Q), nil, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "search", Description: "Search the help centre.", Annotations: read},
-		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
-			Q string `json:"q"`
-		}) (*mcp.CallToolResult, any, error) {
-			count("search")
-			return shopText(fmt.Sprintf("No results for %q.", in.Q)), nil, nil
-		})
+	if search {
+		mcp.AddTool(s, &mcp.Tool{Name: "search", Description: "Search the help centre.", Annotations: read},
+			func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+				Q string `json:"q"`
+			}) (*mcp.CallToolResult, any, error) {
+				count("search")
+				return shopText(fmt.Sprintf("No results for %q.", in.Q)), nil, nil
+			})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "job_status", Description: "The status of a job.", Annotations: read},
 		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
 			Job string `json:"job"`
@@ -720,7 +731,18 @@ func newShop(t *testing.T, extra string) *shop {
 // ("  name: {turns: 3}\n").
 func newShopBudgets(t *testing.T, extra, budgets string) *shop {
 	t.Helper()
-	up, upURL := newShopUpstream(t)
+	return newShopWith(t, extra, budgets, false)
+}
+
+// newSearchShop is newShop whose upstream offers the search tool too.
+func newSearchShop(t *testing.T, extra string) *shop {
+	t.Helper()
+	return newShopWith(t, extra, "", true)
+}
+
+func newShopWith(t *testing.T, extra, budgets string, search bool) *shop {
+	t.Helper()
+	up, upURL := newShopUpstreamWith(t, search)
 	m := &shopModel{}
 	ms := httptest.NewServer(m)
 	t.Cleanup(ms.Close)

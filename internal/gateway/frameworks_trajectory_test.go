@@ -30,7 +30,7 @@ func TestFrameworksRewordedSearch(t *testing.T) {
 			continue
 		}
 		t.Run(fc.fw+"/"+fc.protocol, func(t *testing.T) {
-			s := newShop(t, fc.config)
+			s := newSearchShop(t, fc.config)
 			r := runAgent(t, dir, node, fc.fw, fc.mcpClient, fc.modelAPI, s.url+"/mcp", s.url+"/v1", "reword", nil)
 			text := r.Text
 			if fc.fw == "llamaindex" {
@@ -90,7 +90,7 @@ func TestFrameworksRewordedSearch(t *testing.T) {
 				return
 			}
 			// The same run without reach: every rewording runs.
-			direct := newShop(t, fc.config)
+			direct := newSearchShop(t, fc.config)
 			d := runAgent(t, dir, node, fc.fw, fc.mcpClient, fc.modelAPI, direct.upURL, direct.modelURL+"/v1", "reword", nil)
 			if n := direct.up.called("search"); n != len(rewordings) {
 				t.Errorf("without reach %d searches ran, want all %d (%s)", n, len(rewordings), clip(d.Error+d.Text, 200))
@@ -117,7 +117,7 @@ func TestFrameworksSubagentRewords(t *testing.T) {
 	script := writeScript(t, dir, "reach-subagent", src)
 	for _, fw := range []string{"openai-agents", "ai-sdk", "langgraph", "openai-agents-handoff"} {
 		t.Run(fw, func(t *testing.T) {
-			s := newShop(t, "")
+			s := newSearchShop(t, "")
 			r := runSubagent(t, dir, node, script, fw, s, "delegate reword")
 			want := "manager: I stop here: "
 			if fw == "openai-agents-handoff" {
