@@ -17,11 +17,16 @@ import (
 // sub-agent (testdata/frameworks/subagent.mjs): the user's task
 // "delegate TASK" has the model call the framework's tool "researcher"
 // with {"input": TASK} (the sub-agent's first message, which shopModel then
-// plays as any task), and answer with what the sub-agent said.
-func delegateTurn(task string, results []string) (call, args, say string, ok bool) {
+// plays as any task), and answer with what the sub-agent said. Offered a
+// hand-off instead (handoff), it calls the hand-off's tool, and the agent
+// it hands the run to plays TASK on the same conversation.
+func delegateTurn(task string, results []string, handoff bool) (call, args, say string, ok bool) {
 	sub, ok := strings.CutPrefix(task, "delegate ")
 	if !ok {
 		return "", "", "", false
+	}
+	if handoff && len(results) == 0 {
+		return handoffTool, "{}", "", true
 	}
 	if len(results) == 0 {
 		b, _ := json.Marshal(map[string]string{"input": sub})
@@ -29,6 +34,10 @@ func delegateTurn(task string, results []string) (call, args, say string, ok boo
 	}
 	return "", "", "manager: " + results[len(results)-1], true
 }
+
+// handoffTool is the tool OpenAI Agents gives the model for a hand-off to
+// the agent named researcher.
+const handoffTool = "transfer_to_researcher"
 
 // runSubagent runs subagent.mjs with framework fw on task against the shop.
 func runSubagent(t *testing.T, dir, node, script, fw string, s *shop, task string) agentRun {

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,6 +103,15 @@ type shopUpstream struct {
 
 func newShopUpstream(t *testing.T) (*shopUpstream, string) {
 	t.Helper()
+	return newShopUpstreamWith(t, false)
+}
+
+// newShopUpstreamWith is newShopUpstream with the help centre's search tool
+// too (search): only the tests that use it offer it, since every tool the
+// upstream lists is in each model call's prompt, and the token budgets of
+// the others are sized on their prompts.
+func newShopUpstreamWith(t *testing.T, search bool) (*shopUpstream, string) {
+	t.Helper()
 	u := &shopUpstream{calls: map[string]int{}, polls: map[string]int{}, waiting: make(chan struct{}, 4), waitDone: make(chan error, 4)}
 	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
 	read := &mcp.ToolAnnotations{ReadOnlyHint: true}
@@ -118,6 +128,15 @@ func newShopUpstream(t *testing.T) (*shopUpstream, string) {
 			count("lookup")
 			return shopText("found nothing new about " + in.Q), nil, nil
 		})
+	if search {
+		mcp.AddTool(s, &mcp.Tool{Name: "search", Description: "Search the help centre.", Annotations: read},
+			func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+				Q string `json:"q"`
+			}) (*mcp.CallToolResult, any, error) {
+				count("search")
+				return shopText(fmt.Sprintf("No results for %q.", in.Q)), nil, nil
+			})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "job_status", Description: "The status of a job.", Annotations: read},
 		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
 			Job string `json:"job"`
@@ -300,6 +319,22 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	hasTool := func(name string) bool {
+		for _, t := range body.Tools {
+			if t.Function.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	// A hand-off (OpenAI Agents' handoffs): the agent the manager's turn
+	// handed the run to reads the whole conversation, the manager's task
+	// and the hand-off's result among it, and has neither the manager's
+	// tool nor its hand-off: it plays the task handed on, on the results
+	// after the hand-off's.
+	if sub, ok := strings.CutPrefix(task, "delegate "); ok && len(results) > 0 && !hasTool("researcher") && !hasTool(handoffTool) {
+		task, results = sub, results[1:]
+	}
 	last := ""
 	if len(results) > 0 {
 		last = results[len(results)-1]
@@ -326,6 +361,16 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			say = "I stop here: " + last
 		} else {
 			call, callArgs = "up__lookup", `{"q":"refund policy"}`
+		}
+	case "reword": // one question reworded, each search finding nothing, until reach refuses it
+		switch {
+		case last != "" && !strings.HasPrefix(last, "No results"):
+			say = "I stop here: " + last
+		case len(results) < len(rewordings):
+			b, _ := json.Marshal(map[string]string{"q": rewordings[len(results)]})
+			call, callArgs = "up__search", string(b)
+		default:
+			say = "gave up after " + strconv.Itoa(len(results)) + " searches"
 		}
 	case "ignore": // the same lookup whatever it is told: a model that ignores reach's refusals
 		call, callArgs = "up__lookup", `{"q":"refund policy"}`
@@ -390,7 +435,7 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		var ok bool
-		if call, callArgs, say, ok = delegateTurn(task, results); !ok {
+		if call, callArgs, say, ok = delegateTurn(task, results, hasTool(handoffTool)); !ok {
 			say = fmt.Sprintf("unknown task %q", task)
 		}
 	}
@@ -470,6 +515,11 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
+
+// rewordings are the "reword" task's searches: one question (the refund
+// policy) in other words each time, sharing a word, none with a number.
+var rewordings = []string{"refund policy", "policy on refunds", "how do refunds work", "refund rules for orders",
+	"when is a refund given", "refunds and returns policy", "refund conditions", "getting a refund"}
 
 // respond writes a Responses API answer to a request of size bytes: a
 // function call of name with args, or the text say; whole, or streamed as
@@ -681,7 +731,18 @@ func newShop(t *testing.T, extra string) *shop {
 // ("  name: {turns: 3}\n").
 func newShopBudgets(t *testing.T, extra, budgets string) *shop {
 	t.Helper()
-	up, upURL := newShopUpstream(t)
+	return newShopWith(t, extra, budgets, false)
+}
+
+// newSearchShop is newShop whose upstream offers the search tool too.
+func newSearchShop(t *testing.T, extra string) *shop {
+	t.Helper()
+	return newShopWith(t, extra, "", true)
+}
+
+func newShopWith(t *testing.T, extra, budgets string, search bool) *shop {
+	t.Helper()
+	up, upURL := newShopUpstreamWith(t, search)
 	m := &shopModel{}
 	ms := httptest.NewServer(m)
 	t.Cleanup(ms.Close)
@@ -711,6 +772,7 @@ type agentRun struct {
 	Text   string `json:"text"`
 	Error  string `json:"error"`
 	Status *int   `json:"status"`
+	Agent  string `json:"agent"` // the agent that ended the run, where the script names it
 	took   time.Duration
 }
 

@@ -9,6 +9,10 @@
 //   FRAMEWORK   openai-agents: the sub-agent as a tool (Agent.asTool); its
 //               run's input is the string the manager's model gives the
 //               tool's "input".
+//               openai-agents-handoff: the manager hands the run off to the
+//               researcher (handoffs, the model's transfer_to_researcher),
+//               which goes on with the whole conversation; the JSON line
+//               names the agent that ended the run.
 //               ai-sdk: a tool whose execute runs the sub-agent
 //               (generateText with the MCP tools) on the manager's "input".
 //               langgraph: a tool of LangChain's that invokes a second
@@ -49,6 +53,25 @@ async function openaiAgents() {
     });
     const result = await run(manager, TASK, { maxTurns: MAX_STEPS });
     return { ok: true, text: String(result.finalOutput ?? '') };
+  } finally {
+    await mcp.close();
+  }
+}
+
+// openaiAgentsHandoff hands the run itself to the researcher (a hand-off,
+// OpenAI Agents' other way to delegate): the researcher goes on with the
+// whole conversation, and its answer is the run's.
+async function openaiAgentsHandoff() {
+  const { Agent, run, MCPServerStreamableHttp, setDefaultOpenAIClient } = await import('@openai/agents');
+  const { default: OpenAI } = await import('openai');
+  setDefaultOpenAIClient(new OpenAI({ baseURL: MODEL_URL, apiKey: 'sk-test' }));
+  const mcp = new MCPServerStreamableHttp({ url: MCP_URL, name: 'reach' });
+  await mcp.connect();
+  try {
+    const researcher = new Agent({ name: 'researcher', instructions: 'Use the tools.', handoffDescription: SUB, mcpServers: [mcp], model: 'scripted' });
+    const manager = Agent.create({ name: 'manager', instructions: 'Delegate.', model: 'scripted', handoffs: [researcher] });
+    const result = await run(manager, TASK, { maxTurns: MAX_STEPS });
+    return { ok: true, text: String(result.finalOutput ?? ''), agent: result.lastAgent?.name ?? null };
   } finally {
     await mcp.close();
   }
@@ -99,7 +122,7 @@ async function langgraph() {
   }
 }
 
-const runners = { 'openai-agents': openaiAgents, 'ai-sdk': aiSDK, langgraph };
+const runners = { 'openai-agents': openaiAgents, 'openai-agents-handoff': openaiAgentsHandoff, 'ai-sdk': aiSDK, langgraph };
 try {
   console.log(JSON.stringify(await runners[FRAMEWORK]()));
 } catch (e) {
