@@ -136,11 +136,24 @@ func TestFrameworksSubagentRewords(t *testing.T) {
 					break
 				}
 			}
+			// An in-process sub-agent runs in a sub-request carved from the
+			// manager's (a hand-off's researcher goes on in the manager's
+			// own): the refusal is in the request's tree, once.
 			root := oneRoot(t, s.g)
+			tree := append([]*reach.Request{root}, root.Children()...)
+			if fw != "openai-agents-handoff" && len(root.Children()) != 1 {
+				t.Errorf("request %s has %d sub-requests, want the sub-agent's", root.ID(), len(root.Children()))
+			}
 			refused := 0
-			for _, f := range root.Frames() {
-				if f.Kind == reach.ToolFrame && f.State() == reach.Refused {
+			for _, r := range tree {
+				for _, f := range r.Frames() {
+					if f.Kind != reach.ToolFrame || f.State() != reach.Refused {
+						continue
+					}
 					refused++
+					if fw != "openai-agents-handoff" && r == root {
+						t.Errorf("the refused call %s is in the manager's request, want the sub-agent's", f.Args)
+					}
 					if e := f.Err(); e == nil || e.Code != "loop_rephrase" {
 						t.Errorf("tool call %s %s refused with %+v, want the loop guard's rephrase", f.Name, f.Args, e)
 					}
@@ -151,7 +164,7 @@ func TestFrameworksSubagentRewords(t *testing.T) {
 			}
 			if refused != 1 {
 				logFrames(t, s.g)
-				t.Errorf("%d tool calls refused in request %s, want 1 (none retried)", refused, root.ID())
+				t.Errorf("%d tool calls refused in request %s and its sub-requests, want 1 (none retried)", refused, root.ID())
 			}
 		})
 	}
