@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -109,9 +110,11 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		ctx := WithIdentity(r.Context(), id)
-		if r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		if r.Method == http.MethodGet {
 			// A stream (an MCP session's GET, /sse) lasts as long as its
 			// client keeps it: it ends once its credentials no longer hold.
+			// Every GET is watched, whatever its Accept: /sse checks none,
+			// and /mcp takes "*/*", "text/*", any case, several headers.
 			var stop func()
 			ctx, stop = a.untilInvalid(ctx, r.Header)
 			defer stop()
@@ -141,26 +144,34 @@ func (a *Authenticator) untilInvalid(ctx context.Context, h http.Header) (contex
 		}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(StreamRecheck)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			if _, err := a.Authenticate(&http.Request{Header: cred}); err != nil {
-				a.log.Info("a stream's credentials no longer hold: it is ended", "err", err)
-				cancel(ErrCredentialsEnded)
-				return
-			}
+	// A timer, not a goroutine, per GET: most end before it fires.
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	mu.Lock()
+	t = time.AfterFunc(StreamRecheck, func() {
+		if ctx.Err() != nil {
+			return
 		}
-	}()
-	return ctx, func() { close(done); cancel(nil) }
+		if _, err := a.Authenticate(&http.Request{Header: cred}); err != nil {
+			a.log.Info("a stream's credentials no longer hold: it is ended", "err", err)
+			cancel(ErrCredentialsEnded)
+			return
+		}
+		mu.Lock()
+		if !stopped {
+			t.Reset(StreamRecheck)
+		}
+		mu.Unlock()
+	})
+	mu.Unlock()
+	return ctx, func() {
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
+		cancel(nil)
+	}
 }
 
 // Unauthorized answers 401 for err, an authentication's failure, with the

@@ -369,7 +369,7 @@ func (c *ModelChoices) Handed(task string, who *auth.Identity) *Handoff {
 			continue
 		}
 		root := ch.f.Request.Root()
-		if root.State() == reach.RequestCompleted || root.State() == reach.RequestInterrupted || CheckOwner(who, ch.f.Request) != nil {
+		if root.State() == reach.RequestCompleted || root.State() == reach.RequestInterrupted || CheckCaller(who, ch.f.Request) != nil {
 			continue
 		}
 		cands = append(cands, ch)
