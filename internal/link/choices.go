@@ -397,9 +397,21 @@ func (c *ModelChoices) Handed(task string, who *auth.Identity) *Handoff {
 			break
 		}
 	}
+	// The sub-request goes by the function's name (its agent, which
+	// policies read as context.agent). A model can choose a call of any
+	// name with a real sub-agent's task beside it (a prompt injection): when
+	// the calls still waiting for this task disagree on the name, none is
+	// trusted and the sub-agent goes by no model-chosen name.
+	tool := pick.name
+	for _, ch := range cands {
+		if (!ch.used || ch == pick) && ch.name != tool {
+			tool = ""
+			break
+		}
+	}
 	pick.used = true
 	if pick.handed == nil {
-		pick.handed = &Handoff{Turn: pick.f, Tool: pick.name}
+		pick.handed = &Handoff{Turn: pick.f, Tool: tool}
 	}
 	return pick.handed
 }
