@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentreach/reach/cmd/reach/internal/stopsig"
 	"github.com/agentreach/reach/internal/crashpoint"
+	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store/sqlcore"
 	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -31,7 +32,11 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	stopsig.Stop() // an interrupt ends the tests
-	testscript.Main(boundedHTTP{m}, map[string]func(){
+	// Under pgtest.Main, the tests' PostgreSQL clusters are copies of one
+	// initdb'd folder (no initdb each), removed after. (Called here, not
+	// in boundedHTTP.Run: TestKillMatrix takes a test calling Run for one
+	// reaching pgtest.)
+	testscript.Main(boundedHTTP{func() int { return pgtest.Main(m) }}, map[string]func(){
 		"reach": func() {
 			if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
 				printError(os.Stderr, err)
@@ -73,9 +78,9 @@ func TestScripts(t *testing.T) {
 // No call of these tests takes a minute; reach itself never uses
 // http.DefaultClient. Only the tests' process: testscript's commands run
 // without it.
-type boundedHTTP struct{ m *testing.M }
+type boundedHTTP struct{ run func() int } // m.Run, under pgtest.Main
 
 func (b boundedHTTP) Run() int {
 	http.DefaultClient.Timeout = 2 * time.Minute
-	return b.m.Run()
+	return b.run()
 }

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -61,14 +62,29 @@ var (
 	shared   *Cluster
 	startErr error
 	dbSeq    atomic.Int64
+
+	// Under Main, the binary's clusters are copies of one initdb'd data
+	// folder (template), made on the first Start and removed by Main: a
+	// copy takes a fraction of initdb's time, and a package whose tests
+	// start a cluster each started dozens.
+	templated atomic.Bool
+	tmplOnce  sync.Once
+	tmplDir   string
+	tmplErr   error
 )
 
 // Main runs the tests of a package that uses Database and stops the
-// cluster afterwards, if one was started. Call it from TestMain.
+// cluster afterwards, if one was started. Call it from TestMain. Under
+// it, the clusters that Start (and Own) start are copies of one initdb'd
+// folder, removed at the end.
 func Main(m *testing.M) int {
+	templated.Store(true)
 	code := m.Run()
 	if shared != nil {
 		shared.Stop()
+	}
+	if tmplDir != "" {
+		os.RemoveAll(tmplDir)
 	}
 	return code
 }
@@ -171,9 +187,19 @@ func Start() (*Cluster, error) {
 		}
 	}
 	data := filepath.Join(c.dir, "data")
-	if out, err := c.run("initdb", "-D", data, "-U", "reach", "--auth=trust", "--encoding=UTF8", "--no-sync", "--no-instructions"); err != nil {
+	if templated.Load() {
+		tmplOnce.Do(func() { tmplDir, tmplErr = c.template() })
+		err := tmplErr
+		if err == nil {
+			err = copyTree(filepath.Join(tmplDir, "data"), data, c.cred)
+		}
+		if err != nil {
+			os.RemoveAll(c.dir)
+			return nil, err
+		}
+	} else if err := c.initdb(data); err != nil {
 		os.RemoveAll(c.dir)
-		return nil, fmt.Errorf("initdb: %v: %s", err, out)
+		return nil, err
 	}
 	for range 5 { // a port free a moment ago may be taken by the time the server binds it
 		c.port, err = freePort()
@@ -191,6 +217,78 @@ func Start() (*Cluster, error) {
 	logs, _ := os.ReadFile(filepath.Join(c.dir, "log"))
 	os.RemoveAll(c.dir)
 	return nil, fmt.Errorf("%w; its log:\n%s", err, logs)
+}
+
+// initdb makes a cluster's data folder.
+func (c *Cluster) initdb(data string) error {
+	if out, err := c.run("initdb", "-D", data, "-U", "reach", "--auth=trust", "--encoding=UTF8", "--no-sync", "--no-instructions"); err != nil {
+		return fmt.Errorf("initdb: %v: %s", err, out)
+	}
+	return nil
+}
+
+// template makes the folder whose data folder Start copies under Main: a
+// folder like c's, initdb'd, never started.
+func (c *Cluster) template() (string, error) {
+	dir, err := os.MkdirTemp("", "reach-pg-template-")
+	if err != nil {
+		return "", err
+	}
+	if c.cred != nil {
+		if err := os.Chown(dir, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	t := &Cluster{dir: dir, bin: c.bin, cred: c.cred}
+	if err := t.initdb(filepath.Join(dir, "data")); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// copyTree copies the data folder from to the new folder to, with each
+// file's and folder's mode, owned by cred's user when it is set (as
+// initdb would have made it).
+func copyTree(from, to string, cred *syscall.Credential) error {
+	return filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			if err := os.Mkdir(dst, info.Mode().Perm()); err != nil {
+				return err
+			}
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(dst, b, info.Mode().Perm()); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("copying the cluster template: %s is neither a file nor a folder", path)
+		}
+		if err := os.Chmod(dst, info.Mode().Perm()); err != nil { // past the umask
+			return err
+		}
+		if cred != nil {
+			return os.Lchown(dst, int(cred.Uid), int(cred.Gid))
+		}
+		return nil
+	})
 }
 
 // Stop stops the cluster at once and removes its folder.
