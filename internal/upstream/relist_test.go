@@ -78,9 +78,16 @@ func TestToolListChangedPaced(t *testing.T) {
 	var mu sync.Mutex
 	var starts []time.Time
 	var j coalesced
+	// Each run's beginning as the pace reads it (began, stamped as the
+	// run begins): the job's own clock, read after it, lags it by however
+	// long the run's goroutine waited for a core, which under -race on a
+	// loaded machine made two runs look closer than they began.
 	job := func() {
+		u.mu.Lock()
+		began := j.began
+		u.mu.Unlock()
 		mu.Lock()
-		starts = append(starts, time.Now())
+		starts = append(starts, began)
 		mu.Unlock()
 	}
 	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
