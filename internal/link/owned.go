@@ -1255,11 +1255,7 @@ func CheckCaller(id *auth.Identity, r *reach.Request) error {
 	if err := CheckOwner(id, r); err != nil {
 		return err
 	}
-	var roles []string
-	var attrs map[string]string
-	if id != nil {
-		roles, attrs = id.Roles, id.Attributes
-	}
+	roles, attrs := authorityOf(id)
 	root := r.Root()
 	if !sameRoles(roles, root.Roles()) || !sameAttributes(attrs, root.Attributes()) {
 		return &Error{Status: http.StatusForbidden, Code: "other_credentials",
@@ -1274,15 +1270,17 @@ func CheckCaller(id *auth.Identity, r *reach.Request) error {
 // the same roles and attributes (nil is the local user: none): what a
 // request's or a stream's calls are checked against (CheckCaller).
 func SameAuthority(a, b *auth.Identity) bool {
-	var ra, rb []string
-	var aa, ab map[string]string
-	if a != nil {
-		ra, aa = a.Roles, a.Attributes
-	}
-	if b != nil {
-		rb, ab = b.Roles, b.Attributes
-	}
+	ra, aa := authorityOf(a)
+	rb, ab := authorityOf(b)
 	return sameRoles(ra, rb) && sameAttributes(aa, ab)
+}
+
+// authorityOf is id's roles and attributes; none for nil (the local user).
+func authorityOf(id *auth.Identity) ([]string, map[string]string) {
+	if id == nil {
+		return nil, nil
+	}
+	return id.Roles, id.Attributes
 }
 
 // sameRoles reports whether a and b hold the same roles, in any order,
