@@ -68,6 +68,14 @@ func TestPoliciesDefault(t *testing.T) {
 	if err := os.Mkdir(filepath.Dir(file), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	cfg := filepath.Join(dir, "reach.yaml")
+	if err := os.WriteFile(cfg, []byte("auth: {keys: true}\npolicy: {path: ./policies/}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A policy folder with no policy yet says how to start one.
+	if err := run(t.Context(), []string{"validate", "--offline", "--config", cfg}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "reach policies default -o FILE") {
+		t.Errorf("validate with an empty policy folder: %v, want it to name reach policies default", err)
+	}
 	if err := run(t.Context(), []string{"policies", "default", "-o", file}, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -77,10 +85,6 @@ func TestPoliciesDefault(t *testing.T) {
 	err := run(t.Context(), []string{"policies", "default", "-o", file}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "exists, and is not overwritten") {
 		t.Errorf("-o over a file: %v, want it refused", err)
-	}
-	cfg := filepath.Join(dir, "reach.yaml")
-	if err := os.WriteFile(cfg, []byte("auth: {keys: true}\npolicy: {path: ./policies/}\n"), 0o600); err != nil {
-		t.Fatal(err)
 	}
 	var v strings.Builder
 	if err := run(t.Context(), []string{"validate", "--offline", "--config", cfg}, &v, io.Discard); err != nil || !strings.Contains(v.String(), ": ok, ") {
