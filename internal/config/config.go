@@ -2505,6 +2505,18 @@ func (c *Config) budgetLists(list func(Budget) []string) map[string][]string {
 	return out
 }
 
+// InertWarnings explains each key set that this configuration reads
+// nothing of, so that reach validate says so rather than take it without
+// a word: instance_ttl without store: (a gateway on SQLite is the only
+// instance of its data folder, and no other recovers its work).
+func (c *Config) InertWarnings() []string {
+	var out []string
+	if c.InstanceTTL != 0 && c.Store == "" {
+		out = append(out, "instance_ttl applies to instances that share a PostgreSQL store: without store: this gateway keeps its state in SQLite, alone, and nothing reads it; add store: (docs/INSTANCES.md), or leave instance_ttl out")
+	}
+	return out
+}
+
 // BudgetWarnings explains each budget that lifts a limit of the default's
 // and lists no principals: no client may name it for a request it begins
 // (an agent's budget, agents[].budget, still works).

@@ -615,3 +615,23 @@ func TestBudgetTenants(t *testing.T) {
 		}
 	}
 }
+
+// TestInertWarnings: instance_ttl without store: is read by nothing, and
+// reach validate says so (it took it without a word); with a store, or
+// left out, nothing is said.
+func TestInertWarnings(t *testing.T) {
+	for in, want := range map[string]bool{
+		"instance_ttl: 5s\n": true,
+		"instance_ttl: 5s\nstore: postgres://reach@127.0.0.1:5432/reach?sslmode=disable\n": false,
+		"listen: 127.0.0.1:7400\n": false,
+	} {
+		c, err := Parse([]byte(in), env(nil))
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		w := c.InertWarnings()
+		if got := len(w) == 1 && strings.Contains(w[0], "instance_ttl applies to instances that share a PostgreSQL store"); got != want || !want && len(w) > 0 {
+			t.Errorf("%q: warnings %q, want one about instance_ttl: %v", in, w, want)
+		}
+	}
+}
