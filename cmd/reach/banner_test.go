@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net/http"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -129,5 +131,63 @@ func TestBannerSaysNoKeyYet(t *testing.T) {
 	_, _, stdout = startServe(t, "--config", cfg, "--listen", "127.0.0.1:0", "--data", data)
 	if strings.Contains(stdout.String(), "no API key exists yet") {
 		t.Errorf("banner with a key:\n%s", stdout.String())
+	}
+}
+
+var authedCallRE = regexp.MustCompile(`curl -s (\S+) -H "Authorization: Bearer \$REACH_API_KEY" -d '([^']*)'`)
+
+// TestBannerLinesCarryTheKey: with auth, the lines the banner offers to
+// copy send the key from $REACH_API_KEY, and its call runs with one (they
+// sent none: each, copied, was refused 401 unauthenticated).
+func TestBannerLinesCarryTheKey(t *testing.T) {
+	data := t.TempDir()
+	var key strings.Builder
+	if err := run(t.Context(), []string{"keys", "create", "--principal", "me", "--data", data}, &key, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, "auth: {keys: true}\n")
+	_, _, stdout := startServe(t, "--config", cfg, "--listen", "127.0.0.1:0", "--data", data)
+	out := stdout.String()
+	if !regexp.MustCompile(`claude mcp add --transport http reach \S+/mcp --header "Authorization: Bearer \$REACH_API_KEY"\n`).MatchString(out) {
+		t.Errorf("banner's claude line sends no key:\n%s", out)
+	}
+	m := authedCallRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("banner offers no call with the key:\n%s", out)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), "POST", m[1], strings.NewReader(m[2]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(key.String()))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Results []struct{ Status string } `json:"results"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != 200 || len(body.Results) != 1 || body.Results[0].Status != "success" {
+		t.Errorf("the banner's call with the key: %d %+v %v, want one success", resp.StatusCode, body, err)
+	}
+}
+
+// TestIsGoRunBinary: the binary go run builds is told apart from an
+// installed one, whose banner names reach itself.
+func TestIsGoRunBinary(t *testing.T) {
+	for exe, want := range map[string]bool{
+		"/tmp/go-build443331351/b001/exe/reach":      true,
+		"/var/tmp/x/go-build1/b001/exe/reach":        true,
+		`C:\Temp\go-build42\b001\exe\reach.exe`:      filepath.Separator == '\\',
+		"/home/me/go/bin/reach":                      false,
+		"/usr/local/bin/reach":                       false,
+		"/tmp/go-build443331351/b001/exe/reach.test": false,
+		"/tmp/go-build443331351/b001/reach":          false,
+		"/home/me/src/go-builder/bin/exe/other":      false,
+	} {
+		if got := isGoRunBinary(exe); got != want {
+			t.Errorf("isGoRunBinary(%q) = %v, want %v", exe, got, want)
+		}
 	}
 }

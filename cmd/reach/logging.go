@@ -10,11 +10,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// addLogFlags adds --log-format and --log-level to the root command, for
-// the commands that run a gateway (serve, stdio, validate, demo).
-func addLogFlags(root *cobra.Command) {
-	root.PersistentFlags().String("log-format", "", "the log's format: text (logfmt) or json (default text, or log.format in the configuration)")
-	root.PersistentFlags().String("log-level", "", "the least level logged: debug, info, warn or error (default info, or log.level in the configuration)")
+// logCommands are the commands that run a gateway and log: only they take
+// --log-format and --log-level. The flags were the root's, so every
+// command's help listed them and `reach keys list --log-level bogus` ran
+// without a word, the flag read by nothing.
+var logCommands = map[string]bool{"serve": true, "stdio": true, "validate": true, "demo": true}
+
+// addLogFlags adds --log-format and --log-level to cmd, one of logCommands.
+func addLogFlags(cmd *cobra.Command) {
+	cmd.Flags().String("log-format", "", "the log's format: text (logfmt) or json (default text, or log.format in the configuration)")
+	cmd.Flags().String("log-level", "", "the least level logged: debug, info, warn or error (default info, or log.level in the configuration)")
 }
 
 // newLogger returns the logger of a command writing to w: the format and

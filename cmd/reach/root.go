@@ -23,8 +23,12 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.Version = buildinfo.Read().String() // reach --version
 	root.SetVersionTemplate("{{.Version}}\n")
-	addLogFlags(root)
-	root.AddCommand(newVersion(), newBench(), newServe(), newValidate(), newStdio(), newAudit(), newDemo(), newKeys(), newApprovals(), newToolsCmd(), newDeadLetters(), newGraph(), newRequests(), newHealth())
+	root.AddCommand(newVersion(), newBench(), newServe(), newValidate(), newStdio(), newAudit(), newDemo(), newKeys(), newApprovals(), newToolsCmd(), newDeadLetters(), newGraph(), newRequests(), newHealth(), newPolicies())
+	for _, c := range root.Commands() {
+		if logCommands[c.Name()] {
+			addLogFlags(c)
+		}
+	}
 	refuseUnknownSubcommands(root)
 	showUsageOnWrongArgs(root)
 	root.SetFlagErrorFunc(flagHelp)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -254,11 +255,27 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		fmt.Fprintf(w, "  store     %s   (instance %s; several instances share it)\n", where, g.Config().InstanceName())
 	}
 	fmt.Fprintln(w)
+	// With auth, every line to copy carries the key (from $REACH_API_KEY,
+	// which the commands read too): copied without it, each was refused 401.
+	auth := g.Config().Authenticates()
+	header, inspectorAuth := "", ""
+	if auth {
+		header = ` "Authorization: Bearer $REACH_API_KEY"`
+		inspectorAuth = ", header Authorization \"Bearer <key>\""
+	}
 	fmt.Fprintf(w, "Connect an MCP client:\n")
-	fmt.Fprintf(w, "  npx @modelcontextprotocol/inspector     then Transport \"Streamable HTTP\", URL %s/mcp, Connect\n", base)
-	fmt.Fprintf(w, "  claude mcp add --transport http reach %s/mcp\n", base)
+	fmt.Fprintf(w, "  npx @modelcontextprotocol/inspector     then Transport \"Streamable HTTP\", URL %s/mcp%s, Connect\n", base, inspectorAuth)
+	if auth {
+		fmt.Fprintf(w, "  claude mcp add --transport http reach %s/mcp --header%s\n", base, header)
+	} else {
+		fmt.Fprintf(w, "  claude mcp add --transport http reach %s/mcp\n", base)
+	}
 	if ex := exampleCall(tools); ex != "" {
-		fmt.Fprintf(w, "Call a tool over HTTP:\n  curl -s %s/v1/calls -d '%s'\n", base, ex)
+		if auth {
+			fmt.Fprintf(w, "Call a tool over HTTP:\n  curl -s %s/v1/calls -H%s -d '%s'\n", base, header, ex)
+		} else {
+			fmt.Fprintf(w, "Call a tool over HTTP:\n  curl -s %s/v1/calls -d '%s'\n", base, ex)
+		}
 	}
 	api := ""
 	if addr != "127.0.0.1:7400" {
@@ -268,10 +285,39 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 	if api != "" {
 		fmt.Fprintf(w, "  (or export REACH_API=%s once, and leave out --api)\n", base)
 	}
-	if g.Config().Authenticates() {
-		fmt.Fprintf(w, "Every path but /healthz, /livez and /readyz needs credentials: add -H 'Authorization: Bearer <key or JWT>' (reach keys create; the commands take --key or $REACH_API_KEY); the UI asks for one at %s/ui/login.\n", base)
+	if goRun() {
+		fmt.Fprintf(w, "  (reach is this CLI, run here by go run: go install ./cmd/reach puts it on your PATH, or write go run ./cmd/reach for reach)\n")
+	}
+	if auth {
+		fmt.Fprintf(w, "Every path but /healthz, /livez and /readyz needs credentials: export REACH_API_KEY=<key> (reach keys create) for the lines above and the commands (or --key), or send a JWT as the bearer; the UI asks for one at %s/ui/login.\n", base)
 	}
 	fmt.Fprintf(w, "Ctrl-C stops it.\n")
+}
+
+// goRun reports whether this process is a binary that go run built: it
+// lives in a go-build folder under the temporary folder and is named
+// exe/reach, and the reach the banner's commands name is then not on the
+// user's PATH (README's first command is go run ./cmd/reach serve).
+func goRun() bool {
+	exe, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	return isGoRunBinary(exe)
+}
+
+// isGoRunBinary is goRun's test of an executable's path.
+func isGoRunBinary(exe string) bool {
+	dir, file := filepath.Split(filepath.ToSlash(exe))
+	if strings.TrimSuffix(file, ".exe") != "reach" {
+		return false
+	}
+	for _, part := range strings.Split(strings.Trim(dir, "/"), "/") {
+		if strings.HasPrefix(part, "go-build") {
+			return strings.HasSuffix(dir, "/exe/")
+		}
+	}
+	return false
 }
 
 // exampleCall is the envelope the banner offers to copy: a call that runs.

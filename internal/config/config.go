@@ -999,6 +999,9 @@ func parse(data []byte, lookup func(string) (string, bool), dir string) (*Config
 		if err := checkCommentedSecrets(&root, reflect.TypeFor[Config](), data); err != nil {
 			return nil, err
 		}
+		if err := checkUnexpanded(&root, reflect.TypeFor[Config](), ""); err != nil {
+			return nil, err
+		}
 		c.root = &root
 	}
 	c.dir = dir
@@ -1211,6 +1214,59 @@ func checkCommentedSecrets(n *yaml.Node, t reflect.Type, data []byte) error {
 				continue
 			}
 			if err := checkCommentedSecrets(v, ft, data); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// variableRE is a ${NAME} as the expanded values write it.
+var variableRE = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
+
+// notExpandedKeys are the keys under which a ${NAME} is left as written
+// without an error: text (a description), templates (a tool's undo, refresh
+// and verify, its reads and writes: the tools section) and a command's
+// arguments, which a shell it starts may expand itself.
+var notExpandedKeys = map[string]bool{"tools": true, "description": true, "args": true, "condition": true, "command": true}
+
+// checkUnexpanded refuses a ${NAME} in a value that is not expanded (every
+// string but a Secret's: headers, env, api_key, store): `data:
+// ${STATE}/reach` made a folder named ${STATE}, and `url:
+// http://${HOST}/mcp` was refused as not an http:// URL, neither saying
+// that the variable was never read. key is the key n is the value of.
+func checkUnexpanded(n *yaml.Node, t reflect.Type, key string) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t == reflect.TypeFor[Secret]() || notExpandedKeys[key] {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := checkUnexpanded(c, t, key); err != nil {
+				return err
+			}
+		}
+	case yaml.ScalarNode:
+		if t.Kind() == reflect.String && n.ShortTag() == "!!str" {
+			if v := variableRE.FindString(n.Value); v != "" {
+				return fmt.Errorf("line %d: %s in %s is not expanded: reach expands ${NAME} only in headers, env, api_key and store; write the value itself", n.Line, v, key)
+			}
+		}
+	case yaml.SequenceNode:
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			for _, c := range n.Content {
+				if err := checkUnexpanded(c, t.Elem(), key); err != nil {
+					return err
+				}
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			if err := checkUnexpanded(n.Content[i+1], keyType(t, k), k); err != nil {
 				return err
 			}
 		}
@@ -2445,6 +2501,18 @@ func (c *Config) budgetLists(list func(Budget) []string) map[string][]string {
 		if l := list(b); len(l) > 0 {
 			out[name] = slices.Clone(l)
 		}
+	}
+	return out
+}
+
+// InertWarnings explains each key set that this configuration reads
+// nothing of, so that reach validate says so rather than take it without
+// a word: instance_ttl without store: (a gateway on SQLite is the only
+// instance of its data folder, and no other recovers its work).
+func (c *Config) InertWarnings() []string {
+	var out []string
+	if c.InstanceTTL != 0 && c.Store == "" {
+		out = append(out, "instance_ttl applies to instances that share a PostgreSQL store: without store: this gateway keeps its state in SQLite, alone, and nothing reads it; add store: (docs/INSTANCES.md), or leave instance_ttl out")
 	}
 	return out
 }

@@ -183,17 +183,52 @@ func TestParseConfigEmptyIsValid(t *testing.T) {
 }
 
 func TestExpandOnlyInSecrets(t *testing.T) {
-	// ${VAR} stays literal outside headers, env and api_key, and $${ escapes.
-	in := "data: ./${HOME}\nupstreams:\n  - name: a\n    command: [echo, '${X}']\n    env: {A: '${X}-$${X}'}\n"
+	// ${VAR} stays literal in a command's arguments (a shell it starts may
+	// expand it), is expanded in headers, env and api_key, and $${ escapes.
+	in := "upstreams:\n  - name: a\n    command: [echo, '${X}']\n    env: {A: '${X}-$${X}'}\n"
 	c, err := Parse([]byte(in), env(map[string]string{"X": "val", "HOME": "/home"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Data != "./${HOME}" || c.Upstreams[0].Command[1] != "${X}" {
-		t.Errorf("expanded outside secrets: data %q, command %q", c.Data, c.Upstreams[0].Command)
+	if c.Upstreams[0].Command[1] != "${X}" {
+		t.Errorf("expanded in a command: %q", c.Upstreams[0].Command)
 	}
 	if got := c.Upstreams[0].Env["A"].Reveal(); got != "val-${X}" {
 		t.Errorf("env A = %q, want %q", got, "val-${X}")
+	}
+}
+
+// TestUnexpandedVariableRefused: a ${NAME} where reach expands none (a
+// path, an address, a URL) is an error naming its line, its key and where
+// variables are expanded; data: ./${HOME} loaded as a folder named ${HOME},
+// and a URL's error said it was not an http:// URL. Text, templates and a
+// command's arguments keep theirs.
+func TestUnexpandedVariableRefused(t *testing.T) {
+	vars := env(map[string]string{"HOME": "/home", "HOST": "127.0.0.1:3001", "T": "tok"})
+	for _, tc := range []struct{ in, key string }{
+		{"data: ./${HOME}\n", "data"},
+		{"listen: ${HOST}\n", "listen"},
+		{"upstreams:\n  - name: a\n    url: http://${HOST}/mcp\n", "url"},
+		{"upstreams:\n  - name: a\n    command: [node, x.js]\n    dir: ${HOME}/srv\n", "dir"},
+		{"model: {base_url: 'http://${HOST}/v1', name: m}\n", "base_url"},
+		{"policy: {path: '${HOME}/policies'}\n", "path"},
+		{"telemetry: {otlp_endpoint: 'http://${HOST}'}\n", "otlp_endpoint"},
+		{"agents:\n  - {name: x, url: 'http://${HOST}'}\n", "url"},
+	} {
+		_, err := Parse([]byte(tc.in), vars)
+		if err == nil || !strings.Contains(err.Error(), "line ") || !strings.Contains(err.Error(), " in "+tc.key+" is not expanded") || !strings.Contains(err.Error(), "only in headers, env, api_key and store") {
+			t.Errorf("%q: error %v, want one saying a variable in %s is not expanded", tc.in, err, tc.key)
+		}
+	}
+	for _, in := range []string{
+		"upstreams:\n  - name: a\n    command: [sh, -c, 'exec node ${HOME}/srv.js']\n",
+		"upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers: {Authorization: 'Bearer ${T}'}\n",
+		"upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\ntools:\n  a__x: {description: 'costs ${PRICE} a call'}\n",
+		"data: ./$HOME\n", // no braces: not a variable reach writes
+	} {
+		if _, err := Parse([]byte(in), vars); err != nil {
+			t.Errorf("%q: %v, want it loaded", in, err)
+		}
 	}
 }
 
@@ -577,6 +612,26 @@ func TestBudgetTenants(t *testing.T) {
 	} {
 		if _, err := Parse([]byte(tc.doc), env(nil)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want an error containing %q", tc.doc, err, tc.want)
+		}
+	}
+}
+
+// TestInertWarnings: instance_ttl without store: is read by nothing, and
+// reach validate says so (it took it without a word); with a store, or
+// left out, nothing is said.
+func TestInertWarnings(t *testing.T) {
+	for in, want := range map[string]bool{
+		"instance_ttl: 5s\n": true,
+		"instance_ttl: 5s\nstore: postgres://reach@127.0.0.1:5432/reach?sslmode=disable\n": false,
+		"listen: 127.0.0.1:7400\n": false,
+	} {
+		c, err := Parse([]byte(in), env(nil))
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		w := c.InertWarnings()
+		if got := len(w) == 1 && strings.Contains(w[0], "instance_ttl applies to instances that share a PostgreSQL store"); got != want || !want && len(w) > 0 {
+			t.Errorf("%q: warnings %q, want one about instance_ttl: %v", in, w, want)
 		}
 	}
 }

@@ -347,6 +347,7 @@ func (g *Gateway) Warnings() []string {
 		}
 		out = append(out, g.unknownScopes()...)
 	}
+	out = append(out, g.cfg.InertWarnings()...)
 	out = append(out, g.cfg.BudgetWarnings()...)
 	if g.keys != nil {
 		if list, err := g.keys.List(); err == nil {

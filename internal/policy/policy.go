@@ -561,7 +561,7 @@ func loadError(path string, err error) error {
 		return fmt.Errorf("loading policies: %s is a symbolic link to %s, which does not exist: remove the link, or point it at a policy file: %w", path, target, err)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("loading policies: %s does not exist: write the policies there (a .cedar file, or a folder of them; docs/PERMISSIONS.md has examples), or leave policy out to decide by access level (with auth, by the shipped policies): %w", path, err)
+		return fmt.Errorf("loading policies: %s does not exist: write the policies there (a .cedar file, or a folder of them: reach policies default -o FILE writes the shipped ones to start from; docs/PERMISSIONS.md has examples), or leave policy out to decide by access level (with auth, by the shipped policies): %w", path, err)
 	}
 	return fmt.Errorf("loading policies: %w", err)
 }
@@ -611,7 +611,7 @@ func policyFiles(dir string) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("loading policies: no *.cedar file in %s: write the policies in a .cedar file there (docs/PERMISSIONS.md has examples), or leave policy out to decide by access level (with auth, by the shipped policies): %w", dir, fs.ErrNotExist)
+		return nil, fmt.Errorf("loading policies: no *.cedar file in %s: write the policies in a .cedar file there (reach policies default -o FILE writes the shipped ones to start from; docs/PERMISSIONS.md has examples), or leave policy out to decide by access level (with auth, by the shipped policies): %w", dir, fs.ErrNotExist)
 	}
 	return out, nil
 }
