@@ -15,14 +15,18 @@ import (
 // whose claim raced the close. Drain orders that: from it on the runtime
 // admits no new call from a client and no new model turn (refused
 // shutting_down, nothing run: a retry goes to another instance, or to this
-// one once it is back), and it waits for the tool calls in flight to
-// return, so that the store is closed
-// once nothing writes to it. An undo (a system call: a stop's
+// one once it is back), and it waits for the tool calls and the model
+// turns in flight to return, so that the store is closed once nothing
+// writes to it. A model turn is counted from BeginModel until its end is
+// recorded (EndModel, FailModel, RefuseModel), as a call is, on the same
+// counter: before, a turn answered while the gateway stopped wrote its end
+// into a closing store, and its frame and audit event were lost
+// (TestDrainWaitsForModelTurns). An undo (a system call: a stop's
 // compensation, which the stop's end waits for) is still let through and
 // waited for: refused, it would be dead-lettered, worse than what a kill
 // leaves (its recovery runs it).
 
-// calls counts the calls in flight for Drain.
+// calls counts the calls and the model turns in flight for Drain.
 type calls struct {
 	n       atomic.Int64
 	closing atomic.Bool
@@ -50,11 +54,12 @@ func (k *calls) exit() {
 	}
 }
 
-// Drain makes the runtime refuse every new call from a client
-// (shutting_down) and waits, until ctx ends, for the calls in flight to
-// return. It returns how many still run then: their ends are not
-// recorded by this life, and the next start finds them as a kill leaves
-// them (docs/STATE.md). Drain again waits again.
+// Drain makes the runtime refuse every new call from a client and every
+// new model turn (shutting_down) and waits, until ctx ends, for the calls
+// and the turns in flight to end. It returns how many still run then:
+// their ends are not recorded by this life, and the next start finds them
+// as a kill leaves them (docs/STATE.md). Drain again waits again; Drain
+// with a ctx ended refuses from then on and waits for nothing.
 func (rt *Runtime) Drain(ctx context.Context) int {
 	k := &rt.calls
 	k.closing.Store(true)

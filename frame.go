@@ -30,8 +30,9 @@ type Frame struct {
 	mark callgraph.Mark // the graph check's hashes of the call and of its stack
 
 	state atomic.Int32
-	idem  string // the idempotency key it runs under; set before it runs
-	step  any    // the loop guard's record of a model frame or delegation
+	turn  atomic.Bool // a model frame BeginModel counted in flight, until it ends (turnOver): Runtime.Drain waits for it
+	idem  string      // the idempotency key it runs under; set before it runs
+	step  any         // the loop guard's record of a model frame or delegation
 
 	mu      sync.Mutex
 	ended   time.Time

@@ -843,8 +843,11 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 	if req == nil {
 		return nil, nil, fault.NoRequest()
 	}
-	if rt.Draining() {
-		return nil, nil, shuttingDown() // nothing recorded: the store closes (drain.go)
+	// Counted in flight as a call is (drain.go), until its end is
+	// recorded: Drain waits for it. Once the runtime drains it is refused,
+	// nothing recorded (the store closes).
+	if !rt.calls.enter(false) {
+		return nil, nil, shuttingDown()
 	}
 	f := &Frame{ID: newFrameID(), Kind: ModelFrame, Name: model, Agent: req.agent, Parent: pf,
 		Request: req, Started: time.Now(), route: routeFrom(ctx)}
@@ -856,18 +859,34 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 	}
 	req.addFrame(f)
 	if err := rt.admitFrame(ctx, req, f.Depth); err != nil {
-		return nil, nil, rt.refuseFrame(ctx, f, err)
+		return nil, nil, rt.refuseTurn(ctx, f, err)
 	}
 	if e := rt.loopModel(f); e != nil {
-		return nil, nil, rt.refuseFrame(ctx, f, e)
+		return nil, nil, rt.refuseTurn(ctx, f, e)
 	}
 	if isTurn(pf) {
 		if q, detail := req.meter.AdmitTurn(); q != nil {
-			return nil, nil, rt.refuseFrame(ctx, f, budgetError("turns", req, q, detail))
+			return nil, nil, rt.refuseTurn(ctx, f, budgetError("turns", req, q, detail))
 		}
 	}
+	f.turn.Store(true)
 	f.setState(Executing)
 	return withFrame(ctx, f), f, nil
+}
+
+// refuseTurn is refuseFrame for a model frame BeginModel refuses: its
+// refusal recorded, it is counted out of the calls in flight.
+func (rt *Runtime) refuseTurn(ctx context.Context, f *Frame, e *Error) *Error {
+	defer rt.calls.exit()
+	return rt.refuseFrame(ctx, f, e)
+}
+
+// turnOver counts a model frame BeginModel let begin out of the calls in
+// flight, once, its end recorded.
+func (f *Frame) turnOver() {
+	if f.turn.CompareAndSwap(true, false) {
+		f.Request.rt.calls.exit()
+	}
 }
 
 // EndModel closes a model frame with what it consumed, charging the tokens
@@ -911,6 +930,7 @@ func (f *Frame) endModel(u TokenUsage, failed error) {
 		f.finish(Completed, nil, "")
 	}
 	req.rt.record(context.Background(), f)
+	f.turnOver()
 }
 
 // FailModel closes a model frame whose call failed.
@@ -921,6 +941,7 @@ func (f *Frame) FailModel(err error) {
 	f.Request.rt.loopFrameDone(f, "", true)
 	f.finish(Failed, asError(err), "")
 	f.Request.rt.record(context.Background(), f)
+	f.turnOver()
 }
 
 // RefuseModel closes a model frame that BeginModel let begin and that is
@@ -939,6 +960,7 @@ func (f *Frame) RefuseModel(ctx context.Context, err error) error {
 	}
 	rt := f.Request.rt
 	rt.loopFrameDone(f, "", true)
+	defer f.turnOver()
 	if r := rt.refuseFrame(ctx, f, e); r != nil {
 		return r
 	}

@@ -503,6 +503,17 @@ func (g *Gateway) Close() error {
 	}
 	g.closed = true
 	g.mu.Unlock()
+	// From here on the runtime takes no new call from a client and no new
+	// model turn (shutting_down), and the gateway begins no request: a
+	// call or a turn that began between the requests' ends below and the
+	// drain (a session's next call, which began a new request nothing
+	// ended, or a turn whose end was written into the closing store) is
+	// refused, nothing run. What is in flight is waited for (drainCalls).
+	if g.rt != nil {
+		refuse, now := context.WithCancel(context.Background())
+		now()
+		g.rt.Drain(refuse) // refuses from now; waits for nothing
+	}
 	if g.front != nil {
 		g.front.Close()
 	}
@@ -526,8 +537,9 @@ func (g *Gateway) Close() error {
 	return errors.Join(errs...)
 }
 
-// drainCalls refuses new calls (shutting_down) and waits for the calls
-// still in flight, their requests ended and so cancelled, to return, for
+// drainCalls refuses new calls and model turns (shutting_down) and waits
+// for the calls and turns still in flight, their requests ended and so
+// cancelled, to return, for
 // up to the grace (store.KeptGrace): the store is closed after them, so a
 // call's end, its audit events and its cut-off record are written, not
 // refused by a closed store. One whose tool ignores its cancellation past
@@ -540,7 +552,7 @@ func (g *Gateway) drainCalls() {
 	ctx, cancel := context.WithTimeout(context.Background(), store.KeptGrace)
 	defer cancel()
 	if left := g.rt.Drain(ctx); left > 0 {
-		g.log.Warn("shutting down: calls still ran past the grace, their tools deaf to their cancellation; the next start settles them as after a kill (a retry of their keys is answered interrupted)", "calls", left)
+		g.log.Warn("shutting down: calls or model turns still ran past the grace, deaf to their cancellation; the next start settles them as after a kill (a retry of a call's key is answered interrupted)", "calls_and_turns", left)
 	}
 }
 

@@ -57,6 +57,15 @@ type Owned struct {
 	// asks it.
 	unknown sync.Map // string -> struct{}
 
+	// foreign holds the sub-requests AddSub owns under roots this gateway
+	// does not own (a request of the runtime's another part began), by
+	// root, running: at most maxSubs each, as an owned root's; each root's
+	// are let go, and ended, as its context ends.
+	foreign map[*reach.Request][]*reach.Request
+	// closed says EndAll ran: no request is begun from then on (a
+	// call that would begin one is refused shutting_down).
+	closed bool
+
 	// handoffEnd, if set, is called as EndStoppedHandoff begins and what
 	// it returns as it returns (SetHandoffEndHook: tests order two ends).
 	handoffEnd func(c reach.Cause) func()
@@ -102,9 +111,10 @@ func (q *Owned) Bound(n int) *Owned {
 
 // room makes room for one more loose request of who: it forgets who's
 // loose request idle the longest when who has maxLoose, and returns it
-// for the caller to end once q.mu is let go, or refuses when all of them
-// have calls in flight. q.mu is held.
-func (q *Owned) room(who *auth.Identity) (*reach.Request, error) {
+// for the caller to end (ending) once q.mu is let go, with its
+// sub-requests, or refuses when all of them have calls in flight. q.mu
+// is held.
+func (q *Owned) room(who *auth.Identity) (*owned, error) {
 	k := ownerOf(who)
 	mine := q.loose[k]
 	if len(mine)+q.pending[k] < q.maxLoose {
@@ -122,7 +132,22 @@ func (q *Owned) room(who *auth.Identity) (*reach.Request, error) {
 			Suggestion: "Wait for some of these calls to end, or send the request id of one of your requests (request_id, _meta reach/request or the Reach-Request header) to work in it."}
 	}
 	q.forget(idle.req.ID(), idle)
-	return idle.req, nil
+	return idle, nil
+}
+
+// ending ends o, a request no longer owned (forgotten under q.mu, which
+// is let go now), and the sub-requests of in-process sub-agents it owned
+// (AddSub): their contexts end with its, and each is marked and stored
+// ended as it would be at its root's idle gap. Before, a request made
+// room for (room) ended alone, and its sub-requests, their contexts
+// ended, stayed running in the store and the views
+// (TestRoomEndsTheSubsOfTheRequestItEnds).
+func (o *owned) ending() {
+	if o == nil {
+		return
+	}
+	o.req.End()
+	endAll(o.subs)
 }
 
 // forget stops owning o (of id). q.mu is held.
@@ -377,6 +402,9 @@ func (q *Owned) begin(id string, t Target, who *auth.Identity) (*reach.Request, 
 // beginAs is begin; a loose request (loose) is counted as one of who's
 // (room). q.mu is held.
 func (q *Owned) beginAs(id string, t Target, who *auth.Identity, loose bool) (*owned, *reach.Request, error) {
+	if q.closed {
+		return nil, nil, shuttingDown()
+	}
 	r, err := q.rtBegin(id, t, who)
 	if err != nil {
 		return nil, nil, err
@@ -478,6 +506,9 @@ func (q *Owned) Unknown(id string) bool {
 // naming id meanwhile waits for this begin (named), not for the lock.
 func (q *Owned) beginLoose(id string, t Target, who *auth.Identity) (*reach.Request, *callHold, error) {
 	gone, err := q.room(who)
+	if err == nil && q.closed {
+		gone, err = nil, shuttingDown()
+	}
 	if err != nil {
 		q.unknown.Delete(id) // not begun: its mark (named) goes with it
 		q.mu.Unlock()
@@ -497,9 +528,7 @@ func (q *Owned) beginLoose(id string, t Target, who *auth.Identity) (*reach.Requ
 		q.beginning[id] = ch
 	}
 	q.mu.Unlock()
-	if gone != nil {
-		gone.End()
-	}
+	gone.ending()
 	r, err := q.rtBegin(id, t, who)
 	q.mu.Lock()
 	if q.pending[k]--; q.pending[k] == 0 {
@@ -510,14 +539,27 @@ func (q *Owned) beginLoose(id string, t Target, who *auth.Identity) (*reach.Requ
 		q.unknown.Delete(id)
 		close(ch)
 	}
-	if err == nil {
+	ended := err == nil && q.closed // EndAll ran meanwhile: r is not owned, and ends here
+	if err == nil && !ended {
 		q.trackLocked(r, who, true)
 	}
 	q.mu.Unlock()
+	if ended {
+		r.End()
+		err = shuttingDown()
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	return r, q.releaser(r), nil
+}
+
+// shuttingDown refuses a call that would begin a request once EndAll ran:
+// the gateway stops.
+func shuttingDown() *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Code: "shutting_down",
+		Message:    "The gateway is shutting down and begins no more requests. Nothing ran.",
+		Suggestion: "Call again in a moment: through another instance of the gateway, or this one once it is back; the call did not run, so it is safe to repeat."}
 }
 
 // elsewhere reports whether a parent frame that is not kept here, in the
@@ -678,9 +720,7 @@ func (q *Owned) forTrace(t Target, who *auth.Identity) (*reach.Request, *callHol
 		q.traces[key] = r.ID()
 	}
 	q.mu.Unlock()
-	if gone != nil {
-		gone.End()
-	}
+	gone.ending()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -862,38 +902,62 @@ func endAll(rs []*reach.Request) {
 }
 
 // maxSubs bounds the in-process sub-agents' sub-requests one request
-// keeps running (AddSub): past it the oldest is ended.
+// keeps running (AddSub), owned here or not: past it the oldest is ended.
 const maxSubs = 256
 
 // AddSub owns sub, the sub-request an in-process sub-agent runs in (a
 // tool of the agent's whose code runs another agent): it ends when the
 // turn that handed it its task goes on (EndSubs), or with its root, as no
 // client ends it (an A2A hand-off ends with its task). A root not owned
-// here ends it as its context ends. At most maxSubs run in one root: past
-// them the oldest ends.
+// here ends it as its context ends. At most maxSubs run in one root,
+// owned here or not: past them the oldest ends (its sub-agent's next turn
+// is refused request_ended, which says to begin a new request). Before,
+// the sub-requests of a root not owned here were not counted: a client
+// could keep any number of them running under one
+// (TestForeignRootSubsBounded).
 func (q *Owned) AddSub(sub *reach.Request) {
 	root := sub.Root()
 	q.mu.Lock()
-	o, ok := q.owned[root.ID()]
-	if !ok || o.req != root {
-		q.mu.Unlock()
-		context.AfterFunc(root.Context(), func() {
-			if root.State() != reach.RequestRunning {
-				sub.End()
-			}
-		})
-		return
-	}
-	o.subs = slices.DeleteFunc(o.subs, completed)
 	var old *reach.Request
-	if len(o.subs) >= maxSubs {
-		old, o.subs = o.subs[0], o.subs[1:]
+	if o, ok := q.owned[root.ID()]; ok && o.req == root {
+		old, o.subs = addBounded(o.subs, sub)
+		q.mu.Unlock()
+	} else {
+		subs, seen := q.foreign[root]
+		if q.foreign == nil {
+			q.foreign = map[*reach.Request][]*reach.Request{}
+		}
+		old, q.foreign[root] = addBounded(subs, sub)
+		q.mu.Unlock()
+		if !seen {
+			// The root's sub-requests are let go as its context ends,
+			// ended if it did (not when its context ended with it
+			// running).
+			context.AfterFunc(root.Context(), func() {
+				q.mu.Lock()
+				subs := q.foreign[root]
+				delete(q.foreign, root)
+				q.mu.Unlock()
+				if root.State() != reach.RequestRunning {
+					endAll(subs)
+				}
+			})
+		}
 	}
-	o.subs = append(o.subs, sub)
-	q.mu.Unlock()
 	if old != nil {
 		old.End()
 	}
+}
+
+// addBounded adds sub to subs, those completed left out: past maxSubs it
+// leaves out the oldest too, and returns it, for the caller to end once
+// q.mu is let go.
+func addBounded(subs []*reach.Request, sub *reach.Request) (old *reach.Request, _ []*reach.Request) {
+	subs = slices.DeleteFunc(subs, completed)
+	if len(subs) >= maxSubs {
+		old, subs = subs[0], subs[1:]
+	}
+	return old, append(subs, sub)
 }
 
 // completed reports whether r has ended, not stopped.
@@ -919,14 +983,22 @@ func (q *Owned) EndSubs(f *reach.Frame) {
 	endAll(ending)
 }
 
-// EndAll ends every request the gateway owns.
+// EndAll ends every request the gateway owns, and the sub-requests it
+// owns under roots it does not (AddSub). From then on it begins no
+// request: a call that would begin one is refused shutting_down (the
+// gateway stops), as the runtime refuses a call once it drains.
 func (q *Owned) EndAll() {
 	q.mu.Lock()
+	q.closed = true
 	rs := make([]*reach.Request, 0, len(q.owned))
 	for id, o := range q.owned {
 		rs = append(rs, o.req)
 		rs = append(rs, o.subs...)
 		q.forget(id, o)
+	}
+	for root, subs := range q.foreign {
+		rs = append(rs, subs...)
+		delete(q.foreign, root)
 	}
 	q.mu.Unlock()
 	for _, r := range rs {
