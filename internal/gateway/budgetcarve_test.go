@@ -288,13 +288,13 @@ func TestInstancesSubAgentNamingALargerBudgetStaysCarved(t *testing.T) {
 // TestA2AMessageNamesBudget: an A2A message names the budget of the request
 // reach begins for it in its metadata (the message's, or its request's) as
 // a name or amounts, or by a Reach-Budget header; the metadata wins; a
-// value that is neither is a rejected task saying what to send, nothing
-// handed off.
+// value that is neither is a protocol error saying what to send, no task,
+// nothing handed off.
 func TestA2AMessageNamesBudget(t *testing.T) {
 	ag := &namingAgent{}
 	g, base := namingGateway(t, ag, executorUpstream(t, "names", ag), &scriptedModel{}, "")
 	ag.reach = base
-	send := func(id string, msg, req map[string]any, header string) *a2a.Task {
+	trySend := func(id string, msg, req map[string]any, header string) (*a2a.Task, error) {
 		t.Helper()
 		hc := http.DefaultClient
 		if header != "" {
@@ -312,11 +312,19 @@ func TestA2AMessageNamesBudget(t *testing.T) {
 		}
 		res, err := cl.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m, Metadata: req})
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		tk, ok := res.(*a2a.Task)
 		if !ok {
 			t.Fatalf("%s: got %T", id, res)
+		}
+		return tk, nil
+	}
+	send := func(id string, msg, req map[string]any, header string) *a2a.Task {
+		t.Helper()
+		tk, err := trySend(id, msg, req, header)
+		if err != nil {
+			t.Fatal(err)
 		}
 		return tk
 	}
@@ -341,9 +349,11 @@ func TestA2AMessageNamesBudget(t *testing.T) {
 			t.Errorf("%s: unlimited", tc.id)
 		}
 	}
-	tk := send("mb-bad", map[string]any{link.MetaBudget: 5.0}, nil, "")
-	if tk.Status.State != a2a.TaskStateRejected || !strings.Contains(textOf(tk), "reach/budget") || !strings.Contains(textOf(tk), "budget's name") {
-		t.Errorf("reach/budget 5: task %s %q, want rejected, saying what to send", tk.Status.State, textOf(tk))
+	// Malformed metadata is the client's to mend (link.KindBadBudget): a
+	// JSON-RPC error, no task.
+	tk, err := trySend("mb-bad", map[string]any{link.MetaBudget: 5.0}, nil, "")
+	if err == nil || tk != nil || !strings.Contains(err.Error(), "reach/budget") || !strings.Contains(err.Error(), "budget's name") {
+		t.Errorf("reach/budget 5: task %v, error %v; want an error, no task, saying what to send", tk, err)
 	}
 	if _, ok := g.rt.Lookup("mb-bad"); ok {
 		t.Error("a rejected reach/budget began its request")
