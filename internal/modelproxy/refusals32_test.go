@@ -33,7 +33,9 @@ func TestEveryRefusalOverTheModelProxy(t *testing.T) {
 	for _, c := range codes {
 		w := httptest.NewRecorder()
 		refuse(w, nil, &reach.Error{Code: c.Code, Type: c.Type, Message: "What happened.", Suggestion: "What to do next."})
-		var oe struct{ Error struct{ Code, Message string } }
+		var oe struct {
+			Error struct{ Code, Message string }
+		}
 		json.Unmarshal(w.Body.Bytes(), &oe)
 		if oe.Error.Code != c.Code || !strings.HasPrefix(oe.Error.Message, "What happened. ") {
 			t.Errorf("%s (%s): %d %s", c.Code, c.Pos, w.Code, w.Body)
@@ -46,7 +48,9 @@ func TestEveryRefusalOverTheModelProxy(t *testing.T) {
 	for _, k := range link.Kinds() {
 		w := httptest.NewRecorder()
 		p.refuseLink(w, k.New("What happened.", "What to do next."))
-		var oe struct{ Error struct{ Code, Message string } }
+		var oe struct {
+			Error struct{ Code, Message string }
+		}
 		json.Unmarshal(w.Body.Bytes(), &oe)
 		if oe.Error.Code != k.Code || oe.Error.Message != "What happened. What to do next." {
 			t.Errorf("%s: %d %s", k.Code, w.Code, w.Body)
