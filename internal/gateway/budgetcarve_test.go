@@ -240,9 +240,17 @@ func TestSubAgentNamingALargerBudgetStaysCarved(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": "1001"}, Meta: mcp.Meta{link.MetaRequest: sub}})
-		if err == nil || !strings.Contains(err.Error(), "hand-off of request naming-after") || !strings.Contains(err.Error(), "Work in request naming-after") {
-			t.Errorf("a call in the ended hand-off: %v, want a refusal naming its root and what to do", err)
+		// Refused as a call in an ended request is (request_ended, the
+		// model's to read): a tool result with isError.
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": "1001"}, Meta: mcp.Meta{link.MetaRequest: sub}})
+		said := fmt.Sprint(err)
+		if res != nil && len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				said = tc.Text
+			}
+		}
+		if err != nil || !res.IsError || !strings.Contains(said, "hand-off of request naming-after") || !strings.Contains(said, "Work in request naming-after") {
+			t.Errorf("a call in the ended hand-off: %q (error %v), want a tool result with isError naming its root and what to do", said, err)
 		}
 	})
 	t.Run("a2a", func(t *testing.T) {
