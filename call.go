@@ -448,7 +448,8 @@ func (rt *Runtime) authorize(next Handler) Handler {
 				return next(ctx, c)
 			case d == NeedsApproval:
 				if e == nil {
-					e = &Error{Code: "approval_pending", Message: fmt.Sprintf("%s is waiting for approval.", c.Tool)}
+					e = &Error{Code: "approval_pending", Message: fmt.Sprintf("%s is waiting for approval.", c.Tool),
+						Suggestion: "Tell the user it waits for a human's approval, and call it again with the same arguments once it is approved."}
 				}
 				e.Guard, e.Type = "authorize", TypeApproval
 				return &Result{Status: StatusPending, Error: e}, nil

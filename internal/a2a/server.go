@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/ids"
+	"github.com/agentreach/reach/internal/link"
 )
 
 // endpoint is the A2A request handler of one agent at /a2a/NAME. The SDK's
@@ -176,6 +178,13 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	text := textOf(m.Parts)
 	l := e.link(ctx, req, owner)
 	pctx, release, err := e.g.opts.Link.Place(ctx, l)
+	if le, ok := errors.AsType[*link.Error](err); ok && !le.Model {
+		// What the client sent cannot be placed (a malformed or
+		// mismatched reach/parent, request or budget), or reach could
+		// not answer in time: the client's to mend or retry, a protocol
+		// error, no task.
+		return nil, 0, linkError(le)
+	}
 	if err != nil {
 		return e.refuse(owner, req, nil, a2a.TaskStateRejected, err, "reach refused this message to agent "+e.a.cfg.Name+": "+errText(err)), 0, nil
 	}
@@ -428,6 +437,8 @@ func (e *endpoint) refuse(owner Owner, req *a2a.SendMessageRequest, caller *reac
 	msg := agentText(t.id, t.ctxID, text)
 	if re, ok := errors.AsType[*reach.Error](err); ok {
 		msg.SetMeta(MetaRefusal, map[string]any{"guard": re.Guard, "type": re.Type, "code": re.Code})
+	} else if le, ok := errors.AsType[*link.Error](err); ok {
+		msg.SetMeta(MetaRefusal, map[string]any{"guard": "link", "type": le.Type, "code": le.Code})
 	}
 	t.state = st
 	t.final.Store(true)
@@ -448,7 +459,22 @@ func (e *endpoint) refuse(owner Owner, req *a2a.SendMessageRequest, caller *reac
 	return t
 }
 
+// linkError is the protocol error of a link.Error that is the client's
+// (not Model): invalid params, or a server error when it may pass in a
+// moment (429, 5xx); its details carry the code and the HTTP status.
+func linkError(le *link.Error) *a2a.Error {
+	kind := a2a.ErrInvalidParams
+	if le.Status == http.StatusTooManyRequests || le.Status >= 500 {
+		kind = a2a.ErrServerError
+	}
+	return &a2a.Error{Err: kind, Message: strings.TrimSpace(le.Message + " " + le.Suggestion),
+		Details: map[string]any{"code": le.Code, "status": le.Status}}
+}
+
 func errText(err error) string {
+	if le, ok := errors.AsType[*link.Error](err); ok {
+		return strings.TrimSpace(le.Message + " " + le.Suggestion)
+	}
 	if re, ok := errors.AsType[*reach.Error](err); ok {
 		return strings.TrimSpace(re.Message + " " + re.Suggestion)
 	}

@@ -784,14 +784,19 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	}
 	m, err := c.linkMeta()
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		return linkRefusal(err)
 	}
 	if c.header != nil && m.Request == "" && m.Parent == 0 && m.Trace == 0 {
-		if hl, err := link.FromHeaders(c.header); err == nil {
-			m.Request, m.Parent, m.Trace, m.TraceID = hl.Request, hl.Parent, hl.Trace, hl.TraceID
-			if m.Budget == nil {
-				m.Budget = hl.Budget
-			}
+		// A header it would read that is malformed is refused, as the
+		// model proxy and A2A refuse it, not passed over: the call would
+		// run in a request of its own.
+		hl, err := link.FromHeaders(c.header)
+		if err != nil {
+			return linkRefusal(err)
+		}
+		m.Request, m.Parent, m.Trace, m.TraceID = hl.Request, hl.Parent, hl.Trace, hl.TraceID
+		if m.Budget == nil {
+			m.Budget = hl.Budget
 		}
 	}
 	m.Agent = c.agent
@@ -810,15 +815,8 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 		}
 	}
 	cctx, cancel, r, done, err := s.owned.CancelableCallContext(ctx, m.Target, &c.session.Session)
-	if le, ok := errors.AsType[*link.Error](err); ok && le.Status == http.StatusForbidden && (le.Code == "budget_not_permitted" || le.Code == "other_credentials") {
-		// A budget the principal may not name, a request begun under
-		// credentials of other roles: refused as a policy refuses a call,
-		// a result the model reads, nothing run.
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: le.Message + " " + le.Suggestion}},
-			Meta: mcp.Meta{link.MetaStatus: string(reach.StatusRefused), link.MetaError: &resultError{Code: le.Code, Type: reach.TypePermission}}}, nil
-	}
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		return linkRefusal(err)
 	}
 	defer done()
 	if c.inflight != "" {
@@ -872,6 +870,31 @@ func (s *Server) shaped(name string) bool {
 // gives its model the whole result, _meta included (LlamaIndex TS's agent),
 // sent it the text twice: an approval pending, 924 characters for a text
 // of 286 (602 without).
+// linkRefusal answers a call reach could not place in a request (a
+// link.Error): one the model reads (link.Error.Model: a budget it may not
+// name, a request not its to work in) as a policy's refusal is, a tool
+// result with isError, nothing run; any other as a protocol error, the
+// client's to mend, with the error's code and status in its data.
+func linkRefusal(err error) (*mcp.CallToolResult, error) {
+	le, ok := errors.AsType[*link.Error](err)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	if le.Model {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: le.Message + " " + le.Suggestion}},
+			Meta: mcp.Meta{link.MetaStatus: string(reach.StatusRefused), link.MetaError: &resultError{Code: le.Code, Type: le.Type}}}, nil
+	}
+	data, _ := json.Marshal(linkErrorData{Code: le.Code, Status: le.Status})
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error(), Data: data}
+}
+
+// linkErrorData is a protocol error's data for a link.Error: its code and
+// the HTTP status it would have (429 and 503: try again in a moment).
+type linkErrorData struct {
+	Code   string `json:"code"`
+	Status int    `json:"status"`
+}
+
 type resultError struct {
 	Code         string             `json:"code"`
 	Type         string             `json:"type"`

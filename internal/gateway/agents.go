@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"strings"
 	"time"
 
@@ -98,16 +97,16 @@ func (k a2aLinker) Place(ctx context.Context, in *a2a.Link) (context.Context, fu
 	if in.Parent != "" {
 		id, err := link.ParseFrameID(in.Parent)
 		if err != nil {
-			return nil, nil, &link.Error{Status: http.StatusBadRequest, Code: "bad_parent", Message: "reach/parent: " + err.Error() + ".",
-				Suggestion: "Pass on the reach/parent reach gave you, or leave it out."}
+			return nil, nil, link.KindBadParent.New("reach/parent: "+err.Error()+".",
+				"Pass on the reach/parent reach gave you, or leave it out.")
 		}
 		t.Parent = id
 	}
 	if in.Budget != nil { // metadata reach/budget beats Reach-Budget and baggage
 		b, err := link.ParseBudgetSpec(in.Budget)
 		if err != nil {
-			return nil, nil, &link.Error{Status: http.StatusBadRequest, Code: "bad_budget", Message: err.Error() + ".",
-				Suggestion: "Send a budget's name (\"reach/budget\": \"small\") or amounts ({\"tool_calls\": 20}), or leave it out for the default."}
+			return nil, nil, link.KindBadBudget.New(err.Error()+".",
+				"Send a budget's name (\"reach/budget\": \"small\") or amounts ({\"tool_calls\": 20}), or leave it out for the default.")
 		}
 		t.Budget = b
 	}

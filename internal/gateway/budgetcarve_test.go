@@ -240,9 +240,17 @@ func TestSubAgentNamingALargerBudgetStaysCarved(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": "1001"}, Meta: mcp.Meta{link.MetaRequest: sub}})
-		if err == nil || !strings.Contains(err.Error(), "hand-off of request naming-after") || !strings.Contains(err.Error(), "Work in request naming-after") {
-			t.Errorf("a call in the ended hand-off: %v, want a refusal naming its root and what to do", err)
+		// Refused as a call in an ended request is (request_ended, the
+		// model's to read): a tool result with isError.
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": "1001"}, Meta: mcp.Meta{link.MetaRequest: sub}})
+		said := fmt.Sprint(err)
+		if res != nil && len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				said = tc.Text
+			}
+		}
+		if err != nil || !res.IsError || !strings.Contains(said, "hand-off of request naming-after") || !strings.Contains(said, "Work in request naming-after") {
+			t.Errorf("a call in the ended hand-off: %q (error %v), want a tool result with isError naming its root and what to do", said, err)
 		}
 	})
 	t.Run("a2a", func(t *testing.T) {
@@ -288,13 +296,13 @@ func TestInstancesSubAgentNamingALargerBudgetStaysCarved(t *testing.T) {
 // TestA2AMessageNamesBudget: an A2A message names the budget of the request
 // reach begins for it in its metadata (the message's, or its request's) as
 // a name or amounts, or by a Reach-Budget header; the metadata wins; a
-// value that is neither is a rejected task saying what to send, nothing
-// handed off.
+// value that is neither is a protocol error saying what to send, no task,
+// nothing handed off.
 func TestA2AMessageNamesBudget(t *testing.T) {
 	ag := &namingAgent{}
 	g, base := namingGateway(t, ag, executorUpstream(t, "names", ag), &scriptedModel{}, "")
 	ag.reach = base
-	send := func(id string, msg, req map[string]any, header string) *a2a.Task {
+	trySend := func(id string, msg, req map[string]any, header string) (*a2a.Task, error) {
 		t.Helper()
 		hc := http.DefaultClient
 		if header != "" {
@@ -312,11 +320,19 @@ func TestA2AMessageNamesBudget(t *testing.T) {
 		}
 		res, err := cl.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m, Metadata: req})
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		tk, ok := res.(*a2a.Task)
 		if !ok {
 			t.Fatalf("%s: got %T", id, res)
+		}
+		return tk, nil
+	}
+	send := func(id string, msg, req map[string]any, header string) *a2a.Task {
+		t.Helper()
+		tk, err := trySend(id, msg, req, header)
+		if err != nil {
+			t.Fatal(err)
 		}
 		return tk
 	}
@@ -341,9 +357,11 @@ func TestA2AMessageNamesBudget(t *testing.T) {
 			t.Errorf("%s: unlimited", tc.id)
 		}
 	}
-	tk := send("mb-bad", map[string]any{link.MetaBudget: 5.0}, nil, "")
-	if tk.Status.State != a2a.TaskStateRejected || !strings.Contains(textOf(tk), "reach/budget") || !strings.Contains(textOf(tk), "budget's name") {
-		t.Errorf("reach/budget 5: task %s %q, want rejected, saying what to send", tk.Status.State, textOf(tk))
+	// Malformed metadata is the client's to mend (link.KindBadBudget): a
+	// JSON-RPC error, no task.
+	tk, err := trySend("mb-bad", map[string]any{link.MetaBudget: 5.0}, nil, "")
+	if err == nil || tk != nil || !strings.Contains(err.Error(), "reach/budget") || !strings.Contains(err.Error(), "budget's name") {
+		t.Errorf("reach/budget 5: task %v, error %v; want an error, no task, saying what to send", tk, err)
 	}
 	if _, ok := g.rt.Lookup("mb-bad"); ok {
 		t.Error("a rejected reach/budget began its request")

@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 
@@ -86,17 +85,6 @@ func (t Target) modelTurn() *reach.Frame {
 	}
 	return f
 }
-
-// Error is a client's mistake in linking a call: the HTTP status and the
-// structured error to answer with.
-type Error struct {
-	Status     int
-	Code       string
-	Message    string
-	Suggestion string
-}
-
-func (e *Error) Error() string { return e.Message + " " + e.Suggestion }
 
 // Meta is what a tools/call's _meta says to the gateway: where the call
 // goes, and the call's reason, idempotency key and id.
@@ -288,16 +276,16 @@ func FromHeaders(h Headers) (Target, error) {
 	if p := strings.TrimSpace(h.Get(HeaderParent)); p != "" {
 		id, err := ParseFrameID(p)
 		if err != nil {
-			return t, &Error{Status: http.StatusBadRequest, Code: "bad_parent", Message: upperFirst(fmt.Sprintf("%s: %v.", HeaderParent, err)),
-				Suggestion: "Send the 16-hex-digit id of a frame, or omit the header."}
+			return t, KindBadParent.New(upperFirst(fmt.Sprintf("%s: %v.", HeaderParent, err)),
+				"Send the 16-hex-digit id of a frame, or omit the header.")
 		}
 		t.Parent = id
 	}
 	t.Trace, t.TraceID, _ = ParseTraceparent(h.Get(HeaderTraceparent))
 	t.Scene = strings.TrimSpace(h.Get(HeaderScene))
 	if err := CheckScene(t.Scene); err != nil {
-		return t, &Error{Status: http.StatusBadRequest, Code: "bad_scene", Message: upperFirst(fmt.Sprintf("%s: %v.", HeaderScene, err)),
-			Suggestion: "Name the scene with letters, digits, '_', '-' or '.' (chitchat, say), or omit the header."}
+		return t, KindBadScene.New(upperFirst(fmt.Sprintf("%s: %v.", HeaderScene, err)),
+			"Name the scene with letters, digits, '_', '-' or '.' (chitchat, say), or omit the header.")
 	}
 	if id := strings.TrimSpace(h.Get(HeaderRequest)); id != "" {
 		t.Request = id

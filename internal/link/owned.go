@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -127,9 +126,8 @@ func (q *Owned) room(who *auth.Identity) (*owned, error) {
 		}
 	}
 	if idle == nil {
-		return nil, &Error{Status: http.StatusTooManyRequests, Code: "too_many_requests",
-			Message:    fmt.Sprintf("%s has %d requests running with calls in flight, the most one principal may have.", k.Principal, len(mine)+q.pending[k]),
-			Suggestion: "Wait for some of these calls to end, or send the request id of one of your requests (request_id, _meta reach/request or the Reach-Request header) to work in it."}
+		return nil, KindTooManyRequests.New(fmt.Sprintf("%s has %d requests running with calls in flight, the most one principal may have.", k.Principal, len(mine)+q.pending[k]),
+			"Wait for some of these calls to end, or send the request id of one of your requests (request_id, _meta reach/request or the Reach-Request header) to work in it.")
 	}
 	q.forget(idle.req.ID(), idle)
 	return idle, nil
@@ -304,9 +302,8 @@ func (q *Owned) budget(s *BudgetSpec, who *auth.Identity) (*reach.Budget, error)
 		if len(names) > 0 {
 			next = "Name a budget you may (" + strings.Join(names, ", ") + "), send smaller amounts (reach/budget {\"tool_calls\": 20}) or none for the default"
 		}
-		return nil, &Error{Status: http.StatusForbidden, Code: "budget_not_permitted",
-			Message:    fmt.Sprintf("Budget %q lifts a limit of the default budget, and principal %q%s is not one it lists (budgets.%s.principals, budgets.%s.tenants); nothing ran.", s.Name, caller.Principal, ofTenant(caller.Tenant), s.Name, s.Name),
-			Suggestion: next + "; or ask the operator to add you (or your tenant) to it" + addYou(s.Name, caller) + "."}
+		return nil, KindBudgetNotPermitted.New(fmt.Sprintf("Budget %q lifts a limit of the default budget, and principal %q%s is not one it lists (budgets.%s.principals, budgets.%s.tenants); nothing ran.", s.Name, caller.Principal, ofTenant(caller.Tenant), s.Name, s.Name),
+			next+"; or ask the operator to add you (or your tenant) to it"+addYou(s.Name, caller)+".")
 	}
 	b := *s.Budget
 	d := q.def
@@ -475,9 +472,8 @@ func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, *callHold, 
 			// root of its own, outside its parent's budget and stops (with
 			// a budget its caller names, or the default).
 			q.mu.Unlock()
-			return nil, nil, &Error{Status: http.StatusConflict, Code: "request_ended",
-				Message:    fmt.Sprintf("Request %s was a hand-off of request %s and has ended; nothing ran.", id, p),
-				Suggestion: fmt.Sprintf("Work in request %s (reach/request, Reach-Request), or leave the request id out to begin a new request.", p)}
+			return nil, nil, KindRequestEnded.New(fmt.Sprintf("Request %s was a hand-off of request %s and has ended; nothing ran.", id, p),
+				fmt.Sprintf("Work in request %s (reach/request, Reach-Request), or leave the request id out to begin a new request.", p))
 		}
 	} else if id != "" {
 		// The runtime has no request id (nor its history): Begin need not
@@ -1045,13 +1041,11 @@ func (q *Owned) CancelableCallContext(ctx context.Context, t Target, s *Session)
 func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ context.Context, _ *reach.Request, _ context.CancelCauseFunc, done func(), _ error) {
 	who, _ := auth.IdentityFrom(ctx)
 	if len(t.Request) > MaxRequestID { // however it came: _meta, a header, baggage
-		return nil, nil, nil, nil, &Error{Status: http.StatusBadRequest, Code: "bad_request_id",
-			Message: fmt.Sprintf("The request id is longer than %d characters.", MaxRequestID), Suggestion: "Use a shorter id."}
+		return nil, nil, nil, nil, KindBadRequestID.New(fmt.Sprintf("The request id is longer than %d characters.", MaxRequestID), "Use a shorter id.")
 	}
 	if !utf8.ValidString(t.Request) || strings.ContainsFunc(t.Request, unshown) { // it is shown to operators
-		return nil, nil, nil, nil, &Error{Status: http.StatusBadRequest, Code: "bad_request_id",
-			Message:    "The request id has a control character or a format character (a right-to-left override, a zero-width space, a line separator), or is not UTF-8.",
-			Suggestion: "Use printable characters only."}
+		return nil, nil, nil, nil, KindBadRequestID.New("The request id has a control character or a format character (a right-to-left override, a zero-width space, a line separator), or is not UTF-8.",
+			"Use printable characters only.")
 	}
 	if id := t.Parent; id != 0 || t.Trace != 0 {
 		if id == 0 {
@@ -1072,9 +1066,8 @@ func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ contex
 			if o := q.findFrame("", id); o != nil && CheckOwner(who, o.Request) != nil {
 				foreign = true
 			} else if o != nil {
-				return nil, nil, nil, nil, &Error{Status: 409, Code: "parent_mismatch",
-					Message:    fmt.Sprintf("Frame %s does not belong to request %s.", id, t.Request),
-					Suggestion: "Send the request id of the parent frame, or drop one of the two."}
+				return nil, nil, nil, nil, KindParentMismatch.New(fmt.Sprintf("Frame %s does not belong to request %s.", id, t.Request),
+					"Send the request id of the parent frame, or drop one of the two.")
 			}
 		}
 		if f == nil && q.remote != nil && !foreign {
@@ -1088,9 +1081,8 @@ func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ contex
 			if t.Request != "" {
 				where = "request " + t.Request
 			}
-			return nil, nil, nil, nil, &Error{Status: 400, Code: "unknown_parent",
-				Message:    fmt.Sprintf("There is no frame %s in %s.", t.Parent, where),
-				Suggestion: "Send the id of a frame (reach graph REQUEST --format json, or GET /v1/requests/{id}/graph, lists them), or omit the parent."}
+			return nil, nil, nil, nil, KindUnknownParent.New(fmt.Sprintf("There is no frame %s in %s.", t.Parent, where),
+				"Send the id of a frame (reach graph REQUEST --format json, or GET /v1/requests/{id}/graph, lists them), or omit the parent.")
 		}
 		if f == nil {
 			// Not a frame of ours: the call is linked as if it named none
@@ -1135,8 +1127,8 @@ func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ contex
 		return nil, nil, nil, nil, refusedID(re)
 	}
 	if err != nil {
-		return nil, nil, nil, nil, &Error{Status: 400, Code: "bad_request_spec", Message: err.Error() + ".",
-			Suggestion: "Fix the request id or budget, or leave them out."}
+		return nil, nil, nil, nil, KindBadRequestSpec.New(err.Error()+".",
+			"Fix the request id or budget, or leave them out.")
 	}
 	cctx, cancel, stop := q.mergeCancel(r.Context(), ctx)
 	if t.Trace != 0 && t.TraceID != ([16]byte{}) {
@@ -1155,17 +1147,15 @@ func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ contex
 func (q *Owned) adopt(ctx context.Context, t Target, id reach.FrameID, who *auth.Identity) (context.Context, *reach.Request, context.CancelCauseFunc, func(), error) {
 	reqID, stack, err := q.remote.Frame(ctx, id)
 	if err != nil {
-		return nil, nil, nil, nil, &Error{Status: http.StatusServiceUnavailable, Code: "store_unavailable",
-			Message:    fmt.Sprintf("Frame %s could not be looked up in the shared store: %v.", id, err),
-			Suggestion: "Nothing ran. Try again in a moment."}
+		return nil, nil, nil, nil, KindStoreUnavailable.New(fmt.Sprintf("Frame %s could not be looked up in the shared store: %v.", id, err),
+			"Nothing ran. Try again in a moment.")
 	}
 	if len(stack) == 0 {
 		return nil, nil, nil, nil, nil
 	}
 	if t.Request != "" && t.Request != reqID {
-		return nil, nil, nil, nil, &Error{Status: 409, Code: "parent_mismatch",
-			Message:    fmt.Sprintf("Frame %s does not belong to request %s.", id, t.Request),
-			Suggestion: "Send the request id of the parent frame, or drop one of the two."}
+		return nil, nil, nil, nil, KindParentMismatch.New(fmt.Sprintf("Frame %s does not belong to request %s.", id, t.Request),
+			"Send the request id of the parent frame, or drop one of the two.")
 	}
 	named := t.Request != ""
 	t.Request = reqID
@@ -1183,14 +1173,13 @@ func (q *Owned) adopt(ctx context.Context, t Target, id reach.FrameID, who *auth
 		if errors.As(err, &le) {
 			return nil, nil, nil, nil, err
 		}
-		return nil, nil, nil, nil, &Error{Status: 400, Code: "bad_request_spec", Message: err.Error() + ".",
-			Suggestion: "Fix the request id or budget, or leave them out."}
+		return nil, nil, nil, nil, KindBadRequestSpec.New(err.Error()+".",
+			"Fix the request id or budget, or leave them out.")
 	}
 	f, err := q.rt.AdoptAncestry(r, stack)
 	if err != nil {
 		release.release()
-		return nil, nil, nil, nil, &Error{Status: http.StatusBadGateway, Code: "bad_stack",
-			Message: fmt.Sprintf("The stack of frame %s could not be read: %v.", id, err), Suggestion: "Omit the parent frame."}
+		return nil, nil, nil, nil, KindBadStack.New(fmt.Sprintf("The stack of frame %s could not be read: %v.", id, err), "Omit the parent frame.")
 	}
 	cctx, cancel, stop := q.mergeCancel(r.Context(), ctx)
 	return reach.WithParent(cctx, f), r, cancel, join(stop, cancel, release), nil
@@ -1204,20 +1193,6 @@ func notYours(err error) bool {
 	}
 	re, ok := errors.AsType[*reach.Error](err)
 	return ok && (re.Code == "not_your_request" || re.Code == "request_id_unavailable")
-}
-
-// refusedID is a refusal of a request id as a client's error: 409 (the id
-// starts no new work), or 503 when the shared store did not answer; one of
-// another tenant's id 400, as UnusableID (the store's refusal).
-func refusedID(re *reach.Error) *Error {
-	status := http.StatusConflict
-	switch {
-	case re.Type == reach.TypeTransient:
-		status = http.StatusServiceUnavailable
-	case re.Code == "request_id_unavailable":
-		status = http.StatusBadRequest
-	}
-	return &Error{Status: status, Code: re.Code, Message: re.Message, Suggestion: re.Suggestion}
 }
 
 // under places a call under frame f, in its request (a delegation's: the
@@ -1309,9 +1284,8 @@ func CheckOwner(id *auth.Identity, r *reach.Request) error {
 		return UnusableID(r.ID())
 	}
 	if root.Principal() != principal {
-		return &Error{Status: http.StatusForbidden, Code: "not_your_request",
-			Message:    fmt.Sprintf("Request %s belongs to another principal.", r.ID()),
-			Suggestion: "Work in your own requests: omit the request id, or send one of yours."}
+		return KindNotYourRequest.New(fmt.Sprintf("Request %s belongs to another principal.", r.ID()),
+			"Work in your own requests: omit the request id, or send one of yours.")
 	}
 	return nil
 }
@@ -1330,10 +1304,9 @@ func CheckCaller(id *auth.Identity, r *reach.Request) error {
 	roles, attrs := authorityOf(id)
 	root := r.Root()
 	if !sameRoles(roles, root.Roles()) || !sameAttributes(attrs, root.Attributes()) {
-		return &Error{Status: http.StatusForbidden, Code: "other_credentials",
-			Message: fmt.Sprintf("Request %s was begun with credentials of other roles or attributes than these (another key of the principal's, or roles changed since): "+
-				"its calls are checked against the roles it was begun with, so reach runs none under other credentials.", r.ID()),
-			Suggestion: "Begin a new request with these credentials: omit the request id, or open a new session."}
+		return KindOtherCredentials.New(fmt.Sprintf("Request %s was begun with credentials of other roles or attributes than these (another key of the principal's, or roles changed since): "+
+			"its calls are checked against the roles it was begun with, so reach runs none under other credentials.", r.ID()),
+			"Begin a new request with these credentials: omit the request id, or open a new session.")
 	}
 	return nil
 }
@@ -1397,9 +1370,8 @@ func sameAttributes(a, b map[string]string) bool {
 // so a name another tenant uses cannot begin a request of the caller's;
 // every read of it (the API, the UI) answers as for an id no request has.
 func UnusableID(id string) *Error {
-	return &Error{Status: http.StatusBadRequest, Code: "request_id_unavailable",
-		Message:    fmt.Sprintf("The request id %q cannot be used: it names no request of yours, and cannot begin one. Nothing ran.", id),
-		Suggestion: "Leave the request id out to begin a new request, or name one of yours; an id you make should be hard to guess (a UUID)."}
+	return KindRequestIDUnavailable.New(fmt.Sprintf("The request id %q cannot be used: it names no request of yours, and cannot begin one. Nothing ran.", id),
+		"Leave the request id out to begin a new request, or name one of yours; an id you make should be hard to guess (a UUID).")
 }
 
 // SetClock replaces the clock the idle gap is measured by (time.Now), for

@@ -702,19 +702,26 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // refuseLink answers a turn whose request, parent or budget (its headers,
 // or the request they name) reach refuses before the model is asked, as
-// the SDKs read it: one that may pass in a moment (the shared store did
-// not answer: 503) or once calls end (429) is theirs to retry; any other
-// is the client's to mend, and nothing ran, so it says x-should-retry:
-// false, which the openai SDKs obey, and is never a 409, which the AI SDK
-// retries whatever the headers say (a parent frame of another request, a
-// request id that starts no new work): a 400, as the endpoint's own answer
-// to a request it cannot serve.
+// the SDKs read it: one the model reads (link.Error.Model: a budget it may
+// not name, a request not its to work in) is never to be retried, a 400
+// or 403 with x-should-retry: false; one that may pass in a moment (the
+// shared store did not answer: 503) or once calls end (429) is theirs to
+// retry; any other is the client's to mend, and nothing ran, so it says
+// x-should-retry: false, which the openai SDKs obey, and is never a 409,
+// which the AI SDK retries whatever the headers say (a parent frame of
+// another request, a request id that starts no new work): a 400, as the
+// endpoint's own answer to a request it cannot serve.
 //
 // Its text is masked as every error is (maskText): a link error may quote
 // a store's error or what the client sent.
 func (p *Proxy) refuseLink(w http.ResponseWriter, le *link.Error) {
 	status, typ := le.Status, "invalid_request_error"
 	switch {
+	case le.Model:
+		if status != http.StatusForbidden {
+			status = http.StatusBadRequest // 409, 408, 429, 5xx: every SDK retries them
+		}
+		w.Header().Set("X-Should-Retry", "false")
 	case status == http.StatusServiceUnavailable:
 		typ = "server_error"
 		w.Header().Set("X-Should-Retry", "true")

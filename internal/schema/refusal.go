@@ -39,7 +39,8 @@ func RefusalNames(tool string, s *Schema, args []byte, fold bool) *fault.Error {
 	problems, err := s.Check(args)
 	if err != nil {
 		return &fault.Error{Guard: "validate", Type: fault.TypeInvalidArgs, Code: "invalid_arguments",
-			Message: fmt.Sprintf("The arguments of %s are not valid JSON: %v.", tool, err)}
+			Message:    fmt.Sprintf("The arguments of %s are not valid JSON: %v.", tool, err),
+			Suggestion: "Send the arguments as one JSON object, as the tool's input schema describes, and call it again."}
 	}
 	if problems == nil {
 		return nil
