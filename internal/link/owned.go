@@ -553,9 +553,8 @@ func (q *Owned) beginLoose(id string, t Target, who *auth.Identity) (*reach.Requ
 // shuttingDown refuses a call that would begin a request once EndAll ran:
 // the gateway stops.
 func shuttingDown() *Error {
-	return &Error{Status: http.StatusServiceUnavailable, Code: "shutting_down",
-		Message:    "The gateway is shutting down and begins no more requests. Nothing ran.",
-		Suggestion: "Call again in a moment: through another instance of the gateway, or this one once it is back; the call did not run, so it is safe to repeat."}
+	return KindShuttingDown.New("The gateway is shutting down and begins no more requests. Nothing ran.",
+		"Call again in a moment: through another instance of the gateway, or this one once it is back; the call did not run, so it is safe to repeat.")
 }
 
 // elsewhere reports whether a parent frame that is not kept here, in the
