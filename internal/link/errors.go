@@ -103,7 +103,7 @@ var (
 		When: "A call names a request id that is no request of the caller's and cannot begin one (another tenant's, say nothing of whose)."})
 	KindRequestEnded = declare(Kind{Code: "request_ended", Status: http.StatusConflict, Model: true, Type: reach.TypeStopped,
 		When: "A call names a hand-off's request that has ended; its parent request goes on."})
-	KindShuttingDown = declare(Kind{Code: "shutting_down", Status: http.StatusServiceUnavailable, Model: true, Type: reach.TypeTransient,
+	KindShuttingDown = declare(Kind{Code: "shutting_down", Status: http.StatusServiceUnavailable,
 		When: "A call would begin a request once the gateway has ended its requests to stop; nothing ran."})
 )
 
