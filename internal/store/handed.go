@@ -29,7 +29,7 @@ func (m *Memory) PutHandedTasks(ctx context.Context, ts []*HandedTask, most int)
 	})
 	for _, t := range ts {
 		c := *t
-		c.Created, c.Expires = created, Round(t.Expires)
+		c.Created, c.Expires, c.Stack = created, Round(t.Expires), slices.Clone(t.Stack)
 		m.handed = append(m.handed, &c)
 	}
 	// The principal's past the newest most go, the oldest first (m.handed
@@ -59,8 +59,10 @@ func (m *Memory) HandedTasks(ctx context.Context, principal, tenant, digest stri
 	defer m.mu.Unlock()
 	var out []*HandedTask
 	for _, h := range slices.Backward(m.handed) {
-		if h.Digest == digest && h.Principal == principal && h.Tenant == tenant && h.Expires.After(at) && len(out) < MaxHandedRead {
+		if h.Digest == digest && h.Principal == principal && h.Tenant == tenant && h.Expires.After(at) && len(out) < MaxHandedRead &&
+			m.requests[h.Request] != nil && m.requests[h.Request].State == "running" {
 			c := *h
+			c.Stack = slices.Clone(h.Stack)
 			out = append(out, &c)
 		}
 	}

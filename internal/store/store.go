@@ -684,7 +684,11 @@ type HandedTask struct {
 	Request   string // the request of the turn that chose the call
 	Frame     string // the turn's model frame
 	Tool      string // the function the model called
-	Created   time.Time
+	// Stack is the turn's ancestry as JSON (reach.Frame.Ancestry), for the
+	// instance that adopts it: its frames' ids, kinds, names and the
+	// hashes of their arguments, never the arguments.
+	Stack   []byte
+	Created time.Time
 	Expires   time.Time // when the record stops counting, and may be deleted
 }
 
@@ -698,7 +702,8 @@ type HandedTasks interface {
 	// in one write. Durable when it returns.
 	PutHandedTasks(ctx context.Context, ts []*HandedTask, most int) error
 	// HandedTasks returns up to 8 records of digest held by principal and
-	// tenant that have not expired at at, the newest first.
+	// tenant that have not expired at at, whose request is running (its
+	// record's state), the newest first.
 	HandedTasks(ctx context.Context, principal, tenant, digest string, at time.Time) ([]*HandedTask, error)
 }
 

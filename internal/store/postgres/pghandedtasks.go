@@ -16,6 +16,7 @@ CREATE TABLE IF NOT EXISTS handed_tasks (
 	tenant    TEXT NOT NULL DEFAULT '',
 	frame     TEXT NOT NULL DEFAULT '',
 	tool      TEXT NOT NULL DEFAULT '',
+	stack     BYTEA,
 	created   BIGINT NOT NULL,
 	expires   BIGINT NOT NULL,
 	PRIMARY KEY (digest, request)

@@ -21,7 +21,7 @@ func (c *Core) PutHandedTasks(ctx context.Context, ts []*store.HandedTask, most 
 	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
 		b.Exec(w, StHandedSweep, []any{created}, nil)
 		for _, t := range ts {
-			b.Exec(w, StHandedPut, []any{t.Digest, t.Request, t.Principal, t.Tenant, t.Frame, t.Tool, created, store.UnixNano(t.Expires)}, nil)
+			b.Exec(w, StHandedPut, []any{t.Digest, t.Request, t.Principal, t.Tenant, t.Frame, t.Tool, EmptyNil(t.Stack), created, store.UnixNano(t.Expires)}, nil)
 		}
 		b.Exec(w, StHandedTrim, []any{ts[0].Principal, ts[0].Tenant, int64(most)}, nil)
 	}})
@@ -39,12 +39,14 @@ func (c *Core) HandedTasks(ctx context.Context, principal, tenant, digest string
 	return queryAll(ctx, c.R, "reading the tasks model turns handed", func(sc interface{ Scan(...any) error }) (*store.HandedTask, error) {
 		var t store.HandedTask
 		var created, expires int64
-		if err := sc.Scan(&t.Digest, &t.Request, &t.Principal, &t.Tenant, &t.Frame, &t.Tool, &created, &expires); err != nil {
+		if err := sc.Scan(&t.Digest, &t.Request, &t.Principal, &t.Tenant, &t.Frame, &t.Tool, &t.Stack, &created, &expires); err != nil {
 			return nil, err
 		}
 		t.Created, t.Expires = store.FromUnixNano(created), store.FromUnixNano(expires)
 		return &t, nil
-	}, `SELECT digest, request, principal, tenant, frame, tool, created, expires FROM handed_tasks
-	WHERE digest = $1 AND principal = $2 AND tenant = $3 AND expires > $4 ORDER BY created DESC LIMIT `+fmt.Sprint(store.MaxHandedRead),
+	}, `SELECT h.digest, h.request, h.principal, h.tenant, h.frame, h.tool, h.stack, h.created, h.expires
+	FROM handed_tasks h JOIN requests q ON q.id = h.request
+	WHERE h.digest = $1 AND h.principal = $2 AND h.tenant = $3 AND h.expires > $4 AND q.state = 'running'
+	ORDER BY h.created DESC LIMIT `+fmt.Sprint(store.MaxHandedRead),
 		digest, principal, tenant, store.UnixNano(at))
 }

@@ -110,8 +110,8 @@ const (
 	StLedgerRefusedReset
 	// The tasks model turns handed (store.HandedTasks): StHandedSweep
 	// deletes those expired at $1; StHandedPut stores one ($1 digest, $2
-	// request, $3 principal, $4 tenant, $5 frame, $6 tool, $7 created, $8
-	// expires), replacing the one of its digest and request; StHandedTrim
+	// request, $3 principal, $4 tenant, $5 frame, $6 tool, $7 stack, $8 created,
+	// $9 expires), replacing the one of its digest and request; StHandedTrim
 	// deletes the principal $1's (tenant $2) past its newest $3 (those
 	// put at once with the last past it too).
 	StHandedSweep
@@ -174,10 +174,10 @@ func Shared() []string {
 		OR response_owners.expires <= excluded.created`
 	q[StOwnerSweep] = `DELETE FROM response_owners WHERE expires <= $1`
 	q[StHandedSweep] = `DELETE FROM handed_tasks WHERE expires <= $1`
-	q[StHandedPut] = `INSERT INTO handed_tasks (digest, request, principal, tenant, frame, tool, created, expires)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+	q[StHandedPut] = `INSERT INTO handed_tasks (digest, request, principal, tenant, frame, tool, stack, created, expires)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 	ON CONFLICT (digest, request) DO UPDATE SET principal = excluded.principal, tenant = excluded.tenant, frame = excluded.frame,
-		tool = excluded.tool, created = excluded.created, expires = excluded.expires`
+		tool = excluded.tool, stack = excluded.stack, created = excluded.created, expires = excluded.expires`
 	q[StHandedTrim] = `DELETE FROM handed_tasks WHERE principal = $1 AND tenant = $2 AND created <= (SELECT created FROM handed_tasks
 		WHERE principal = $1 AND tenant = $2 ORDER BY created DESC LIMIT 1 OFFSET $3)`
 	q[StCutOffSweep] = `DELETE FROM cut_offs WHERE expires <= $1`

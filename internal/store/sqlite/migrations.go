@@ -479,6 +479,7 @@ CREATE TABLE handed_tasks (
 	tenant    TEXT NOT NULL DEFAULT '',
 	frame     TEXT NOT NULL DEFAULT '',
 	tool      TEXT NOT NULL DEFAULT '',
+	stack     BLOB,
 	created   INTEGER NOT NULL,
 	expires   INTEGER NOT NULL,
 	PRIMARY KEY (digest, request)

@@ -11,11 +11,17 @@ import (
 // testHandedTasks: a task handed is found by its digest for its principal
 // and tenant only, until it expires; a write deletes the expired and
 // keeps no more than most of the principal's (the oldest go), not
-// touching another principal's; a record put again replaces its own.
+// touching another principal's; a record put again replaces its own; one
+// of a request that is not running is not found.
 func testHandedTasks(t *testing.T, open Opener) {
 	s := open(t)
 	ctx := t.Context()
 	t0 := time.Unix(1_800_000_000, 0)
+	for _, id := range []string{"r1", "r2", "r9", "rm", "rx"} {
+		if err := s.PutRequest(ctx, &store.Request{ID: id, Principal: "alice", State: "running", Started: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	put := func(at time.Time, most int, ts ...*store.HandedTask) {
 		t.Helper()
 		for _, h := range ts {
@@ -36,13 +42,13 @@ func testHandedTasks(t *testing.T, open Opener) {
 			if h.Principal != p || h.Tenant != tn || h.Digest != d {
 				t.Fatalf("HandedTasks(%s, %s, %s) returned %+v", p, tn, d, h)
 			}
-			out = append(out, h.Request+"/"+h.Frame+"/"+h.Tool)
+			out = append(out, h.Request+"/"+h.Frame+"/"+h.Tool+string(h.Stack))
 		}
 		return fmt.Sprint(out)
 	}
-	put(t0, 100, &store.HandedTask{Digest: "d1", Principal: "alice", Request: "r1", Frame: "f1", Tool: "research"},
+	put(t0, 100, &store.HandedTask{Digest: "d1", Principal: "alice", Request: "r1", Frame: "f1", Tool: "research", Stack: []byte("[1]")},
 		&store.HandedTask{Digest: "d2", Principal: "alice", Request: "r1", Frame: "f1", Tool: "research"})
-	if got := get("alice", "", "d1", t0); got != "[r1/f1/research]" {
+	if got := get("alice", "", "d1", t0); got != "[r1/f1/research[1]]" {
 		t.Errorf("alice's d1: %s", got)
 	}
 	if got := get("bob", "", "d1", t0); got != "[]" {
@@ -57,6 +63,17 @@ func testHandedTasks(t *testing.T, open Opener) {
 	put(t0.Add(2*time.Second), 100, &store.HandedTask{Digest: "d1", Principal: "alice", Request: "r1", Frame: "f3", Tool: "research"})
 	if got := get("alice", "", "d1", t0.Add(2*time.Second)); got != "[r1/f3/research r2/f2/writer]" {
 		t.Errorf("alice's d1 after two more turns: %s", got)
+	}
+	// A request not running: its record is not found.
+	put(t0.Add(2*time.Second), 100, &store.HandedTask{Digest: "d3", Principal: "alice", Request: "rx", Frame: "fx"})
+	if got := get("alice", "", "d3", t0.Add(2*time.Second)); got != "[rx/fx/]" {
+		t.Errorf("alice's d3: %s", got)
+	}
+	if err := s.PutRequest(ctx, &store.Request{ID: "rx", Principal: "alice", State: "ended", Started: t0, Ended: t0.Add(3 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := get("alice", "", "d3", t0.Add(3*time.Second)); got != "[]" {
+		t.Errorf("alice's d3 once its request ended: %s, want none", got)
 	}
 	// Expired: not found, and the next write deletes it.
 	if got := get("alice", "", "d2", t0.Add(2*time.Minute)); got != "[]" {
