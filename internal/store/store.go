@@ -689,7 +689,7 @@ type HandedTask struct {
 	// hashes of their arguments, never the arguments.
 	Stack   []byte
 	Created time.Time
-	Expires   time.Time // when the record stops counting, and may be deleted
+	Expires time.Time // when the record stops counting, and may be deleted
 }
 
 // HandedTasks keeps the tasks model turns handed, by their digest, each
