@@ -1,13 +1,16 @@
 package gateway
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/pgtest"
 )
@@ -96,5 +99,89 @@ func TestSubagentStoppedAcrossInstances(t *testing.T) {
 	code, out, _ := chatTurn(t, b, msgs, "up__lookup")
 	if code == 200 || !strings.Contains(fmt.Sprint(out), "stop") {
 		t.Fatalf("the sub-agent's turn on b after its manager's request was stopped on a: %d %v, want it refused, stopped", code, out)
+	}
+}
+
+// TestSubagentAcrossInstancesOnlyItsCaller: on another instance, a first
+// turn whose task a turn of alice handed links to it only under alice's
+// own credentials: not for another principal of her tenant who sends the
+// same task (the store keeps her tasks by a digest of her, her tenant and
+// the task), nor under another of alice's keys, with other roles (as
+// CheckCaller refuses a call of hers into the request under it).
+func TestSubagentAcrossInstancesOnlyItsCaller(t *testing.T) {
+	db := pgtest.Database(t)
+	m := &shopModel{}
+	ms := httptest.NewServer(m)
+	t.Cleanup(ms.Close)
+	kdir := t.TempDir()
+	ks, err := auth.OpenKeys(auth.KeysPath(kdir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]string{}
+	for name, spec := range map[string]auth.KeySpec{"alice": {Principal: "alice", Tenant: "acme", Roles: []string{"analyst"}},
+		"alice-plain": {Principal: "alice", Tenant: "acme"}, "bob": {Principal: "bob", Tenant: "acme", Roles: []string{"analyst"}}} {
+		if keys[name], _, err = ks.Create(spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := os.ReadFile(auth.KeysPath(kdir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gs [2]*Gateway
+	var urls [2]string
+	for i, name := range []string{"a", "b"} {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Dir(auth.KeysPath(dir)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(auth.KeysPath(dir), raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Parse([]byte(fmt.Sprintf("store: %s\ninstance: %s\ninstance_ttl: 2s\ndata: %s\nauth: {keys: true}\nmodel: {base_url: '%s/v1', name: scripted, subagent_budget: sub}\nbudgets:\n  default: {tokens: 50000}\n  sub: {tokens: 2000}\n",
+			db, name, dir, ms.URL)), os.LookupEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs[i] = newTestGateway(t, cfg)
+		urls[i] = serveTest(t, gs[i]).URL
+	}
+	turn := func(base, who string, msgs []map[string]any, tool string) (int, [3]string) {
+		t.Helper()
+		b, _ := json.Marshal(map[string]any{"model": "scripted", "messages": msgs, "tools": []any{map[string]any{"type": "function",
+			"function": map[string]any{"name": tool, "parameters": map[string]any{"type": "object"}}}}})
+		code, out := do(t, "POST", base+"/v1/chat/completions", string(b), map[string]string{"Authorization": "Bearer " + keys[who]})
+		var tc [3]string
+		if c, ok := path(out, "choices", 0, "message", "tool_calls", 0).(map[string]any); ok {
+			tc[0], _ = c["id"].(string)
+			tc[1], _ = path(c, "function", "name").(string)
+		}
+		return code, tc
+	}
+	if code, tc := turn(urls[0], "alice", []map[string]any{{"role": "user", "content": "delegate budget"}}, "researcher"); code != 200 || tc[1] != "researcher" {
+		t.Fatalf("alice's manager turn on a: %d %v", code, tc)
+	}
+	root := oneRoot(t, gs[0])
+	subs := func() int {
+		r, ok := gs[1].rt.Lookup(root.ID())
+		if !ok {
+			return 0
+		}
+		return len(r.Children())
+	}
+	for _, who := range []string{"bob", "alice-plain"} {
+		if code, _ := turn(urls[1], who, []map[string]any{{"role": "user", "content": "budget"}}, "up__lookup"); code != 200 {
+			t.Fatalf("%s's first turn on b: %d", who, code)
+		}
+		if n := subs(); n != 0 {
+			t.Fatalf("%s's first turn of alice's task on b began %d sub-requests of alice's request, want none", who, n)
+		}
+	}
+	if code, _ := turn(urls[1], "alice", []map[string]any{{"role": "user", "content": "budget"}}, "up__lookup"); code != 200 {
+		t.Fatalf("alice's sub-agent's first turn on b: %d", code)
+	}
+	if n := subs(); n != 1 {
+		t.Fatalf("alice's sub-agent's first turn on b: %d sub-requests of her request there, want 1", n)
 	}
 }
