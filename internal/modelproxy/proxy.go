@@ -505,6 +505,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			sl.Tokens, sl.TokensLimited, err = l.AdmitTurn(ctx, req)
 		}
 		if err != nil {
+			if cause := stopCause(ctx); cause != nil {
+				// Stopped meanwhile (on any instance): the store's answer
+				// was cut off by the stop, which is what the agent is told,
+				// not that the store did not answer.
+				err = cause
+			}
 			// A budget spent on every instance together is a refusal the
 			// agent can act on: it counts among its refusals in a row.
 			refuse(w, req, mf.RefuseModel(ctx, err))
@@ -1237,6 +1243,21 @@ func (p *Proxy) continued(api apiKind, body map[string]json.RawMessage, who *aut
 		return f
 	}
 	return p.opts.Choices.Continued(inputIDs(body["input"]), who)
+}
+
+// stopCause is why ctx ended when a stop of its request (or a refusal)
+// ended it, else nil.
+func stopCause(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	var re *reach.Error
+	var se *reach.StopError
+	if errors.As(cause, &re) || errors.As(cause, &se) {
+		return cause
+	}
+	return nil
 }
 
 // firstTask returns the text of a conversation's one user message when
