@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -292,22 +293,7 @@ const maxTask = 16 << 10
 // it one of them as its first message, and its first model turn is then
 // found by it (Delegated). c.mu is held.
 func (c *ModelChoices) recordTasks(f *reach.Frame, o Owner, id, name string, args []byte, now time.Time) {
-	if !bytes.Contains(args, []byte(`"`)) {
-		return
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(args, &m) != nil {
-		return
-	}
-	for _, v := range m {
-		var task string
-		if len(v) == 0 || v[0] != '"' || len(v) > 2*maxTask || json.Unmarshal(v, &task) != nil {
-			continue
-		}
-		task = strings.TrimSpace(task)
-		if task == "" || len(task) > maxTask {
-			continue
-		}
+	for _, task := range TaskStrings(args) {
 		if c.byTask == nil {
 			c.byTask = map[ownKey][]*choice{}
 		}
@@ -324,6 +310,79 @@ func (c *ModelChoices) recordTasks(f *reach.Frame, o Owner, id, name string, arg
 		delete(c.byTask, k)
 		return n
 	})
+}
+
+// TaskStrings returns the string members of a tool call's arguments (a
+// JSON object) that a sub-agent may be given as its task: trimmed, not
+// empty, up to maxTask bytes each, each once.
+func TaskStrings(args []byte) []string {
+	if !bytes.Contains(args, []byte(`"`)) {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return nil
+	}
+	var out []string
+	for _, v := range m {
+		var task string
+		if len(v) == 0 || v[0] != '"' || len(v) > 2*maxTask || json.Unmarshal(v, &task) != nil {
+			continue
+		}
+		task = strings.TrimSpace(task)
+		if task == "" || len(task) > maxTask || slices.Contains(out, task) {
+			continue
+		}
+		out = append(out, task)
+	}
+	return out
+}
+
+// TaskDigest is what a task handed by a turn of principal (of tenant) is
+// stored by (store.HandedTasks): the SHA-256, in hex, of the principal,
+// the tenant and the whole task, so that only the task's own text, and
+// only for its principal, finds it. The task is trimmed as TaskStrings
+// and Handed trim it.
+func TaskDigest(principal, tenant, task string) string {
+	h := sha256.New()
+	for _, s := range []string{"reach handed task", principal, tenant} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	h.Write([]byte(strings.TrimSpace(task)))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Adopt is Handed for a task whose turn another instance ran: f, the turn
+// adopted here (its request joined), handed task by a call of the function
+// tool. The choice is remembered here as that turn's, begun from, so that
+// the sub-agent's first turn sent again finds the same hand-off (Handed);
+// one remembered already for f's request tree is returned instead.
+func (c *ModelChoices) Adopt(task string, f *reach.Frame, tool string) *Handoff {
+	task = strings.TrimSpace(task)
+	o := frameOwner(f)
+	k := ownKey{o, taskKey(task)}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ch := range c.byTask[k] {
+		if ch.handed != nil && ch.f.Request.Root() == f.Request.Root() && now.Sub(ch.at) <= ChoiceWindow {
+			return ch.handed
+		}
+	}
+	if c.byTask == nil {
+		c.byTask = map[ownKey][]*choice{}
+	}
+	h := &Handoff{Turn: f, Tool: tool}
+	_, had := c.byTask[k]
+	c.byTask[k] = append(c.byTask[k], &choice{f: f, name: tool, at: now, used: true, handed: h})
+	c.taskOrder.add(o, k.key, !had, 1)
+	c.taskOrder.trim(cmp.Or(c.maxTasks, maxChoices), func(k ownKey) int {
+		n := len(c.byTask[k])
+		delete(c.byTask, k)
+		return n
+	})
+	return h
 }
 
 // taskKey is what a task is remembered by: its digest, so that the

@@ -144,6 +144,13 @@ type Options struct {
 	// that names the answer is refused. If zero, 30 days, as long as
 	// OpenAI keeps a stored response.
 	Kept time.Duration
+	// Tasks, if not nil, keeps the tasks model turns hand for every
+	// instance on the store (a store.Store, on several instances): a
+	// sub-agent whose first turn reaches another instance than the turn
+	// that handed it its task is still carved from that turn's request
+	// (handed.go). If nil, it is linked on the instance that ran the turn
+	// only.
+	Tasks HandedTasks
 }
 
 // Ledger is the budget ledger several instances share.
@@ -398,8 +405,27 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// call was given: a sub-agent that tool runs in the agent's
 			// process. Its turns run in a sub-request carved from that
 			// turn's request, under a delegate frame under that turn.
-			if h := p.opts.Choices.Handed(task, who); h != nil {
-				id, parent, done, err := p.handOff(r.Context(), h, task)
+			h := p.opts.Choices.Handed(task, who)
+			var adopted func()
+			if h == nil && p.opts.Tasks != nil {
+				// Not handed by a turn this instance ran: perhaps by one
+				// another instance ran (the store keeps what they hand).
+				var err error
+				if h, adopted, err = p.handedElsewhere(r.Context(), task, who); err != nil {
+					var le *link.Error
+					if errors.As(err, &le) {
+						p.refuseLink(w, le)
+						return
+					}
+					p.internalError(w, err)
+					return
+				}
+				if adopted != nil {
+					defer adopted()
+				}
+			}
+			if h != nil {
+				id, parent, done, err := p.handOff(r.Context(), h, task, adopted != nil)
 				if err != nil {
 					var le *link.Error
 					if errors.As(err, &le) {
@@ -479,6 +505,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			sl.Tokens, sl.TokensLimited, err = l.AdmitTurn(ctx, req)
 		}
 		if err != nil {
+			if cause := stopCause(ctx); cause != nil {
+				// Stopped meanwhile (on any instance): the store's answer
+				// was cut off by the stop, which is what the agent is told,
+				// not that the store did not answer.
+				err = cause
+			}
 			// A budget spent on every instance together is a refusal the
 			// agent can act on: it counts among its refusals in a row.
 			refuse(w, req, mf.RefuseModel(ctx, err))
@@ -603,7 +635,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// remembered as the agent read them, with the secrets masked: those
 	// are the arguments its MCP call sends.
 	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) },
-		tools: toolCalls{record: func(id, name string, args []byte) { p.opts.Choices.RecordCall(mf, id, name, p.redact(args)) }},
+		tools: toolCalls{record: func(id, name string, args []byte) {
+			args = p.redact(args)
+			p.opts.Choices.RecordCall(mf, id, name, args)
+			if p.opts.Tasks != nil && name != "" {
+				p.recordHanded(r.Context(), mf, name, args)
+			}
+		}},
 		responded: func(id string) {
 			p.opts.Choices.RecordResponse(id, mf)
 			p.recordOwner(r.Context(), id, who, ep.endpoint)
@@ -1212,6 +1250,21 @@ func (p *Proxy) continued(api apiKind, body map[string]json.RawMessage, who *aut
 		return f
 	}
 	return p.opts.Choices.Continued(inputIDs(body["input"]), who)
+}
+
+// stopCause is why ctx ended when a stop of its request (or a refusal)
+// ended it, else nil.
+func stopCause(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	var re *reach.Error
+	var se *reach.StopError
+	if errors.As(cause, &re) || errors.As(cause, &se) {
+		return cause
+	}
+	return nil
 }
 
 // firstTask returns the text of a conversation's one user message when

@@ -19,14 +19,20 @@ import (
 // (link.Owned.EndSubs), or with the root. done lets go of the root's hold
 // taken to begin it; call it once the turn is placed. Without a Delegator
 // the sub-agent's turns nest under h's turn in its request, as before.
-func (p *Proxy) handOff(ctx context.Context, h *link.Handoff, task string) (request string, parent reach.FrameID, done func(), _ error) {
+//
+// held says the caller holds the turn's request already (the turn of
+// another instance adopted here: handedElsewhere).
+func (p *Proxy) handOff(ctx context.Context, h *link.Handoff, task string, held bool) (request string, parent reach.FrameID, done func(), _ error) {
 	turn := h.Turn
 	// Hold the turn's request while the hand-off begins: its idle gap
 	// does not end it meanwhile, and a request of another owner is
 	// refused (Handed only finds who's).
-	_, _, done, err := p.opts.Owned.CallContext(ctx, link.Target{Request: turn.Request.ID(), Parent: turn.ID}, nil)
-	if err != nil {
-		return "", 0, nil, err
+	done = func() {}
+	if !held {
+		var err error
+		if _, _, done, err = p.opts.Owned.CallContext(ctx, link.Target{Request: turn.Request.ID(), Parent: turn.ID}, nil); err != nil {
+			return "", 0, nil, err
+		}
 	}
 	if p.opts.Delegator == nil {
 		return turn.Request.ID(), turn.ID, done, nil

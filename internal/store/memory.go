@@ -42,6 +42,7 @@ type Memory struct {
 	tasks    map[[2]string]*TaskRecord
 	sessions map[string]*SessionRecord
 	owners   map[string]*ResponseOwner
+	handed   []*HandedTask
 }
 
 var _ Store = (*Memory)(nil)

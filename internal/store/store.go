@@ -72,6 +72,7 @@ type Store interface {
 	Tasks
 	Sessions
 	ResponseOwners
+	HandedTasks
 	Close() error
 }
 
@@ -669,6 +670,41 @@ type ResponseOwners interface {
 	// GetResponseOwner returns the record of hash, expired or not, or an
 	// error matching ErrNotFound.
 	GetResponseOwner(ctx context.Context, hash string) (*ResponseOwner, error)
+}
+
+// HandedTask records that a model turn chose a tool call given a string
+// (a task a sub-agent in the agent's own process may be handed), so that
+// the sub-agent's first model turn, reaching another instance, finds the
+// turn that handed it its task. The task itself is never stored: only its
+// digest, which the principal and tenant it belongs to are part of.
+type HandedTask struct {
+	Digest    string // SHA-256 of the principal, the tenant and the task, in hex
+	Principal string
+	Tenant    string
+	Request   string // the request of the turn that chose the call
+	Frame     string // the turn's model frame
+	Tool      string // the function the model called
+	// Stack is the turn's ancestry as JSON (reach.Frame.Ancestry), for the
+	// instance that adopts it: its frames' ids, kinds, names and the
+	// hashes of their arguments, never the arguments.
+	Stack   []byte
+	Created time.Time
+	Expires time.Time // when the record stops counting, and may be deleted
+}
+
+// HandedTasks keeps the tasks model turns handed, by their digest, each
+// until it expires, and no more than a bound of each principal's.
+type HandedTasks interface {
+	// PutHandedTasks stores ts (one principal's and tenant's, of one
+	// turn: the same Created), replacing a record of the same digest and
+	// request, deletes the records that expired at their Created or
+	// before, and the oldest of that principal's past the newest most,
+	// in one write. Durable when it returns.
+	PutHandedTasks(ctx context.Context, ts []*HandedTask, most int) error
+	// HandedTasks returns up to 8 records of digest held by principal and
+	// tenant that have not expired at at, whose request is running (its
+	// record's state), the newest first.
+	HandedTasks(ctx context.Context, principal, tenant, digest string, at time.Time) ([]*HandedTask, error)
 }
 
 // Dead letter states.

@@ -108,6 +108,15 @@ const (
 	// StLedgerRefusedReset sets the refusals in a row of request $1 back
 	// to zero, if they are not.
 	StLedgerRefusedReset
+	// The tasks model turns handed (store.HandedTasks): StHandedSweep
+	// deletes those expired at $1; StHandedPut stores one ($1 digest, $2
+	// request, $3 principal, $4 tenant, $5 frame, $6 tool, $7 stack, $8 created,
+	// $9 expires), replacing the one of its digest and request; StHandedTrim
+	// deletes the principal $1's (tenant $2) past its newest $3 (those
+	// put at once with the last past it too).
+	StHandedSweep
+	StHandedPut
+	StHandedTrim
 	NumStmts
 )
 
@@ -164,6 +173,13 @@ func Shared() []string {
 	WHERE response_owners.principal = excluded.principal AND response_owners.tenant = excluded.tenant
 		OR response_owners.expires <= excluded.created`
 	q[StOwnerSweep] = `DELETE FROM response_owners WHERE expires <= $1`
+	q[StHandedSweep] = `DELETE FROM handed_tasks WHERE expires <= $1`
+	q[StHandedPut] = `INSERT INTO handed_tasks (digest, request, principal, tenant, frame, tool, stack, created, expires)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	ON CONFLICT (digest, request) DO UPDATE SET principal = excluded.principal, tenant = excluded.tenant, frame = excluded.frame,
+		tool = excluded.tool, stack = excluded.stack, created = excluded.created, expires = excluded.expires`
+	q[StHandedTrim] = `DELETE FROM handed_tasks WHERE principal = $1 AND tenant = $2 AND created <= (SELECT created FROM handed_tasks
+		WHERE principal = $1 AND tenant = $2 ORDER BY created DESC LIMIT 1 OFFSET $3)`
 	q[StCutOffSweep] = `DELETE FROM cut_offs WHERE expires <= $1`
 	q[StCutOffPut] = `INSERT INTO cut_offs (key, tool, root, request, call_id, began, at, restart, stopped, expires)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)

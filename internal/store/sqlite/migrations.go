@@ -465,4 +465,26 @@ DROP TABLE frames;
 ALTER TABLE frames_rows RENAME TO frames;
 CREATE INDEX frames_request ON frames (request) WHERE listed;
 `},
+	{21, "the tasks model turns handed", `
+-- The tool calls model turns chose, by the digest of each string they were
+-- given (store.HandedTasks), so that a sub-agent the agent runs in its own
+-- process, given one as its task, finds the turn that handed it on any
+-- instance: the digest's principal and tenant, never the task. A record
+-- lives until it expires, a principal keeps a bounded number, and each
+-- write deletes those expired and those past the bound.
+CREATE TABLE handed_tasks (
+	digest    TEXT NOT NULL,
+	request   TEXT NOT NULL,
+	principal TEXT NOT NULL DEFAULT '',
+	tenant    TEXT NOT NULL DEFAULT '',
+	frame     TEXT NOT NULL DEFAULT '',
+	tool      TEXT NOT NULL DEFAULT '',
+	stack     BLOB,
+	created   INTEGER NOT NULL,
+	expires   INTEGER NOT NULL,
+	PRIMARY KEY (digest, request)
+) WITHOUT ROWID;
+CREATE INDEX handed_tasks_principal ON handed_tasks (principal, tenant, created);
+CREATE INDEX handed_tasks_expires ON handed_tasks (expires);
+`},
 }

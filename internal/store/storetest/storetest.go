@@ -54,6 +54,7 @@ func Run(t *testing.T, open Opener) {
 		{"TasksStayFinal", testTasksStayFinal},
 		{"Sessions", testSessions},
 		{"ResponseOwners", testResponseOwners},
+		{"HandedTasks", testHandedTasks},
 		{"IdempotencyRepeat", testIdempotencyRepeat},
 		{"IdempotencyConcurrentOnce", testIdempotencyConcurrentOnce},
 		{"IdempotencyRelease", testIdempotencyRelease},

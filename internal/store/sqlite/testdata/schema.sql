@@ -120,6 +120,23 @@ CREATE TABLE frames_held (
 );
 -- index frames_request on frames
 CREATE INDEX frames_request ON frames (request) WHERE listed;
+-- table handed_tasks on handed_tasks
+CREATE TABLE handed_tasks (
+	digest    TEXT NOT NULL,
+	request   TEXT NOT NULL,
+	principal TEXT NOT NULL DEFAULT '',
+	tenant    TEXT NOT NULL DEFAULT '',
+	frame     TEXT NOT NULL DEFAULT '',
+	tool      TEXT NOT NULL DEFAULT '',
+	stack     BLOB,
+	created   INTEGER NOT NULL,
+	expires   INTEGER NOT NULL,
+	PRIMARY KEY (digest, request)
+) WITHOUT ROWID;
+-- index handed_tasks_expires on handed_tasks
+CREATE INDEX handed_tasks_expires ON handed_tasks (expires);
+-- index handed_tasks_principal on handed_tasks
+CREATE INDEX handed_tasks_principal ON handed_tasks (principal, tenant, created);
 -- table idempotency on idempotency
 CREATE TABLE "idempotency" (
 	seq     INTEGER PRIMARY KEY,

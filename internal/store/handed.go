@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// PutHandedTasks implements HandedTasks.
+func (m *Memory) PutHandedTasks(ctx context.Context, ts []*HandedTask, most int) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	created := Round(ts[0].Created)
+	m.handed = slices.DeleteFunc(m.handed, func(h *HandedTask) bool {
+		if !h.Expires.After(created) {
+			return true
+		}
+		for _, t := range ts {
+			if h.Digest == t.Digest && h.Request == t.Request {
+				return true
+			}
+		}
+		return false
+	})
+	for _, t := range ts {
+		c := *t
+		c.Created, c.Expires, c.Stack = created, Round(t.Expires), slices.Clone(t.Stack)
+		m.handed = append(m.handed, &c)
+	}
+	// The principal's past the newest most go, the oldest first (m.handed
+	// is in the order they were put).
+	p, tn := ts[0].Principal, ts[0].Tenant
+	n := 0
+	for _, h := range m.handed {
+		if h.Principal == p && h.Tenant == tn {
+			n++
+		}
+	}
+	m.handed = slices.DeleteFunc(m.handed, func(h *HandedTask) bool {
+		if n > most && h.Principal == p && h.Tenant == tn {
+			n--
+			return true
+		}
+		return false
+	})
+	return nil
+}
+
+// HandedTasks implements HandedTasks.
+func (m *Memory) HandedTasks(ctx context.Context, principal, tenant, digest string, at time.Time) ([]*HandedTask, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var out []*HandedTask
+	for _, h := range slices.Backward(m.handed) {
+		if h.Digest == digest && h.Principal == principal && h.Tenant == tenant && h.Expires.After(at) && len(out) < MaxHandedRead &&
+			m.requests[h.Request] != nil && m.requests[h.Request].State == "running" {
+			c := *h
+			c.Stack = slices.Clone(h.Stack)
+			out = append(out, &c)
+		}
+	}
+	return out, nil
+}
+
+// MaxHandedRead is how many records HandedTasks returns at most.
+const MaxHandedRead = 8

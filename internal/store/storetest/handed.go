@@ -1,0 +1,101 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/store"
+)
+
+// testHandedTasks: a task handed is found by its digest for its principal
+// and tenant only, until it expires; a write deletes the expired and
+// keeps no more than most of the principal's (the oldest go), not
+// touching another principal's; a record put again replaces its own; one
+// of a request that is not running is not found.
+func testHandedTasks(t *testing.T, open Opener) {
+	s := open(t)
+	ctx := t.Context()
+	t0 := time.Unix(1_800_000_000, 0)
+	for _, id := range []string{"r1", "r2", "r9", "rm", "rx"} {
+		if err := s.PutRequest(ctx, &store.Request{ID: id, Principal: "alice", State: "running", Started: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := func(at time.Time, most int, ts ...*store.HandedTask) {
+		t.Helper()
+		for _, h := range ts {
+			h.Created, h.Expires = at, at.Add(2*time.Minute)
+		}
+		if err := s.PutHandedTasks(ctx, ts, most); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(p, tn, d string, at time.Time) string {
+		t.Helper()
+		hs, err := s.HandedTasks(ctx, p, tn, d, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range hs {
+			if h.Principal != p || h.Tenant != tn || h.Digest != d {
+				t.Fatalf("HandedTasks(%s, %s, %s) returned %+v", p, tn, d, h)
+			}
+			out = append(out, h.Request+"/"+h.Frame+"/"+h.Tool+string(h.Stack))
+		}
+		return fmt.Sprint(out)
+	}
+	put(t0, 100, &store.HandedTask{Digest: "d1", Principal: "alice", Request: "r1", Frame: "f1", Tool: "research", Stack: []byte("[1]")},
+		&store.HandedTask{Digest: "d2", Principal: "alice", Request: "r1", Frame: "f1", Tool: "research"})
+	if got := get("alice", "", "d1", t0); got != "[r1/f1/research[1]]" {
+		t.Errorf("alice's d1: %s", got)
+	}
+	if got := get("bob", "", "d1", t0); got != "[]" {
+		t.Errorf("bob's d1: %s, want none (alice's)", got)
+	}
+	if got := get("alice", "acme", "d1", t0); got != "[]" {
+		t.Errorf("alice of acme's d1: %s, want none (alice of no tenant's)", got)
+	}
+	// Another request's turn handed d1 later: both, the newest first; the
+	// first request's again replaces its own.
+	put(t0.Add(time.Second), 100, &store.HandedTask{Digest: "d1", Principal: "alice", Request: "r2", Frame: "f2", Tool: "writer"})
+	put(t0.Add(2*time.Second), 100, &store.HandedTask{Digest: "d1", Principal: "alice", Request: "r1", Frame: "f3", Tool: "research"})
+	if got := get("alice", "", "d1", t0.Add(2*time.Second)); got != "[r1/f3/research r2/f2/writer]" {
+		t.Errorf("alice's d1 after two more turns: %s", got)
+	}
+	// A request not running: its record is not found.
+	put(t0.Add(2*time.Second), 100, &store.HandedTask{Digest: "d3", Principal: "alice", Request: "rx", Frame: "fx"})
+	if got := get("alice", "", "d3", t0.Add(2*time.Second)); got != "[rx/fx/]" {
+		t.Errorf("alice's d3: %s", got)
+	}
+	if err := s.PutRequest(ctx, &store.Request{ID: "rx", Principal: "alice", State: "ended", Started: t0, Ended: t0.Add(3 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := get("alice", "", "d3", t0.Add(3*time.Second)); got != "[]" {
+		t.Errorf("alice's d3 once its request ended: %s, want none", got)
+	}
+	// Expired: not found, and the next write deletes it.
+	if got := get("alice", "", "d2", t0.Add(2*time.Minute)); got != "[]" {
+		t.Errorf("alice's d2 at its expiry: %s, want none", got)
+	}
+	put(t0.Add(3*time.Minute), 100, &store.HandedTask{Digest: "d9", Principal: "carol", Request: "r9", Frame: "f9"})
+	if got := get("alice", "", "d2", t0); got != "[]" {
+		t.Errorf("alice's d2 read as of before its expiry after a later write: %s, want it deleted", got)
+	}
+	// A principal past the bound keeps its newest most; another's stay.
+	at := t0.Add(4 * time.Minute)
+	for i := range 5 {
+		put(at.Add(time.Duration(i)*time.Millisecond), 3, &store.HandedTask{Digest: fmt.Sprintf("m%d", i), Principal: "mallory", Request: "rm", Frame: "fm"})
+	}
+	now := at.Add(10 * time.Millisecond)
+	for i := range 5 {
+		got := get("mallory", "", fmt.Sprintf("m%d", i), now)
+		if want := i >= 2; (got != "[]") != want {
+			t.Errorf("mallory's m%d after five puts bounded to 3: %s, want kept %v", i, got, want)
+		}
+	}
+	if got := get("carol", "", "d9", now); got != "[r9/f9/]" {
+		t.Errorf("carol's d9 after mallory's puts: %s, want kept", got)
+	}
+}
