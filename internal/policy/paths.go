@@ -50,6 +50,36 @@ func pathView(s string) string {
 	return s
 }
 
+// resourceView returns how policies see a resource's URI: as pathView sees
+// a string argument, and a URI of a scheme without "//" (custom:a/../b)
+// with the part after its scheme cleaned, its scheme kept
+// (custom:b): an upstream reads the path its URI names.
+func resourceView(uri string) string {
+	if urlPrefixRE.MatchString(uri) {
+		return pathView(uri)
+	}
+	m := schemeRE.FindString(uri)
+	if m == "" {
+		return pathView(uri)
+	}
+	rest := uri[len(m):]
+	end := len(rest)
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		end = i
+	}
+	if strings.IndexByte(rest[:end], '/') < 0 {
+		return uri
+	}
+	p, changed := cleanPath(rest[:end])
+	if !changed {
+		return uri
+	}
+	return m + p + rest[end:]
+}
+
+// schemeRE matches the scheme of a URI and its colon.
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*:`)
+
 // urlPrefixRE matches the scheme and "//" of a URL.
 var urlPrefixRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*://`)
 
