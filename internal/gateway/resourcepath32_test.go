@@ -55,7 +55,7 @@ forbid (principal, action, resource) when { resource.name like "file:///private/
 
 // TestResourceURIPathsCleanedForPolicies: a resource read is asked of the
 // policies by its URI's path as the upstream reads it: "." and ".."
-// segments, doubled slashes and escaped dots cleaned, as they are in a tool
+// segments, doubled slashes and escapes decoded and cleaned, as they are in a tool
 // call's path arguments. A forbid of file:///private/key, or of what is
 // like file:///private/*, holds against file:///public/../private/key and
 // its spellings; the upstream is not asked. Before, the URI was asked about
@@ -98,6 +98,7 @@ func TestResourceURIPathsCleanedForPolicies(t *testing.T) {
 		"file:///public/../private/key",
 		"file:///public/%2e%2e/private/key",
 		"file:///public/..%2Fprivate/key",
+		"file:///%70rivate/key",
 		"file:////private/key",
 		"file:///./private/key",
 		"file:///public/../private/other",

@@ -85,19 +85,71 @@ var urlPrefixRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*://`)
 
 // cleanPath cleans p (see pathView) and reports whether that changed it.
 func cleanPath(p string) (string, bool) {
+	changed := false
 	if strings.IndexByte(p, '%') >= 0 {
-		if u, err := url.PathUnescape(p); err == nil {
+		if u, err := url.PathUnescape(p); err == nil && needsCleaning(u) {
 			p = u
+		} else if n := unreservedDecoded(p); n != p {
+			// %70rivate is private to the server that decodes it (RFC
+			// 3986, 6.2.2.2), and to the policies so.
+			p, changed = n, true
 		}
 	}
 	if !needsCleaning(p) {
-		return p, false
+		return p, changed
 	}
 	c := path.Clean(p)
 	if strings.HasSuffix(p, "/") && c != "/" {
 		c += "/"
 	}
 	return c, true
+}
+
+// unreservedDecoded returns p with its percent-escapes of unreserved
+// characters (letters, digits, '-', '.', '_', '~') decoded: the same path
+// to every server (RFC 3986, 6.2.2.2). Other escapes (%2F, %20) are kept.
+func unreservedDecoded(p string) string {
+	var b []byte
+	for i := 0; i < len(p); i++ {
+		if p[i] == '%' && i+2 < len(p) {
+			if c, ok := unhex(p[i+1], p[i+2]); ok && unreserved(c) {
+				if b == nil {
+					b = append(make([]byte, 0, len(p)), p[:i]...)
+				}
+				b = append(b, c)
+				i += 2
+				continue
+			}
+		}
+		if b != nil {
+			b = append(b, p[i])
+		}
+	}
+	if b == nil {
+		return p
+	}
+	return string(b)
+}
+
+func unhex(h, l byte) (byte, bool) {
+	v := func(c byte) (byte, bool) {
+		switch {
+		case c >= '0' && c <= '9':
+			return c - '0', true
+		case c >= 'a' && c <= 'f':
+			return c - 'a' + 10, true
+		case c >= 'A' && c <= 'F':
+			return c - 'A' + 10, true
+		}
+		return 0, false
+	}
+	a, ok1 := v(h)
+	b, ok2 := v(l)
+	return a<<4 | b, ok1 && ok2
+}
+
+func unreserved(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
 }
 
 // needsCleaning reports whether p has a "." or ".." segment or an empty

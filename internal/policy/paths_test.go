@@ -30,6 +30,10 @@ func TestPathView(t *testing.T) {
 		{"and/or", "and/or"},
 		{"no slash at all ..", "no slash at all .."},
 		{"/a%20b/c", "/a%20b/c"},
+		{"/%70rivate/key", "/private/key"},
+		{"https://intranet/%61dmin/users", "https://intranet/admin/users"},
+		{"/a%2Fb/%7Eme", "/a%2Fb/~me"},
+		{"/%2e%2e/%zz/../x", "/x"},
 		{`C:\safe\..\x`, `C:\safe\..\x`},
 	} {
 		if got := pathView(tc.in); got != tc.want {
@@ -106,6 +110,9 @@ func FuzzPathView(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		if r := resourceView(s); !strings.Contains(s, "/") && r != s {
+			t.Fatalf("resourceView(%q) = %q, want it unchanged", s, r)
+		}
 		v := pathView(s)
 		if !strings.Contains(s, "/") && v != s {
 			t.Fatalf("pathView(%q) = %q, want it unchanged", s, v)
@@ -129,6 +136,7 @@ func TestResourceView(t *testing.T) {
 		{"file:///public/../private/key", "file:///private/key"},
 		{"file:///public/%2e%2e/private/key", "file:///private/key"},
 		{"file:////private/key", "file:///private/key"},
+		{"file:///%70rivate/key", "file:///private/key"},
 		{"doc://pages/{n}", "doc://pages/{n}"},
 		{"custom:public/../private/key", "custom:private/key"},
 		{"custom:public/%2e%2e/private/key?x=../y#../z", "custom:private/key?x=../y#../z"},
