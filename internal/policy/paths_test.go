@@ -86,6 +86,8 @@ when { context.arguments.paths.contains("/etc/passwd") || context.arguments.path
 		{"stat", `{"path":"//etc/passwd","paths":[]}`, reach.Deny},
 		{"stat", `{"path":"/./etc/shadow","paths":[]}`, reach.Deny},
 		{"stat", `{"path":"/tmp/x","paths":["/tmp/../etc/passwd"]}`, reach.Deny},
+		{"stat", `{"path":"/%65tc/passwd","paths":[]}`, reach.Deny},
+		{"stat", `{"path":"/tmp/x","paths":["/%65tc/passwd"]}`, reach.Deny},
 	} {
 		in := &Input{Principal: Principal{ID: "alice"}, Tool: tc.tool, Arguments: json.RawMessage(tc.args)}
 		if d := set.Evaluate(in).Decision; d != tc.want {
