@@ -20,7 +20,8 @@ import (
 // ".." segments or doubled slashes (after decoding percent-escapes, so that
 // %2e%2e is ..) cleaned lexically, as path.Clean does but keeping a
 // trailing slash (/safe/../etc/passwd is /etc/passwd, /safe/./a/ is
-// /safe/a/); in a URL (scheme://host/path?query), its path alone. Any other
+// /safe/a/); in a URL (scheme://host/path?query), its path alone, and its
+// scheme and host in lower case. Any other
 // string is unchanged. Cleaning is lexical: a symbolic link inside an
 // allowed folder still leads out of it, which only the tool can see.
 // Backslashes are not separators here.
@@ -30,22 +31,52 @@ func pathView(s string) string {
 	}
 	if m := urlPrefixRE.FindString(s); m != "" {
 		rest := s[len(m):]
+		// Its scheme and host in lower case, as every server reads them
+		// (RFC 3986, 6.2.2.1): HTTPS://Intranet/admin is
+		// https://intranet/admin. Not a user's name before '@'.
+		authEnd := len(rest)
+		if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+			authEnd = i
+		}
+		at := strings.LastIndexByte(rest[:authEnd], '@') + 1
+		lm, lhost := lowerASCII(m), lowerASCII(rest[at:authEnd])
+		cased := lm != m || lhost != rest[at:authEnd]
 		slash := strings.IndexByte(rest, '/')
-		if slash < 0 {
+		p, end, changed := "", 0, false
+		if slash >= 0 {
+			end = len(rest)
+			if i := strings.IndexAny(rest[slash:], "?#"); i >= 0 {
+				end = slash + i
+			}
+			p, changed = cleanPath(rest[slash:end])
+		}
+		switch {
+		case !changed && !cased:
 			return s
+		case !changed:
+			return lm + rest[:at] + lhost + rest[authEnd:]
 		}
-		end := len(rest)
-		if i := strings.IndexAny(rest[slash:], "?#"); i >= 0 {
-			end = slash + i
-		}
-		p, changed := cleanPath(rest[slash:end])
-		if !changed {
-			return s
-		}
-		return m + rest[:slash] + p + rest[end:]
+		return lm + rest[:at] + lhost + rest[authEnd:slash] + p + rest[end:]
 	}
 	if p, changed := cleanPath(s); changed {
 		return p
+	}
+	return s
+}
+
+// lowerASCII returns s with its ASCII letters in lower case (s itself when
+// it has none in upper case).
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if c := b[j]; c >= 'A' && c <= 'Z' {
+					b[j] = c + 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
 	}
 	return s
 }

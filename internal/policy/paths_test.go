@@ -32,6 +32,11 @@ func TestPathView(t *testing.T) {
 		{"/a%20b/c", "/a%20b/c"},
 		{"/%70rivate/key", "/private/key"},
 		{"https://intranet/%61dmin/users", "https://intranet/admin/users"},
+		{"HTTPS://Intranet/admin", "https://intranet/admin"},
+		{"https://Bob@Intranet:8443/Admin/../x?Q#F", "https://Bob@intranet:8443/x?Q#F"},
+		{"https://INTRANET", "https://intranet"},
+		{"https://INTRANET?a=/b", "https://intranet?a=/b"},
+		{"FILE:///srv/../etc", "file:///etc"},
 		{"/a%2Fb/%7Eme", "/a%2Fb/~me"},
 		{"/%2e%2e/%zz/../x", "/x"},
 		{`C:\safe\..\x`, `C:\safe\..\x`},
@@ -174,6 +179,34 @@ func TestAskCleansResourcePaths(t *testing.T) {
 		r := set.Ask(p, Ask{Action: ReadResourceAction, Type: ResourceType, Name: tc.name, Upstream: "files"})
 		if r.Decision != tc.want {
 			t.Errorf("read %s: %v %v, want %v", tc.name, r.Decision, r.Policies, tc.want)
+		}
+	}
+}
+
+// TestURLArgumentsSpelledOneWay: a forbid of what is like
+// https://intranet/admin* holds against the URL's other spellings that every
+// server reads as it: its scheme or host in capitals, an escaped letter of
+// its path, a ".." segment. Before, each passed the forbid.
+func TestURLArgumentsSpelledOneWay(t *testing.T) {
+	set := mustParse(t, `
+@id("fetch") permit (principal, action, resource == Reach::Tool::"fetch");
+@id("no-admin") forbid (principal, action, resource == Reach::Tool::"fetch")
+when { context.arguments.url like "https://intranet/admin*" };
+`)
+	e := New(&Options{Policies: set})
+	for _, tc := range []struct {
+		url  string
+		want reach.Decision
+	}{
+		{"https://intranet/docs", reach.Permit},
+		{"https://intranet/admin/users", reach.Deny},
+		{"HTTPS://INTRANET/admin/users", reach.Deny},
+		{"https://Intranet/%61dmin/users", reach.Deny},
+		{"https://intranet/docs/../admin", reach.Deny},
+	} {
+		args, _ := json.Marshal(map[string]string{"url": tc.url})
+		if r := e.Evaluate(&Input{Principal: Principal{ID: "alice"}, Tool: "fetch", Arguments: args}); r.Decision != tc.want {
+			t.Errorf("fetch %s: %v %v, want %v", tc.url, r.Decision, r.Policies, tc.want)
 		}
 	}
 }
