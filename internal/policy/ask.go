@@ -52,8 +52,16 @@ func (a *Ask) entity() types.Entity {
 	}
 }
 
-// Ask answers an Ask for the principal under the set.
+// Ask answers an Ask for the principal under the set. A resource's URI is
+// asked about by its path as an upstream reads it (resourceView): "." and
+// ".." segments, doubled slashes and escaped dots cleaned, as in a tool
+// call's path arguments, so that a forbid of file:///private/key holds
+// against file:///public/../private/key. The upstream is sent the URI as
+// it was.
 func (s *Set) Ask(p Principal, a Ask) Result {
+	if a.Type == ResourceType {
+		a.Name = resourceView(a.Name)
+	}
 	pe, re := p.entity(), a.entity()
 	pol := applicable{s.byItem[itemKey(string(a.Type), a.Name)], s.byUpstream[a.Upstream], s.all}
 	dec, diag := s.decideAction(&pol, &pe, &re, a.Action, contextRecord(emptyRecord, "", "", "", p.Tenant, 0))

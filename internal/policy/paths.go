@@ -20,7 +20,8 @@ import (
 // ".." segments or doubled slashes (after decoding percent-escapes, so that
 // %2e%2e is ..) cleaned lexically, as path.Clean does but keeping a
 // trailing slash (/safe/../etc/passwd is /etc/passwd, /safe/./a/ is
-// /safe/a/); in a URL (scheme://host/path?query), its path alone. Any other
+// /safe/a/); in a URL (scheme://host/path?query), its path alone, and its
+// scheme and host in lower case. Any other
 // string is unchanged. Cleaning is lexical: a symbolic link inside an
 // allowed folder still leads out of it, which only the tool can see.
 // Backslashes are not separators here.
@@ -30,19 +31,32 @@ func pathView(s string) string {
 	}
 	if m := urlPrefixRE.FindString(s); m != "" {
 		rest := s[len(m):]
+		// Its scheme and host in lower case, as every server reads them
+		// (RFC 3986, 6.2.2.1): HTTPS://Intranet/admin is
+		// https://intranet/admin. Not a user's name before '@'.
+		authEnd := len(rest)
+		if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+			authEnd = i
+		}
+		at := strings.LastIndexByte(rest[:authEnd], '@') + 1
+		lm, lhost := lowerASCII(m), lowerASCII(rest[at:authEnd])
+		cased := lm != m || lhost != rest[at:authEnd]
 		slash := strings.IndexByte(rest, '/')
-		if slash < 0 {
+		p, end, changed := "", 0, false
+		if slash >= 0 {
+			end = len(rest)
+			if i := strings.IndexAny(rest[slash:], "?#"); i >= 0 {
+				end = slash + i
+			}
+			p, changed = cleanPath(rest[slash:end])
+		}
+		switch {
+		case !changed && !cased:
 			return s
+		case !changed:
+			return lm + rest[:at] + lhost + rest[authEnd:]
 		}
-		end := len(rest)
-		if i := strings.IndexAny(rest[slash:], "?#"); i >= 0 {
-			end = slash + i
-		}
-		p, changed := cleanPath(rest[slash:end])
-		if !changed {
-			return s
-		}
-		return m + rest[:slash] + p + rest[end:]
+		return lm + rest[:at] + lhost + rest[authEnd:slash] + p + rest[end:]
 	}
 	if p, changed := cleanPath(s); changed {
 		return p
@@ -50,24 +64,123 @@ func pathView(s string) string {
 	return s
 }
 
+// lowerASCII returns s with its ASCII letters in lower case (s itself when
+// it has none in upper case).
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if c := b[j]; c >= 'A' && c <= 'Z' {
+					b[j] = c + 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// resourceView returns how policies see a resource's URI: as pathView sees
+// a string argument, and a URI of a scheme without "//" (custom:a/../b)
+// with the part after its scheme cleaned, its scheme kept
+// (custom:b): an upstream reads the path its URI names.
+func resourceView(uri string) string {
+	if urlPrefixRE.MatchString(uri) {
+		return pathView(uri)
+	}
+	m := schemeRE.FindString(uri)
+	if m == "" {
+		return pathView(uri)
+	}
+	rest := uri[len(m):]
+	end := len(rest)
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		end = i
+	}
+	if strings.IndexByte(rest[:end], '/') < 0 {
+		return uri
+	}
+	p, changed := cleanPath(rest[:end])
+	if !changed {
+		return uri
+	}
+	return m + p + rest[end:]
+}
+
+// schemeRE matches the scheme of a URI and its colon.
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*:`)
+
 // urlPrefixRE matches the scheme and "//" of a URL.
 var urlPrefixRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*://`)
 
 // cleanPath cleans p (see pathView) and reports whether that changed it.
 func cleanPath(p string) (string, bool) {
+	changed := false
 	if strings.IndexByte(p, '%') >= 0 {
-		if u, err := url.PathUnescape(p); err == nil {
+		if u, err := url.PathUnescape(p); err == nil && needsCleaning(u) {
 			p = u
+		} else if n := unreservedDecoded(p); n != p {
+			// %70rivate is private to the server that decodes it (RFC
+			// 3986, 6.2.2.2), and to the policies so.
+			p, changed = n, true
 		}
 	}
 	if !needsCleaning(p) {
-		return p, false
+		return p, changed
 	}
 	c := path.Clean(p)
 	if strings.HasSuffix(p, "/") && c != "/" {
 		c += "/"
 	}
 	return c, true
+}
+
+// unreservedDecoded returns p with its percent-escapes of unreserved
+// characters (letters, digits, '-', '.', '_', '~') decoded: the same path
+// to every server (RFC 3986, 6.2.2.2). Other escapes (%2F, %20) are kept.
+func unreservedDecoded(p string) string {
+	var b []byte
+	for i := 0; i < len(p); i++ {
+		if p[i] == '%' && i+2 < len(p) {
+			if c, ok := unhex(p[i+1], p[i+2]); ok && unreserved(c) {
+				if b == nil {
+					b = append(make([]byte, 0, len(p)), p[:i]...)
+				}
+				b = append(b, c)
+				i += 2
+				continue
+			}
+		}
+		if b != nil {
+			b = append(b, p[i])
+		}
+	}
+	if b == nil {
+		return p
+	}
+	return string(b)
+}
+
+func unhex(h, l byte) (byte, bool) {
+	v := func(c byte) (byte, bool) {
+		switch {
+		case c >= '0' && c <= '9':
+			return c - '0', true
+		case c >= 'a' && c <= 'f':
+			return c - 'a' + 10, true
+		case c >= 'A' && c <= 'F':
+			return c - 'A' + 10, true
+		}
+		return 0, false
+	}
+	a, ok1 := v(h)
+	b, ok2 := v(l)
+	return a<<4 | b, ok1 && ok2
+}
+
+func unreserved(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
 }
 
 // needsCleaning reports whether p has a "." or ".." segment or an empty

@@ -344,6 +344,32 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 					Suggestion: "Nothing ran. Try again in a moment."}
 			}
 			events = append(events, q.event(now, "requested", "", "", rec))
+		} else if reqs == UserAndReviewer && rec.Requires == User && (rec.Status == Pending || rec.Status == Approved) {
+			// The policies in force ask more than they did when it was
+			// asked (a reload made them stricter): it waits for a
+			// reviewer too, the user's vote kept. Before, the user's
+			// approval alone let the call through.
+			prev := rec.Approval
+			prev.Votes = slices.Clone(rec.Votes)
+			rec.Requires, rec.Status = UserAndReviewer, Pending
+			if err := q.persist(rec); err != nil {
+				rec.Approval = prev
+				if q.o.Shared && errors.Is(err, store.ErrConflict) {
+					id := rec.ID
+					q.mu.Unlock()
+					q.emit(ctx, events)
+					q.syncID(ctx, id)
+					continue
+				}
+				q.mu.Unlock()
+				q.emit(ctx, events)
+				q.o.Logger.Error("approval not recorded", "tool", c.Tool, "err", err)
+				return reach.Deny, &reach.Error{Type: reach.TypeTransient, Code: "approval_store",
+					Message:    fmt.Sprintf("%s needs a reviewer's approval too, and the approval could not be recorded: %v.", c.Tool, err),
+					Suggestion: "Nothing ran. Try again in a moment."}
+			}
+			rec.notify()
+			events = append(events, q.event(now, "requested", "", "", rec))
 		}
 		switch rec.Status {
 		case Approved:

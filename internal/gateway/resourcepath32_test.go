@@ -1,0 +1,123 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	pathpkg "path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// fileUpstream serves files by a resource template, as a filesystem
+// server does: the path of the URI read, its escapes decoded and cleaned.
+// It records the files it was asked for.
+func fileUpstream(t *testing.T, read func(file string)) *httptest.Server {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1"}, nil)
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "file:///{+path}", Name: "files"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		u, err := url.Parse(req.Params.URI)
+		if err != nil {
+			return nil, err
+		}
+		file := pathpkg.Clean(u.Path)
+		read(file)
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "contents of " + file}}}, nil
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	return up
+}
+
+const filePolicies = `
+@id("files")
+permit (principal, action == Reach::Action::"read_resource", resource in Reach::Upstream::"files")
+when { principal.authenticated };
+
+@id("no-key")
+@reason("the key stays on the server")
+forbid (principal, action, resource == Reach::Resource::"file:///private/key");
+
+@id("no-private")
+@reason("private files stay on the server")
+forbid (principal, action, resource) when { resource.name like "file:///private/*" };
+`
+
+// TestResourceURIPathsCleanedForPolicies: a resource read is asked of the
+// policies by its URI's path as the upstream reads it: "." and ".."
+// segments, doubled slashes and escapes decoded and cleaned, as they are in a tool
+// call's path arguments. A forbid of file:///private/key, or of what is
+// like file:///private/*, holds against file:///public/../private/key and
+// its spellings; the upstream is not asked. Before, the URI was asked about
+// as sent: a forbid of a URI, or of a folder, held only against the
+// spelling it named, and the file was read through another.
+func TestResourceURIPathsCleanedForPolicies(t *testing.T) {
+	var mu sync.Mutex
+	var read []string
+	up := fileUpstream(t, func(f string) { mu.Lock(); read = append(read, f); mu.Unlock() })
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "policy.cedar")
+	if err := os.WriteFile(pol, []byte(filePolicies), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ks, err := auth.OpenKeys(auth.KeysPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := ks.Create(auth.KeySpec{Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\npolicy: {path: "+pol+"}\n"+
+		"upstreams:\n  - {name: files, url: '"+up.URL+"'}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveTest(t, newTestGateway(t, cfg)).URL
+	alice, err := mcpAs(t, url, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	res, err := alice.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///public/readme"})
+	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "contents of /public/readme" {
+		t.Fatalf("alice reads a public file: %v %v", res, err)
+	}
+	for _, uri := range []string{
+		"file:///private/key",
+		"file:///public/../private/key",
+		"file:///public/%2e%2e/private/key",
+		"file:///public/..%2Fprivate/key",
+		"file:///%70rivate/key",
+		"file:////private/key",
+		"file:///./private/key",
+		"file:///public/../private/other",
+	} {
+		res, err := alice.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code != codeRefused {
+			t.Errorf("alice reads %s: %v %v, want it refused (%d)", uri, res, err, codeRefused)
+			continue
+		}
+		if !strings.Contains(je.Message, "on the server") {
+			t.Errorf("alice reads %s: refused %q, want the forbid's reason", uri, je.Message)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, f := range read {
+		if strings.HasPrefix(f, "/private/") {
+			t.Errorf("the upstream read %s", f)
+		}
+	}
+}
