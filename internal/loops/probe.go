@@ -398,6 +398,12 @@ func sameThing(msg, args []byte) uint64 {
 		}
 		if digits > 0 && requestIDBefore(msg[:i]) {
 			h.WriteString("\x00R")
+		} else if ownValue(msg[:i], msg[i:j], args) {
+			// What the attempt made of its own (its attempt's, its
+			// submission's, its job's id, one the call did not name) or
+			// measured of itself (took_ms, wall_time_s): each attempt's
+			// own, as a request's id is (attempt.go).
+			h.WriteString("\x00O")
 		} else if memoryAddress(msg[i:j]) {
 			// Where a process put an object (an encoder's context,
 			// [aost#0:1 @ 0x5598f4c2a1c0]) is that run's, placed anew

@@ -51,18 +51,21 @@ import (
 // s26Known lists the runs whose outcome is not their label's, each with why.
 var s26Known = map[string]string{
 	// As written, on the guard then (8366509e): 10 of 21 loops detected,
-	// none early, 11 missed; none of 27 legit runs refused.
-	"ln-pay-invoice-respelled-no-route":           "missed",
-	"customs-declaration-value-notations-no-eori": "missed",
-	"pcb-drc-options-restyled-same-violations":    "missed",
-	"fea-solve-mesh-notations-singular":           "missed",
-	"vuln-scan-image-ref-respelled-same-cves":     "missed",
-	"vuln-rebuild-scan-ring-same-digest":          "missed",
-	"anki-add-note-reworded-duplicate":            "missed",
-	"smartlock-lock-status-ring-jammed":           "missed",
-	"crossword-clue-reworded-same-candidates":     "missed",
-	"airquality-sensor-respelled-offline":         "missed",
-	"restaurant-book-time-notations-no-table":     "missed",
+	// none early, 11 missed; none of 27 legit runs refused. Since its
+	// fixes, 14 of 21: a failure counted word for word names its attempt
+	// (an attempt's id, a submission's reference, the job a solve
+	// started, how long it ran by the wall clock), each attempt's own and
+	// left out (TestAttemptOwnIDs, TestWallTimeKey); an answer in JSON-RPC
+	// 1.0's shape, a result of null beside an error, is a failure handed
+	// on as an answer (TestRPCOneErrorAnswer). Left:
+	//
+	"pcb-drc-options-restyled-same-violations": "missed",
+	"vuln-scan-image-ref-respelled-same-cves":  "missed",
+	"vuln-rebuild-scan-ring-same-digest":       "missed",
+	"smartlock-lock-status-ring-jammed":        "missed",
+	"crossword-clue-reworded-same-candidates":  "missed",
+	"airquality-sensor-respelled-offline":      "missed",
+	"restaurant-book-time-notations-no-table":  "missed",
 }
 
 func TestTwentySixthRuns(t *testing.T) {
