@@ -71,11 +71,11 @@ func TestWallTimeKey(t *testing.T) {
 func TestRPCOneErrorAnswer(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"result":null,"error":"cannot create note because it is a duplicate"}`: `{"message":"cannot create note because it is a duplicate"}`,
-		`{"id":7,"result":null,"error":{"message":"deck not found","code":3}}`:    `{"message":"deck not found"}`,
-		`{"result":1796620000000,"error":null}`:                                   ``,
-		`{"result":null,"error":null}`:                                            ``,
-		`{"result":null,"error":"","id":1}`:                                       ``,
-		`{"result":null,"error":"not yet","status":"pending"}`:                    ``,
+		`{"id":7,"result":null,"error":{"message":"deck not found","code":3}}`:   `{"message":"deck not found"}`,
+		`{"result":1796620000000,"error":null}`:                                  ``,
+		`{"result":null,"error":null}`:                                           ``,
+		`{"result":null,"error":"","id":1}`:                                      ``,
+		`{"result":null,"error":"not yet","status":"pending"}`:                   ``,
 	} {
 		c, _ := rpcErrorAnswer([]byte(in))
 		if string(c) != want {
