@@ -210,6 +210,9 @@ func FuzzEighth(f *testing.F) {
 				t.Fatalf("keyBefore(%q) = %q", msg[:i], k)
 			}
 		}
+		if n := kindBeforeID([]byte(p)); n > len(p) || n > 0 && !numeric([]byte(p)[n:]) {
+			t.Fatalf("kindBeforeID(%q) = %d", p, n)
+		}
 		if c, _ := rpcErrorAnswer(msg); c != nil && !json.Valid(c) {
 			t.Fatalf("rpcErrorAnswer(%q) = %q", msg, c)
 		}

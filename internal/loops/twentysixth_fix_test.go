@@ -100,3 +100,38 @@ func TestRPCOneErrorAnswer(t *testing.T) {
 		d.Done(s, Outcome{Result: []byte(`{"error":"cannot create note because it is a duplicate","result":null}`)})
 	}
 }
+
+// TestKindBeforeID: an id after a word that says what kind of thing it is
+// or whose (sensor 131075, PA-131075, purpleair:131075) names what the id
+// alone names, asked again and answered alike: the fourth asking is
+// refused. Short numbers (row 12), a word of one letter (A-1012: a row's
+// seat) and ids of letters too stay as written. A stamp's key written in
+// two words (data_time_stamp) is a timestamp's.
+func TestKindBeforeID(t *testing.T) {
+	for v, want := range map[string]int{
+		"sensor 131075": 7, "PA-131075": 3, "purpleair:131075": 10, "STOP_1234": 5, "case #88120": 0,
+		"row 12": 0, "A-1012": 0, "131075": 0, "ENG-1841a": 0, "sensor  131075": 0, "verylongprefix-1234": 0,
+	} {
+		if got := kindBeforeID([]byte(v)); got != want {
+			t.Errorf("kindBeforeID(%q) = %d, want %d", v, got, want)
+		}
+	}
+	for k, want := range map[string]bool{"data_time_stamp": true, "timeStamp": true, "stamp": false, "stamp_duty": false} {
+		if got := volatileKey([]byte(k)); got != want {
+			t.Errorf("volatileKey(%q) = %v, want %v", k, got, want)
+		}
+	}
+
+	d := New(nil)
+	for i, id := range []string{`131075`, `"131075"`, `"PA-131075"`, `"purpleair:131075"`} {
+		s := &Step{Tool: "sensor_get", Access: "read", Args: []byte(`{"sensor":` + id + `}`)}
+		v := d.Check(s)
+		if (v != nil) != (i == 3) {
+			t.Fatalf("asking %d: %v", i, v)
+		}
+		if v != nil {
+			break
+		}
+		d.Done(s, Outcome{Result: []byte(fmt.Sprintf(`{"data_time_stamp":%d,"sensor":{"index":131075,"online":false,"last_seen":"2026-12-07T03:12:40Z"}}`, 1796623200+i*37))})
+	}
+}

@@ -120,6 +120,9 @@ func volatileKey(k []byte) bool {
 		if volatileWords[x] {
 			return true
 		}
+		if x == "time" && i+1 < n && string(w.word(i+1)) == "stamp" {
+			return true // time_stamp, data_time_stamp: a timestamp in two words
+		}
 		if x == "wall" && i+1 < n && (string(w.word(i+1)) == "time" || string(w.word(i+1)) == "clock") {
 			// How long the call ran by the clock on the wall
 			// (wall_time_s, wallClockMs): measured anew each run.
