@@ -131,11 +131,20 @@ func apiErrorAnswer(b []byte) (failed, transient bool) {
 // the response's id and the error's code aside. Transient as
 // apiErrorAnswer's, read in what the complaint says. b is decoded once,
 // into the members read (TestRPCErrorAnswerDecodesOnce).
+//
+// So is an answer in JSON-RPC 1.0's shape, without the jsonrpc member: a
+// result of null beside an error that says something, and nothing else
+// but the response's id ({"result": null, "error": "cannot create note
+// because it is a duplicate"}, as a desktop app's local API answers, or
+// {"result": null, "error": {"message": ...}, "id": 7}): the error is its
+// message.
 func rpcErrorAnswer(b []byte) (complaint []byte, transient bool) {
 	b = bytes.TrimSpace(b)
-	if len(b) < 20 || len(b) > maxExceptionBytes || b[0] != '{' ||
-		!bytes.Contains(b, []byte(`"jsonrpc"`)) || !bytes.Contains(b, []byte(`"error"`)) {
+	if len(b) < 20 || len(b) > maxExceptionBytes || b[0] != '{' || !bytes.Contains(b, []byte(`"error"`)) {
 		return nil, false
+	}
+	if !bytes.Contains(b, []byte(`"jsonrpc"`)) {
+		return rpcOneErrorAnswer(b)
 	}
 	var top struct {
 		Result json.RawMessage `json:"result"`
@@ -150,6 +159,40 @@ func rpcErrorAnswer(b []byte) (complaint []byte, transient bool) {
 	// found are a batch, as a tool's own "transaction not found" is
 	// (TestReview27RPCErrorCodeNoThing).
 	complaint, err := json.Marshal(top.Error)
+	if err != nil {
+		return nil, false
+	}
+	_, transient = errorSays(complaint)
+	return complaint, transient
+}
+
+// rpcOneErrorAnswer is rpcErrorAnswer for an answer b without a jsonrpc
+// member: JSON-RPC 1.0's shape, a result of null and an error (a text, or
+// an object with a message), the response's id and nothing else beside
+// them. The error's text is the complaint, as a message.
+func rpcOneErrorAnswer(b []byte) (complaint []byte, transient bool) {
+	if !bytes.Contains(b, []byte(`"result"`)) || !bytes.Contains(b, []byte("null")) {
+		return nil, false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil || len(top) > 3 || string(bytes.TrimSpace(top["result"])) != "null" {
+		return nil, false
+	}
+	for k := range top {
+		if k != "result" && k != "error" && k != "id" {
+			return nil, false
+		}
+	}
+	var e rpcError
+	if err := json.Unmarshal(top["error"], &e.Message); err != nil {
+		if json.Unmarshal(top["error"], &e) != nil {
+			return nil, false
+		}
+	}
+	if strings.TrimSpace(e.Message) == "" {
+		return nil, false
+	}
+	complaint, err := json.Marshal(e)
 	if err != nil {
 		return nil, false
 	}

@@ -2,6 +2,7 @@ package loops
 
 import (
 	"bytes"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -190,6 +191,9 @@ func FuzzEighth(f *testing.F) {
 		{"customer not found", `\u00e9*`},
 		{"RequestId 12", `\`},
 		{`{"ok":false,"error":"ratelimited"}`, `*`},
+		{`"{\"attempt_id\":7710,\"status\":\"FAILED\",\"wall_time_s\":14}"`, `a`},
+		{"printer P4 is stopped; job 4411 not created", `b`},
+		{`{"result":null,"error":"cannot create note because it is a duplicate"}`, `c`},
 	} {
 		f.Add([]byte(s[0]), s[1])
 	}
@@ -200,6 +204,17 @@ func FuzzEighth(f *testing.F) {
 		}
 		if h != 0 && !bytes.ContainsAny(msg, "'/0123456789") {
 			t.Fatalf("sameThing(%q) names a thing", msg)
+		}
+		for i := range len(msg) + 1 {
+			if k, _ := keyBefore(msg[:i]); len(k) > i {
+				t.Fatalf("keyBefore(%q) = %q", msg[:i], k)
+			}
+		}
+		if n := kindBeforeID([]byte(p)); n > len(p) || n > 0 && !numeric([]byte(p)[n:]) {
+			t.Fatalf("kindBeforeID(%q) = %d", p, n)
+		}
+		if c, _ := rpcErrorAnswer(msg); c != nil && !json.Valid(c) {
+			t.Fatalf("rpcErrorAnswer(%q) = %q", msg, c)
 		}
 		up := []byte(p)
 		for i, c := range up {

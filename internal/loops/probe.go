@@ -398,6 +398,12 @@ func sameThing(msg, args []byte) uint64 {
 		}
 		if digits > 0 && requestIDBefore(msg[:i]) {
 			h.WriteString("\x00R")
+		} else if ownValue(msg[:i], msg[i:j], args) {
+			// What the attempt made of its own (its attempt's, its
+			// submission's, its job's id, one the call did not name) or
+			// measured of itself (took_ms, wall_time_s): each attempt's
+			// own, as a request's id is (attempt.go).
+			h.WriteString("\x00O")
 		} else if memoryAddress(msg[i:j]) {
 			// Where a process put an object (an encoder's context,
 			// [aost#0:1 @ 0x5598f4c2a1c0]) is that run's, placed anew
@@ -963,6 +969,9 @@ func foldArgsInto(tool string, args []byte, vals *[]uint64, keys *uint64) (quest
 func (f *folder) str(v []byte) {
 	v = bytes.TrimSpace(v)
 	f.q, f.n = 0x737472, 0
+	if n := kindBeforeID(v); n > 0 {
+		v = v[n:] // sensor 131075, PA-131075: the id the word classes
+	}
 	switch {
 	case f.span(v) || f.instant(v):
 	case codeOfWords(v):
@@ -1670,6 +1679,32 @@ func (f *folder) number(b []byte) bool {
 	f.byte('#')
 	f.write(strconv.AppendFloat(buf[:0], v, 'g', -1, 64))
 	return true
+}
+
+// kindBeforeID returns the length of a word of letters (two to twelve)
+// and one separator (a space, ':', '-', '_' or '#') before an id of four
+// digits or more and nothing else at the start of v, or 0: "sensor
+// 131075", "PA-131075" and "purpleair:131075" name what "131075" names,
+// the word saying only what kind of thing it is or whose.
+func kindBeforeID(v []byte) int {
+	i := 0
+	for i < len(v) && i < 13 && ('a' <= v[i] && v[i] <= 'z' || 'A' <= v[i] && v[i] <= 'Z') {
+		i++
+	}
+	if i < 2 || i > 12 || i+5 > len(v) {
+		return 0
+	}
+	switch v[i] {
+	case ' ', ':', '-', '_', '#':
+	default:
+		return 0
+	}
+	for _, c := range v[i+1:] {
+		if !isDigit(c) {
+			return 0
+		}
+	}
+	return i + 1
 }
 
 // numeric is a quick look before strconv.ParseFloat, whose error allocates:

@@ -26,7 +26,7 @@ var volatileWords = map[string]bool{
 	"latency": true, "took": true, "elapsed": true, "duration": true, "nonce": true, "timestamp": true, "ts": true,
 	"cache": true, "cached": true, "score": true, "scores": true, "relevance": true, "similarity": true, "distances": true,
 	"uptime": true, "expires": true, "expiry": true, "signature": true, "tick": true,
-	"heartbeat": true, "heartbeats": true,
+	"heartbeat": true, "heartbeats": true, "walltime": true,
 }
 
 // volatileIDWords are the words that, before "id" (request_id, traceId,
@@ -118,6 +118,14 @@ func volatileKey(k []byte) bool {
 	for i := range n {
 		x := string(w.word(i))
 		if volatileWords[x] {
+			return true
+		}
+		if x == "time" && i+1 < n && string(w.word(i+1)) == "stamp" {
+			return true // time_stamp, data_time_stamp: a timestamp in two words
+		}
+		if x == "wall" && i+1 < n && (string(w.word(i+1)) == "time" || string(w.word(i+1)) == "clock") {
+			// How long the call ran by the clock on the wall
+			// (wall_time_s, wallClockMs): measured anew each run.
 			return true
 		}
 		quota = quota || quotaWords[x] || x == "limit" && i > 0 && string(w.word(i-1)) == "rate"
