@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -85,9 +84,9 @@ func (p *Proxy) handedElsewhere(ctx context.Context, task string, who *auth.Iden
 	principal, tenant := owner(who)
 	rows, err := p.opts.Tasks.HandedTasks(ctx, principal, tenant, link.TaskDigest(principal, tenant, task), time.Now())
 	if err != nil {
-		return nil, nil, &link.Error{Status: http.StatusServiceUnavailable, Code: "store_unavailable",
-			Message:    fmt.Sprintf("The turn that handed this conversation's task could not be looked up in the shared store: %v.", err),
-			Suggestion: "Nothing was sent to the model. Try again in a moment."}
+		p.log.Error("looking up the turn that handed a conversation's task failed", "err", err)
+		return nil, nil, link.KindStoreUnavailable.New("The turn that handed this conversation's task could not be looked up in the shared store.",
+			"Nothing was sent to the model. Try again in a moment.")
 	}
 	if len(rows) == 0 {
 		return nil, nil, nil
