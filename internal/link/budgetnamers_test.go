@@ -54,6 +54,11 @@ func TestNamedBudgetLiftNeedsPrincipal(t *testing.T) {
 			if !strings.Contains(le.Suggestion, "small") {
 				t.Errorf("the refusal %q does not name small, which the caller may name", le.Suggestion)
 			}
+			// The amounts it suggests are within the default's (5 tool
+			// calls): amounts above are capped, so a larger example misleads.
+			if !strings.Contains(le.Suggestion, `{"tool_calls": 5}`) {
+				t.Errorf("the refusal %q does not suggest amounts within the default's 5 tool calls", le.Suggestion)
+			}
 		})
 	}
 }

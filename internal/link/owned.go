@@ -277,6 +277,21 @@ func ParseBudgetSpec(v any) (*BudgetSpec, error) {
 	return nil, fmt.Errorf("reach/budget: want a budget name or an object, got %T", v)
 }
 
+// withinDefault is an example of amounts a caller may send without a
+// budget's name: the default's own tool calls (amounts are capped at the
+// default's), or, with no cap on them, a word saying so.
+func (q *Owned) withinDefault() string {
+	d := q.def
+	if d == nil {
+		rd := q.rt.DefaultBudget()
+		d = &rd
+	}
+	if d.ToolCalls > 0 {
+		return fmt.Sprintf("reach/budget {\"tool_calls\": %d} or fewer", d.ToolCalls)
+	}
+	return "reach/budget amounts at most the default's"
+}
+
 // budget resolves a spec to the budget a new request of who gets (nil: the
 // runtime's default). A budget that lifts a limit of the default's is
 // refused (403 budget_not_permitted) to a principal it does not list, and
@@ -298,9 +313,9 @@ func (q *Owned) budget(s *BudgetSpec, who *auth.Identity) (*reach.Budget, error)
 			}
 			return nil, fmt.Errorf("there is no budget named %q; budgets this principal may name: %s", s.Name, strings.Join(names, ", "))
 		}
-		next := "Leave the budget out for the default, or send smaller amounts (reach/budget {\"tool_calls\": 20})"
+		next := "Leave the budget out for the default, or send amounts within it (" + q.withinDefault() + ")"
 		if len(names) > 0 {
-			next = "Name a budget you may (" + strings.Join(names, ", ") + "), send smaller amounts (reach/budget {\"tool_calls\": 20}) or none for the default"
+			next = "Name a budget you may (" + strings.Join(names, ", ") + "), send amounts within the default (" + q.withinDefault() + ") or none for the default"
 		}
 		return nil, KindBudgetNotPermitted.New(fmt.Sprintf("Budget %q lifts a limit of the default budget, and principal %q%s is not one it lists (budgets.%s.principals, budgets.%s.tenants); nothing ran.", s.Name, caller.Principal, ofTenant(caller.Tenant), s.Name, s.Name),
 			next+"; or ask the operator to add you (or your tenant) to it"+addYou(s.Name, caller)+".")
