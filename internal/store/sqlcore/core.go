@@ -365,11 +365,18 @@ func (c *Core) QueueFrame(f *store.Frame) {
 // (SQLite binds them by place then); extra are StPutClaimedFrame's guard,
 // before the owner and the stack.
 func (c *Core) frameArgs(f *store.Frame, extra ...any) []any {
+	return c.frameArgsOf(f, f.Request, f.Frame, extra...)
+}
+
+// frameArgsOf is frameArgs with f's request and frame bound as request and
+// frame: a claim's checkpoint binds the values the claim boxed already
+// (boxedAs), not boxes of its own.
+func (c *Core) frameArgsOf(f *store.Frame, request, frame any, extra ...any) []any {
 	now := time.Now()
 	f.Updated = store.Round(now)
 	d := c.D
 	args := append(make([]any, 0, 21), f.Parent, word(f.Kind), f.Name, f.CallID, d.Key(f.IdemKey), word(f.State), d.Text(f.Args), d.Text(f.Undo),
-		d.Text(f.Error), store.UnixNano(f.Started), now.UnixNano(), f.Request, f.Frame)
+		d.Text(f.Error), store.UnixNano(f.Started), now.UnixNano(), request, frame)
 	args = append(args, extra...)
 	var ents []byte
 	if len(f.Entities) > 0 {
@@ -467,6 +474,15 @@ func word(s string) any {
 	return s
 }
 
+// boxedAs is s as a statement's argument: box itself when box holds the
+// string s already (one allocation spared), or else s boxed anew.
+func boxedAs(s string, box any) any {
+	if b, ok := box.(string); ok && b == s {
+		return box
+	}
+	return s
+}
+
 // frameKey names a checkpoint for the writer's pairing of claims.
 func frameKey(request, frame string) string { return request + "\x00" + frame }
 
@@ -541,7 +557,8 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 	if c.W.Holds() {
 		// The call is in flight from its claim: ended at once unless it
 		// took the key, and then by the key's completion or release.
-		f := c.W.CallBegan()
+		f := &cl.flight
+		c.W.began(f)
 		w.flight = true
 		defer func() {
 			if claimed && err == nil {
@@ -614,14 +631,16 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 			// The claim has run, and its callback with it, when the
 			// checkpoint is added: it is written (a plain StPutFrame) only
 			// if the claim was taken.
-			pargs := c.frameArgs(r.Executing)
+			x := r.Executing
+			pargs := c.frameArgsOf(x, boxedAs(x.Request, args[3]), boxedAs(x.Frame, args[4]))
 			w.Run = func(b Batch, w *Write) {
 				if run(b, w); w.Claimed {
 					b.Exec(w, StPutFrame, pargs, written)
 				}
 			}
 		} else {
-			fargs := c.frameArgs(r.Executing, args[0], r.Owner, args[5], r.Request, r.Frame)
+			x := r.Executing
+			fargs := c.frameArgsOf(x, boxedAs(x.Request, args[3]), boxedAs(x.Frame, args[4]), args[0], args[1], args[5], args[3], args[4])
 			w.Run = func(b Batch, w *Write) {
 				run(b, w)
 				b.Exec(w, StPutClaimedFrame, fargs, written)
@@ -679,6 +698,7 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 // writer found in its latest run.
 type claimRun struct {
 	w                Write
+	flight           Flight // the call in flight, if the writer holds batches (kept until the key's completion or release)
 	argv             [7]any
 	cargs            []any
 	found            *store.IdemRecord

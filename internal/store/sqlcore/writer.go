@@ -244,8 +244,16 @@ type Flight struct {
 // completion or release: the claim is marked (Write.flight), so that a
 // batch knows which calls it holds.
 func (wr *Writer) CallBegan() *Flight {
+	f := &Flight{}
+	wr.began(f)
+	return f
+}
+
+// began is CallBegan counting the call as f, a Flight not begun before
+// (one a claim's run holds, not an allocation of its own).
+func (wr *Writer) began(f *Flight) {
 	wr.flying.Add(1)
-	return &Flight{wr: wr}
+	f.wr = wr
 }
 
 // End ends the call; only its first End counts, so that every path may
