@@ -82,12 +82,18 @@ func (c *Core) flew(key, owner string, f *Flight) {
 // landed ends the flight of the call that claimed key for owner, if it
 // has one.
 func (c *Core) landed(key, owner string) {
+	c.took(key, owner).End()
+}
+
+// took takes the flight of the call that claimed key for owner out of
+// those kept, if it has one, without ending it.
+func (c *Core) took(key, owner string) *Flight {
 	c.fmu.Lock()
 	k := flightKey{key, owner}
 	f := c.flights[k]
 	delete(c.flights, k)
 	c.fmu.Unlock()
-	f.End()
+	return f
 }
 
 // MarkClosed makes every later call fail with store.ErrClosed.
@@ -570,6 +576,10 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 	}
 	cl.argv = [7]any{c.D.Key(r.Key), r.Owner, r.Args, r.Request, r.Frame, store.UnixNano(r.Claimed), store.UnixNano(r.Expires)}
 	args := cl.argv[:]
+	if w.flight {
+		// The key and owner, as the key's completion binds them too.
+		cl.flight.claim = args[:2:2]
+	}
 	// An engine whose claim is one statement that returns the record
 	// (PostgreSQL's) also says in it whether the cut-off write r.CutOff is
 	// unexpired at the claim ($8, $9): no round trip of its own
@@ -733,20 +743,22 @@ func (c *Core) CompleteKey(ctx context.Context, key, owner string, result []byte
 // QueueCompleteKey implements store.IdemRecords: it returns at once, and
 // the result is recorded with a later batch (a failure is logged).
 func (c *Core) QueueCompleteKey(key, owner string, result []byte, expires time.Time) {
-	w := c.completeWrite(key, owner, result, expires)
+	f := c.took(key, owner)
+	w := c.completeWriteOf(key, owner, result, expires, f)
 	w.What, w.Of = "the result of idempotency key", key
 	c.W.Queue(w)
-	c.landed(key, owner)
+	f.End()
 }
 
 // QueueCompleteKeyThen is QueueCompleteKey, and then runs in the writer
 // once the result's batch committed (true) or failed (false: the store did
 // not take it, and the writer logged why).
 func (c *Core) QueueCompleteKeyThen(key, owner string, result []byte, expires time.Time, then func(committed bool)) {
-	w := c.completeWrite(key, owner, result, expires)
+	f := c.took(key, owner)
+	w := c.completeWriteOf(key, owner, result, expires, f)
 	w.What, w.Of, w.After = "the result of idempotency key", key, then
 	c.W.Queue(w)
-	c.landed(key, owner)
+	f.End()
 }
 
 // QueueReleaseKeyThen is QueueReleaseKey, and then as for
@@ -759,7 +771,20 @@ func (c *Core) QueueReleaseKeyThen(key, owner string, then func(committed bool))
 }
 
 func (c *Core) completeWrite(key, owner string, result []byte, expires time.Time) *Write {
-	e := &argsWrite[[4]any]{args: [4]any{result, store.UnixNano(expires), c.D.Key(key), owner}}
+	return c.completeWriteOf(key, owner, result, expires, nil)
+}
+
+// completeWriteOf is completeWrite of the call in flight f (nil if none
+// is kept): it binds the key and owner its claim bound (Flight.claim), not
+// boxes of its own.
+func (c *Core) completeWriteOf(key, owner string, result []byte, expires time.Time, f *Flight) *Write {
+	var k, o any
+	if f != nil && f.claim != nil {
+		k, o = f.claim[0], f.claim[1]
+	} else {
+		k, o = c.D.Key(key), owner
+	}
+	e := &argsWrite[[4]any]{args: [4]any{result, store.UnixNano(expires), k, o}}
 	args := e.args[:]
 	e.w = Write{Run: func(b Batch, w *Write) {
 		b.Exec(w, StIdemComplete, args, func(n int64) error {

@@ -237,6 +237,7 @@ type Writer struct {
 type Flight struct {
 	wr    *Writer
 	ended atomic.Bool
+	claim []any // the key and owner as its claim bound them, if a claim's run holds it
 }
 
 // CallBegan counts a call in flight until the End of the Flight it
