@@ -81,10 +81,9 @@ func TestFastWriteCallAllocations(t *testing.T) {
 	if err != nil || len(frames) != 1 {
 		t.Errorf("the last call's checkpoint: %d stored (%v), want 1", len(frames), err)
 	}
-	// 79 when measured (85 before a claim's checkpoint bound the claim's
-	// request and frame, its key's completion the claim's key and owner,
-	// SQLite a text as a view, and the claim's flight was its run's).
-	if n > 79 {
-		t.Errorf("a served write call allocates %v times, want at most 79", n)
+	// 85 when measured (79 with the store's cuts that docs/BENCHMARKS.md
+	// records as tried and not kept, speed32).
+	if n > 85 {
+		t.Errorf("a served write call allocates %v times, want at most 85", n)
 	}
 }

@@ -82,18 +82,12 @@ func (c *Core) flew(key, owner string, f *Flight) {
 // landed ends the flight of the call that claimed key for owner, if it
 // has one.
 func (c *Core) landed(key, owner string) {
-	c.took(key, owner).End()
-}
-
-// took takes the flight of the call that claimed key for owner out of
-// those kept, if it has one, without ending it.
-func (c *Core) took(key, owner string) *Flight {
 	c.fmu.Lock()
 	k := flightKey{key, owner}
 	f := c.flights[k]
 	delete(c.flights, k)
 	c.fmu.Unlock()
-	return f
+	f.End()
 }
 
 // MarkClosed makes every later call fail with store.ErrClosed.
@@ -371,18 +365,11 @@ func (c *Core) QueueFrame(f *store.Frame) {
 // (SQLite binds them by place then); extra are StPutClaimedFrame's guard,
 // before the owner and the stack.
 func (c *Core) frameArgs(f *store.Frame, extra ...any) []any {
-	return c.frameArgsOf(f, f.Request, f.Frame, extra...)
-}
-
-// frameArgsOf is frameArgs with f's request and frame bound as request and
-// frame: a claim's checkpoint binds the values the claim boxed already
-// (boxedAs), not boxes of its own.
-func (c *Core) frameArgsOf(f *store.Frame, request, frame any, extra ...any) []any {
 	now := time.Now()
 	f.Updated = store.Round(now)
 	d := c.D
 	args := append(make([]any, 0, 21), f.Parent, word(f.Kind), f.Name, f.CallID, d.Key(f.IdemKey), word(f.State), d.Text(f.Args), d.Text(f.Undo),
-		d.Text(f.Error), store.UnixNano(f.Started), now.UnixNano(), request, frame)
+		d.Text(f.Error), store.UnixNano(f.Started), now.UnixNano(), f.Request, f.Frame)
 	args = append(args, extra...)
 	var ents []byte
 	if len(f.Entities) > 0 {
@@ -480,15 +467,6 @@ func word(s string) any {
 	return s
 }
 
-// boxedAs is s as a statement's argument: box itself when box holds the
-// string s already (one allocation spared), or else s boxed anew.
-func boxedAs(s string, box any) any {
-	if b, ok := box.(string); ok && b == s {
-		return box
-	}
-	return s
-}
-
 // frameKey names a checkpoint for the writer's pairing of claims.
 func frameKey(request, frame string) string { return request + "\x00" + frame }
 
@@ -563,8 +541,7 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 	if c.W.Holds() {
 		// The call is in flight from its claim: ended at once unless it
 		// took the key, and then by the key's completion or release.
-		f := &cl.flight
-		c.W.began(f)
+		f := c.W.CallBegan()
 		w.flight = true
 		defer func() {
 			if claimed && err == nil {
@@ -576,10 +553,6 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 	}
 	cl.argv = [7]any{c.D.Key(r.Key), r.Owner, r.Args, r.Request, r.Frame, store.UnixNano(r.Claimed), store.UnixNano(r.Expires)}
 	args := cl.argv[:]
-	if w.flight {
-		// The key and owner, as the key's completion binds them too.
-		cl.flight.claim = args[:2:2]
-	}
 	// An engine whose claim is one statement that returns the record
 	// (PostgreSQL's) also says in it whether the cut-off write r.CutOff is
 	// unexpired at the claim ($8, $9): no round trip of its own
@@ -641,16 +614,14 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 			// The claim has run, and its callback with it, when the
 			// checkpoint is added: it is written (a plain StPutFrame) only
 			// if the claim was taken.
-			x := r.Executing
-			pargs := c.frameArgsOf(x, boxedAs(x.Request, args[3]), boxedAs(x.Frame, args[4]))
+			pargs := c.frameArgs(r.Executing)
 			w.Run = func(b Batch, w *Write) {
 				if run(b, w); w.Claimed {
 					b.Exec(w, StPutFrame, pargs, written)
 				}
 			}
 		} else {
-			x := r.Executing
-			fargs := c.frameArgsOf(x, boxedAs(x.Request, args[3]), boxedAs(x.Frame, args[4]), args[0], args[1], args[5], args[3], args[4])
+			fargs := c.frameArgs(r.Executing, args[0], r.Owner, args[5], r.Request, r.Frame)
 			w.Run = func(b Batch, w *Write) {
 				run(b, w)
 				b.Exec(w, StPutClaimedFrame, fargs, written)
@@ -708,7 +679,6 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 // writer found in its latest run.
 type claimRun struct {
 	w                Write
-	flight           Flight // the call in flight, if the writer holds batches (kept until the key's completion or release)
 	argv             [7]any
 	cargs            []any
 	found            *store.IdemRecord
@@ -743,22 +713,20 @@ func (c *Core) CompleteKey(ctx context.Context, key, owner string, result []byte
 // QueueCompleteKey implements store.IdemRecords: it returns at once, and
 // the result is recorded with a later batch (a failure is logged).
 func (c *Core) QueueCompleteKey(key, owner string, result []byte, expires time.Time) {
-	f := c.took(key, owner)
-	w := c.completeWriteOf(key, owner, result, expires, f)
+	w := c.completeWrite(key, owner, result, expires)
 	w.What, w.Of = "the result of idempotency key", key
 	c.W.Queue(w)
-	f.End()
+	c.landed(key, owner)
 }
 
 // QueueCompleteKeyThen is QueueCompleteKey, and then runs in the writer
 // once the result's batch committed (true) or failed (false: the store did
 // not take it, and the writer logged why).
 func (c *Core) QueueCompleteKeyThen(key, owner string, result []byte, expires time.Time, then func(committed bool)) {
-	f := c.took(key, owner)
-	w := c.completeWriteOf(key, owner, result, expires, f)
+	w := c.completeWrite(key, owner, result, expires)
 	w.What, w.Of, w.After = "the result of idempotency key", key, then
 	c.W.Queue(w)
-	f.End()
+	c.landed(key, owner)
 }
 
 // QueueReleaseKeyThen is QueueReleaseKey, and then as for
@@ -771,20 +739,7 @@ func (c *Core) QueueReleaseKeyThen(key, owner string, then func(committed bool))
 }
 
 func (c *Core) completeWrite(key, owner string, result []byte, expires time.Time) *Write {
-	return c.completeWriteOf(key, owner, result, expires, nil)
-}
-
-// completeWriteOf is completeWrite of the call in flight f (nil if none
-// is kept): it binds the key and owner its claim bound (Flight.claim), not
-// boxes of its own.
-func (c *Core) completeWriteOf(key, owner string, result []byte, expires time.Time, f *Flight) *Write {
-	var k, o any
-	if f != nil && f.claim != nil {
-		k, o = f.claim[0], f.claim[1]
-	} else {
-		k, o = c.D.Key(key), owner
-	}
-	e := &argsWrite[[4]any]{args: [4]any{result, store.UnixNano(expires), k, o}}
+	e := &argsWrite[[4]any]{args: [4]any{result, store.UnixNano(expires), c.D.Key(key), owner}}
 	args := e.args[:]
 	e.w = Write{Run: func(b Batch, w *Write) {
 		b.Exec(w, StIdemComplete, args, func(n int64) error {

@@ -237,7 +237,6 @@ type Writer struct {
 type Flight struct {
 	wr    *Writer
 	ended atomic.Bool
-	claim []any // the key and owner as its claim bound them, if a claim's run holds it
 }
 
 // CallBegan counts a call in flight until the End of the Flight it
@@ -245,16 +244,8 @@ type Flight struct {
 // completion or release: the claim is marked (Write.flight), so that a
 // batch knows which calls it holds.
 func (wr *Writer) CallBegan() *Flight {
-	f := &Flight{}
-	wr.began(f)
-	return f
-}
-
-// began is CallBegan counting the call as f, a Flight not begun before
-// (one a claim's run holds, not an allocation of its own).
-func (wr *Writer) began(f *Flight) {
 	wr.flying.Add(1)
-	f.wr = wr
+	return &Flight{wr: wr}
 }
 
 // End ends the call; only its first End counts, so that every path may

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -407,23 +406,13 @@ func (s *Store) appendAudit(b *batch, recs []*store.AuditRecord, cps []store.Aud
 	args, used := s.auditArgs, 0
 	defer func() { clear(args[:used]); s.auditArgs = args[:0] }()
 	rest := recs
-	// A record's previous hash is the hash of the record before it: bound
-	// as that hash's box (one allocation a record spared), not boxed again.
-	var last []byte
-	var lastBox any
 	for _, c := range auditChunks {
 		for len(rest) >= c.rows {
 			args = args[:0]
 			for _, r := range rest[:c.rows] {
-				var prev any = lastBox
-				if lastBox == nil || !bytes.Equal(r.PrevHash, last) {
-					prev = r.PrevHash
-				}
-				hash := any(r.Hash)
-				last, lastBox = r.Hash, hash
 				// Data is bound as TEXT without a copy: the driver copies it during
 				// the Exec, and records are not modified once appended.
-				args = append(args, r.Seq, store.UnixNano(r.Time), r.Request, strview.Of(r.Data), prev, hash)
+				args = append(args, r.Seq, store.UnixNano(r.Time), r.Request, strview.Of(r.Data), r.PrevHash, r.Hash)
 			}
 			used = max(used, len(args))
 			if _, err := b.affected(c.id, args...); err != nil {

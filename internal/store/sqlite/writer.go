@@ -373,14 +373,11 @@ func readSQL(q string) string {
 var dialect = sqlcore.Dialect{
 	AuditField: auditField,
 	IndexReady: `SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = $1)`,
-	// A text is bound as TEXT without a copy, as PostgreSQL's are bound
-	// as they are: the driver copies it during the Exec (its bind), and a
-	// write's caller keeps its bytes unchanged until it is written.
 	Text: func(b []byte) any {
 		if len(b) == 0 {
 			return nil
 		}
-		return strview.Of(b)
+		return string(b)
 	},
 	Doc: func(b []byte) any { return strview.Of(b) },
 	Key: func(k string) any { return k },
