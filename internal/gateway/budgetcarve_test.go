@@ -414,9 +414,17 @@ func TestInstancesEndedHandoffNotBegunAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": "1001"}, Meta: mcp.Meta{link.MetaRequest: sub}})
-	if err == nil || !strings.Contains(err.Error(), "hand-off of request handoff-across") || !strings.Contains(err.Error(), "Work in request handoff-across") {
-		t.Errorf("a call in the ended hand-off on the other instance: %v, want a refusal naming its root and what to do", err)
+	// Refused as a call in an ended request is (request_ended, the
+	// model's to read): a tool result with isError.
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": "1001"}, Meta: mcp.Meta{link.MetaRequest: sub}})
+	said := fmt.Sprint(err)
+	if res != nil && len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			said = tc.Text
+		}
+	}
+	if err != nil || !res.IsError || !strings.Contains(said, "hand-off of request handoff-across") || !strings.Contains(said, "Work in request handoff-across") {
+		t.Errorf("a call in the ended hand-off on the other instance: %q (error %v), want a tool result with isError naming its root and what to do", said, err)
 	}
 	hr, _ := http.NewRequestWithContext(t.Context(), "POST", bases[1]+"/v1/chat/completions", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
 	hr.Header.Set(link.HeaderRequest, sub)
@@ -462,8 +470,16 @@ func TestRestartedEndedHandoffNotBegunAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": "1001"}, Meta: mcp.Meta{link.MetaRequest: sub}})
-	if err == nil || !strings.Contains(err.Error(), "hand-off of request handoff-restart") || !strings.Contains(err.Error(), "Work in request handoff-restart") {
-		t.Errorf("a call in the ended hand-off after a restart: %v, want a refusal naming its root and what to do", err)
+	// Refused as a call in an ended request is (request_ended, the
+	// model's to read): a tool result with isError.
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": "1001"}, Meta: mcp.Meta{link.MetaRequest: sub}})
+	said := fmt.Sprint(err)
+	if res != nil && len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			said = tc.Text
+		}
+	}
+	if err != nil || !res.IsError || !strings.Contains(said, "hand-off of request handoff-restart") || !strings.Contains(said, "Work in request handoff-restart") {
+		t.Errorf("a call in the ended hand-off after a restart: %q (error %v), want a tool result with isError naming its root and what to do", said, err)
 	}
 }
