@@ -211,6 +211,10 @@ type shopModel struct {
 	refusals atomic.Int64 // turns whose last tool result was a budget's refusal
 	raw      atomic.Value // string: the last tool message of chat completions, as sent
 	streamed atomic.Int64 // Responses API answers streamed
+	// held and hold order the "approveagain" task's second turn: the turn
+	// that read the call's pending approval sends on held and answers only
+	// once hold is closed (the approval decided). Nil for other tests.
+	held, hold chan struct{}
 }
 
 func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -409,6 +413,19 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			call, callArgs = "up__refund", `{"order":"1001"}`
 		} else {
 			say = "refund: " + last
+		}
+	case "approveagain": // a refund asked, pending approval: asked again once approved, and once more after it ran
+		switch len(results) {
+		case 0:
+			call, callArgs = "up__refund", `{"order":"1001"}`
+		case 1, 2:
+			if len(results) == 1 && m.hold != nil {
+				m.held <- struct{}{}
+				<-m.hold
+			}
+			call, callArgs = "up__refund", `{"order":"1001"}`
+		default:
+			say = "refund: " + strings.Join(results, " | ")
 		}
 	case "fanloop": // the same three lookups of one turn, again and again, until reach refuses one
 		if refused := slices.IndexFunc(results, func(s string) bool { return !strings.HasPrefix(s, "found nothing new") }); refused >= 0 {
