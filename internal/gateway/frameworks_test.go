@@ -427,6 +427,15 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		default:
 			say = "refund: " + strings.Join(results, " | ")
 		}
+	case "trip": // a booking, then its payment, which fails: the booking is undone
+		switch len(results) {
+		case 0:
+			call, callArgs = "up__book", `{"id":"7"}`
+		case 1:
+			call, callArgs = "up__charge", `{"id":"7"}`
+		default:
+			say = "trip: " + strings.Join(results, " | ")
+		}
 	case "fanloop": // the same three lookups of one turn, again and again, until reach refuses one
 		if refused := slices.IndexFunc(results, func(s string) bool { return !strings.HasPrefix(s, "found nothing new") }); refused >= 0 {
 			say = "I stop here: " + results[refused]
