@@ -436,6 +436,19 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		default:
 			say = "trip: " + strings.Join(results, " | ")
 		}
+	case "stale": // an order read, its address set; read again and set again when told it changed
+		switch {
+		case len(results) == 0 || len(results) == 2 && strings.Contains(last, "Read it again"):
+			call, callArgs = "up__get_order", `{"id":"7"}`
+		case len(results) == 1 || len(results) == 3:
+			if len(results) == 1 && m.hold != nil {
+				m.held <- struct{}{}
+				<-m.hold
+			}
+			call, callArgs = "up__set_address", `{"id":"7","address":"Elm St"}`
+		default:
+			say = "stale: " + strings.Join(results, " | ")
+		}
 	case "fanloop": // the same three lookups of one turn, again and again, until reach refuses one
 		if refused := slices.IndexFunc(results, func(s string) bool { return !strings.HasPrefix(s, "found nothing new") }); refused >= 0 {
 			say = "I stop here: " + results[refused]
