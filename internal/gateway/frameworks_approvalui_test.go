@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -52,24 +54,56 @@ type uiApproval struct {
 	State, Text, Flash, Error string
 }
 
-// approveInBrowser approves approval id in the UI served at base, in
-// chromium: the inbox, a reason typed, the approve button pressed.
-func approveInBrowser(t *testing.T, node, chromium, pw, base, id string) uiApproval {
+// inbox is a browser (chromium) showing the UI's approvals inbox at base.
+type inbox struct {
+	in  io.WriteCloser
+	out *bufio.Reader
+	cmd *exec.Cmd
+}
+
+// openInbox starts chromium on the inbox and returns once it shows it.
+func openInbox(t *testing.T, node, chromium, pw, base string) *inbox {
 	t.Helper()
 	script, err := filepath.Abs("testdata/frameworks/approve-browser.js")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(t.Context(), node, script)
-	cmd.Env = append(os.Environ(), "BASE="+base, "CHROMIUM="+chromium, "PW="+pw, "APPROVAL="+id)
+	cmd.Env = append(os.Environ(), "BASE="+base, "CHROMIUM="+chromium, "PW="+pw)
 	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	in, err := cmd.StdinPipe()
 	if err != nil {
-		t.Fatalf("browser script: %v\n%s", err, out)
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(); cmd.Wait() })
+	b := &inbox{in: in, out: bufio.NewReader(out), cmd: cmd}
+	if line, err := b.out.ReadString('\n'); strings.TrimSpace(line) != "ready" {
+		t.Fatalf("the browser did not open the inbox: %q %v", line, err)
+	}
+	return b
+}
+
+// approve approves approval id in the browser: the inbox, a reason typed,
+// the approve button pressed.
+func (b *inbox) approve(t *testing.T, id string) uiApproval {
+	t.Helper()
+	if _, err := io.WriteString(b.in, id+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	line, err := b.out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("browser script: %v %q", err, line)
 	}
 	var saw uiApproval
-	if err := json.Unmarshal(out, &saw); err != nil {
-		t.Fatalf("browser script's output: %v\n%s", err, out)
+	if err := json.Unmarshal([]byte(line), &saw); err != nil {
+		t.Fatalf("browser script's output: %v\n%s", err, line)
 	}
 	if saw.Error != "" {
 		t.Fatalf("in the browser: %s", saw.Error)
@@ -99,11 +133,14 @@ func TestFrameworksApprovedInBrowser(t *testing.T) {
 	chromium, pw := browserDeps(t)
 	for _, fw := range []string{"openai-agents", "ai-sdk", "langgraph"} {
 		t.Run(fw+"/held", func(t *testing.T) {
-			s := newShop(t, "")
+			// The wait is under the 60 s of the TypeScript SDK's client
+			// (LangGraph's): the user decides within it.
+			s := newShop(t, "approvals: {wait: 50s}\n")
+			b := openInbox(t, node, chromium, pw, s.url) // before the call waits
 			done := make(chan agentRun, 1)
 			go func() { done <- runAgent(t, dir, node, fw, "", "", s.url+"/mcp", s.url+"/v1", "approve", nil) }()
 			id := pendingApproval(t, s.url, done)
-			saw := approveInBrowser(t, node, chromium, pw, s.url, id)
+			saw := b.approve(t, id)
 			checkInbox(t, saw)
 			r := <-done
 			if !r.OK || !strings.Contains(r.Text, "refunded order 1001") {
@@ -134,7 +171,7 @@ func TestFrameworksApprovedInBrowser(t *testing.T) {
 			if id == "" {
 				t.Fatalf("no pending approval while the model waits: %v", b)
 			}
-			saw := approveInBrowser(t, node, chromium, pw, s.url, id)
+			saw := openInbox(t, node, chromium, pw, s.url).approve(t, id)
 			checkInbox(t, saw)
 			release()
 			r := <-done

@@ -1,8 +1,10 @@
 // Approves a framework's pending call in reach's UI, in Debian's chromium
 // through playwright-core: the approval is in the inbox with its tool and
 // arguments, a reason is typed and the approve button pressed.
-// Env: BASE, CHROMIUM, PW, APPROVAL (its id). Prints one JSON object with
-// what it saw; the Go test asserts on it.
+// Env: BASE, CHROMIUM, PW. Prints "ready" once the browser shows the
+// inbox, then reads the approval's id from stdin (a line), approves it and
+// prints one JSON object with what it saw; the Go test asserts on it. So
+// the browser's start is not in the time a held call waits.
 const { chromium } = require(process.env.PW);
 
 (async () => {
@@ -12,10 +14,15 @@ const { chromium } = require(process.env.PW);
            "--disable-sync", "--no-first-run", "--disable-quic"],
   });
   const base = process.env.BASE;
-  const id = process.env.APPROVAL;
   const out = {};
   try {
     const page = await browser.newPage();
+    await page.goto(`${base}/ui/approvals`);
+    console.log("ready");
+    const id = await new Promise((resolve) => {
+      let buf = "";
+      process.stdin.on("data", (d) => { buf += d; if (buf.includes("\n")) resolve(buf.trim()); });
+    });
     await page.goto(`${base}/ui/approvals`);
     const item = page.locator(`.approval[data-approval="${id}"]`);
     await item.waitFor();
@@ -32,4 +39,5 @@ const { chromium } = require(process.env.PW);
     await browser.close();
   }
   console.log(JSON.stringify(out));
+  process.exit(0);
 })();
