@@ -86,14 +86,15 @@ func TestFrameworksStaleRead(t *testing.T) {
 	for _, fw := range []string{"openai-agents", "ai-sdk", "langgraph"} {
 		t.Run(fw, func(t *testing.T) {
 			s, up := newOrderShop(t)
-			s.model.held, s.model.hold = make(chan struct{}, 1), make(chan struct{})
+			gate := &turnGate{held: make(chan struct{}, 1), hold: make(chan struct{})}
+			s.model.gate.Store(gate)
 			var once sync.Once
-			release := func() { once.Do(func() { close(s.model.hold) }) }
+			release := func() { once.Do(func() { close(gate.hold) }) }
 			t.Cleanup(release)
 			done := make(chan agentRun, 1)
 			go func() { done <- runAgent(t, dir, node, fw, "", "", s.url+"/mcp", s.url+"/v1", "stale", nil) }()
 			select {
-			case <-s.model.held: // the run has read the order
+			case <-gate.held: // the run has read the order
 			case r := <-done:
 				t.Fatalf("the run ended before it read the order: %+v", r)
 			case <-time.After(90 * time.Second):

@@ -211,10 +211,22 @@ type shopModel struct {
 	refusals atomic.Int64 // turns whose last tool result was a budget's refusal
 	raw      atomic.Value // string: the last tool message of chat completions, as sent
 	streamed atomic.Int64 // Responses API answers streamed
-	// held and hold order the "approveagain" task's second turn: the turn
-	// that read the call's pending approval sends on held and answers only
-	// once hold is closed (the approval decided). Nil for other tests.
-	held, hold chan struct{}
+	// gate orders the second turn of the "approveagain" and "stale"
+	// tasks: that turn sends on held and answers only once hold is closed
+	// (the approval decided, the other client's write made). Nil for other
+	// tests; set while the model's server runs, hence atomic.
+	gate atomic.Pointer[turnGate]
+}
+
+// turnGate is a shopModel's gate.
+type turnGate struct{ held, hold chan struct{} }
+
+// wait sends on the gate's held and waits for hold, if a gate is set.
+func (m *shopModel) wait() {
+	if g := m.gate.Load(); g != nil {
+		g.held <- struct{}{}
+		<-g.hold
+	}
 }
 
 func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -419,9 +431,8 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case 0:
 			call, callArgs = "up__refund", `{"order":"1001"}`
 		case 1, 2:
-			if len(results) == 1 && m.hold != nil {
-				m.held <- struct{}{}
-				<-m.hold
+			if len(results) == 1 {
+				m.wait()
 			}
 			call, callArgs = "up__refund", `{"order":"1001"}`
 		default:
@@ -441,9 +452,8 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case len(results) == 0 || len(results) == 2 && strings.Contains(last, "Read it again"):
 			call, callArgs = "up__get_order", `{"id":"7"}`
 		case len(results) == 1 || len(results) == 3:
-			if len(results) == 1 && m.hold != nil {
-				m.held <- struct{}{}
-				<-m.hold
+			if len(results) == 1 {
+				m.wait()
 			}
 			call, callArgs = "up__set_address", `{"id":"7","address":"Elm St"}`
 		default:
