@@ -211,6 +211,22 @@ type shopModel struct {
 	refusals atomic.Int64 // turns whose last tool result was a budget's refusal
 	raw      atomic.Value // string: the last tool message of chat completions, as sent
 	streamed atomic.Int64 // Responses API answers streamed
+	// gate orders the second turn of the "approveagain" and "stale"
+	// tasks: that turn sends on held and answers only once hold is closed
+	// (the approval decided, the other client's write made). Nil for other
+	// tests; set while the model's server runs, hence atomic.
+	gate atomic.Pointer[turnGate]
+}
+
+// turnGate is a shopModel's gate.
+type turnGate struct{ held, hold chan struct{} }
+
+// wait sends on the gate's held and waits for hold, if a gate is set.
+func (m *shopModel) wait() {
+	if g := m.gate.Load(); g != nil {
+		g.held <- struct{}{}
+		<-g.hold
+	}
 }
 
 func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -409,6 +425,39 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			call, callArgs = "up__refund", `{"order":"1001"}`
 		} else {
 			say = "refund: " + last
+		}
+	case "approveagain": // a refund asked, pending approval: asked again once approved, and once more after it ran
+		switch len(results) {
+		case 0:
+			call, callArgs = "up__refund", `{"order":"1001"}`
+		case 1, 2:
+			if len(results) == 1 {
+				m.wait()
+			}
+			call, callArgs = "up__refund", `{"order":"1001"}`
+		default:
+			say = "refund: " + strings.Join(results, " | ")
+		}
+	case "trip": // a booking, then its payment, which fails: the booking is undone
+		switch len(results) {
+		case 0:
+			call, callArgs = "up__book", `{"id":"7"}`
+		case 1:
+			call, callArgs = "up__charge", `{"id":"7"}`
+		default:
+			say = "trip: " + strings.Join(results, " | ")
+		}
+	case "stale": // an order read, its address set; read again and set again when told it changed
+		switch {
+		case len(results) == 0 || len(results) == 2 && strings.Contains(last, "Read it again"):
+			call, callArgs = "up__get_order", `{"id":"7"}`
+		case len(results) == 1 || len(results) == 3:
+			if len(results) == 1 {
+				m.wait()
+			}
+			call, callArgs = "up__set_address", `{"id":"7","address":"Elm St"}`
+		default:
+			say = "stale: " + strings.Join(results, " | ")
 		}
 	case "fanloop": // the same three lookups of one turn, again and again, until reach refuses one
 		if refused := slices.IndexFunc(results, func(s string) bool { return !strings.HasPrefix(s, "found nothing new") }); refused >= 0 {

@@ -788,6 +788,22 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	// The requests in which its writes were undone (a compensation runs
+	// its undos in a request of its own, "<request>/compensate/<n>"), and,
+	// of a compensation's, the request whose writes it undid: each page
+	// links the other, since neither is the other's sub-request.
+	type linked struct{ ID, State, Class string }
+	var undone []linked
+	for _, c := range u.all() {
+		if strings.HasPrefix(c.ID(), q.ID()+"/compensate/") && u.visible(r, c) {
+			cv := viewRequest(c, now)
+			undone = append(undone, linked{c.ID(), cv.State, cv.Class})
+		}
+	}
+	undoes := ""
+	if i := strings.LastIndex(q.ID(), "/compensate/"); i > 0 {
+		undoes = q.ID()[:i]
+	}
 	folded := foldParam(r)
 	g := u.graphOf(q, folded, id)
 	u.render(w, r, "request", struct {
@@ -799,11 +815,13 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 		Modes     []struct{ Mode, Label string }
 		Folded    int
 		Unfold    string
+		Undone    []linked
+		Undoes    string
 	}{u.page(r, "Request "+id, "requests", flash(r, requestFlashes, id)), v,
 		template.HTML(g), // rendered by our own escaping renderer
 		frames, aps,
 		[]struct{ Mode, Label string }{{"soft", "Soft stop"}, {"cancel", "Cancel"}, {"isolate", "Isolate"}},
-		len(folded), requestPath(id) + "#graph"})
+		len(folded), requestPath(id) + "#graph", undone, undoes})
 }
 
 // foldParam reads the frames a viewer folded (?fold=ID,ID).
