@@ -255,6 +255,12 @@ type Queue struct {
 	byID  map[string]*record
 	byKey map[string]*record // the approval in force for each call key
 	order []*record          // creation order
+	// outbox holds the events made (under mu) and not yet delivered:
+	// emit delivers them in the order they were made, whichever call
+	// made them (an approval's "approved" before the waiting call's
+	// "used" it woke).
+	outbox []Event
+	emitMu sync.Mutex // one delivery at a time
 
 	release     chan struct{} // closed by Release: no call waits for a decision any more
 	releaseOnce sync.Once
@@ -839,13 +845,30 @@ func (r *record) notify() {
 	r.changed = make(chan struct{})
 }
 
+// event makes an event of rec's action and queues it for delivery (the
+// outbox). q.mu is held.
 func (q *Queue) event(now time.Time, action, by, reason string, rec *record) Event {
 	a := rec.Approval
 	a.Votes = slices.Clone(a.Votes)
-	return Event{Time: now, Action: action, By: by, Reason: reason, Approval: a}
+	e := Event{Time: now, Action: action, By: by, Reason: reason, Approval: a}
+	q.outbox = append(q.outbox, e)
+	return e
 }
 
-func (q *Queue) emit(ctx context.Context, events []Event) {
+// emit logs and audits the events made so far, in the order they were
+// made: those of the caller's (made is what it made; nil or empty when
+// nothing) and of any other call that made its own before and has not
+// delivered them yet. Called with q.mu not held.
+func (q *Queue) emit(ctx context.Context, made []Event) {
+	if len(made) == 0 {
+		return // what others made, they deliver
+	}
+	q.emitMu.Lock()
+	defer q.emitMu.Unlock()
+	q.mu.Lock()
+	events := q.outbox
+	q.outbox = nil
+	q.mu.Unlock()
 	for _, e := range events {
 		q.o.Logger.Info("approval "+e.Action, "approval", e.Approval.ID, "tool", e.Approval.Tool,
 			"principal", e.Approval.Principal, "by", e.By, "request", e.Approval.Request)
