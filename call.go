@@ -142,6 +142,9 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 		f.result = res.Data
 		f.mu.Unlock()
 	}
+	if res.Replayed {
+		f.replayed.Store(true)
+	}
 	f.finish(st, res.Error, res.Summary)
 	res.CallID = c.ID
 	res.Frame = f.ID

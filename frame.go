@@ -53,6 +53,7 @@ type Frame struct {
 	upstream string      // tool frames: the upstream of the tool the call was dispatched to (Tool.Upstream)
 	recorded atomic.Bool // a tool frame whose last event is stored (the Recorder kept it, or took it if it is no Keeper): Options.StoredFrames
 	lost     atomic.Bool // an event of the frame the Recorder (a Keeper) did not keep: the frame stays in memory
+	replayed atomic.Bool // a tool frame answered from the idempotency record of an earlier run: its tool did not run again (Event.Replayed)
 }
 
 // keptEvent and keptLast are a frame as the Recorder (a Keeper) tells it

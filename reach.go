@@ -1029,6 +1029,7 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 		e.Time, e.Latency = end, end.Sub(f.Started)
 	}
 	e.Why = f.Why()
+	e.Replayed = f.replayed.Load()
 	if r := f.Result(); len(r) > 0 {
 		e.Result = r[:min(len(r), 1024)] // cut after it was masked
 	}

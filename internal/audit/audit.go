@@ -889,6 +889,13 @@ func truncatedArgs(a []byte, n int) []byte {
 	return out
 }
 
+// ReplayedCode marks the event of a call answered from the idempotency
+// record of an earlier run (reach.Event.Replayed): the tool did not run
+// again.
+const ReplayedCode = "replayed"
+
+const replayedMessage = "answered from the idempotency record of an earlier run of the same call; the tool did not run again"
+
 // FromReach converts a reach.Event (masked by the runtime) into an audit
 // Event.
 // The result preview is the start of the data returned to the model, or
@@ -948,6 +955,15 @@ func fromReach(e *reach.Event, ev *Event) {
 	}
 	if e.Error != nil {
 		ev.Guard, ev.Reason, ev.Code, ev.Message = e.Error.Guard, e.Error.Type, e.Error.Code, e.Error.Message
+	}
+	if e.Replayed {
+		// Answered from the record of an earlier run: an auditor reading
+		// two completed calls must see that the tool ran once.
+		if ev.Code == "" {
+			ev.Guard, ev.Code, ev.Message = "idempotency", ReplayedCode, replayedMessage
+		} else {
+			ev.Message += " (" + replayedMessage + ")"
+		}
 	}
 	if e.Stop != nil {
 		ev.Kind, ev.Name = "stop", e.Stop.Mode.String()

@@ -57,6 +57,10 @@ type Event struct {
 	Route     string
 	Latency   time.Duration
 	Remaining budget.Budget
+	// Replayed is set on a tool frame's event when the call was answered
+	// from the idempotency record of an earlier run: its tool did not run
+	// again (Result.Replayed).
+	Replayed bool
 	// Stop is set on the event of a request being stopped (no frame).
 	Stop *fault.Cause
 	// Breaker is set on the event of a circuit breaker changing state (no
