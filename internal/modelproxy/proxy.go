@@ -693,16 +693,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	a.stopped = func() error {
-		if mctx.Err() == nil || r.Context().Err() != nil { // not stopped, or the client left: nobody to tell
+		if r.Context().Err() != nil { // the client left: nobody to tell
 			return nil
 		}
-		cause := context.Cause(mctx)
-		var re *reach.Error
-		var se *reach.StopError
-		if errors.As(cause, &re) || errors.As(cause, &se) {
-			return cause
-		}
-		return nil
+		return stopCause(mctx)
 	}
 	streamed := stream && streamedAnswer(resp)
 	switch {
