@@ -412,12 +412,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				// another instance ran (the store keeps what they hand).
 				var err error
 				if h, adopted, err = p.handedElsewhere(r.Context(), task, who); err != nil {
-					var le *link.Error
-					if errors.As(err, &le) {
-						p.refuseLink(w, le)
-						return
-					}
-					p.internalError(w, err)
+					p.linkFailed(w, err)
 					return
 				}
 				if adopted != nil {
@@ -447,12 +442,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, req, done, err := p.opts.Owned.CallContext(r.Context(), l, nil)
 	if err != nil {
-		var le *link.Error
-		if errors.As(err, &le) {
-			p.refuseLink(w, le)
-			return
-		}
-		p.internalError(w, err)
+		p.linkFailed(w, err)
 		return
 	}
 	defer done()
@@ -774,6 +764,17 @@ func (p *Proxy) refuseLink(w http.ResponseWriter, le *link.Error) {
 // internalError answers a turn that could not be placed in a request for
 // a reason that is no refusal. The error may quote what a store was given
 // (a DSN, a key): masked as every error is, in the answer and in the log.
+// linkFailed answers a turn that could not be placed: a link.Error as
+// its refusal, anything else as an internal error.
+func (p *Proxy) linkFailed(w http.ResponseWriter, err error) {
+	var le *link.Error
+	if errors.As(err, &le) {
+		p.refuseLink(w, le)
+		return
+	}
+	p.internalError(w, err)
+}
+
 func (p *Proxy) internalError(w http.ResponseWriter, err error) {
 	msg := p.maskText(err.Error())
 	p.log.Error("model turn not placed in a request", "error", msg)
