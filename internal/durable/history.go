@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentreach/reach/internal/policy/approval"
 	"log/slog"
 	"math"
 	"slices"
@@ -266,19 +267,12 @@ func settle(frames []reach.PastFrame, events []*audit.Event) []reach.PastFrame {
 		if err != nil {
 			continue
 		}
-		var s reach.State
-		var code, summary string
-		switch e.Decision {
-		case "used":
-			s, summary = reach.Completed, "approved; the repeated call ran"
-			if e.Result != "" {
-				summary = "approved; the repeated call ran as " + strings.TrimPrefix(e.Result, "ran as ")
-			}
-		case "denied":
-			s, code, summary = reach.Refused, "approval_denied", "denied"
-		case "expired":
-			s, code, summary = reach.Cancelled, "approval_expired", "expired"
-		default:
+		// The event's message begins "approval <id> (<requires>)"; a used
+		// one's result is "ran as frame <id>".
+		a := &approval.Approval{RanIn: strings.TrimPrefix(e.Result, "ran as frame ")}
+		a.ID, _, _ = strings.Cut(strings.TrimPrefix(e.Message, "approval "), " ")
+		s, er, summary, ok := approval.Settled(a, e.Decision, "")
+		if !ok {
 			continue
 		}
 		for i := range frames {
@@ -286,10 +280,7 @@ func settle(frames []reach.PastFrame, events []*audit.Event) []reach.PastFrame {
 			if f.ID != id || f.State != reach.AwaitingApproval {
 				continue
 			}
-			f.State, f.Summary, f.Ended, f.Error = s, summary, e.Time, nil
-			if code != "" {
-				f.Error = &reach.Error{Guard: "authorize", Type: reach.TypeApproval, Code: code, Message: e.Message}
-			}
+			f.State, f.Summary, f.Ended, f.Error = s, summary, e.Time, er
 		}
 	}
 	return frames
