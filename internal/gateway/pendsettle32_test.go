@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/pgtest"
 )
 
 // graphFrames returns the frames of the graph (JSON) of request rid.
@@ -29,6 +30,18 @@ func graphFrames(t *testing.T, url, rid string) []map[string]any {
 // not a call still waiting, in the running gateway and after a restart
 // (the store's audit events read back). Before, it stayed awaiting_approval.
 func TestPendingFrameSettled(t *testing.T) {
+	pendingFrameSettled(t, func(*testing.T) string { return "" })
+}
+
+// TestInstancesPendingFrameSettled is TestPendingFrameSettled on a
+// PostgreSQL store (approvals shared by instances).
+func TestInstancesPendingFrameSettled(t *testing.T) {
+	pendingFrameSettled(t, func(t *testing.T) string { return "store: " + pgtest.Database(t) + "\ninstance: a\n" })
+}
+
+// pendingFrameSettled runs the cases, each on the store that store(t)
+// configures (a database of its own).
+func pendingFrameSettled(t *testing.T, store func(*testing.T) string) {
 	for _, tc := range []struct {
 		name, action string
 		ttl          string
@@ -40,7 +53,7 @@ func TestPendingFrameSettled(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			yaml := "examples: true\ndata: " + dir + "\ntools:\n  refund_order: {access: high_risk}\n"
+			yaml := store(t) + "examples: true\ndata: " + dir + "\ntools:\n  refund_order: {access: high_risk}\n"
 			if tc.ttl != "" {
 				yaml += "approvals: {ttl: " + tc.ttl + "}\n"
 			}
@@ -52,6 +65,8 @@ func TestPendingFrameSettled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			g0 := g
+			t.Cleanup(func() { g0.Close() }) // a second Close does nothing
 			srv := serveTest(t, g)
 			url := srv.URL
 			body := `{"request_id":"rp32","tool_calls":[{"call_id":"c","tool":"refund_order","arguments":{"order_id":"1001","amount":20,"reason":"broken"}}]}`
