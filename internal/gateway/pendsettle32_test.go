@@ -120,6 +120,9 @@ func pendingFrameSettled(t *testing.T, store func(*testing.T) string) {
 			g = newTestGateway(t, cfg)
 			url = serveTest(t, g).URL
 			check("after a restart")
+			if st, v := do(t, "GET", url+"/v1/audit/verify", "", nil); st != 200 || v["ok"] != true {
+				t.Errorf("the audit chain does not verify: %d %v", st, v)
+			}
 		})
 	}
 }
