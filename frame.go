@@ -288,3 +288,26 @@ func IdempotencyKey(ctx context.Context) (string, bool) {
 	}
 	return *k, true
 }
+
+// SettleAwaiting ends the frame id of r (or of one of its sub-requests)
+// that was answered pending, still awaiting_approval, in state s with the
+// error e and the summary (masked here): what became of its approval once
+// it was decided, expired or used by the call repeated. It reports whether
+// such a frame was found and ended; a frame in any other state (one that
+// went on after its wait, say) is left as it is.
+func (r *Request) SettleAwaiting(id FrameID, s State, e *Error, summary string) bool {
+	f, ok := r.Frame(id)
+	if !ok || !s.Done() || !f.state.CompareAndSwap(int32(AwaitingApproval), int32(s)) {
+		return false
+	}
+	if e != nil {
+		e = r.rt.redactError(e)
+	}
+	summary = oneLine(r.rt.opts.Redactor.RedactString(summary), 160)
+	f.mu.Lock()
+	f.ended = time.Now()
+	f.err = e
+	f.summary = summary
+	f.mu.Unlock()
+	return true
+}

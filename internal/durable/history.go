@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentreach/reach/internal/policy/approval"
 	"log/slog"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -141,6 +143,7 @@ func (h *History) eventFrames(ctx context.Context, id string) []reach.PastFrame 
 		page = math.MaxInt // a store that reads no page alone: its whole log, once
 	}
 	var out []reach.PastFrame
+	var settled []*audit.Event // approval events that settle a waiting frame, of any page
 	for after := int64(0); err == nil; {
 		var evs []*audit.Event
 		if evs, err = audit.ShowRequests(ctx, h.st, []string{id}, after, head, page); err != nil {
@@ -150,14 +153,15 @@ func (h *History) eventFrames(ctx context.Context, id string) []reach.PastFrame 
 			err = fmt.Errorf("the store read events after %d from %d", after, evs[0].Seq)
 			break
 		}
-		out = append(out, pastFrames(evs)...)
+		fs, st := pastFrames(evs)
+		out, settled = append(out, fs...), append(settled, st...)
 		if len(evs) < page {
-			return out
+			return settle(out, settled)
 		}
 		after = evs[len(evs)-1].Seq
 	}
 	h.log.Error("history: reading a request's audit events", "request", id, "err", err)
-	return out
+	return settle(out, settled)
 }
 
 // framePage is how many of a request's audit events eventFrames reads at
@@ -211,12 +215,19 @@ func (h *History) load(id string) ([]reach.PastFrame, []*reach.PastRequest) {
 }
 
 // pastFrames converts the frame events of a request (tool calls, model
-// calls, delegations).
-func pastFrames(events []*audit.Event) []reach.PastFrame {
+// calls, delegations), and returns apart the approval events that settle
+// a waiting frame (settle).
+func pastFrames(events []*audit.Event) ([]reach.PastFrame, []*audit.Event) {
 	var out []reach.PastFrame
+	var settled []*audit.Event
 	for _, e := range events {
 		var kind reach.FrameKind
 		switch e.Kind {
+		case "approval":
+			if e.Frame != "" {
+				settled = append(settled, e)
+			}
+			continue
 		case "tool":
 			kind = reach.ToolFrame
 		case "model":
@@ -244,7 +255,35 @@ func pastFrames(events []*audit.Event) []reach.PastFrame {
 		}
 		out = append(out, pf)
 	}
-	return out
+	return out, settled
+}
+
+// settle ends the frames that waited for an approval (awaiting_approval)
+// as the approval's later event says (denied, expired, or used by the
+// repeated call): the frame its event names, as the running gateway did.
+func settle(frames []reach.PastFrame, events []*audit.Event) []reach.PastFrame {
+	for _, e := range events {
+		id, err := reach.ParseFrameID(e.Frame)
+		if err != nil {
+			continue
+		}
+		// The event's message begins "approval <id> (<requires>)"; a used
+		// one's result is "ran as frame <id>".
+		a := &approval.Approval{RanIn: strings.TrimPrefix(e.Result, "ran as frame ")}
+		a.ID, _, _ = strings.Cut(strings.TrimPrefix(e.Message, "approval "), " ")
+		s, er, summary, ok := approval.Settled(a, e.Decision, "")
+		if !ok {
+			continue
+		}
+		for i := range frames {
+			f := &frames[i]
+			if f.ID != id || f.State != reach.AwaitingApproval {
+				continue
+			}
+			f.State, f.Summary, f.Ended, f.Error = s, summary, e.Time, er
+		}
+	}
+	return frames
 }
 
 // setDepths sets each frame's depth, the tool calls on its stack, from

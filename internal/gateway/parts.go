@@ -167,9 +167,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	if a := g.cfg.Approvals; a != nil {
 		ao.TTL, ao.Wait = time.Duration(a.TTL), time.Duration(a.Wait)
 	}
-	if g.audit != nil {
-		ao.Audit = g.auditApproval
-	}
+	ao.Audit = g.approvalEvent
 	if g.store != nil {
 		ao.Store = g.store // pending approvals survive a restart
 		ao.Shared = g.cluster != nil
@@ -181,6 +179,38 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	g.metrics.WithPendingApprovals(func() int { return len(g.approvals.List(approval.Pending)) })
 	ro.Approver, ro.ApprovalKey = g.approvals.Approver(), g.approvals.ApprovalKey
 	return nil
+}
+
+// approvalEvent settles the frames that waited for an approval once it is
+// decided, expired or used (settleAwaiting), and audits the action.
+func (g *Gateway) approvalEvent(ctx context.Context, e approval.Event) {
+	g.settleAwaiting(e)
+	if g.audit != nil {
+		g.auditApproval(ctx, e)
+	}
+}
+
+// settleAwaiting ends the frames of the calls answered pending for the
+// approval of e, once it is denied, expired or used: the graph then shows
+// what became of each (refused, cancelled, or completed by the repeated
+// call, which it names), not a call still waiting. The audit event of the
+// action names the first of them (auditApproval), which a restart reads
+// back (durable.History).
+func (g *Gateway) settleAwaiting(e approval.Event) {
+	a := &e.Approval
+	s, er, summary, ok := approval.Settled(a, e.Action, e.By)
+	if !ok || g.rt == nil {
+		return
+	}
+	r, found := g.rt.Lookup(a.Request)
+	if !found {
+		return
+	}
+	for _, f := range a.Frames {
+		if id, err := reach.ParseFrameID(f); err == nil && f != a.RanIn {
+			r.SettleAwaiting(id, s, er, summary)
+		}
+	}
 }
 
 // auditApproval records an approval's action in the audit log (A1): who
@@ -200,6 +230,12 @@ func (g *Gateway) auditApproval(ctx context.Context, e approval.Event) {
 		Principal: a.Principal, Tenant: a.Tenant, Why: a.Why, Message: msg, Args: a.Arguments}
 	if a.RootRequest != a.Request {
 		ev.Root = a.RootRequest
+	}
+	if _, _, _, ok := approval.Settled(&a, e.Action, e.By); ok && len(a.Frames) > 0 {
+		ev.Frame = a.Frames[0] // the waiting frame it settles (durable.History)
+		if a.RanIn != "" {
+			ev.Result = "ran as frame " + a.RanIn
+		}
 	}
 	if _, err := g.audit.Append(ctx, ev); err != nil {
 		g.log.Error("approval not audited", "approval", a.ID, "action", e.Action, "err", err)

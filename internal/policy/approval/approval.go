@@ -137,6 +137,52 @@ type Approval struct {
 	// Note says what a human should know, e.g. that an identical call was
 	// approved and ran before.
 	Note string `json:"note,omitempty"`
+	// Frames are the frames of the calls answered pending for it (16 hex
+	// digits each, the asking call's first), and RanIn the frame of the
+	// call that ran under it once used: the graph shows what became of a
+	// waiting frame once its approval is decided, expired or used.
+	Frames []string `json:"frames,omitempty"`
+	RanIn  string   `json:"ran_in,omitempty"`
+}
+
+// maxFrames bounds Approval.Frames: an agent that repeats a pending call
+// without end lists its first calls only.
+const maxFrames = 16
+
+// Settled is what becomes of a frame that waited for a (its call
+// answered pending) after the action on it: the state it ends in, its
+// error and summary, and whether the action ends it at all (denied,
+// expired and used do; requested, voted and approved leave it waiting for
+// the decision or the repeated call).
+func Settled(a *Approval, action, by string) (reach.State, *reach.Error, string, bool) {
+	switch action {
+	case "used":
+		s := "approved (" + a.ID + "); the repeated call ran"
+		if a.RanIn != "" {
+			s += " as frame " + a.RanIn
+		}
+		return reach.Completed, nil, s, true
+	case "denied":
+		who := ""
+		if by != "" {
+			who = " by " + by
+		}
+		return reach.Refused, &reach.Error{Guard: "authorize", Type: reach.TypeApproval, Code: "approval_denied",
+			Message: fmt.Sprintf("The approval %s of this call was denied%s.", a.ID, who)}, "denied (" + a.ID + ")", true
+	case "expired":
+		return reach.Cancelled, &reach.Error{Guard: "authorize", Type: reach.TypeApproval, Code: "approval_expired",
+				Message: fmt.Sprintf("The approval %s of this call expired: nobody decided, or the approved call was not repeated, in time.", a.ID)},
+			"expired (" + a.ID + ")", true
+	}
+	return 0, nil, "", false
+}
+
+// frameOf is the id of c's frame, or "".
+func frameOf(c *reach.Call) string {
+	if f := c.Frame(); f != nil && f.ID != 0 {
+		return f.ID.String()
+	}
+	return ""
 }
 
 // Prompt renders the approval for a human.
@@ -379,13 +425,13 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 		}
 		switch rec.Status {
 		case Approved:
-			rec.Status = Used
+			rec.Status, rec.RanIn = Used, frameOf(c)
 			q.unforce(rec)
 			if err := q.persist(rec); err != nil {
 				if q.o.Shared && errors.Is(err, store.ErrConflict) {
 					// Another instance changed it (used it, say): read it
 					// again, and answer as it stands.
-					rec.Status = Approved
+					rec.Status, rec.RanIn = Approved, ""
 					q.enforce(rec)
 					id := rec.ID // read under the lock: a merge from the store may change rec once it is let go
 					q.mu.Unlock()
@@ -407,6 +453,15 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 			q.mu.Unlock()
 			q.emit(ctx, events)
 			return reach.Deny, e
+		}
+		if f := frameOf(c); rec.Status == Pending && f != "" && len(rec.Frames) < maxFrames && !slices.Contains(rec.Frames, f) {
+			// A repeated call answered pending waits too: its frame is
+			// settled with the first's. Not kept if it cannot be stored.
+			rec.Frames = append(rec.Frames, f)
+			if err := q.persist(rec); err != nil {
+				rec.Frames = rec.Frames[:len(rec.Frames)-1]
+				q.o.Logger.Warn("approval's waiting frame not recorded", "approval", rec.ID, "err", err)
+			}
 		}
 		snap, keyed := rec.Approval, k.idem != "" && rec.alt == k.idem
 		ch, until := rec.changed, time.Until(rec.Expires)
@@ -673,6 +728,9 @@ func (q *Queue) create(c *reach.Call, k keys, reqs string, now time.Time) *recor
 		Request: r.ID(), RootRequest: rootOf(r).ID(), Why: q.redactString(c.Why),
 		Created: now, Expires: now.Add(q.o.TTL),
 	}}
+	if f := frameOf(c); f != "" {
+		rec.Frames = []string{f}
+	}
 	if q.o.Tool != nil {
 		if t, ok := q.o.Tool(c.Tool); ok {
 			if d, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n"); d != "" {
