@@ -168,10 +168,12 @@ func Settled(a *Approval, action, by string) (reach.State, *reach.Error, string,
 			who = " by " + by
 		}
 		return reach.Refused, &reach.Error{Guard: "authorize", Type: reach.TypeApproval, Code: "approval_denied",
-			Message: fmt.Sprintf("The approval %s of this call was denied%s.", a.ID, who)}, "denied (" + a.ID + ")", true
+			Message:    fmt.Sprintf("The approval %s of this call was denied%s.", a.ID, who),
+			Suggestion: "Do not make this call again; tell the user it was denied, or reach the goal another way."}, "denied (" + a.ID + ")", true
 	case "expired":
 		return reach.Cancelled, &reach.Error{Guard: "authorize", Type: reach.TypeApproval, Code: "approval_expired",
-				Message: fmt.Sprintf("The approval %s of this call expired: nobody decided, or the approved call was not repeated, in time.", a.ID)},
+				Message:    fmt.Sprintf("The approval %s of this call expired: nobody decided, or the approved call was not repeated, in time.", a.ID),
+				Suggestion: "If the call is still needed, make it again: it asks for approval anew."},
 			"expired (" + a.ID + ")", true
 	}
 	return 0, nil, "", false
