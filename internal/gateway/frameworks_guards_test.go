@@ -80,6 +80,13 @@ func newGuardUpstream(t *testing.T) (*guardUpstream, string) {
 			count("stock", req)
 			return shopText("sku " + in.SKU + ": 4 in stock"), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "stuck", Description: "Ask the old warehouse.", Annotations: read},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+			Q string `json:"q"`
+		}) (*mcp.CallToolResult, any, error) {
+			count("stuck", req)
+			return nil, nil, hang(ctx)
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "flaky", Description: "Ask the warehouse.", Annotations: read},
 		func(ctx context.Context, req *mcp.CallToolRequest, in struct {
 			Q string `json:"q"`
@@ -203,11 +210,11 @@ func guardTurn(task string, results []string) (call, args, say string, ok bool) 
 			return "up__lookup", `{"q":"refund policy"}`, "", true
 		}
 		return "", "", "args: " + strings.Join(results, " | "), true
-	case "fw33a-flaky", "fw33a-charge", "fw33a-charge_keyed": // one call, then what it read
+	case "fw33a-flaky", "fw33a-stuck", "fw33a-charge", "fw33a-charge_keyed": // one call, then what it read
 		tool, _ := strings.CutPrefix(task, "fw33a-")
 		if len(results) == 0 {
 			arg := `{"order":"1001"}`
-			if tool == "flaky" {
+			if tool == "flaky" || tool == "stuck" {
 				arg = `{"q":"stock"}`
 			}
 			return "up__" + tool, arg, "", true
@@ -300,11 +307,14 @@ func TestFrameworksArgumentCheck(t *testing.T) {
 // retried blindly: without an idempotency key its tool honours, the
 // model reads that it was not retried and to check whether it took
 // effect (the upstream ran it once); with one (idempotent), reach retries
-// it under the same key. No framework retries reach's answer.
+// it under the same key. A read that times out on every attempt fails
+// after the last with "hand this to a human". No framework retries
+// reach's answer.
 func TestFrameworksToolTimeouts(t *testing.T) {
 	dir, node := frameworksCache(t)
 	const tools = "tools:\n" +
 		"  up__flaky: {timeout: 1s, retry: {attempts: 3, base: 10ms, max: 40ms}}\n" +
+		"  up__stuck: {timeout: 1s, retry: {attempts: 3, base: 10ms, max: 40ms}}\n" +
 		"  up__charge: {access: write, timeout: 1s, retry: {attempts: 3, base: 10ms, max: 40ms}}\n" +
 		"  up__charge_keyed: {access: write, idempotent: true, timeout: 1s, retry: {attempts: 3, base: 10ms, max: 40ms}}\n"
 	for _, fw := range guardFrameworks {
@@ -316,6 +326,7 @@ func TestFrameworksToolTimeouts(t *testing.T) {
 				state    string
 			}{
 				{"flaky", 2, []string{"flaky: warehouse: stock ok"}, "up__flaky completed"},
+				{"stuck", 3, []string{"up__stuck did not answer within 1s on any of 3 attempts", "It failed 3 times in a row; hand this to a human or try a different approach."}, "up__stuck failed timeout"},
 				{"charge", 1, []string{"up__charge did not answer within 1s.", "not retried automatically", "check whether it took effect"}, "up__charge failed timeout"},
 				{"charge_keyed", 2, []string{"charge_keyed: charged order 1001"}, "up__charge_keyed completed"},
 			} {
