@@ -176,6 +176,11 @@ type Config struct {
 	// model endpoint; absent, the defaults of reach.BreakerPolicy.
 	Breaker *Breaker `yaml:"breaker"`
 
+	// RateLimit configures the token buckets of tool calls (R8): one for
+	// every call this instance serves, one for each principal's. Absent,
+	// no limit.
+	RateLimit *RateLimit `yaml:"rate_limit"`
+
 	// Auth makes every endpoint but the probes need an API key or a bearer
 	// JWT; with it the gateway may serve a non-loopback address.
 	Auth *AuthConfig `yaml:"auth"`
@@ -406,6 +411,44 @@ func (fs *fallbacks) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*fs = out
 	return nil
+}
+
+// RateLimit is the rate_limit section: calls a second and the burst
+// allowed above it, for all of an instance's tool calls and for each
+// principal's. A zero rate is no limit; a zero burst is the rate's
+// whole part, at least 1.
+type RateLimit struct {
+	PerSecond         float64 `yaml:"per_second"`
+	Burst             int     `yaml:"burst"`
+	PerPrincipal      float64 `yaml:"per_principal"`
+	PerPrincipalBurst int     `yaml:"per_principal_burst"`
+}
+
+func (r *RateLimit) check(c *Config) error {
+	if r == nil {
+		return nil
+	}
+	for _, v := range []struct {
+		key, burstKey string
+		rate          float64
+		burst         int
+	}{{"per_second", "burst", r.PerSecond, r.Burst}, {"per_principal", "per_principal_burst", r.PerPrincipal, r.PerPrincipalBurst}} {
+		if !(v.rate >= 0 && v.rate <= 1e9) { // NaN and infinities too
+			return c.Errorf([]any{"rate_limit", v.key}, "rate_limit.%s is %v: write calls a second, 0 (no limit) or more, at most 1e9", v.key, v.rate)
+		}
+		if v.burst < 0 {
+			return c.Errorf([]any{"rate_limit", v.burstKey}, "rate_limit.%s must not be negative (0 is the rate's whole part, at least 1)", v.burstKey)
+		}
+	}
+	return nil
+}
+
+// Limits is r as the runtime's option (nil: no limit).
+func (r *RateLimit) Limits() *reach.RateLimit {
+	if r == nil || r.PerSecond == 0 && r.PerPrincipal == 0 {
+		return nil
+	}
+	return &reach.RateLimit{PerSecond: r.PerSecond, Burst: r.Burst, PerPrincipal: r.PerPrincipal, PerPrincipalBurst: r.PerPrincipalBurst}
 }
 
 // Breaker is a reach.BreakerPolicy in YAML: failures, rate, window,
@@ -1892,6 +1935,9 @@ func (c *Config) check() error {
 	}
 	if c.MaxBodyBytes < 0 {
 		return c.Errorf([]any{"max_body_bytes"}, "max_body_bytes must not be negative")
+	}
+	if err := c.RateLimit.check(c); err != nil {
+		return err
 	}
 	if c.RefusedInARow != nil && *c.RefusedInARow < 0 {
 		return c.Errorf([]any{"refused_in_a_row"}, "refused_in_a_row must not be negative (0 turns the rule off)")

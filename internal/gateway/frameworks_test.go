@@ -484,6 +484,9 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		var ok bool
+		if call, callArgs, say, ok = guardTurn(task, results); ok {
+			break
+		}
 		if call, callArgs, say, ok = delegateTurn(task, results, hasTool(handoffTool)); !ok {
 			say = fmt.Sprintf("unknown task %q", task)
 		}

@@ -217,6 +217,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *Gateway, er
 		ro.Prices = cfg.Model.Prices
 	}
 	ro.Breaker = cfg.Breaker.Policy()
+	ro.RateLimit = cfg.RateLimit.Limits()
 	for _, u := range cfg.Upstreams {
 		if u.Breaker != nil {
 			if ro.UpstreamBreakers == nil {
