@@ -257,12 +257,17 @@ func toUI(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", 
 // notFound answers a path the API does not serve, with the ones it does. A
 // path it serves for other methods gets 405 and those methods in Allow:
 // "nothing at GET /v1/calls" sent whoever tried it to look for a path that
-// is there.
+// is there. A model API's call the proxy does not serve is told what to
+// change (modelAPICall).
 func (a *API) notFound(w http.ResponseWriter, r *http.Request) {
 	if allow := a.allowed(r); len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		httpjson.WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s takes %s, not %s.", r.URL.Path, strings.Join(allow, " or "), r.Method),
 			fmt.Sprintf("Send %s %s.", allow[0], r.URL.Path))
+		return
+	}
+	if msg, hint, ok := modelAPICall(r); ok { // a model client's call (modelapis.go)
+		writeModelAPIError(w, msg, hint)
 		return
 	}
 	httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
