@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,11 +35,12 @@ const SSEPath = "/sse"
 const resumeID = "reach/resume"
 
 // SSEPing is how often reach pings the client of an initialized GET /sse
-// stream, and how long it waits for the answer: a client that does not
-// answer in time (its process hung, or the network dropped without a
-// word, which leaves the connection half-open and nothing to read) has its
-// stream ended, which frees its slot among sessions_per_principal and ends
-// its session. A variable for tests.
+// stream, and how long it waits for the answer: a client that has answered
+// a ping and then does not answer one in time (its process hung, or the
+// network dropped without a word, which leaves the connection half-open
+// and nothing to read) has its stream ended, which frees its slot among
+// sessions_per_principal and ends its session. A client that has answered
+// none is not taken for gone (pingSSE). A variable for tests.
 var SSEPing = 30 * time.Second
 
 func (s *Server) sseHandler() http.Handler {
@@ -176,10 +179,17 @@ func (s *Server) serveSSEStream(sdk http.Handler, streams *sync.Map, owner strin
 
 // pingSSE pings the client of a GET /sse stream every interval (SSEPing)
 // once it has initialized, and ends the stream (end) when a ping is not
-// answered within interval.
+// answered within interval by a client that has answered one before. A
+// client that has answered no ping does not implement it (the AI SDK 4's
+// MCP client takes a request from the server for an error and answers
+// nothing), and is alive as far as reach can tell: its stream used to be
+// ended a minute after it connected, and its next tool call failed "Not
+// connected". Its stream is kept, and still pinged, until its connection
+// closes or fails (a write to a network gone fails once TCP gives up).
 func (s *Server) pingSSE(ctx context.Context, st *sseStream, end context.CancelFunc, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	answered, told := false, false
 	for {
 		select {
 		case <-ctx.Done():
@@ -195,10 +205,19 @@ func (s *Server) pingSSE(ctx context.Context, st *sseStream, end context.CancelF
 		pctx, cancel := context.WithTimeout(ctx, interval)
 		err := ss.Ping(pctx, nil)
 		cancel()
-		if err != nil && ctx.Err() == nil {
+		var rpcErr *jsonrpc.Error
+		switch {
+		case err == nil || errors.As(err, &rpcErr): // an error answered is an answer
+			answered = true
+		case ctx.Err() != nil:
+			return
+		case answered:
 			s.log.Info("an SSE client did not answer a ping: its stream is ended", "after", interval, "err", err)
 			end()
 			return
+		case !told:
+			told = true
+			s.log.Info("an SSE client answers no ping: its stream is kept until its connection ends", "after", interval, "err", err)
 		}
 	}
 }

@@ -286,46 +286,42 @@ func openSSE(t *testing.T, client *http.Client, url string) string {
 	return url + strings.TrimSpace(endpoint)
 }
 
-// TestLegacySSEUnansweredPingFreesSlot: an SSE client that stops answering
-// (a hung process, or a network that dropped without a word: the
-// connection half-open, nothing to read) holds its slot among
-// sessions_per_principal only until a ping goes unanswered for
-// front.SSEPing; then its stream ends and a new GET /sse is served.
+// TestLegacySSEUnansweredPingFreesSlot: an SSE client that has answered
+// pings and then stops answering (a hung process, or a network that
+// dropped without a word: the connection half-open, nothing to read) holds
+// its slot among sessions_per_principal only until a ping goes unanswered
+// for front.SSEPing; then its stream ends and a new GET /sse is served.
 func TestLegacySSEUnansweredPingFreesSlot(t *testing.T) {
 	was := front.SSEPing
 	t.Cleanup(func() { front.SSEPing = was }) // after the gateway's cleanups: its streams read it
-	front.SSEPing = 200 * time.Millisecond
+	front.SSEPing = 500 * time.Millisecond
 	cfg, err := config.Parse([]byte("examples: true\nsessions_per_principal: 1\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	url := serveTest(t, newTestGateway(t, cfg)).URL
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/sse", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	buf := make([]byte, 512)
-	n, _ := resp.Body.Read(buf)
-	_, endpoint, ok := strings.Cut(string(buf[:n]), "data: ")
-	if !ok {
-		t.Fatalf("no endpoint event: %q", buf[:n])
-	}
-	endpoint = url + strings.TrimSpace(endpoint)
+	stop := make(chan struct{})
+	endpoint, events := openSSEEvents(t, url, stop)
 	for _, msg := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"mute","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 	} {
-		resp, err := http.Post(endpoint, "application/json", strings.NewReader(msg))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		postSSE(t, endpoint, msg)
 	}
-	// The client reads no more and answers nothing from here.
+	// It answers three pings (one in time is enough to show it can), then
+	// reads no more and answers nothing.
+	for pings := 0; pings < 3; {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.Unmarshal([]byte(<-events), &m)
+		if m.Method == "ping" {
+			postSSE(t, endpoint, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{}}`)
+			pings++
+		}
+	}
+	close(stop) // the stream's reader stops, the connection open: nothing more is read
 	get := func() int {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -340,9 +336,131 @@ func TestLegacySSEUnansweredPingFreesSlot(t *testing.T) {
 	if code := get(); code != http.StatusTooManyRequests {
 		t.Fatalf("a second stream while the first holds the slot: %d, want 429", code)
 	}
-	for deadline := time.Now().Add(10 * time.Second); get() != http.StatusOK; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); get() != http.StatusOK; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the mute client's stream still holds the slot after 10s")
+			t.Fatal("the mute client's stream still holds the slot after 30s")
 		}
+	}
+}
+
+// A client of the HTTP+SSE transport that answers no ping is alive as far
+// as reach can tell, and keeps its stream: the AI SDK 4's MCP client
+// (ai 4.3.19, experimental_createMCPClient with {type: "sse"}) takes the
+// server's ping for an error ("Unsupported message type") and answers
+// nothing; its stream was ended a minute after it connected, and its next
+// tool call failed "Not connected". The messages are the bytes it sent.
+// The stream is pinged still (a client that answers later is held to it),
+// and the tool call after three unanswered pings is answered on it.
+func TestLegacySSEClientAnsweringNoPingKept(t *testing.T) {
+	was := front.SSEPing
+	t.Cleanup(func() { front.SSEPing = was })
+	front.SSEPing = 100 * time.Millisecond
+	cfg, err := config.Parse([]byte("examples: true\nsessions_per_principal: 1\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveTest(t, newTestGateway(t, cfg)).URL
+	stop := make(chan struct{})
+	defer close(stop)
+	endpoint, events := openSSEEvents(t, url, stop)
+	postSSE(t, endpoint, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"ai-sdk-mcp-client","version":"1.0.0"}}}`)
+	postSSE(t, endpoint, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	postSSE(t, endpoint, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	for pings := 0; pings < 4; { // the first unanswered one may still wait for its answer
+		select {
+		case e, ok := <-events:
+			if !ok {
+				t.Fatalf("the stream of a client that answers no ping ended after %d pings", pings)
+			}
+			m.Method = ""
+			json.Unmarshal([]byte(e), &m)
+			if m.Method == "ping" {
+				pings++
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no ping in 30s")
+		}
+	}
+	postSSE(t, endpoint, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_order","arguments":{"order_id":"1001"}}}`)
+	for {
+		e, ok := <-events
+		if !ok {
+			t.Fatal("the stream ended before the tool call's answer")
+		}
+		m.Method, m.ID = "", nil
+		json.Unmarshal([]byte(e), &m)
+		if string(m.ID) == "2" && m.Method == "" {
+			if m.Result.IsError || len(m.Result.Content) == 0 || !strings.Contains(m.Result.Content[0].Text, "Ada") {
+				t.Fatalf("the tool call after unanswered pings: %s", e)
+			}
+			return
+		}
+	}
+}
+
+// openSSEEvents opens GET /sse at url and returns the endpoint to POST to
+// and the data of the stream's message events, read until stop is closed
+// (then nothing more is read, the connection left open until the test
+// ends) or the stream ends (the channel is closed).
+func openSSEEvents(t *testing.T, url string, stop <-chan struct{}) (string, <-chan string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url+"/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	br := bufio.NewReader(resp.Body)
+	var endpoint string
+	for endpoint == "" {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no endpoint event: %v", err)
+		}
+		if d, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+			endpoint = url + d
+		}
+	}
+	events := make(chan string)
+	go func() {
+		defer close(events)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if d, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+				select {
+				case events <- d:
+				case <-stop:
+					return
+				}
+			}
+		}
+	}()
+	return endpoint, events
+}
+
+// postSSE posts msg to an /sse session's endpoint.
+func postSSE(t *testing.T, endpoint, msg string) {
+	t.Helper()
+	resp, err := http.Post(endpoint, "application/json", strings.NewReader(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("POST %s: %d", msg, resp.StatusCode)
 	}
 }

@@ -194,8 +194,28 @@ func newAPI(opts *Options) *API {
 		h = a.authn.Middleware(a.inflight.bound(h)) // every path but /healthz, /livez and /readyz
 		h = uiSignsIn(limitBody(min(opts.MaxBody, preAuthBody), a.ui), h)
 	}
-	a.handler = a.wrapOuter(h)
+	a.handler = endpointSlash(a.wrapOuter(h))
 	return a
+}
+
+// endpointSlash serves /mcp/ as /mcp and /sse/ as /sse: an MCP client
+// configured with the endpoint's URL and a trailing slash (the form some
+// servers' documentation gives, and the one others redirect to) got 404 on
+// its initialize, and its fallback to the HTTP+SSE transport 404 again.
+// The request goes on with the path the routes, the authentication, the
+// bounds and the MCP handler know; only those two paths are rewritten.
+func endpointSlash(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "/mcp/" || p == "/sse/" {
+			r2 := new(http.Request)
+			*r2 = *r
+			u := *r.URL
+			u.Path, u.RawPath = p[:len(p)-1], ""
+			r2.URL = &u
+			r = r2
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // route is one entry of the API's routing table.
@@ -257,12 +277,17 @@ func toUI(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", 
 // notFound answers a path the API does not serve, with the ones it does. A
 // path it serves for other methods gets 405 and those methods in Allow:
 // "nothing at GET /v1/calls" sent whoever tried it to look for a path that
-// is there.
+// is there. A model API's call the proxy does not serve is told what to
+// change (modelAPICall).
 func (a *API) notFound(w http.ResponseWriter, r *http.Request) {
 	if allow := a.allowed(r); len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		httpjson.WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s takes %s, not %s.", r.URL.Path, strings.Join(allow, " or "), r.Method),
 			fmt.Sprintf("Send %s %s.", allow[0], r.URL.Path))
+		return
+	}
+	if msg, hint, ok := modelAPICall(r); ok { // a model client's call (modelapis.go)
+		writeModelAPIError(w, msg, hint)
 		return
 	}
 	httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
