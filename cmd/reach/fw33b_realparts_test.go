@@ -2,15 +2,18 @@ package main
 
 import (
 	"bufio"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +21,9 @@ import (
 	"github.com/agentreach/reach/internal/atomicfile"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	coltracev1 "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // The tests of this file drive the real parts end to end: `reach serve`
@@ -53,12 +59,15 @@ func newFW33bKit(t *testing.T) *fw33bKit {
 	return &fw33bKit{dir: dir, node: node}
 }
 
-// upstream is the configuration's upstreams section: the kv server, whose
-// note tool has the description note.
-func (k *fw33bKit) upstream(note string) string {
+// upstream is the configuration's upstreams section: the kv server, with
+// its note tool pulled (its description changed) or not.
+func (k *fw33bKit) upstream(pulled bool) string {
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	return fmt.Sprintf("upstreams:\n  - name: kv\n    command: [%s, %s]\n    env: {KV_NOTE: %s}\n",
-		q(k.node), q(filepath.Join(k.dir, "fw33b-kv.mjs")), q(note))
+	arg := "first"
+	if pulled {
+		arg = "pulled"
+	}
+	return fmt.Sprintf("upstreams:\n  - name: kv\n    command: [%s, %s, %s]\n", q(k.node), q(filepath.Join(k.dir, "fw33b-kv.mjs")), arg)
 }
 
 // fw33bServer is a `reach serve` process.
@@ -312,7 +321,7 @@ const fw33bVerify = `tools:
 func TestFW33bVerifyAfterWriteThroughServe(t *testing.T) {
 	k := newFW33bKit(t)
 	data := t.TempDir()
-	cfg := writeConfig(t, k.upstream("Say hello.")+fw33bVerify+"  kv__note: {access: forbidden}\n")
+	cfg := writeConfig(t, k.upstream(false)+fw33bVerify+"  kv__note: {access: forbidden}\n")
 	s := k.serve(t, cfg, data)
 	c := k.connect(t, s)
 	if got := c.tools(t); !slices.Contains(got, "kv__set") || !slices.Contains(got, "kv__get") {
@@ -432,7 +441,7 @@ func TestFW33bPolicyReloadThroughServe(t *testing.T) {
 	}
 	write(pol, fw33bPermitAll)
 	cfg := filepath.Join(dir, "reach.yaml")
-	write(cfg, k.upstream("Say hello.")+"policy: {path: ./p.cedar}\n")
+	write(cfg, k.upstream(false)+"policy: {path: ./p.cedar}\n")
 	s := k.serve(t, cfg, data)
 	c := k.connect(t, s)
 	reloads := func(outcome string) float64 {
@@ -515,4 +524,137 @@ func TestFW33bPolicyReloadThroughServe(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFW33bPinnedToolThroughServe (P7): the upstream's note tool is pinned
+// on a first run; on the next, the same upstream describes it otherwise
+// (a rug pull asking for a key file). The tool is held: not listed, and a
+// call of it is refused with what changed and the command that lets it
+// through; `reach tools diff` shows the change and `reach tools approve`
+// (processes beside the server) releases it to the connected client
+// without a restart.
+func TestFW33bPinnedToolThroughServe(t *testing.T) {
+	k := newFW33bKit(t)
+	data := t.TempDir()
+	first := k.serve(t, writeConfig(t, k.upstream(false)), data)
+	if r := k.connect(t, first).call(t, "kv__note", map[string]any{"text": "first run"}); r.IsError || r.Text != "note: first run" {
+		t.Fatalf("kv__note on the first run = %+v", r)
+	}
+	first.stop(t)
+
+	s := k.serve(t, writeConfig(t, k.upstream(true)), data)
+	c := k.connect(t, s)
+	if got := c.tools(t); slices.Contains(got, "kv__note") || !slices.Contains(got, "kv__get") {
+		t.Errorf("tools/list with kv__note's definition changed = %v, want it held and the others listed", got)
+	}
+	r := c.call(t, "kv__note", map[string]any{"text": "held"})
+	if !r.IsError || r.Code != "tool_held" || !strings.Contains(r.Text, "reach tools approve kv__note") {
+		t.Errorf("calling the held tool = %+v, want an isError tool_held result naming the command that approves it", r)
+	}
+	if out, errOut, err := cli(t, "tools", "diff", "kv__note", "--data", data); err != nil || !strings.Contains(out, "id_rsa") {
+		t.Errorf("reach tools diff kv__note: %v\n%s%s\nwant the changed description", err, out, errOut)
+	}
+	if out, errOut, err := cli(t, "tools", "approve", "kv__note", "--data", data); err != nil {
+		t.Fatalf("reach tools approve kv__note: %v\n%s%s", err, out, errOut)
+	}
+	waitFor(t, "the approved kv__note to be listed again", func() bool { return slices.Contains(c.tools(t), "kv__note") })
+	if r := c.call(t, "kv__note", map[string]any{"text": "approved"}); r.IsError || r.Text != "note: approved" {
+		t.Errorf("kv__note once approved = %+v", r)
+	}
+}
+
+// fw33bReceiver is an OTLP/HTTP trace receiver: it decodes each export
+// with the official protobuf types, or answers status if it is set.
+type fw33bReceiver struct {
+	mu     sync.Mutex
+	spans  []*tracev1.Span
+	status int
+	bad    []string
+}
+
+func (rc *fw33bReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.status != 0 {
+		w.WriteHeader(rc.status)
+		return
+	}
+	var req coltracev1.ExportTraceServiceRequest
+	if err := proto.Unmarshal(b, &req); r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" || err != nil {
+		rc.bad = append(rc.bad, fmt.Sprintf("%s %s %q: %v", r.Method, r.URL.Path, r.Header.Get("Content-Type"), err))
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	for _, rs := range req.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			rc.spans = append(rc.spans, ss.Spans...)
+		}
+	}
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	w.WriteHeader(http.StatusOK)
+}
+
+func (rc *fw33bReceiver) snapshot() []*tracev1.Span {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return slices.Clone(rc.spans)
+}
+
+// TestFW33bTracesThroughServe (A5): `reach serve` exporting to an OTLP/HTTP
+// receiver: a verified write's spans arrive in one trace, the write's
+// call to its upstream under its own span, and the verify's nested read
+// under the write's, as the call that made it; once the receiver refuses
+// every export, the spans lost are counted on /metrics, not dropped
+// silently.
+func TestFW33bTracesThroughServe(t *testing.T) {
+	k := newFW33bKit(t)
+	rc := &fw33bReceiver{}
+	recv := httptest.NewServer(rc)
+	t.Cleanup(recv.Close)
+	cfg := writeConfig(t, k.upstream(false)+fw33bVerify+"telemetry: {otlp_endpoint: "+recv.URL+"}\n")
+	// The SDK's batch delay, from its environment variable: the spans come
+	// within 50 ms of their end, not 5 s.
+	s := k.serve(t, cfg, t.TempDir(), "OTEL_BSP_SCHEDULE_DELAY=50")
+	c := k.connect(t, s)
+	if r := c.call(t, "kv__set", map[string]any{"key": "colour", "value": "green"}); r.IsError {
+		t.Fatalf("a verified write = %+v", r)
+	}
+	// The client is done: its session's request ends, and with it the
+	// request's root span.
+	c.do(t, map[string]any{"end": true})
+	type span struct{ id, parent, trace string }
+	var spans map[string]span // by name and kind
+	waitFor(t, "the request's spans: its root, the write's and its verify's", func() bool {
+		spans = map[string]span{}
+		for _, s := range rc.snapshot() {
+			spans[s.Name+" "+strings.TrimPrefix(s.Kind.String(), "SPAN_KIND_")] = span{hex.EncodeToString(s.SpanId), hex.EncodeToString(s.ParentSpanId), hex.EncodeToString(s.TraceId)}
+		}
+		return len(spans) == 4
+	})
+	root, in, up, check := spans["invoke_agent fw33b-driver INTERNAL"], spans["tools/call kv__set SERVER"], spans["tools/call kv__set CLIENT"], spans["tools/call kv__get CLIENT"]
+	if root.id == "" || root.parent != "" || in.parent != root.id || up.parent != in.id || check.parent != up.id {
+		t.Errorf("spans %v: want the request's root span (invoke_agent), the call that came in under it (SERVER), its call to the upstream under that (CLIENT), and the verify's read under the write", spans)
+	}
+	for name, s := range spans {
+		if s.trace != root.trace {
+			t.Errorf("span %s is of trace %s, the request's root of %s", name, s.trace, root.trace)
+		}
+	}
+	rc.mu.Lock()
+	if len(rc.bad) > 0 {
+		t.Errorf("exports the receiver could not decode: %v", rc.bad)
+	}
+	// From now on the collector refuses every export: the spans it
+	// refuses are lost, and counted.
+	rc.status = http.StatusBadRequest
+	rc.mu.Unlock()
+	c = k.connect(t, s)
+	if r := c.call(t, "kv__get", map[string]any{"key": "colour"}); r.IsError || !strings.Contains(r.Text, "green") {
+		t.Errorf("a read after the verified write = %+v", r)
+	}
+	c.do(t, map[string]any{"end": true})
+	waitFor(t, "the refused exports to be counted", func() bool {
+		return scrape(t, s.base)["reach_spans_dropped_total{reason=export_failed}"] >= 2
+	})
 }

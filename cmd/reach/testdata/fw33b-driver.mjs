@@ -3,20 +3,27 @@
 // command, {"call": NAME, "args": {...}} or {"list": true}, and each answer
 // one JSON line on stdout: {isError, text, code} of a call (code: reach's
 // refusal code, from _meta), or {tools: [names]}; a thrown error is
-// {thrown}. The session stays open between commands.
+// {thrown}. The session stays open between commands; {"end": true} ends
+// it (DELETE, as a client that is done does) and the script.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import readline from 'node:readline';
 
 const client = new Client({ name: 'fw33b-driver', version: '1.0.0' });
-await client.connect(new StreamableHTTPClientTransport(new URL(process.argv[2])));
+const transport = new StreamableHTTPClientTransport(new URL(process.argv[2]));
+await client.connect(transport);
 console.log(JSON.stringify({ ready: true }));
 for await (const line of readline.createInterface({ input: process.stdin })) {
   if (!line.trim()) continue;
   const cmd = JSON.parse(line);
   let out;
   try {
-    if (cmd.list) {
+    if (cmd.end) {
+      await transport.terminateSession();
+      await client.close();
+      console.log(JSON.stringify({ ended: true }));
+      process.exit(0);
+    } else if (cmd.list) {
       out = { tools: (await client.listTools()).tools.map((t) => t.name).sort() };
     } else {
       const r = await client.callTool({ name: cmd.call, arguments: cmd.args ?? {} });
