@@ -570,11 +570,18 @@ type fw33bReceiver struct {
 	spans  []*tracev1.Span
 	status int
 	bad    []string
+	stall  chan struct{} // if not nil, exports get no answer until it is closed
 }
 
 func (rc *fw33bReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	rc.mu.Lock()
+	if stall := rc.stall; stall != nil {
+		rc.mu.Unlock()
+		<-stall
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
 	defer rc.mu.Unlock()
 	if rc.status != 0 {
 		w.WriteHeader(rc.status)
@@ -606,7 +613,8 @@ func (rc *fw33bReceiver) snapshot() []*tracev1.Span {
 // call to its upstream under its own span, and the verify's nested read
 // under the write's, as the call that made it; once the receiver refuses
 // every export, the spans lost are counted on /metrics, not dropped
-// silently.
+// silently; and once it takes exports and never answers, the spans a
+// shutdown could not export are said lost in the log as it stops.
 func TestFW33bTracesThroughServe(t *testing.T) {
 	k := newFW33bKit(t)
 	rc := &fw33bReceiver{}
@@ -657,4 +665,22 @@ func TestFW33bTracesThroughServe(t *testing.T) {
 	waitFor(t, "the refused exports to be counted", func() bool {
 		return scrape(t, s.base)["reach_spans_dropped_total{reason=export_failed}"] >= 2
 	})
+
+	// A collector that takes the spans and never answers: the shutdown
+	// waits for it up to its deadline, then says how many spans it lost
+	// (the metrics go with the process).
+	stall := make(chan struct{})
+	t.Cleanup(func() { close(stall) }) // before recv.Close, which waits for the stalled exports
+	rc.mu.Lock()
+	rc.status, rc.stall = 0, stall
+	rc.mu.Unlock()
+	c = k.connect(t, s)
+	if r := c.call(t, "kv__get", map[string]any{"key": "colour"}); r.IsError {
+		t.Errorf("a read with the collector stalled = %+v", r)
+	}
+	c.do(t, map[string]any{"end": true})
+	s.stop(t)
+	if log := s.log.String(); !strings.Contains(log, "spans not exported within 5s are lost") && !strings.Contains(log, "spans were lost while serving") {
+		t.Errorf("reach stopped with its spans stuck at a stalled collector and did not say they were lost:\n%s", tail(log, 3000))
+	}
 }

@@ -256,7 +256,21 @@ func (g *Gateway) shutdownTracer() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := g.tracer.Shutdown(ctx); err != nil {
+	err := g.tracer.Shutdown(ctx)
+	// Said in the log, as the metrics that counted them go with the
+	// process: spans a slow or down collector did not take by the
+	// deadline, and those lost while serving.
+	var lost *telemetry.LostError
+	switch {
+	case errors.As(err, &lost):
+		g.log.Warn("shutting down: spans not exported within 5s are lost (is the OTLP collector slow or down?)", "spans", lost.Spans)
+	case err != nil:
+		g.log.Warn("shutting down: flushing the spans failed", "err", err)
+	}
+	if full, failed := g.tracer.Drops(); full+failed > 0 {
+		g.log.Warn("spans were lost while serving (reach_spans_dropped_total)", "queue_full", full, "export_failed", failed)
+	}
+	if err != nil {
 		return fmt.Errorf("flushing traces: %w", err)
 	}
 	return nil
