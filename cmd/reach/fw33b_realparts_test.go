@@ -341,8 +341,8 @@ func TestFW33bVerifyAfterWriteThroughServe(t *testing.T) {
 	if !r.IsError || r.Code != "verify_failed" || !strings.Contains(r.Text, "silent failure") || !strings.Contains(r.Text, "kv__get") {
 		t.Errorf("a write the upstream acknowledged and did not apply = %+v, want an isError verify_failed result naming the check and the silent failure", r)
 	}
-	if !strings.Contains(strings.ToLower(r.Text), "not") || len(r.Text) < 80 {
-		t.Errorf("the silent failure's text says nothing of what to do next: %q", r.Text)
+	if !strings.Contains(r.Text, "Treat the write as not done") {
+		t.Errorf("the silent failure's text does not say what to do next: %q", r.Text)
 	}
 	// A refusal, for the statistics' refusals by guard.
 	if r := c.call(t, "kv__note", map[string]any{"text": "x"}); !r.IsError || r.Code == "" {
@@ -380,6 +380,26 @@ func TestFW33bVerifyAfterWriteThroughServe(t *testing.T) {
 	// checks and one read, each completed.
 	if i, ok := byTool["kv__get"]; !ok || stats.Tools[i].Completed != 3 {
 		t.Errorf("kv__get's statistics = %+v, want 3 completed (two checks, one read)", stats.Tools)
+	}
+
+	// The UI's tools page: kv__set's row, with its calls, its success
+	// rate and its failure by code.
+	resp, err := http.Get(s.base + "/ui/tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	row := string(page)
+	if i := strings.Index(row, ">kv__set<"); i < 0 {
+		t.Errorf("the UI's tools page has no kv__set:\n%s", page)
+	} else if row = row[i:]; strings.Contains(row, "</tr>") {
+		row = row[:strings.Index(row, "</tr>")]
+	}
+	for _, want := range []string{">2<", "50%", "verify_failed"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("the UI's kv__set row lacks %q: %s", want, row)
+		}
 	}
 
 	// A5: the same, scraped.
