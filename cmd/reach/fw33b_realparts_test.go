@@ -704,3 +704,38 @@ func TestFW33bTracesThroughServe(t *testing.T) {
 		t.Errorf("reach stopped with its spans stuck at a stalled collector and did not say they were lost:\n%s", tail(log, 3000))
 	}
 }
+
+// TestFW33bSpanQueueOverflowThroughServe (A5): the trap of a batching
+// exporter, which drops spans silently when its queue overflows. A
+// collector that never answers, behind `reach serve` with the
+// OpenTelemetry queue size at its smallest (OTEL_BSP_MAX_QUEUE_SIZE=1,
+// which reach's own queue in front of the SDK's batcher takes too): the
+// spans that do not fit are counted on /metrics as they are dropped, and
+// the stop says how many it could not export.
+func TestFW33bSpanQueueOverflowThroughServe(t *testing.T) {
+	k := newFW33bKit(t)
+	stall := make(chan struct{})
+	rc := &fw33bReceiver{stall: stall}
+	recv := httptest.NewServer(rc)
+	t.Cleanup(recv.Close)
+	t.Cleanup(func() { close(stall) }) // before recv.Close, which waits for the stalled exports
+	cfg := writeConfig(t, k.upstream(false)+"telemetry: {otlp_endpoint: "+recv.URL+"}\n")
+	s := k.serve(t, cfg, t.TempDir(), "OTEL_BSP_MAX_QUEUE_SIZE=1")
+	c := k.connect(t, s)
+	dropped := func() float64 { return scrape(t, s.base)["reach_spans_dropped_total{reason=queue_full}"] }
+	// Each call is a few spans; the collector holds the first export, the
+	// batcher one span, reach's queue one event: a few calls overflow it.
+	for i := 0; dropped() == 0; i++ {
+		if i == 50 {
+			t.Fatalf("50 calls with the collector stalled and a queue of one: no span counted as dropped")
+		}
+		if r := c.call(t, "kv__get", map[string]any{"key": fmt.Sprint("k", i)}); r.IsError { // each its own key: no loop
+			t.Fatalf("a call with the collector stalled = %+v: tracing must never hold a call", r)
+		}
+	}
+	c.do(t, map[string]any{"end": true})
+	s.stop(t)
+	if log := s.log.String(); !strings.Contains(log, "spans were lost while serving") || !strings.Contains(log, "queue_full=") {
+		t.Errorf("reach stopped after dropping spans and did not say so:\n%s", tail(log, 3000))
+	}
+}

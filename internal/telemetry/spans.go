@@ -15,8 +15,10 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"maps"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,7 +82,9 @@ func (idGenerator) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID 
 // TracerOptions configure a Tracer. Nil means defaults.
 type TracerOptions struct {
 	// QueueSize bounds the events waiting to become spans; beyond it events
-	// are dropped and counted (never blocking a call). If zero, 8192.
+	// are dropped and counted (never blocking a call). If zero, the
+	// OpenTelemetry variable OTEL_BSP_MAX_QUEUE_SIZE (a whole number above
+	// zero; the SDK's batcher behind takes it too), else 8192.
 	QueueSize int
 	// Sync exports each span as it ends (tests); otherwise spans are batched.
 	Sync bool
@@ -178,6 +182,9 @@ func NewTracer(exp sdktrace.SpanExporter, o *TracerOptions) *Tracer {
 	}
 	if opts.QueueSize == 0 {
 		opts.QueueSize = 8192
+		if n, err := strconv.Atoi(os.Getenv("OTEL_BSP_MAX_QUEUE_SIZE")); err == nil && n > 0 {
+			opts.QueueSize = n
+		}
 	}
 	t := &Tracer{opts: opts, queue: make(chan item, opts.QueueSize), done: make(chan struct{}), requests: map[string]*reqSpan{}}
 	exp = countingExporter{exp, &t.failed, &t.sent}
