@@ -127,6 +127,7 @@ type Gateway struct {
 	choices    link.ModelChoices   // tool_call ids the model proxy saw -> the model turns that chose them
 	authn      *auth.Authenticator // non-nil when clients must authenticate
 	policy     *policy.Engine      // nil: decisions by access level
+	reloads    [2]atomic.Int64     // policy file changes put in force, and those that failed to load
 	awaiting   sync.Map            // tool name -> struct{}: a changed upstream definition waiting for approval
 	pins       *pin.Store          // nil without upstreams
 	stats      *telemetry.Stats

@@ -104,7 +104,11 @@ func (g *Gateway) authorizer(ro *reach.Options) error {
 	if p := g.cfg.Policy; p != nil && p.Path != "" {
 		// The watcher logs each reload and each failed one (with what stays
 		// in force) itself: once.
-		w, err := policy.NewWatcher(g.policy, g.cfg.Path(p.Path), &policy.WatchOptions{Logger: g.log.With("component", "policy")})
+		// Each reload, and each change that failed to load, is counted
+		// (reach_policy_reloads_total): what shows that an edit is in
+		// force, or that the previous policies stay.
+		w, err := policy.NewWatcher(g.policy, g.cfg.Path(p.Path), &policy.WatchOptions{Logger: g.log.With("component", "policy"),
+			OnReload: func(*policy.Set) { g.reloads[0].Add(1) }, OnError: func(error) { g.reloads[1].Add(1) }})
 		if err != nil {
 			return g.cfg.Errorf([]any{"policy", "path"}, "policy: %v", err)
 		}
@@ -131,6 +135,9 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	// end once, and its repeats counted.
 	g.repeats = NewRepeats(repeatQuiet)
 	g.metrics.WithLogRepeats(g.repeats.Counts)
+	if p := g.cfg.Policy; p != nil && p.Path != "" {
+		g.metrics.WithPolicyReloads(func() (int64, int64) { return g.reloads[0].Load(), g.reloads[1].Load() })
+	}
 	recs := []reach.Recorder{g.stats, g.metrics}
 	if t := g.cfg.Telemetry; t != nil && t.OTLPEndpoint != "" {
 		if !strings.HasPrefix(t.OTLPEndpoint, "http://") && !strings.HasPrefix(t.OTLPEndpoint, "https://") {
@@ -249,7 +256,21 @@ func (g *Gateway) shutdownTracer() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := g.tracer.Shutdown(ctx); err != nil {
+	err := g.tracer.Shutdown(ctx)
+	// Said in the log, as the metrics that counted them go with the
+	// process: spans a slow or down collector did not take by the
+	// deadline, and those lost while serving.
+	var lost *telemetry.LostError
+	switch {
+	case errors.As(err, &lost):
+		g.log.Warn("shutting down: spans not exported within 5s are lost (is the OTLP collector slow or down?)", "spans", lost.Spans)
+	case err != nil:
+		g.log.Warn("shutting down: flushing the spans failed", "err", err)
+	}
+	if full, failed := g.tracer.Drops(); full+failed > 0 {
+		g.log.Warn("spans were lost while serving (reach_spans_dropped_total)", "queue_full", full, "export_failed", failed)
+	}
+	if err != nil {
 		return fmt.Errorf("flushing traces: %w", err)
 	}
 	return nil

@@ -40,7 +40,8 @@ import (
 // reach_store_writes_total, reach_store_commit_duration_seconds,
 // reach_store_queued_writes_failed_total, reach_store_retained_rows_total{kind},
 // reach_audit_events_total{outcome},
-// reach_audit_queue_length, and with the breakers given,
+// reach_audit_queue_length, reach_policy_reloads_total{outcome}, and with
+// the breakers given,
 // reach_breaker_state{kind,name} and reach_breaker_opened_total{kind,name}.
 type Metrics struct {
 	mu           sync.Mutex
@@ -62,12 +63,13 @@ type Metrics struct {
 	spanDrops    func() (int64, int64)
 	upstreams    func() map[string]bool // upstream -> connected
 	upstreamOf   func(tool string) string
-	active       func() map[string]int        // live state -> requests
-	breakers     func() []reach.BreakerStatus // the circuit breakers, if known
-	writer       func() store.WriterStats     // the store's writer, if known
-	retained     func() store.Retained        // what the store's retention removed, if known
-	audit        func() audit.Stats           // the audit log's, if known
-	repeats      func() map[string]int64      // errors counted as repeats, by message, if known
+	active       func() map[string]int         // live state -> requests
+	breakers     func() []reach.BreakerStatus  // the circuit breakers, if known
+	writer       func() store.WriterStats      // the store's writer, if known
+	retained     func() store.Retained         // what the store's retention removed, if known
+	audit        func() audit.Stats            // the audit log's, if known
+	repeats      func() map[string]int64       // errors counted as repeats, by message, if known
+	policy       func() (loaded, failed int64) // policy reloads, if a policy file is watched
 	reg          *prometheus.Registry
 	handler      http.Handler
 }
@@ -203,6 +205,11 @@ func (m *Metrics) WithLogRepeats(f func() map[string]int64) *Metrics { m.repeats
 
 // WithRequests reports reach_requests_active from f: the requests not
 // ended, by live state (RequestActivity).
+// WithPolicyReloads adds reach_policy_reloads_total{outcome}: the changes
+// of the policy files put in force ("loaded") and those that did not load
+// ("failed": the previous policies stayed), as f counts them.
+func (m *Metrics) WithPolicyReloads(f func() (loaded, failed int64)) *Metrics { m.policy = f; return m }
+
 func (m *Metrics) WithRequests(f func() map[string]int) *Metrics { m.active = f; return m }
 
 // ranTool reports whether a tool call ran to an answer, a success or a
@@ -323,10 +330,11 @@ var (
 	descRetained      = prometheus.NewDesc("reach_store_retained_rows_total", "Rows of finished state the store's retention sweep removed, by kind (requests, frames, tasks, approvals).", []string{"kind"}, nil)
 	descAuditEvents   = prometheus.NewDesc("reach_audit_events_total", "Audit events by outcome: appended to the log, dropped (its queue was full), or failed (lost to a failed commit).", []string{"outcome"}, nil)
 	descAuditQueue    = prometheus.NewDesc("reach_audit_queue_length", "Audit events waiting to be appended.", nil, nil)
+	descPolicyReloads = prometheus.NewDesc("reach_policy_reloads_total", "Changes of the policy files: put in force (loaded), or not loaded, the previous policies staying in force (failed).", []string{"outcome"}, nil)
 	descLogRepeats    = prometheus.NewDesc("reach_log_repeats_total", "Errors counted, not logged, as repeats of one logged just before (the store down: each call's), by message.", []string{"message"}, nil)
 	allDescs          = []*prometheus.Desc{descCalls, descRefusals, descCancels, descBudgets, descStops, descTokens, descCost, descModelLatency,
 		descLatency, descUp, descUpLatency, descUpErrors, descActive, descPending, descSpansDropped, descBreakerState, descBreakerOpened,
-		descCommits, descWrites, descCommitTime, descQueuedFailed, descRetained, descAuditEvents, descAuditQueue, descLogRepeats}
+		descCommits, descWrites, descCommitTime, descQueuedFailed, descRetained, descAuditEvents, descAuditQueue, descLogRepeats, descPolicyReloads}
 )
 
 var (
@@ -427,6 +435,11 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		full, failed := m.spanDrops()
 		ch <- prometheus.MustNewConstMetric(descSpansDropped, counter, float64(full), "queue_full")
 		ch <- prometheus.MustNewConstMetric(descSpansDropped, counter, float64(failed), "export_failed")
+	}
+	if m.policy != nil {
+		loaded, failed := m.policy()
+		ch <- prometheus.MustNewConstMetric(descPolicyReloads, counter, float64(loaded), "loaded")
+		ch <- prometheus.MustNewConstMetric(descPolicyReloads, counter, float64(failed), "failed")
 	}
 }
 

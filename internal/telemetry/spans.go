@@ -13,9 +13,12 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"maps"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,7 +82,9 @@ func (idGenerator) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID 
 // TracerOptions configure a Tracer. Nil means defaults.
 type TracerOptions struct {
 	// QueueSize bounds the events waiting to become spans; beyond it events
-	// are dropped and counted (never blocking a call). If zero, 8192.
+	// are dropped and counted (never blocking a call). If zero, the
+	// OpenTelemetry variable OTEL_BSP_MAX_QUEUE_SIZE (a whole number above
+	// zero; the SDK's batcher behind takes it too), else 8192.
 	QueueSize int
 	// Sync exports each span as it ends (tests); otherwise spans are batched.
 	Sync bool
@@ -135,6 +140,8 @@ type Tracer struct {
 	closed  bool
 	dropped atomic.Int64 // events not queued (queue full, or after Shutdown)
 	failed  atomic.Int64 // spans the exporter failed to send
+	sent    atomic.Int64 // spans the exporter sent
+	ended   atomic.Int64 // spans made (ended), to be exported
 	pending atomic.Int64 // queued or being turned into a span
 	done    chan struct{}
 	once    sync.Once
@@ -175,9 +182,12 @@ func NewTracer(exp sdktrace.SpanExporter, o *TracerOptions) *Tracer {
 	}
 	if opts.QueueSize == 0 {
 		opts.QueueSize = 8192
+		if n, err := strconv.Atoi(os.Getenv("OTEL_BSP_MAX_QUEUE_SIZE")); err == nil && n > 0 {
+			opts.QueueSize = n
+		}
 	}
 	t := &Tracer{opts: opts, queue: make(chan item, opts.QueueSize), done: make(chan struct{}), requests: map[string]*reqSpan{}}
-	exp = countingExporter{exp, &t.failed}
+	exp = countingExporter{exp, &t.failed, &t.sent}
 	var proc sdktrace.SpanProcessor
 	if opts.Sync {
 		proc = sdktrace.NewSimpleSpanProcessor(exp)
@@ -186,7 +196,7 @@ func NewTracer(exp sdktrace.SpanExporter, o *TracerOptions) *Tracer {
 		// front of it drops, and counts.
 		proc = sdktrace.NewBatchSpanProcessor(exp, sdktrace.WithBlocking())
 	}
-	t.tp = sdktrace.NewTracerProvider(sdktrace.WithIDGenerator(idGenerator{}), sdktrace.WithSpanProcessor(proc),
+	t.tp = sdktrace.NewTracerProvider(sdktrace.WithIDGenerator(idGenerator{}), sdktrace.WithSpanProcessor(endCounter{&t.ended}), sdktrace.WithSpanProcessor(proc),
 		sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithResource(Resource(opts.Service, opts.Version)))
 	t.tracer = t.tp.Tracer("github.com/agentreach/reach")
 	go t.loop()
@@ -212,16 +222,27 @@ func Resource(service, version string) *resource.Resource {
 // drops them after logging, and nothing else would tell.
 type countingExporter struct {
 	sdktrace.SpanExporter
-	failed *atomic.Int64
+	failed, sent *atomic.Int64
 }
 
 func (c countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	err := c.SpanExporter.ExportSpans(ctx, spans)
 	if err != nil {
 		c.failed.Add(int64(len(spans)))
+	} else {
+		c.sent.Add(int64(len(spans)))
 	}
 	return err
 }
+
+// endCounter counts the spans made: those neither sent nor failed when a
+// shutdown's deadline passes are the batcher's, lost with it.
+type endCounter struct{ ended *atomic.Int64 }
+
+func (endCounter) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (c endCounter) OnEnd(sdktrace.ReadOnlySpan)                   { c.ended.Add(1) }
+func (endCounter) Shutdown(context.Context) error                  { return nil }
+func (endCounter) ForceFlush(context.Context) error                { return nil }
 
 // Record implements reach.Recorder: it queues the event without blocking.
 // After Shutdown (a call may end after its gateway closed) the event is
@@ -274,7 +295,10 @@ func (t *Tracer) Dropped() int64 { q, f := t.Drops(); return q + f }
 func (t *Tracer) Drops() (queueFull, exportFailed int64) { return t.dropped.Load(), t.failed.Load() }
 
 // Shutdown makes the spans of the requests still open (ending now), and
-// flushes the queue and the exporter.
+// flushes the queue and the exporter. If ctx ends first (a collector slow
+// or unreachable), the spans not exported by then are lost with the
+// process: the error says how many (LostError), so that the caller can
+// say so rather than lose them silently.
 func (t *Tracer) Shutdown(ctx context.Context) error {
 	t.once.Do(func() {
 		t.mu.Lock()
@@ -282,13 +306,37 @@ func (t *Tracer) Shutdown(ctx context.Context) error {
 		close(t.queue)
 		t.mu.Unlock()
 	})
+	var err error
 	select {
 	case <-t.done:
+		err = t.tp.Shutdown(ctx)
 	case <-ctx.Done():
-		return ctx.Err()
+		err = ctx.Err()
 	}
-	return t.tp.Shutdown(ctx)
+	if err == nil {
+		return nil
+	}
+	// Events not yet spans, and spans made but neither sent nor failed
+	// (failed ones are counted already): lost.
+	lost := t.pending.Load() + t.ended.Load() - t.sent.Load() - t.failed.Load()
+	if lost <= 0 {
+		return err
+	}
+	return &LostError{Spans: lost, Err: err}
 }
+
+// LostError is Shutdown's error when spans were not exported before its
+// context ended: they are lost.
+type LostError struct {
+	Spans int64 // spans (or the events they would have been made of) not exported
+	Err   error
+}
+
+func (e *LostError) Error() string {
+	return fmt.Sprintf("%d spans not exported before the shutdown's deadline, lost (is the OTLP collector slow or down?): %v", e.Spans, e.Err)
+}
+
+func (e *LostError) Unwrap() error { return e.Err }
 
 // Flush waits until every queued event is a span and the exporter has them.
 func (t *Tracer) Flush(ctx context.Context) error {
