@@ -60,19 +60,23 @@ import (
 // s27Known lists the runs whose outcome is not their label's, each with why.
 var s27Known = map[string]string{
 	// As written, on the guard then (c62ad215): 14 of 24 loops detected,
-	// none early, 10 missed; 2 of 36 legit runs refused.
-	"brew-tank-polled-stalled":                    "missed",
+	// none early, 10 missed; 2 of 36 legit runs refused (other seats
+	// tried until free, and a corridor watched whose signal status, read
+	// three times alike with nothing written, is refused by the
+	// benchmark's own rule). Since its fixes, 18 of 24 and 1: a reading's
+	// stamp (sampled_at, obs_time) is a stamp (TestReadingStamps), a
+	// quote's id is the exchange's (TestQuoteIDs), an operation's or a
+	// deployment's id in a failure is the attempt's own
+	// (TestOwnOperationIDs), and a conflict is about the values of the
+	// call it names (TestConflictNamesTaken). Left:
+	//
 	"bikeshare-dock-respelled-empty":              "missed",
-	"ota-deploy-version-respelled-bad-signature":  "missed",
 	"traffic-retime-cycle-notations-offline":      "missed",
 	"wildlife-detections-reworded-same":           "missed",
-	"mortgage-quote-amount-notations-same-rate":   "missed",
 	"massspec-polled-calibrating-jitter":          "missed",
-	"ski-lift-wind-ab-ab-unchanged":               "missed",
 	"laundry-start-programme-respelled-door-open": "missed",
 	"visa-polled-days-in-review-grow":             "missed",
 	"traffic-corridor-watched-peak":               "false_kill",
-	"cinema-other-seats-until-free":               "false_kill",
 }
 
 func TestTwentySeventhRuns(t *testing.T) {
