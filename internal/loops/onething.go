@@ -68,8 +68,9 @@ func wordAt(msg []byte, j, n int) bool {
 
 // takenValues hashes, in any order, the argument values that a
 // conflict's message names again; 0 when it names none. A value and the
-// message's words are compared as their letters and digits, case folded
-// (F-7, f7 and "F7 " are the word F7 of ["F7","F8"] unavailable). A
+// message's words (runs of letters, digits, - and _) are compared as
+// their letters and digits, case folded (F-7, f7 and "F7 " are the word
+// F7 of ["F7","F8"] unavailable; R2-7 is R2-7, not R2). A
 // conflict is about what the call asked for: a seat, a slot, a name
 // already taken. Other seats asked and refused alike, each named, are a
 // search for a free one, not one complaint (TestConflictNamesTaken); the
@@ -103,7 +104,8 @@ func (d *Detector) takenValues(msg, args []byte) uint64 {
 	return h | 1
 }
 
-// alnumFold appends the letters and digits of v to b, lower-cased.
+// alnumFold appends the letters and digits of v to b, lower-cased (a
+// byte of a character beyond ASCII as it is).
 func alnumFold(b, v []byte) []byte {
 	for _, c := range v {
 		switch {
@@ -116,20 +118,30 @@ func alnumFold(b, v []byte) []byte {
 	return b
 }
 
-// namesWord reports whether msg holds a word (a run of letters and
-// digits) that is w, which is lower-cased, in any case.
+// namesWord reports whether msg holds a word (a run of letters, digits,
+// - and _) whose letters and digits, case folded, are w.
 func namesWord(msg, w []byte) bool {
-	word := func(c byte) bool { return isDigit(c) || asciiLetter(c) || c >= 0x80 }
 	for i := 0; i < len(msg); {
-		if !word(msg[i]) {
+		if !isTokenByte(msg[i]) && msg[i] != '-' {
 			i++
 			continue
 		}
-		j := i
-		for j < len(msg) && word(msg[j]) {
-			j++
+		j, k := i, 0
+		match := true
+		for ; j < len(msg) && (isTokenByte(msg[j]) || msg[j] == '-'); j++ {
+			c := msg[j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c == '-' || c == '_' {
+				continue
+			}
+			if k >= len(w) || w[k] != c {
+				match = false
+			}
+			k++
 		}
-		if j-i == len(w) && bytes.EqualFold(msg[i:j], w) {
+		if match && k == len(w) {
 			return true
 		}
 		i = j

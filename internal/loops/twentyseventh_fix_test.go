@@ -149,6 +149,11 @@ func TestConflictNamesTaken(t *testing.T) {
 	if a, b := d.takenValues([]byte(`seats ["F7","F8"] taken`), []byte(`{"seats":["f-7"," F8"]}`)), d.takenValues([]byte(`seats ["F7","F8"] taken`), []byte(`{"seats":["F8","F7"]}`)); a == 0 || a != b {
 		t.Fatalf("one pair of seats in two spellings: %x, %x", a, b)
 	}
+	// A seat of a row named with its punctuation is that seat, not its row.
+	if d.takenValues([]byte(`["R2-7","R2-8"] unavailable`), []byte(`{"seats":["R2-7"]}`)) == 0 ||
+		d.takenValues([]byte(`["R2-7","R2-8"] unavailable`), []byte(`{"seats":["R2"]}`)) != 0 {
+		t.Fatal("R2-7 named as R2")
+	}
 	// A conflict that names no value of the call.
 	if d.takenValues([]byte(`tank FV-3 holds batch B-2611`), []byte(`{"batch":"B-2614","temp":"18C"}`)) != 0 {
 		t.Fatal("a value the conflict does not name")
