@@ -2,6 +2,7 @@ package loops
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -158,4 +159,35 @@ func TestConflictNamesTaken(t *testing.T) {
 	if d.takenValues([]byte(`tank FV-3 holds batch B-2611`), []byte(`{"batch":"B-2614","temp":"18C"}`)) != 0 {
 		t.Fatal("a value the conflict does not name")
 	}
+}
+
+// FuzzTakenValues: what a conflict names of the call never panics, names
+// a value the same whatever its case and punctuation (- and _), and
+// names nothing in a message that holds none of the call's letters and
+// digits.
+func FuzzTakenValues(f *testing.F) {
+	f.Add([]byte(`["F7","F8"] unavailable`), "F-7")
+	f.Add([]byte(`tank FV-3 holds batch B-2611`), "fv_3")
+	f.Add([]byte("\xff-\x80_"), "\x80")
+	f.Fuzz(func(t *testing.T, msg []byte, v string) {
+		d := New(nil)
+		args := fmt.Appendf(nil, `{"v":%q}`, v)
+		a := d.takenValues(msg, args)
+		up := fmt.Appendf(nil, `{"v":%q}`, strings.ToUpper(v))
+		if b := d.takenValues(msg, up); isASCII(v) && a != b {
+			t.Fatalf("%q and its upper case named otherwise: %x, %x", v, a, b)
+		}
+		if d.takenValues(nil, args) != 0 {
+			t.Fatal("an empty message names a value")
+		}
+	})
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
