@@ -17,9 +17,13 @@ import "bytes"
 // a trace's id, a latency, a measured wall time).
 
 // ownWords are the words that name what an attempt makes of its own:
-// before an id (attempt_id, submissionRef, job_id) or alone (job).
+// before an id (attempt_id, submissionRef, job_id, operationId) or alone
+// (job, deployment): a long-running operation, a deployment or an
+// execution started for the call and named in its failure
+// (TestOwnOperationIDs).
 var ownWords = map[string]bool{
 	"attempt": true, "submission": true, "job": true,
+	"operation": true, "deployment": true, "execution": true,
 }
 
 // ownIDWords are the last words of a key that name an id.

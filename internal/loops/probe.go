@@ -319,6 +319,12 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 			// that record: other records refused alike are a batch.
 			tmpl = mix(tmpl, d.echoedIDs(o.Result, s.Args, true))
 		}
+		if class == "conflict" {
+			// What the conflict names of the call (the seats, the
+			// slot, the name taken) is what it is about: other ones
+			// refused alike are a search for a free one (onething.go).
+			tmpl = mix(tmpl, d.takenValues(o.Result, s.Args))
+		}
 	}
 	if httpFailed {
 		tmpl = mix(tmpl, requestKey(s.Args))

@@ -31,10 +31,12 @@ var volatileWords = map[string]bool{
 
 // volatileIDWords are the words that, before "id" (request_id, traceId,
 // x-request-id, search_id), name an id of the exchange rather than of a
-// thing.
+// thing. A quote's or an estimate's id (quote_id) is made anew for each
+// asking, as a search's is: what it quotes is the answer (TestQuoteIDs).
 var volatileIDWords = map[string]bool{
 	"request": true, "req": true, "trace": true, "span": true, "correlation": true, "search": true,
 	"query": true, "response": true, "resp": true, "rpc": true, "invocation": true, "nonce": true,
+	"quote": true, "estimate": true,
 }
 
 // quotaWords are the words that, beside "remaining" or "left" (or "rate"
@@ -59,12 +61,17 @@ var volatileWaited = map[string]bool{
 
 // volatileStamps are the words that, before "at", "on", "of", "time", "ts"
 // or "date" (fetched_at, as_of, server_time), name when the answer was
-// made, not when something happened.
+// made, not when something happened. So do when a reading was taken
+// (sampled_at, measured_at, observed_at, obs_time): a sensor read anew
+// that says what it said is the same answer, its stamp a clock as a
+// heartbeat is (TestReadingStamps); when a thing was updated or a report
+// made stays the answer's.
 var volatileStamps = map[string]bool{
 	"fetched": true, "retrieved": true, "generated": true, "served": true, "received": true,
 	"responded": true, "sent": true, "queried": true, "requested": true, "computed": true,
 	"checked": true, "polled": true, "response": true, "request": true, "server": true, "current": true,
 	"as": true, "cached": true,
+	"sampled": true, "measured": true, "observed": true, "obs": true, "observation": true,
 }
 
 // volatileParticiples are the words that, last in a key ("checked",
