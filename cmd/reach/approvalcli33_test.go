@@ -17,8 +17,11 @@ import (
 // alone) or as the user and then a reviewer (keys: user+reviewer, the
 // user's vote alone letting nothing run); the agent's call, repeated with
 // its idempotency key, runs once and its retry gets the recorded result;
-// nothing is left pending and `reach audit verify` passes. Each also with
-// the gateway killed (kill -9) and started again between the ask and the
+// nothing is left pending and `reach audit verify` passes; each call
+// answered pending shows completed in its request's graph, naming the
+// frame that ran, before and after a restart (the user's vote alone
+// answers a second one, in a request of its own). Each also with the
+// gateway killed (kill -9) and started again between the ask and the
 // first approval: the approval waits in the store and is decided as well.
 func TestApprovalByCLI(t *testing.T) {
 	if testing.Short() {
@@ -47,6 +50,7 @@ func TestApprovalByCLI(t *testing.T) {
 			cfg, addr := writeConfig(t, yaml), freeAddr(t)
 			base := "http://" + addr
 			cmd := startReach(t, cfg, addr, data)
+			var waiting [][2]string // the request and frame of each call answered pending
 			wipe := func() map[string]any {
 				t.Helper()
 				body := `{"tool_calls":[{"call_id":"w","tool":"up__wipe","arguments":{"key":"w33"},"idempotency_key":"wipe-33"}]}`
@@ -61,10 +65,14 @@ func TestApprovalByCLI(t *testing.T) {
 				}
 				defer resp.Body.Close()
 				var out struct {
+					Request string           `json:"request_id"`
 					Results []map[string]any `json:"results"`
 				}
 				if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Results) != 1 {
 					t.Fatalf("the wipe: %s %v %v", resp.Status, err, out)
+				}
+				if f, _ := out.Results[0]["frame"].(string); out.Results[0]["status"] == "pending" && f != "" {
+					waiting = append(waiting, [2]string{out.Request, f})
 				}
 				return out.Results[0]
 			}
@@ -79,6 +87,10 @@ func TestApprovalByCLI(t *testing.T) {
 				cmd.Process.Kill()
 				cmd.Wait()
 				cmd = startReach(t, cfg, addr, data)
+				// A kill -9 may lose the last few milliseconds of audit
+				// events (docs/STATE.md): the graphs checked below are
+				// of the calls answered pending after it.
+				waiting = nil
 			}
 			deciders := []string{alice} // the user ("" without auth)
 			if tc.reviewer {
@@ -121,6 +133,49 @@ func TestApprovalByCLI(t *testing.T) {
 			if err := json.Unmarshal([]byte(used), &all); err != nil || len(all.Approvals) != 1 || all.Approvals[0]["status"] != "used" {
 				t.Errorf("reach approvals list --all --json: %v %s; want the one approval, used", err, used)
 			}
+			// Each frame answered pending ends completed, naming the frame
+			// that ran, in its request's graph, and so after a restart.
+			checkWaiting := func(when string) {
+				t.Helper()
+				for _, w := range waiting {
+					req, _ := http.NewRequest("GET", base+"/v1/requests/"+w[0]+"/graph", nil)
+					if alice != "" {
+						req.Header.Set("Authorization", "Bearer "+alice)
+					}
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var g struct {
+						Frames []map[string]any `json:"frames"`
+					}
+					err = json.NewDecoder(resp.Body).Decode(&g)
+					resp.Body.Close()
+					found := false
+					for _, f := range g.Frames {
+						if f["id"] == w[1] {
+							found = true
+							if s, _ := f["summary"].(string); f["status"] != "completed" || !strings.Contains(s, "ran as frame") {
+								t.Errorf("%s: the frame %s of %s answered pending is %v; want it completed, naming the frame that ran", when, w[1], w[0], f)
+							}
+						}
+					}
+					if !found {
+						t.Errorf("%s: the frame %s answered pending is not in the graph of %s (%v): %v", when, w[1], w[0], err, g.Frames)
+					}
+				}
+			}
+			want := 1 // the ask, and the repeat on the user's vote alone
+			if tc.reviewer {
+				want++
+			}
+			if tc.restart {
+				want-- // the ask was before the kill
+			}
+			if len(waiting) != want {
+				t.Fatalf("calls answered pending with their frames: %v; want %d", waiting, want)
+			}
+			checkWaiting("running")
 			if err := cmd.Process.Signal(os.Interrupt); err != nil {
 				t.Fatal(err)
 			}
@@ -128,6 +183,10 @@ func TestApprovalByCLI(t *testing.T) {
 			if out := cli(t, "audit", "verify", "--data", data); !strings.Contains(out, "chain ok") {
 				t.Errorf("reach audit verify: %s", out)
 			}
+			cmd = startReach(t, cfg, addr, data)
+			checkWaiting("after a restart")
+			cmd.Process.Signal(os.Interrupt)
+			cmd.Wait()
 		})
 	}
 }
