@@ -297,6 +297,17 @@ func IdempotencyKey(ctx context.Context) (string, bool) {
 // went on after its wait, say) is left as it is.
 func (r *Request) SettleAwaiting(id FrameID, s State, e *Error, summary string) bool {
 	f, ok := r.Frame(id)
+	for q := r; !ok; {
+		// A request named again shows the runs before it under its id
+		// (Frames): a call answered pending in one of them waits there
+		// (those only in the store are read back settled).
+		prev := q.earlier.Load()
+		if prev == nil || prev.req == nil {
+			break
+		}
+		q = prev.req
+		f, ok = q.Frame(id)
+	}
 	if !ok || !s.Done() || !f.state.CompareAndSwap(int32(AwaitingApproval), int32(s)) {
 		return false
 	}

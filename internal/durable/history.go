@@ -156,12 +156,12 @@ func (h *History) eventFrames(ctx context.Context, id string) []reach.PastFrame 
 		fs, st := pastFrames(evs)
 		out, settled = append(out, fs...), append(settled, st...)
 		if len(evs) < page {
-			return settle(out, settled)
+			return h.settle(ctx, out, settled)
 		}
 		after = evs[len(evs)-1].Seq
 	}
 	h.log.Error("history: reading a request's audit events", "request", id, "err", err)
-	return settle(out, settled)
+	return h.settle(ctx, out, settled)
 }
 
 // framePage is how many of a request's audit events eventFrames reads at
@@ -259,9 +259,44 @@ func pastFrames(events []*audit.Event) ([]reach.PastFrame, []*audit.Event) {
 }
 
 // settle ends the frames that waited for an approval (awaiting_approval)
-// as the approval's later event says (denied, expired, or used by the
-// repeated call): the frame its event names, as the running gateway did.
-func settle(frames []reach.PastFrame, events []*audit.Event) []reach.PastFrame {
+// as the running gateway did once it was denied, expired, or used by the
+// repeated call: each frame as its approval stands in the store (every
+// frame the approval kept, in this request or another that repeated the
+// call by its idempotency key; a denial with who denied it and why), and
+// then, for an approval the store no longer keeps, the frame its
+// decision's audit event names.
+func (h *History) settle(ctx context.Context, frames []reach.PastFrame, events []*audit.Event) []reach.PastFrame {
+	if st, ok := h.st.(store.Approvals); ok {
+		type stored struct {
+			a     *approval.Approval
+			ended time.Time
+		}
+		read := map[string]stored{}
+		for i := range frames {
+			f := &frames[i]
+			id := ""
+			if f.State == reach.AwaitingApproval {
+				id = approval.WaitsFor(f.Error)
+			}
+			if id == "" {
+				continue
+			}
+			got, ok := read[id]
+			if !ok {
+				var err error
+				if got.a, got.ended, err = approval.Stored(ctx, st, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+					h.log.Warn("history: reading the approval a frame waited for", "approval", id, "frame", f.ID, "err", err)
+				}
+				read[id] = got
+			}
+			if got.a == nil || !slices.Contains(got.a.Frames, f.ID.String()) {
+				continue
+			}
+			if s, er, summary, ok := approval.Settled(got.a, string(got.a.Status), ""); ok {
+				f.State, f.Summary, f.Ended, f.Error = s, summary, got.ended, er
+			}
+		}
+	}
 	for _, e := range events {
 		id, err := reach.ParseFrameID(e.Frame)
 		if err != nil {

@@ -209,12 +209,21 @@ func (g *Gateway) settleAwaiting(e approval.Event) {
 	if !ok || g.rt == nil {
 		return
 	}
-	r, found := g.rt.Lookup(a.Request)
-	if !found {
-		return
-	}
-	for _, f := range a.Frames {
-		if id, err := reach.ParseFrameID(f); err == nil && f != a.RanIn {
+	// Each frame is in its root request's graph (or a sub-request's): a
+	// call repeated with its idempotency key waits in a request of its own.
+	roots := map[string]*reach.Request{}
+	for i, f := range a.Frames {
+		id, err := reach.ParseFrameID(f)
+		if err != nil || f == a.RanIn {
+			continue
+		}
+		root := a.FrameRoot(i)
+		r, seen := roots[root]
+		if !seen {
+			r, _ = g.rt.Lookup(root)
+			roots[root] = r
+		}
+		if r != nil {
 			r.SettleAwaiting(id, s, er, summary)
 		}
 	}

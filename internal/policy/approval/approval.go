@@ -143,6 +143,28 @@ type Approval struct {
 	// waiting frame once its approval is decided, expired or used.
 	Frames []string `json:"frames,omitempty"`
 	RanIn  string   `json:"ran_in,omitempty"`
+	// FrameRoots is the root request of each of Frames, in their order: a
+	// call repeated with its idempotency key waits in a request of its
+	// own. An approval stored before it was kept has none: its frames are
+	// Request's (FrameRoot).
+	FrameRoots []string `json:"frame_roots,omitempty"`
+}
+
+// FrameRoot returns the root request of a.Frames[i]: the request whose
+// graph (or a sub-request's) shows it.
+func (a *Approval) FrameRoot(i int) string {
+	if i < len(a.FrameRoots) && a.FrameRoots[i] != "" {
+		return a.FrameRoots[i]
+	}
+	return a.Request
+}
+
+// addFrame adds frame f, of the root request root, to a's waiting frames.
+func (a *Approval) addFrame(f, root string) {
+	for len(a.FrameRoots) < len(a.Frames) { // kept before FrameRoots was
+		a.FrameRoots = append(a.FrameRoots, a.Request)
+	}
+	a.Frames, a.FrameRoots = append(a.Frames, f), append(a.FrameRoots, root)
 }
 
 // maxFrames bounds Approval.Frames: an agent that repeats a pending call
@@ -163,12 +185,22 @@ func Settled(a *Approval, action, by string) (reach.State, *reach.Error, string,
 		}
 		return reach.Completed, nil, s, true
 	case "denied":
-		who := ""
+		// Who denied it and why, as the denial keeps them (the reason
+		// masked when it was given), so that the frame settled from the
+		// store after a restart reads as the running gateway's did.
+		reason := ""
+		if d := a.Denial; d != nil {
+			by, reason = cmp.Or(d.By, by), d.Reason
+		}
+		msg := "The approval " + a.ID + " of this call was denied"
 		if by != "" {
-			who = " by " + by
+			msg += " by " + by
+		}
+		if reason != "" {
+			msg += ": " + strings.TrimRight(reason, ". ")
 		}
 		return reach.Refused, &reach.Error{Guard: "authorize", Type: reach.TypeApproval, Code: "approval_denied",
-			Message:    fmt.Sprintf("The approval %s of this call was denied%s.", a.ID, who),
+			Message:    msg + ".",
 			Suggestion: "Do not make this call again; tell the user it was denied, or reach the goal another way."}, "denied (" + a.ID + ")", true
 	case "expired":
 		return reach.Cancelled, &reach.Error{Guard: "authorize", Type: reach.TypeApproval, Code: "approval_expired",
@@ -177,6 +209,22 @@ func Settled(a *Approval, action, by string) (reach.State, *reach.Error, string,
 			"expired (" + a.ID + ")", true
 	}
 	return 0, nil, "", false
+}
+
+// pendingID finds the approval a pending answer names (pendingError).
+var pendingID = regexp.MustCompile(`needs approval before it runs: approval (apr_[0-9a-f]{32}) waits`)
+
+// WaitsFor returns the id of the approval that e, a call's answer
+// pending (code approval_pending, as a frame's event keeps it), names, or
+// "": what a frame read back after a restart waited for.
+func WaitsFor(e *reach.Error) string {
+	if e == nil || e.Code != "approval_pending" || e.Type != reach.TypeApproval {
+		return ""
+	}
+	if m := pendingID.FindStringSubmatch(e.Message); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // frameOf is the id of c's frame, or "".
@@ -459,9 +507,10 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 		if f := frameOf(c); rec.Status == Pending && f != "" && len(rec.Frames) < maxFrames && !slices.Contains(rec.Frames, f) {
 			// A repeated call answered pending waits too: its frame is
 			// settled with the first's. Not kept if it cannot be stored.
-			rec.Frames = append(rec.Frames, f)
+			prevFrames, prevRoots := rec.Frames, rec.FrameRoots
+			rec.addFrame(f, rootOf(c.Request()).ID())
 			if err := q.persist(rec); err != nil {
-				rec.Frames = rec.Frames[:len(rec.Frames)-1]
+				rec.Frames, rec.FrameRoots = prevFrames, prevRoots
 				q.o.Logger.Warn("approval's waiting frame not recorded", "approval", rec.ID, "err", err)
 			}
 		}
@@ -731,7 +780,7 @@ func (q *Queue) create(c *reach.Call, k keys, reqs string, now time.Time) *recor
 		Created: now, Expires: now.Add(q.o.TTL),
 	}}
 	if f := frameOf(c); f != "" {
-		rec.Frames = []string{f}
+		rec.addFrame(f, rec.RootRequest)
 	}
 	if q.o.Tool != nil {
 		if t, ok := q.o.Tool(c.Tool); ok {
@@ -1159,6 +1208,23 @@ func decodeStored(ar *store.ApprovalRecord) (storedApproval, error) {
 		return sa, fmt.Errorf("its data has the unknown status %q", sa.Status)
 	}
 	return sa, nil
+}
+
+// Stored reads approval id as st keeps it, and when it was last written:
+// what a restarted gateway's history reads to end the frames that waited
+// for it (WaitsFor, Settled by its status), every one of them, in any
+// request. An error matches store.ErrNotFound for an approval not (or no
+// longer) kept.
+func Stored(ctx context.Context, st store.Approvals, id string) (*Approval, time.Time, error) {
+	ar, err := st.GetApproval(ctx, id)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	sa, err := decodeStored(ar)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return &sa.Approval, ar.Updated, nil
 }
 
 // warnUnreadable logs, once per load, an approval row that could not be
