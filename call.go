@@ -596,6 +596,8 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			if errors.Is(err, ErrIdempotencyKeyReused) {
 				return nil, idempotency.Reused(&idempotency.Call{ID: c.ID, Root: c.req.root.id, Tool: c.Tool, Key: key, Own: c.IdempotencyKey != ""})
 			}
+			// The store's own text is logged, not told to the model.
+			rt.log.Warn("idempotency claim not recorded; call refused", "request", c.req.id, "call", c.ID, "tool", c.Tool, "err", err)
 			return nil, idempotency.Unreadable(err)
 		}
 		if !claimed {

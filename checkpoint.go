@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 
 	"github.com/agentreach/reach/internal/effects"
+	"github.com/agentreach/reach/internal/fault"
 )
 
 // checkpoint (10): a durable "executing" record before the call runs, and
@@ -25,9 +25,15 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		if !c.claimed { // else durable with the call's idempotency claim
 			*rec = executingRecord(c)
 			if err := cp.Executing(ctx, rec); err != nil {
+				// The store's own text is logged, not told to the model:
+				// what an operator must do is, when the store said.
+				rt.log.Warn("call not checkpointed before it ran; refused", "request", c.req.id, "call", c.ID, "tool", c.Tool, "err", err)
+				msg := "The call could not be recorded before it ran."
+				if hint := fault.HintOf(err); hint != "" {
+					msg = "The call could not be recorded before it ran: " + hint + "."
+				}
 				return nil, &Error{Guard: "checkpoint", Type: TypeTransient, Code: "checkpoint_failed",
-					Message:    fmt.Sprintf("The call could not be recorded before it ran: %v.", err),
-					Suggestion: "Nothing ran. Try again in a moment."}
+					Message: msg, Suggestion: "Nothing ran. Try again in a moment."}
 			}
 		}
 		if owesUndo(c) && c.req.owe() {

@@ -711,7 +711,9 @@ func (e *endpoint) cancelStored(ctx context.Context, id a2a.TaskID, owner Owner)
 	}
 	who := cmp.Or(owner.Principal, "the caller")
 	if err := e.g.opts.Stop(ctx, rec.Request, "CancelTask from "+who); err != nil {
-		return nil, &a2a.Error{Err: a2a.ErrInternalError, Message: fmt.Sprintf("Task %s could not be canceled: %v. Try again.", id, err)}
+		// The stop's error is the shared store's own text: logged, not told.
+		e.g.log.Warn("a2a: task not canceled: its request not stopped", "agent", e.a.cfg.Name, "task", string(id), "request", rec.Request, "err", err)
+		return nil, &a2a.Error{Err: a2a.ErrInternalError, Message: fmt.Sprintf("Task %s could not be canceled: the request it works in could not be stopped. Try again in a moment; if it goes on, ask the operator (reach's log has the error).", id)}
 	}
 	deadline := time.Now().Add(e.g.opts.CancelTimeout)
 	for time.Now().Before(deadline) {

@@ -47,10 +47,22 @@ func (c *Cluster) Recorder(cp *durable.Checkpoints) *Recorder {
 
 // storeError refuses a step whose shared state could not be read or
 // written.
-func storeError(what string, err error) *reach.Error {
+func (c *Cluster) storeError(what, request string, err error) *reach.Error {
+	// The store's own text (a driver's, with its host, user or SQL) is
+	// logged, not told: the client and the model read what happened and
+	// what to do.
+	c.log.Warn("shared store did not answer", "what", what, "request", request, "err", err)
 	return &reach.Error{Guard: "admit", Type: reach.TypeTransient, Code: "store_unavailable",
-		Message:    fmt.Sprintf("%s: the shared store did not answer (%v).", what, err),
+		Message:    what + ": the shared store did not answer.",
 		Suggestion: "Nothing ran. Try again in a moment."}
+}
+
+// requestID is r's id, "" for none.
+func requestID(r *reach.Request) string {
+	if r == nil {
+		return ""
+	}
+	return r.ID()
 }
 
 // notBackYet refuses a call of a request whose every instance looks dead,
@@ -105,12 +117,12 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 		// The join may have committed all the same (the bound fired as it
 		// landed): its part is left.
 		r.c.joinFailed(o.ID)
-		return time.Time{}, storeError("Request "+o.ID+" could not be begun", err)
+		return time.Time{}, r.c.storeError("Request "+o.ID+" could not be begun", o.ID, err)
 	}
 	switch outcome {
 	case postgres.JoinLeft: // a leave of this life's part came first: nothing written
 		r.c.joinDone(o.ID)
-		return time.Time{}, storeError("Request "+o.ID+" could not be begun", errJoinLeft)
+		return time.Time{}, r.c.storeError("Request "+o.ID+" could not be begun", o.ID, errJoinLeft)
 	case postgres.JoinForeign:
 		r.c.joinDone(o.ID) // nothing written
 		return time.Time{}, foreign(o.ID, o.Tenant, got)
@@ -135,8 +147,10 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 		}
 		if got.Unreadable != "" { // a call with roles it cannot know would act as nobody knows whom
 			r.c.joinFailed(o.ID)
+			// What could not be read is the decoder's text: logged, not told.
+			r.c.log.Warn("request record unreadable; not joined", "request", o.ID, "err", got.Unreadable)
 			return time.Time{}, &reach.Error{Guard: "admit", Type: reach.TypePermission, Code: "request_unreadable",
-				Message:    fmt.Sprintf("Request %s could not be joined: its stored record could not be read (%s). Nothing ran.", o.ID, got.Unreadable),
+				Message:    fmt.Sprintf("Request %s could not be joined: its stored record could not be read. Nothing ran.", o.ID),
 				Suggestion: "Start a new request (omit the request id); an operator can inspect the request's row in the store."}
 		}
 		o.Roles, o.Attributes, o.Scene, o.Agent = got.Roles, got.Attrs, got.Scene, got.Agent
@@ -158,7 +172,7 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 		up, err := r.c.storedAbove(ctx, o.ID)
 		if err != nil {
 			r.c.joinFailed(o.ID)
-			return time.Time{}, storeError("Request "+o.ID+" could not be joined: the requests above it could not be read", err)
+			return time.Time{}, r.c.storeError("Request "+o.ID+" could not be joined: the requests above it could not be read", o.ID, err)
 		}
 		if up = up[1:]; len(up) > 0 {
 			r.c.mu.Lock()
@@ -257,12 +271,12 @@ func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 	}
 	if err != nil {
 		r.c.joinFailed(q.ID()) // as JoinRequest
-		return storeError("Request "+q.ID()+" could not be begun", err)
+		return r.c.storeError("Request "+q.ID()+" could not be begun", q.ID(), err)
 	}
 	switch outcome {
 	case postgres.JoinLeft:
 		r.c.joinDone(q.ID())
-		return storeError("Request "+q.ID()+" could not be begun", errJoinLeft)
+		return r.c.storeError("Request "+q.ID()+" could not be begun", q.ID(), errJoinLeft)
 	case postgres.JoinForeign:
 		r.c.joinDone(q.ID())
 		return foreign(q.ID(), q.Root().Tenant(), got)
@@ -452,7 +466,7 @@ func (c *Cluster) Admission() reach.Middleware {
 					return nil, &reach.Error{Guard: "execute", Type: reach.TypeStopped, Code: "cancelled",
 						Message: "The call was cancelled: " + context.Cause(ctx).Error() + ".", Suggestion: "Do not retry unless the user asks again."}
 				}
-				return nil, storeError("The shared budget of this call's request could not be checked", err)
+				return nil, c.storeError("The shared budget of this call's request could not be checked", requestID(call.Request()), err)
 			}
 			if adm.Stopped != "" {
 				for _, q := range chain {
@@ -552,7 +566,7 @@ func (c *Cluster) AdmitTurnLeft(ctx context.Context, req *reach.Request) (sl mod
 	}
 	adm, err := c.st.Admit(ctx, ids, store.Spend{Turns: 1}, caps)
 	if err != nil {
-		return sl, storeError("The shared budget of this model turn's request could not be checked", err)
+		return sl, c.storeError("The shared budget of this model turn's request could not be checked", req.ID(), err)
 	}
 	if adm.Stopped != "" {
 		cs := durable.DecodeCause(adm.Cause)
@@ -574,7 +588,7 @@ func (c *Cluster) AdmitTurnLeft(ctx context.Context, req *reach.Request) (sl mod
 		spent := adm.Spent
 		if i > 0 {
 			if spent, err = c.st.Spent(ctx, q.id); err != nil {
-				return sl, storeError("The shared budget of this model turn's request could not be checked", err)
+				return sl, c.storeError("The shared budget of this model turn's request could not be checked", req.ID(), err)
 			}
 		}
 		if b.Tokens > 0 {
@@ -635,7 +649,7 @@ func (c *Cluster) HoldTurn(ctx context.Context, req *reach.Request, turn string,
 		store.Spend{Tokens: hold.Tokens, CostNano: hold.CostNano}, store.Spend{Tokens: need.Tokens, CostNano: need.CostNano},
 		store.Spend{Tokens: spend.Tokens, CostNano: spend.CostNano}, caps)
 	if err != nil {
-		return false, modelproxy.SharedLeft{}, storeError("The shared budget of this model turn's request could not be held", err)
+		return false, modelproxy.SharedLeft{}, c.storeError("The shared budget of this model turn's request could not be held", req.ID(), err)
 	}
 	if h.OK {
 		crashpoint.Reached("budget.charged") // the prompt, debited with the hold (#1)

@@ -358,3 +358,23 @@ func NoRequest() *Error {
 		Message:    "This call belongs to no request.",
 		Suggestion: "Begin a request (Runtime.Begin) and pass its context."}
 }
+
+// Hinted is a store's error with what an operator must do about it, in
+// reach's own words (the data folder's disk is full: free space on it). A
+// refusal tells the hint (HintOf), never the error's own text, a driver's
+// or a decoder's, which goes to the log.
+type Hinted struct {
+	Err  error
+	Hint string
+}
+
+func (e *Hinted) Error() string { return e.Err.Error() + " (" + e.Hint + ")" }
+func (e *Hinted) Unwrap() error { return e.Err }
+
+// HintOf returns the hint err carries (Hinted), or "".
+func HintOf(err error) string {
+	if h, ok := errors.AsType[*Hinted](err); ok {
+		return h.Hint
+	}
+	return ""
+}

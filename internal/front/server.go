@@ -769,8 +769,10 @@ func (m *idMap[V]) Delete(id string) {
 // only a malformed _meta is a protocol error. A call whose _meta names no
 // request or frame is linked by its HTTP headers (baggage, Reach-Request,
 // Reach-Parent, traceparent), as an agent that passes on what reach gave
-// it with an A2A message sends them. Progress goes to the client's session
-// under its token, when both are set.
+// it with an A2A message sends them. The scene and the budget of the
+// request a call begins are its _meta's, else its headers' (Reach-Scene,
+// Reach-Budget, baggage). Progress goes to the client's session under its
+// token, when both are set.
 func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult, error) {
 	if c.session.hash.Load() != nil {
 		// A call uses its recorded session from its start to its answer,
@@ -797,6 +799,15 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 		m.Request, m.Parent, m.Trace, m.TraceID = hl.Request, hl.Parent, hl.Trace, hl.TraceID
 		if m.Budget == nil {
 			m.Budget = hl.Budget
+		}
+		if m.Scene == "" {
+			m.Scene = hl.Scene
+		}
+	} else if c.header != nil && m.Scene == "" {
+		// _meta links the call but names no scene: the header's, for the
+		// request the call may begin (a new id, a parent's frame).
+		if m.Scene, err = link.SceneFromHeaders(c.header); err != nil {
+			return linkRefusal(err)
 		}
 	}
 	m.Agent = c.agent

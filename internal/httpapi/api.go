@@ -1112,7 +1112,9 @@ func (a *API) remoteFailed(w http.ResponseWriter, id string, found bool, err err
 		httpjson.WriteError(w, http.StatusForbidden, "not_your_request", fmt.Sprintf("Request %s belongs to another principal.", id),
 			"Only its principal, or a principal with the role "+operatorRole+" of its tenant or of none, may see or "+verb+" it; list yours with GET /v1/requests.")
 	case err != nil:
-		httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("Request %s could not be %s: %v.", id, past, err),
+		// The store's own text (a driver's) is logged, not told.
+		a.log.Warn("request not "+past+": the shared store did not answer", "request", id, "err", err)
+		httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("Request %s could not be %s: the shared store did not answer.", id, past),
 			"Try again in a moment; the request runs on until it is "+past+".")
 	default:
 		return false
@@ -1135,7 +1137,8 @@ func (a *API) endRequest(w http.ResponseWriter, r *http.Request) {
 		// Stored before this part ends, so that every instance ends its
 		// part and no recovery undoes what the client settled.
 		if _, err := a.remote.End(r.Context(), req.ID(), nil); err != nil {
-			httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("Request %s could not be ended: %v.", req.ID(), err),
+			a.log.Warn("request not ended: the shared store did not answer", "request", req.ID(), "err", err)
+			httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("Request %s could not be ended: the shared store did not answer.", req.ID()),
 				"Try again in a moment; the request runs on until it is ended.")
 			return
 		}

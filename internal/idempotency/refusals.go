@@ -51,19 +51,26 @@ var ErrBadRecord = errors.New("the stored record does not decode")
 // recorded before any write runs, so nothing ran, and the same call sent
 // again runs once the store answers. A record that does not
 // decode (ErrBadRecord) refuses its key's calls for good: the call it
-// records may have run, so running this one could run it twice.
+// records may have run, so running this one could run it twice. The
+// store's own text (a driver's, a decoder's) is not in the error, only
+// what an operator must do when the store said (fault.HintOf): its caller
+// logs err.
 func Unreadable(err error) *fault.Error {
 	if errors.Is(err, ErrBadRecord) {
 		return &fault.Error{Guard: "idempotency", Type: fault.TypeInvalidArgs, Code: "idempotency_record_unreadable",
-			Message:    fmt.Sprintf("The idempotency record of this call is in the store but cannot be read (%v). Nothing ran: the call it records may have run already.", err),
+			Message:    "The idempotency record of this call is in the store but cannot be read. Nothing ran: the call it records may have run already.",
 			Suggestion: "Check whether the first call took effect; then call again with a new idempotency key, or ask an operator to fix the record (the gateway's log names it)."}
 	}
-	msg := "The gateway could not record this call's idempotency claim in its store, which it does before a write runs, so the call was not run: %v."
+	msg := "The gateway could not record this call's idempotency claim in its store, which it does before a write runs, so the call was not run"
 	if errors.Is(err, context.DeadlineExceeded) {
-		msg = "The store did not answer in time to record this call's idempotency claim, which the gateway does before a write runs, so the call was not run: %v."
+		msg = "The store did not answer in time to record this call's idempotency claim, which the gateway does before a write runs, so the call was not run"
 	}
+	if hint := fault.HintOf(err); hint != "" {
+		msg += ": " + hint
+	}
+	msg += "."
 	return &fault.Error{Guard: "idempotency", Type: fault.TypeTransient, Code: "idempotency_store",
-		Message: fmt.Sprintf(msg, err),
+		Message: msg,
 		Suggestion: "Nothing ran. Try again with the same idempotency key or call id: it runs once the store takes writes again, and never twice. " +
-			"If it keeps failing, the store's error says why (a disk full, the database down); tell an operator."}
+			"If it keeps failing, tell an operator: the gateway's log has the store's error (a disk full, the database down)."}
 }

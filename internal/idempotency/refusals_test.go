@@ -25,10 +25,12 @@ func TestRefusals(t *testing.T) {
 		t.Fatalf("the caller's key: %+v", own)
 	}
 	// A claim the store did not take says so, not that a record could
-	// not be read, and what to send again.
-	u := Unreadable(errors.New("disk full"))
+	// not be read, and what to send again; not the store's own text,
+	// which its caller logs.
+	u := Unreadable(errors.New("write /srv/reach/reach.db: no space left on device"))
 	if u.Type != fault.TypeTransient || strings.Contains(u.Message, "could not be read") ||
-		!strings.Contains(u.Message, "could not record this call's idempotency claim") || !strings.Contains(u.Message, "was not run: disk full.") ||
+		!strings.Contains(u.Message, "could not record this call's idempotency claim") || !strings.Contains(u.Message, "was not run.") ||
+		strings.Contains(u.Message+u.Suggestion, "no space left") ||
 		!strings.Contains(u.Suggestion, "same idempotency key") || strings.Contains(u.Suggestion, "in a moment") {
 		t.Fatalf("a claim not taken: %+v", u)
 	}

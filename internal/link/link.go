@@ -282,10 +282,9 @@ func FromHeaders(h Headers) (Target, error) {
 		t.Parent = id
 	}
 	t.Trace, t.TraceID, _ = ParseTraceparent(h.Get(HeaderTraceparent))
-	t.Scene = strings.TrimSpace(h.Get(HeaderScene))
-	if err := CheckScene(t.Scene); err != nil {
-		return t, KindBadScene.New(upperFirst(fmt.Sprintf("%s: %v.", HeaderScene, err)),
-			"Name the scene with letters, digits, '_', '-' or '.' (chitchat, say), or omit the header.")
+	var err error
+	if t.Scene, err = SceneFromHeaders(h); err != nil {
+		return t, err
 	}
 	if id := strings.TrimSpace(h.Get(HeaderRequest)); id != "" {
 		t.Request = id
@@ -303,6 +302,18 @@ func FromHeaders(h Headers) (Target, error) {
 		t.Budget = &BudgetSpec{Name: budget}
 	}
 	return t, nil
+}
+
+// SceneFromHeaders reads Reach-Scene alone (as FromHeaders does), for a
+// front whose call's _meta links it but names no scene: "" when the header
+// is absent, an *Error when it is malformed.
+func SceneFromHeaders(h Headers) (string, error) {
+	scene := strings.TrimSpace(h.Get(HeaderScene))
+	if err := CheckScene(scene); err != nil {
+		return "", KindBadScene.New(upperFirst(fmt.Sprintf("%s: %v.", HeaderScene, err)),
+			"Name the scene with letters, digits, '_', '-' or '.' (chitchat, say), or omit the header.")
+	}
+	return scene, nil
 }
 
 func upperFirst(s string) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"strings"
@@ -35,7 +36,8 @@ type Owned struct {
 	tenants map[string][]string // the tenants whose principals may name each budget, should it lift one
 	now     func() time.Time
 
-	remote Remote // frames other instances run; nil for one instance
+	remote Remote       // frames other instances run; nil for one instance
+	log    *slog.Logger // what a client is not told of a failure (a store's own text)
 
 	mu     sync.Mutex
 	owned  map[string]*owned
@@ -184,6 +186,15 @@ func (q *Owned) WithRemote(r Remote) *Owned {
 	return q
 }
 
+// WithLogger logs there the failures a refusal does not tell (a store's,
+// a driver's or a decoder's own text); without it they are not logged.
+func (q *Owned) WithLogger(l *slog.Logger) *Owned {
+	if l != nil {
+		q.log = l
+	}
+	return q
+}
+
 type owned struct {
 	req      *reach.Request
 	last     time.Time
@@ -222,7 +233,8 @@ type Budgets struct {
 // NewOwned returns the requests the gateway owns in rt: begun in life,
 // ended after gap without calls.
 func NewOwned(life context.Context, rt *reach.Runtime, gap time.Duration, b Budgets) *Owned {
-	q := &Owned{rt: rt, gap: gap, def: b.Default, budgets: b.Named, namers: b.Principals, tenants: b.Tenants, now: time.Now, owned: map[string]*owned{}, maxLoose: DefaultBound}
+	q := &Owned{rt: rt, gap: gap, def: b.Default, budgets: b.Named, namers: b.Principals, tenants: b.Tenants, now: time.Now, owned: map[string]*owned{}, maxLoose: DefaultBound,
+		log: slog.New(slog.DiscardHandler)}
 	q.life = context.WithValue(life, lifeKey{}, q) // marks the requests it begins (see mergeCancel)
 	return q
 }
@@ -1161,7 +1173,10 @@ func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ contex
 func (q *Owned) adopt(ctx context.Context, t Target, id reach.FrameID, who *auth.Identity) (context.Context, *reach.Request, context.CancelCauseFunc, func(), error) {
 	reqID, stack, err := q.remote.Frame(ctx, id)
 	if err != nil {
-		return nil, nil, nil, nil, KindStoreUnavailable.New(fmt.Sprintf("Frame %s could not be looked up in the shared store: %v.", id, err),
+		// The store's own text (a driver's, with its host or SQL) is
+		// logged, not told.
+		q.log.Warn("parent frame not looked up: the shared store did not answer", "frame", id, "request", t.Request, "err", err)
+		return nil, nil, nil, nil, KindStoreUnavailable.New(fmt.Sprintf("Frame %s could not be looked up in the shared store: it did not answer.", id),
 			"Nothing ran. Try again in a moment.")
 	}
 	if len(stack) == 0 {
@@ -1193,7 +1208,9 @@ func (q *Owned) adopt(ctx context.Context, t Target, id reach.FrameID, who *auth
 	f, err := q.rt.AdoptAncestry(r, stack)
 	if err != nil {
 		release.release()
-		return nil, nil, nil, nil, KindBadStack.New(fmt.Sprintf("The stack of frame %s could not be read: %v.", id, err), "Omit the parent frame.")
+		q.log.Warn("parent frame's stack unreadable", "frame", id, "request", r.ID(), "err", err)
+		return nil, nil, nil, nil, KindBadStack.New(fmt.Sprintf("The stack of frame %s, kept by another gateway instance, could not be read from the shared store.", id),
+			"Nothing ran. Omit the parent frame to run the call in a request of its own, or ask the operator (reach's log has the error).")
 	}
 	cctx, cancel, stop := q.mergeCancel(r.Context(), ctx)
 	return reach.WithParent(cctx, f), r, cancel, join(stop, cancel, release), nil

@@ -776,10 +776,10 @@ func (p *Proxy) linkFailed(w http.ResponseWriter, err error) {
 }
 
 func (p *Proxy) internalError(w http.ResponseWriter, err error) {
-	msg := p.maskText(err.Error())
-	p.log.Error("model turn not placed in a request", "error", msg)
+	// The error may be a store's or a driver's own text: logged, not told.
+	p.log.Error("model turn not placed in a request", "error", p.maskText(err.Error()))
 	proxyError(w, http.StatusInternalServerError, "server_error", "internal",
-		"The model turn could not be placed in a request: "+msg+". Nothing was sent to the model; try again, and if it goes on, ask the operator (reach's log has the error).")
+		"The model turn could not be placed in a request. Nothing was sent to the model; try again, and if it goes on, ask the operator (reach's log has the error).")
 }
 
 // maskText masks an error's text with the full rules (registered values,

@@ -885,14 +885,26 @@ type Result struct {
 
 // Evaluate answers one authorization question under the set.
 func (s *Set) Evaluate(in *Input) Result {
+	r, _ := s.evaluate(in)
+	return r
+}
+
+// evaluate is Evaluate that also names the policies whose evaluation
+// failed ("arguments" when the arguments could not be converted): what may
+// be logged of an error, whose text can quote the arguments.
+func (s *Set) evaluate(in *Input) (Result, []string) {
 	pe := in.Principal.entity()
 	re := toolEntity(in.Tool, in.Access, in.Tags)
 	args, err := Arguments(in.Arguments)
 	if err != nil {
-		return Result{Decision: reach.Deny, Errors: []string{"arguments: " + err.Error()}}
+		return Result{Decision: reach.Deny, Errors: []string{"arguments: " + err.Error()}}, []string{"arguments"}
 	}
 	dec, diag := s.decide(s.applicable(in.Tool, ToolUpstream(in.Tool, in.Tags)), &pe, &re, contextRecord(args, in.Scene, in.RequestID, in.Agent, in.Principal.Tenant, in.Depth))
-	return s.result(dec, diag)
+	var failed []string
+	for _, de := range diag.Errors {
+		failed = append(failed, string(de.PolicyID))
+	}
+	return s.result(dec, diag), failed
 }
 
 func contextRecord(args types.Value, scene, requestID, agent, tenant string, depth int) types.Record {
@@ -1148,15 +1160,31 @@ func (e *Engine) Authorize(ctx context.Context, c *reach.Call) (reach.Decision, 
 }
 
 // Requirement returns the approval a call needs under the policies in
-// force: "user", "user+reviewer", or "" if none (or if it is denied). An
-// approval queue asks it which approvers to wait for.
+// force: "user", "user+reviewer", or "" when they ask none (the queue then
+// decides by the tool's access). It evaluates the policies again; if that
+// fails (an evaluation error, or a denial because the policies were
+// reloaded since the call was authorized), it answers the strictest,
+// "user+reviewer", and logs why: a policy error never lowers who must
+// approve.
 func (e *Engine) Requirement(_ context.Context, c *reach.Call) string {
 	r := c.Request()
 	if r == nil {
-		return ""
+		e.log.Warn("policy: approval asked for a call of no request; the user and a reviewer must approve", "tool", c.Tool)
+		return ApprovalUserReviewer
 	}
-	res := e.Evaluate(&Input{Principal: PrincipalOf(r), Tool: c.Tool, Access: c.Access(), Tags: c.Tags(),
+	res, failed := e.set.Load().evaluate(&Input{Principal: PrincipalOf(r), Tool: c.Tool, Access: c.Access(), Tags: c.Tags(),
 		Arguments: c.Args(), Scene: r.Scene(), RequestID: r.ID(), Agent: r.Agent(), Depth: depthOf(c)})
+	switch {
+	case len(res.Errors) > 0:
+		// The errors' text can quote the arguments: log the policies only.
+		e.log.Warn("policy: evaluation error asking who must approve; the user and a reviewer must", "tool", c.Tool,
+			"request", r.ID(), "principal", r.Principal(), "policies", failed)
+		return ApprovalUserReviewer
+	case res.Decision == reach.Deny:
+		e.log.Warn("policy: the policies in force deny a call waiting for approval; the user and a reviewer must approve", "tool", c.Tool,
+			"request", r.ID(), "principal", r.Principal(), "policies", res.Policies)
+		return ApprovalUserReviewer
+	}
 	return res.Approval
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -584,5 +585,51 @@ func TestLoadMissingSaysWhatToDo(t *testing.T) {
 				t.Errorf("loading %s = %v, want it to say %q", missing, err, want)
 			}
 		}
+	}
+}
+
+// A policy error never lowers who must approve: when evaluating the
+// policies again to learn who must approve fails (an @approval permit's
+// condition errors for these arguments, or a reload since the call was
+// authorized denies it), the answer is the strictest, and the log says why
+// without the arguments.
+func TestRequirementFailsClosed(t *testing.T) {
+	const asked = `@approval("user") permit (principal, action, resource);`
+	tests := []struct {
+		name, reloaded string
+	}{
+		// The arguments' amount overflows: Cedar's error quotes it.
+		{"evaluation error", `@approval("user") permit (principal, action, resource) when { context.arguments.amount + 9223372036854775000 > 0 };`},
+		{"missing attribute", `@approval("user") permit (principal, action, resource) when { context.arguments.nothing == 1 };`},
+		{"denied after a reload", `@approval("user") permit (principal, action, resource == Reach::Tool::"other");`},
+		{"forbidden after a reload", asked + "\n" + `forbid (principal, action, resource);`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs strings.Builder
+			eng := New(&Options{Policies: mustParse(t, asked), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			var got []string
+			rt := reach.New(&reach.Options{Authorizer: eng, Approver: approverFunc(func(ctx context.Context, c *reach.Call) (reach.Decision, *reach.Error) {
+				// The policies change between Authorize and the question of
+				// who must approve.
+				eng.Replace(mustParse(t, tt.reloaded))
+				got = append(got, eng.Requirement(ctx, c))
+				return reach.Permit, nil
+			})})
+			rt.MustRegister(reach.Tool{Name: "pay", Access: reach.Write, Func: noop})
+			ctx, req, _ := rt.Begin(t.Context(), &reach.RequestOptions{Principal: "alice"})
+			defer req.End()
+			rt.Call(ctx, &reach.Call{ID: "1", Tool: "pay", Arguments: json.RawMessage(`{"amount":4711,"note":"card-0042"}`)})
+			if diff := cmp.Diff([]string{ApprovalUserReviewer}, got); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+			l := logs.String()
+			if !strings.Contains(l, "level=WARN") || !strings.Contains(l, "tool=pay") || !strings.Contains(l, "request="+req.ID()) {
+				t.Errorf("log %q: want a warning naming the tool and the request", l)
+			}
+			if strings.Contains(l, "4711") || strings.Contains(l, "card-0042") {
+				t.Errorf("log %q quotes the arguments", l)
+			}
+		})
 	}
 }
