@@ -68,3 +68,55 @@ func TestAttack33ResourceUpdateMasksSecrets(t *testing.T) {
 		t.Fatal("the client that subscribed never heard of the upstream's update")
 	}
 }
+
+// TestAttack33LogMessageMasksLoggerAndMeta: an upstream's log message
+// reaches the client with the secrets masked in its logger's name and its
+// _meta as well as in its data: the upstream writes them all as it likes
+// (here with the header reach sends it), and only the data was masked.
+func TestAttack33LogMessageMasksLoggerAndMeta(t *testing.T) {
+	const tok = "sk-log-attack33-0a1b2c3d4e5f"
+	s := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			a := req.Extra.Header.Get("Authorization")
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "client(" + a + ")",
+				Meta: mcp.Meta{"auth": a}, Data: "calling"})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+		})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	cfg, err := config.Parse([]byte("upstreams:\n  - name: up\n    url: "+up.URL+"\n    headers: {Authorization: 'Bearer "+tok+"'}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveTest(t, newTestGateway(t, cfg))
+	logs := make(chan string, 4)
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			b, _ := json.Marshal(req.Params)
+			logs <- string(b)
+		},
+	})
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	if res, text := callText(t, cs, "up__ask", map[string]any{}, nil); res.IsError {
+		t.Fatalf("ask: %s", text)
+	}
+	select {
+	case l := <-logs:
+		if strings.Contains(l, tok) {
+			t.Errorf("the client got the upstream's token in a log message: %s", l)
+		}
+		if !strings.Contains(l, `"calling"`) || !strings.Contains(l, "client(") {
+			t.Errorf("the log message lost what was not secret: %s", l)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream's log message did not reach the client")
+	}
+}

@@ -168,19 +168,10 @@ func (pl *Pool) maskSampling(p *mcp.CreateMessageParams) {
 }
 
 // maskLog returns an upstream's log message as the client may see it,
-// its data masked (P6): p itself when there is nothing to mask.
+// masked (P6): its data, and its logger's name and _meta, which the
+// upstream writes as it likes too; p itself when there is nothing to mask.
 func (pl *Pool) maskLog(p *mcp.LoggingMessageParams) *mcp.LoggingMessageParams {
-	b, err := json.Marshal(p.Data)
-	if err != nil {
-		return p
-	}
-	m := pl.redactor.Redact(b)
-	if &m[0] == &b[0] {
-		return p
-	}
-	c := *p
-	c.Data = json.RawMessage(m)
-	return &c
+	return masked(p, pl.redactor.Redact)
 }
 
 // maskProgress masks the message of an upstream's progress notification.
