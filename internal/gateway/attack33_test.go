@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -118,5 +119,39 @@ func TestAttack33LogMessageMasksLoggerAndMeta(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the upstream's log message did not reach the client")
+	}
+}
+
+// TestAttack33UnsubscribeErrorMasked: an upstream's error to an
+// unsubscribe reaches the client masked, as its errors to a read, a get,
+// a completion and a subscribe do; it went on as the upstream wrote it.
+func TestAttack33UnsubscribeErrorMasked(t *testing.T) {
+	const tok = "sk-unsub-attack33-9f8e7d6c5b4a"
+	const uri = "file:///notes.txt"
+	s := mcp.NewServer(&mcp.Implementation{Name: "res", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler: func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+			return fmt.Errorf("no subscription for %s", req.Extra.Header.Get("Authorization"))
+		},
+	})
+	s.AddResource(&mcp.Resource{URI: uri, Name: "notes"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "hi"}}}, nil
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	cfg, err := config.Parse([]byte("upstreams:\n  - name: res\n    url: "+up.URL+"\n    headers: {Authorization: 'Bearer "+tok+"'}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := resourceSubscriber(t, newTestGateway(t, cfg), make(chan string, 4))
+	if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	err = cs.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: uri})
+	if err == nil || !strings.Contains(err.Error(), "no subscription for") {
+		t.Fatalf("Unsubscribe: %v, want the upstream's error", err)
+	}
+	if strings.Contains(err.Error(), tok) {
+		t.Errorf("the client got the upstream's token in its error: %v", err)
 	}
 }

@@ -492,7 +492,10 @@ func (p *Pool) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 // other client has one: the gateway's server's UnsubscribeHandler.
 func (p *Pool) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	defer p.lockURI(req.Params.URI)()
-	return p.unsubscribeURI(ctx, req.Params.URI, req.Session, upstreamMeta(req.Params.Meta))
+	if err := p.unsubscribeURI(ctx, req.Params.URI, req.Session, upstreamMeta(req.Params.Meta)); err != nil {
+		return p.maskedErr(err) // the upstream's error, masked as its other answers are
+	}
+	return nil
 }
 
 // unsubscribeURI ends ss's subscription to uri; its lockURI is held.
