@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -153,5 +154,69 @@ func TestAttack33UnsubscribeErrorMasked(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), tok) {
 		t.Errorf("the client got the upstream's token in its error: %v", err)
+	}
+}
+
+// TestAttack33UnmaskableAnswerNotPassedOn: an upstream's answer to a
+// resource read or a prompt get that spells a configured secret in its
+// binary data (a blob's base64, an image's) as well as in its text is not
+// passed on: masked, the base64 is no base64 and the answer no longer
+// decodes, and reach passed on the answer as the upstream wrote it, the
+// secret in its text too. The client gets an error that says why.
+func TestAttack33UnmaskableAnswerNotPassedOn(t *testing.T) {
+	const tok = "sk4upstreamAttack33Key0"
+	b64 := tok + strings.Repeat("A", (4-len(tok)%4)%4)
+	blob, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const uri = "file:///mixed"
+	s := mcp.NewServer(&mcp.Implementation{Name: "res", Version: "1"}, nil)
+	s.AddResource(&mcp.Resource{URI: uri, Name: "mixed"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "key=" + tok}, {URI: uri + "#bin", Blob: blob}}}, nil
+	})
+	// A binary file that holds the key: the redactor finds it in the
+	// blob's base64 and masks it there, which no longer decodes.
+	s.AddResource(&mcp.Resource{URI: "file:///app.env", Name: "env", MIMEType: "application/octet-stream"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "file:///app.env", Blob: []byte("DEBUG=0\nAPI_KEY=" + tok + "\n")}}}, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "show"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
+			{Role: "user", Content: &mcp.TextContent{Text: "use " + tok}},
+			{Role: "user", Content: &mcp.ImageContent{MIMEType: "image/png", Data: blob}}}}, nil
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	cfg, err := config.Parse([]byte("upstreams:\n  - name: res\n    url: "+up.URL+"\n    headers: {Authorization: 'Bearer "+tok+"'}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveTest(t, newTestGateway(t, cfg))
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	read, rerr := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+	got, gerr := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "res__show"})
+	env, eerr := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "file:///app.env"})
+	for _, c := range []struct {
+		what string
+		res  any
+		err  error
+	}{{"the read", read, rerr}, {"the prompt", got, gerr}, {"the binary file", env, eerr}} {
+		b, _ := json.Marshal(c.res)
+		if r, ok := c.res.(*mcp.ReadResourceResult); ok && r != nil {
+			for _, rc := range r.Contents {
+				b = append(b, rc.Blob...) // the blob's bytes, as the client decodes them
+			}
+		}
+		if strings.Contains(string(b), tok) || (c.err != nil && strings.Contains(c.err.Error(), tok)) {
+			t.Errorf("%s reached the client with the secret: %s %v", c.what, b, c.err)
+		}
+		if c.err == nil || !strings.Contains(c.err.Error(), "cannot mask") {
+			t.Errorf("%s: %v, want an error that says reach could not mask it", c.what, c.err)
+		}
 	}
 }

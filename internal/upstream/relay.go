@@ -169,9 +169,14 @@ func (pl *Pool) maskSampling(p *mcp.CreateMessageParams) {
 
 // maskLog returns an upstream's log message as the client may see it,
 // masked (P6): its data, and its logger's name and _meta, which the
-// upstream writes as it likes too; p itself when there is nothing to mask.
+// upstream writes as it likes too; p itself when there is nothing to mask,
+// nil when it cannot be masked (maskedOK): it is then not passed on.
 func (pl *Pool) maskLog(p *mcp.LoggingMessageParams) *mcp.LoggingMessageParams {
-	return masked(p, pl.redactor.Redact)
+	m, ok := maskedOK(p, pl.redactor.Redact)
+	if !ok {
+		return nil
+	}
+	return m
 }
 
 // maskProgress masks the message of an upstream's progress notification.
@@ -615,7 +620,9 @@ func (u *upstream) relayLog(cs *mcp.ClientSession, p *mcp.LoggingMessageParams) 
 	if fl == nil {
 		return
 	}
-	p = u.p.maskLog(p)
+	if p = u.p.maskLog(p); p == nil {
+		return
+	}
 	fl.relay.push(func() {
 		if err := fl.ss.Log(routeOf(fl.ctx), p); err != nil {
 			u.log.Debug("passing a log message on failed", "err", err)

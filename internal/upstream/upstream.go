@@ -888,7 +888,11 @@ func (u *upstream) resourceUpdated(params *mcp.ResourceUpdatedNotificationParams
 	}
 	if len(params.Meta) > 0 {
 		c := *params
-		c.Meta = *masked(&c.Meta, u.p.redactor.Redact)
+		if m, ok := maskedOK(&c.Meta, u.p.redactor.Redact); ok {
+			c.Meta = *m
+		} else {
+			c.Meta = nil // not passed on unmasked
+		}
 		params = &c
 	}
 	if err := u.p.server.ResourceUpdated(u.p.life, params); err != nil {
