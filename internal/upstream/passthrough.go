@@ -327,15 +327,6 @@ func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceReques
 	return answerMasked(res, u.p.redactor.Redact)
 }
 
-// masked returns v with mask applied to its JSON, or v itself when that
-// masks nothing, or when what mask made of it does not go back into a T
-// (see maskedOK): for what has its texts masked before (a sampling or
-// elicitation request's), and only the rest masked here.
-func masked[T any](v *T, mask func([]byte) []byte) *T {
-	m, _ := maskedOK(v, mask)
-	return m
-}
-
 // maskedOK returns v with mask applied to its JSON (v itself when that
 // masks nothing), and whether it could be: ok is false, and v returned
 // as it is, when v does not go to JSON, or when what mask made of it does
