@@ -174,7 +174,9 @@ label, before scoring.`,
 				_, err = cmd.OutOrStdout().Write(printableJSON(b))
 				return err
 			}
-			return os.WriteFile(outFile, b, 0o644)
+			// The trace holds the request's recorded arguments and
+			// results, which the data folder keeps to its owner.
+			return os.WriteFile(outFile, b, 0o600)
 		},
 	}
 	export.Flags().StringVar(&format, "format", "loopbench", "output format (loopbench)")

@@ -110,7 +110,9 @@ tokens and latency per frame. SVG needs no other program; DOT is for Graphviz.`,
 			_, err = cmd.OutOrStdout().Write(b)
 			return err
 		}
-		return os.WriteFile(out, b, 0o644)
+		// The graph holds the request's arguments and results: its
+		// owner's alone, as the gateway's data folder is.
+		return os.WriteFile(out, b, 0o600)
 	}
 	return cmd
 }

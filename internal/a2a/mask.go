@@ -72,7 +72,10 @@ func (g *Gateway) maskArtifact(a *a2a.Artifact) {
 }
 
 // maskParts masks text parts as text and a data part as JSON, and the
-// metadata of each; the bytes of a file and a URL are left as they are.
+// metadata of each; a file's URL, name and media type as texts (an agent
+// may write a link with the key reach reaches it with, and the caller's
+// model reads them as it reads the text); the bytes of a file are left as
+// they are.
 // Text parts one after another are masked as their concatenation is, as a
 // tool result's blocks are: a reader joins them (the SDKs' Text of a
 // message or an artifact), and a value one ends and the next begins would
@@ -85,12 +88,18 @@ func (g *Gateway) maskParts(ps a2a.ContentParts) {
 			continue
 		}
 		p.Metadata = maskData(g, p.Metadata)
+		red := g.opts.Redactor
+		p.Filename, p.MediaType = red.RedactString(p.Filename), red.RedactString(p.MediaType)
 		switch c := p.Content.(type) {
 		case a2a.Text:
 			run, texts = append(run, p), append(texts, string(c))
 			continue
 		case a2a.Data:
 			p.Content = a2a.Data{Value: maskData(g, c.Value)}
+		case a2a.URL:
+			if m := red.RedactString(string(c)); m != string(c) {
+				p.Content = a2a.URL(m)
+			}
 		}
 		g.maskTexts(run, texts)
 		run, texts = run[:0], texts[:0]

@@ -21,6 +21,9 @@ func FuzzAskedRequests(f *testing.F) {
 	f.Add(`{"message":"fill in","requestedSchema":{"type":"object","properties":{"password":{"type":"string","default":"sk-fz-0123456789abcdef"}}}}`)
 	f.Add(`{"metadata":{"sk-fz-0123456789abcdef":1},"requestedSchema":{"properties":{"sk-fz-0123456789abcdef":{}}}}`)
 	f.Add(`{"mode":"url","message":"m","url":"https://h/?k=sk-fz-0123456789abcdef","elicitationId":"e"}`)
+	// An image whose bytes hold the secret (API_KEY=sk-fz-...): masked in
+	// its base64, the request no longer decoded, and went on unmasked.
+	f.Add(`{"maxTokens":1,"messages":[{"role":"user","content":{"type":"image","mimeType":"image/png","data":"QVBJX0tFWT1zay1mei0wMTIzNDU2Nzg5YWJjZGVmCg=="}}],"metadata":{"k":"sk-fz-0123456789abcdef"}}`)
 	red, err := redact.New(&redact.Options{Secrets: []string{secret}})
 	if err != nil {
 		f.Fatal(err)
@@ -30,19 +33,21 @@ func FuzzAskedRequests(f *testing.F) {
 		var sp mcp.CreateMessageParams
 		if json.Unmarshal([]byte(params), &sp) == nil { // as answerWire reads it
 			p := sp
-			pl.maskSampling(&p)
-			if m := samplingModel(&p); strings.Contains(m, secret) {
-				t.Fatalf("the model frame is named %q", m)
-			}
-			if b, err := json.Marshal(&p); err == nil && strings.Contains(string(b), secret) {
-				t.Fatalf("the sampling request passed on holds the secret: %s", b)
+			if pl.maskSampling(&p) { // else not relayed
+				if m := samplingModel(&p); strings.Contains(m, secret) {
+					t.Fatalf("the model frame is named %q", m)
+				}
+				if b, err := json.Marshal(&p); err == nil && strings.Contains(string(b), secret) {
+					t.Fatalf("the sampling request passed on holds the secret: %s", b)
+				}
 			}
 		}
 		var ep mcp.ElicitParams
 		if json.Unmarshal([]byte(params), &ep) == nil {
-			p := pl.maskElicit(&ep)
-			if b, err := json.Marshal(p); err == nil && strings.Contains(string(b), secret) {
-				t.Fatalf("the elicitation passed on holds the secret: %s", b)
+			if p := pl.maskElicit(&ep); p != nil { // else not relayed
+				if b, err := json.Marshal(p); err == nil && strings.Contains(string(b), secret) {
+					t.Fatalf("the elicitation passed on holds the secret: %s", b)
+				}
 			}
 		}
 	})

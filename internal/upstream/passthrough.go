@@ -130,7 +130,12 @@ func (u *upstream) mirror(ctx context.Context) {
 					u.log.Warn("resource skipped: "+why, "uri", u.quoted(r.URI, 256), "name", u.quoted(r.Name, 256))
 					continue
 				}
-				now.resources[r.URI] = masked(r, p.redactor.Values)
+				m, ok := maskedOK(r, p.redactor.Values)
+				if !ok {
+					u.log.Warn("resource skipped: "+unmaskableText, "uri", u.quoted(r.URI, 256))
+					continue
+				}
+				now.resources[r.URI] = m
 			}
 		}
 		if ts, ok := mirrorList(u, "resource templates", func(c string) ([]*mcp.ResourceTemplate, string, error) {
@@ -146,7 +151,12 @@ func (u *upstream) mirror(ctx context.Context) {
 					u.log.Warn("resource template skipped: "+why, "uri_template", u.quoted(t.URITemplate, 256), "name", u.quoted(t.Name, 256))
 					continue
 				}
-				now.templates[t.URITemplate] = masked(t, p.redactor.Values)
+				m, ok := maskedOK(t, p.redactor.Values)
+				if !ok {
+					u.log.Warn("resource template skipped: "+unmaskableText, "uri_template", u.quoted(t.URITemplate, 256))
+					continue
+				}
+				now.templates[t.URITemplate] = m
 			}
 		}
 	}
@@ -168,7 +178,12 @@ func (u *upstream) mirror(ctx context.Context) {
 					u.log.Warn("prompt skipped: its name is longer than 128 bytes or holds control or format characters", "prompt", ClipText(pr.Name, 128, ""))
 					continue
 				}
-				exposed := *masked(pr, p.redactor.Values)
+				m, ok := maskedOK(pr, p.redactor.Values)
+				if !ok {
+					u.log.Warn("prompt skipped: "+unmaskableText, "prompt", ClipText(pr.Name, 128, ""))
+					continue
+				}
+				exposed := *m
 				exposed.Name = u.prefix() + pr.Name
 				now.prompts[exposed.Name] = &exposed
 			}
@@ -309,28 +324,48 @@ func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceReques
 	// A null among the contents is no content: passed on, it crashed the
 	// gateway's server, which reads each one.
 	res.Contents = slices.DeleteFunc(res.Contents, func(c *mcp.ResourceContents) bool { return c == nil })
-	return masked(res, u.p.redactor.Redact), nil
+	return answerMasked(res, u.p.redactor.Redact)
 }
 
-// masked returns v with mask applied to its JSON, or v itself when that
-// masks nothing (or v does not go through JSON and back).
-func masked[T any](v *T, mask func([]byte) []byte) *T {
+// maskedOK returns v with mask applied to its JSON (v itself when that
+// masks nothing), and whether it could be: ok is false, and v returned
+// as it is, when v does not go to JSON, or when what mask made of it does
+// not go back into a T: a secret spelled in a blob's base64 (or an image's
+// data) is masked into what is no base64, and the rest of v, its texts
+// with that secret in them, went on unmasked. Such a v is not passed on.
+func maskedOK[T any](v *T, mask func([]byte) []byte) (*T, bool) {
 	if v == nil {
-		return v
+		return v, true
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return v
+		return v, false
 	}
 	m := mask(b)
 	if len(m) == len(b) && (len(b) == 0 || &m[0] == &b[0]) { // nothing masked: the same bytes
-		return v
+		return v, true
 	}
 	var out T
 	if json.Unmarshal(m, &out) != nil {
-		return v
+		return v, false
 	}
-	return &out
+	return &out, true
+}
+
+// unmaskableText says why what an upstream sent is not passed on:
+// maskedOK could not mask it.
+const unmaskableText = "it holds a configured secret where reach cannot mask it (in binary data, base64 in JSON)"
+
+// answerMasked returns an upstream's answer to a read, a get or a
+// completion masked, or, when it cannot be (maskedOK), an error that says
+// so in its place: the answer is not passed on.
+func answerMasked[T any](res *T, mask func([]byte) []byte) (*T, error) {
+	m, ok := maskedOK(res, mask)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: "reach did not pass on the upstream's answer: " + unmaskableText + ". Ask the upstream's operator to keep the secret out of it, or ask for something else."}
+	}
+	return m, nil
 }
 
 // maskedErr returns err with the secrets in its message (and a JSON-RPC
@@ -388,7 +423,7 @@ func (u *upstream) getPrompt(name string) mcp.PromptHandler {
 			return nil, u.p.maskedErr(err)
 		}
 		res.Messages = slices.DeleteFunc(res.Messages, func(m *mcp.PromptMessage) bool { return m == nil }) // a null is no message
-		return masked(res, u.p.redactor.Redact), nil
+		return answerMasked(res, u.p.redactor.Redact)
 	}
 }
 
@@ -439,7 +474,7 @@ func (p *Pool) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 		}
 		res, err := cs.Complete(ctx, &q)
 		if err == nil {
-			return masked(res, p.redactor.Redact), nil
+			return answerMasked(res, p.redactor.Redact)
 		}
 		last = err
 	}
@@ -492,7 +527,10 @@ func (p *Pool) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 // other client has one: the gateway's server's UnsubscribeHandler.
 func (p *Pool) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	defer p.lockURI(req.Params.URI)()
-	return p.unsubscribeURI(ctx, req.Params.URI, req.Session, upstreamMeta(req.Params.Meta))
+	if err := p.unsubscribeURI(ctx, req.Params.URI, req.Session, upstreamMeta(req.Params.Meta)); err != nil {
+		return p.maskedErr(err) // the upstream's error, masked as its other answers are
+	}
+	return nil
 }
 
 // unsubscribeURI ends ss's subscription to uri; its lockURI is held.

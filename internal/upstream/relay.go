@@ -104,23 +104,32 @@ func (u *upstream) elicit(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 	if down == nil || !CanSample(down) || down.InitializeParams().Capabilities.Elicitation == nil {
 		return nil, errors.New("reach: the client that made this tool call does not accept elicitation")
 	}
+	shown := u.p.maskElicit(params)
+	if shown == nil {
+		return nil, errors.New("reach did not relay this elicitation request: " + unmaskableText + "; send it without the secret")
+	}
 	ectx, stop := onStream(callCtx, callCtx, reqCtx)
 	defer stop()
-	return down.Elicit(ectx, u.p.maskElicit(params))
+	return down.Elicit(ectx, shown)
 }
 
 // maskElicit returns an upstream's elicitation request as the client may
 // see it (P6): its message masked, and the registered secrets masked in
 // all the rest (the requested form's titles, descriptions, defaults and
 // choices, a URL), as in a tool's definition: a form's field named
-// "password" is a field, not a secret. p itself when nothing is masked.
+// "password" is a field, not a secret. p itself when nothing is masked;
+// nil when it cannot be masked (maskedOK): it is then not relayed.
 func (pl *Pool) maskElicit(p *mcp.ElicitParams) *mcp.ElicitParams {
 	if m := pl.redactor.RedactString(p.Message); m != p.Message {
 		c := *p
 		c.Message = m
 		p = &c
 	}
-	return masked(p, pl.redactor.Values)
+	m, ok := maskedOK(p, pl.redactor.Values)
+	if !ok {
+		return nil
+	}
+	return m
 }
 
 // maskSampling masks what an upstream's sampling request would show the
@@ -128,8 +137,10 @@ func (pl *Pool) maskElicit(p *mcp.ElicitParams) *mcp.ElicitParams {
 // text (a secret may be split across two), and its system prompt; and the
 // registered secrets in all the rest (its metadata, model hints, stop
 // sequences), as in a tool's definition. p is a copy of the request; a
-// message it masks is replaced, not changed.
-func (pl *Pool) maskSampling(p *mcp.CreateMessageParams) {
+// message it masks is replaced, not changed. It reports false when p
+// cannot be masked (maskedOK: a secret in an image's or audio's bytes,
+// found in their base64): p is then not relayed.
+func (pl *Pool) maskSampling(p *mcp.CreateMessageParams) bool {
 	var texts []string
 	var at []int
 	for i, m := range p.Messages {
@@ -164,23 +175,24 @@ func (pl *Pool) maskSampling(p *mcp.CreateMessageParams) {
 	}
 	// The rest after the texts: a secret split across two messages is
 	// found in them whole, not cut by a pass over one.
-	*p = *masked(p, pl.redactor.Values)
+	m, ok := maskedOK(p, pl.redactor.Values)
+	if !ok {
+		return false
+	}
+	*p = *m
+	return true
 }
 
 // maskLog returns an upstream's log message as the client may see it,
-// its data masked (P6): p itself when there is nothing to mask.
+// masked (P6): its data, and its logger's name and _meta, which the
+// upstream writes as it likes too; p itself when there is nothing to mask,
+// nil when it cannot be masked (maskedOK): it is then not passed on.
 func (pl *Pool) maskLog(p *mcp.LoggingMessageParams) *mcp.LoggingMessageParams {
-	b, err := json.Marshal(p.Data)
-	if err != nil {
-		return p
+	m, ok := maskedOK(p, pl.redactor.Redact)
+	if !ok {
+		return nil
 	}
-	m := pl.redactor.Redact(b)
-	if &m[0] == &b[0] {
-		return p
-	}
-	c := *p
-	c.Data = json.RawMessage(m)
-	return &c
+	return m
 }
 
 // maskProgress masks the message of an upstream's progress notification.
@@ -477,7 +489,9 @@ func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 		return nil, err
 	}
 	p := *params
-	u.p.maskSampling(&p) // before the model frame is named by a hint
+	if !u.p.maskSampling(&p) { // before the model frame is named by a hint
+		return nil, errors.New("reach did not relay this sampling request: " + unmaskableText + "; send it without the secret")
+	}
 	model := samplingModel(&p)
 	mctx, mf, err := u.p.models.BeginModel(callCtx, model)
 	if err != nil {
@@ -624,7 +638,9 @@ func (u *upstream) relayLog(cs *mcp.ClientSession, p *mcp.LoggingMessageParams) 
 	if fl == nil {
 		return
 	}
-	p = u.p.maskLog(p)
+	if p = u.p.maskLog(p); p == nil {
+		return
+	}
 	fl.relay.push(func() {
 		if err := fl.ss.Log(routeOf(fl.ctx), p); err != nil {
 			u.log.Debug("passing a log message on failed", "err", err)

@@ -877,12 +877,23 @@ func (u *upstream) passUpdates(uri string, params *mcp.ResourceUpdatedNotificati
 }
 
 // resourceUpdated passes an upstream's notifications/resources/updated on
-// to the gateway's clients that subscribed to the resource.
+// to the gateway's clients that subscribed to the resource, its _meta
+// masked as the rest of what an upstream sends a client is (the URI is
+// the one the client subscribed to, and names the subscribers).
 func (u *upstream) resourceUpdated(params *mcp.ResourceUpdatedNotificationParams) {
 	select { // the server is made once the upstreams are connected
 	case <-u.p.ready:
 	case <-u.p.life.Done():
 		return
+	}
+	if len(params.Meta) > 0 {
+		c := *params
+		if m, ok := maskedOK(&c.Meta, u.p.redactor.Redact); ok {
+			c.Meta = *m
+		} else {
+			c.Meta = nil // not passed on unmasked
+		}
+		params = &c
 	}
 	if err := u.p.server.ResourceUpdated(u.p.life, params); err != nil {
 		u.log.Debug("passing a resource update on failed", "err", err)

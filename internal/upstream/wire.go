@@ -254,7 +254,9 @@ func (u *upstream) readSSE(ctx context.Context, c *wireCall, body io.Reader, cur
 			if c.caller != nil {
 				var p mcp.LoggingMessageParams
 				if json.Unmarshal(msg.Params, &p) == nil {
-					c.caller.Session.Log(c.caller.Route, u.p.maskLog(&p)) // on the call's stream, if the client's level lets it through
+					if m := u.p.maskLog(&p); m != nil {
+						c.caller.Session.Log(c.caller.Route, m) // on the call's stream, if the client's level lets it through
+					}
 				}
 			}
 		case msg.Method != "" && len(msg.ID) > 0:
