@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -97,10 +96,10 @@ func TestApprovalByCLI(t *testing.T) {
 				deciders = append(deciders, bob)
 			}
 			for i, key := range deciders {
-				if list := cli(t, "approvals", "list", "--api", base, "--key", key); !strings.Contains(list, id) || !strings.Contains(list, "up__wipe") {
+				if list := cliOK(t, "approvals", "list", "--api", base, "--key", key); !strings.Contains(list, id) || !strings.Contains(list, "up__wipe") {
 					t.Fatalf("reach approvals list (decider %d) shows not %s:\n%s", i, id, list)
 				}
-				out := cli(t, "approvals", "approve", id, "--api", base, "--key", key, "--reason", "checked")
+				out := cliOK(t, "approvals", "approve", id, "--api", base, "--key", key, "--reason", "checked")
 				if !strings.Contains(out, "Approved by") {
 					t.Errorf("reach approvals approve (decider %d) printed:\n%s", i, out)
 				}
@@ -123,10 +122,10 @@ func TestApprovalByCLI(t *testing.T) {
 			if n := up.count("wipe w33"); n != 1 {
 				t.Errorf("the approved wipe ran %d times upstream; want once", n)
 			}
-			if list := cli(t, "approvals", "list", "--api", base, "--key", alice); !strings.Contains(list, "no approvals") {
+			if list := cliOK(t, "approvals", "list", "--api", base, "--key", alice); !strings.Contains(list, "no approvals") {
 				t.Errorf("approvals still pending once the call ran:\n%s", list)
 			}
-			used := cli(t, "approvals", "list", "--all", "--json", "--api", base, "--key", alice)
+			used := cliOK(t, "approvals", "list", "--all", "--json", "--api", base, "--key", alice)
 			var all struct {
 				Approvals []map[string]any `json:"approvals"`
 			}
@@ -180,7 +179,7 @@ func TestApprovalByCLI(t *testing.T) {
 				t.Fatal(err)
 			}
 			cmd.Wait()
-			if out := cli(t, "audit", "verify", "--data", data); !strings.Contains(out, "chain ok") {
+			if out := cliOK(t, "audit", "verify", "--data", data); !strings.Contains(out, "chain ok") {
 				t.Errorf("reach audit verify: %s", out)
 			}
 			cmd = startReach(t, cfg, addr, data)
@@ -199,20 +198,16 @@ func cliKey(t *testing.T, data, principal, roles string) string {
 	if roles != "" {
 		args = append(args, "--roles", roles)
 	}
-	return strings.TrimSpace(cli(t, args...))
+	return strings.TrimSpace(cliOK(t, args...))
 }
 
-// cli runs reach (this test binary as the CLI) with args, and returns its
-// standard output; the test fails if it exits non-zero.
-func cli(t *testing.T, args ...string) string {
+// cliOK runs the CLI beside the server (cli) and returns its standard
+// output; the test fails if it exits non-zero.
+func cliOK(t *testing.T, args ...string) string {
 	t.Helper()
-	c := exec.Command(exe(t), args...)
-	c.Env = append(os.Environ(), "REACH_AS_CLI=1", "REACH_API_KEY=")
-	var stderr strings.Builder
-	c.Stderr = &stderr
-	out, err := c.Output()
+	out, stderr, err := cli(t, args...)
 	if err != nil {
-		t.Fatalf("reach %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
+		t.Fatalf("reach %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr)
 	}
-	return string(out)
+	return out
 }

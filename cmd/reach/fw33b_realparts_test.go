@@ -278,12 +278,13 @@ func scrape(t *testing.T, base string) map[string]float64 {
 	return out
 }
 
-// cli runs the CLI as a process beside the server, and returns its
-// standard output and error.
+// cli runs the CLI as a process beside the server (no REACH_API_KEY of
+// the environment: each test names its key), and returns its standard
+// output and error.
 func cli(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	cmd := exec.Command(exe(t), args...)
-	cmd.Env = append(os.Environ(), "REACH_AS_CLI=1")
+	cmd.Env = append(os.Environ(), "REACH_AS_CLI=1", "REACH_API_KEY=")
 	var o, e strings.Builder
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()
