@@ -440,9 +440,9 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 				q.forget(rec)
 				q.mu.Unlock()
 				q.emit(ctx, events)
-				q.o.Logger.Error("approval not recorded", "tool", c.Tool, "err", err)
+				q.o.Logger.Error("approval not recorded", "tool", c.Tool, "request", rec.Request, "err", err)
 				return reach.Deny, &reach.Error{Type: reach.TypeTransient, Code: "approval_store",
-					Message:    fmt.Sprintf("%s needs approval, and the approval could not be recorded: %v.", c.Tool, err),
+					Message:    fmt.Sprintf("%s needs approval, and the approval could not be recorded (the store failed; the gateway's log says why).", c.Tool),
 					Suggestion: "Nothing ran. Try again in a moment."}
 			}
 			events = append(events, q.event(now, "requested", "", "", rec))
@@ -465,9 +465,9 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 				}
 				q.mu.Unlock()
 				q.emit(ctx, events)
-				q.o.Logger.Error("approval not recorded", "tool", c.Tool, "err", err)
+				q.o.Logger.Error("approval not recorded", "tool", c.Tool, "request", rec.Request, "err", err)
 				return reach.Deny, &reach.Error{Type: reach.TypeTransient, Code: "approval_store",
-					Message:    fmt.Sprintf("%s needs a reviewer's approval too, and the approval could not be recorded: %v.", c.Tool, err),
+					Message:    fmt.Sprintf("%s needs a reviewer's approval too, and the approval could not be recorded (the store failed; the gateway's log says why).", c.Tool),
 					Suggestion: "Nothing ran. Try again in a moment."}
 			}
 			rec.notify()

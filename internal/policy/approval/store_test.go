@@ -194,6 +194,8 @@ func TestApprovalNotRecorded(t *testing.T) {
 	res := l.rt.Call(l.begin(t, "r1"), &reach.Call{ID: "c1", Tool: "close_account", Arguments: json.RawMessage(`{}`)})
 	if res.Error == nil || res.Error.Code != "approval_store" || res.Error.Type != reach.TypeTransient {
 		t.Errorf("a call whose approval cannot be recorded: %s %+v", res.Status, res.Error)
+	} else if m := res.Error.Message; strings.Contains(m, "sql") || strings.Contains(m, "closed") {
+		t.Errorf("the refusal carries the store's own error text: %q", m)
 	}
 	if n := len(l.q.List("")); n != 0 || runs.Load() != 0 {
 		t.Errorf("%d approvals, %d runs; want none", n, runs.Load())
