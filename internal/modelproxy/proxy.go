@@ -151,6 +151,10 @@ type Options struct {
 	// (handed.go). If nil, it is linked on the instance that ran the turn
 	// only.
 	Tasks HandedTasks
+	// Ends, if not nil, ends a request on every instance (with Tasks: a
+	// sub-agent's sub-request on the instance its first turn reached, as
+	// its manager's conversation goes on on another: endSubsElsewhere).
+	Ends Ender
 }
 
 // Ledger is the budget ledger several instances share.
@@ -244,6 +248,8 @@ type Proxy struct {
 	// retry makes again the charges and releases of holds the shared
 	// ledger's store refused.
 	retry retrier
+	// handing are the turns whose handed tasks the store keeps.
+	handing handing
 }
 
 // New returns a proxy.
@@ -400,27 +406,34 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// The turns it went on from have had their tools' answers: the
 			// sub-agents those tools ran in the agent's process are done.
 			p.opts.Owned.EndSubs(f)
+			p.endSubsElsewhere(r.Context(), f) // and those begun on other instances
 		} else if task := firstTask(api, body); task != "" {
 			// A conversation that begins with what a running turn's tool
 			// call was given: a sub-agent that tool runs in the agent's
 			// process. Its turns run in a sub-request carved from that
 			// turn's request, under a delegate frame under that turn.
-			h := p.opts.Choices.Handed(task, who)
-			var adopted func()
-			if h == nil && p.opts.Tasks != nil {
-				// Not handed by a turn this instance ran: perhaps by one
-				// another instance ran (the store keeps what they hand).
+			var sh shared
+			if p.opts.Tasks == nil {
+				sh.h = p.opts.Choices.Handed(task, who)
+			} else {
+				// On several instances the store decides, for them all
+				// (handed.go).
 				var err error
-				if h, adopted, err = p.handedElsewhere(r.Context(), task, who); err != nil {
+				if sh, err = p.handedShared(r.Context(), task, who); err != nil {
 					p.linkFailed(w, err)
 					return
 				}
-				if adopted != nil {
-					defer adopted()
-				}
+				defer sh.release()
 			}
-			if h != nil {
-				id, parent, done, err := p.handOff(r.Context(), h, task, adopted != nil)
+			if sh.sub != nil {
+				// The sub-request a sub-agent given this task runs in:
+				// this first turn, sent again, joins it.
+				l.Request = sh.sub.ID()
+				if d := sh.sub.DelegateFrame(); d != nil {
+					l.Parent = d.ID
+				}
+			} else if h := sh.h; h != nil {
+				id, parent, done, err := p.handOff(r.Context(), h, task, sh.held)
 				if err != nil {
 					var le *link.Error
 					if errors.As(err, &le) {
@@ -436,6 +449,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 				defer done()
+				p.begunFrom(r.Context(), sh.row, id)
 				l.Request, l.Parent = id, parent
 			}
 		}
