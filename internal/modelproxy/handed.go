@@ -45,15 +45,13 @@ const MaxHandedPerPrincipal = 1000
 // maxHandedPerCall bounds the strings of one tool call recorded as tasks.
 const maxHandedPerCall = 16
 
-// recordHanded records in the store the string arguments of the tool call
-// name turn f chose (args, masked), as tasks a sub-agent may be handed:
-// before the call passes on to the agent, so that the sub-agent's first
-// turn finds it on any instance. A failure is logged: the sub-agent's
-// turns are then linked on this instance only.
-func (p *Proxy) recordHanded(ctx context.Context, f *reach.Frame, name string, args []byte) {
+// handedRows returns the records of the string arguments of the tool
+// call name that turn f chose (args, masked), as tasks a sub-agent may be
+// handed (at most maxHandedPerCall), for putHanded.
+func (p *Proxy) handedRows(f *reach.Frame, name string, args []byte) []*store.HandedTask {
 	tasks := link.TaskStrings(args)
 	if len(tasks) == 0 {
-		return
+		return nil
 	}
 	if len(tasks) > maxHandedPerCall {
 		tasks = tasks[:maxHandedPerCall]
@@ -63,7 +61,7 @@ func (p *Proxy) recordHanded(ctx context.Context, f *reach.Frame, name string, a
 	if err != nil {
 		p.log.Error("recording the tasks a model turn handed failed: a sub-agent given one is linked on this instance only",
 			"request", f.Request.ID(), "err", err)
-		return
+		return nil
 	}
 	now := time.Now()
 	ts := make([]*store.HandedTask, len(tasks))
@@ -71,10 +69,34 @@ func (p *Proxy) recordHanded(ctx context.Context, f *reach.Frame, name string, a
 		ts[i] = &store.HandedTask{Digest: link.TaskDigest(root.Principal(), root.Tenant(), task), Principal: root.Principal(), Tenant: root.Tenant(),
 			Request: f.Request.ID(), Frame: f.ID.String(), Tool: name, Stack: stack, Created: now, Expires: now.Add(link.ChoiceWindow)}
 	}
-	if err := p.opts.Tasks.PutHandedTasks(context.WithoutCancel(ctx), ts, MaxHandedPerPrincipal); err != nil {
-		p.log.Error("recording the tasks a model turn handed failed: a sub-agent given one is linked on this instance only",
-			"request", f.Request.ID(), "err", err)
+	return ts
+}
+
+// maxHandedPerWrite bounds the records one write stores: a turn whose
+// calls hand more is written in several.
+const maxHandedPerWrite = 256
+
+// putHanded records in the store the tasks turn f's tool calls hand (ts,
+// handedRows'), so that a sub-agent given one finds the turn on any
+// instance: before the calls reach the agent (the caller waits for it).
+// A failure is logged: the sub-agent's turns are then linked on this
+// instance only.
+func (p *Proxy) putHanded(ctx context.Context, f *reach.Frame, ts []*store.HandedTask) {
+	if len(ts) == 0 {
 		return
+	}
+	// One turn's records have one instant (PutHandedTasks).
+	for _, t := range ts[1:] {
+		t.Created, t.Expires = ts[0].Created, ts[0].Expires
+	}
+	for len(ts) > 0 {
+		n := min(len(ts), maxHandedPerWrite)
+		if err := p.opts.Tasks.PutHandedTasks(context.WithoutCancel(ctx), ts[:n], MaxHandedPerPrincipal); err != nil {
+			p.log.Error("recording the tasks a model turn handed failed: a sub-agent given one is linked on this instance only",
+				"request", f.Request.ID(), "err", err)
+			return
+		}
+		ts = ts[n:]
 	}
 	p.handing.add(f.ID)
 }

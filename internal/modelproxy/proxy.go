@@ -638,14 +638,39 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// may run it while the answer still streams. Its arguments are
 	// remembered as the agent read them, with the secrets masked: those
 	// are the arguments its MCP call sends.
+	//
+	// On several instances the tasks the tool calls hand are recorded in
+	// the store before the client reads the call (recordHanded): a
+	// streamed answer's as each call passes; a whole answer's in one
+	// write for the turn, made beside its charge and waited for before
+	// the answer passes on (whole).
+	var whole bool
+	var pending []*store.HandedTask
 	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) },
 		tools: toolCalls{record: func(id, name string, args []byte) {
 			args = p.redact(args)
 			p.opts.Choices.RecordCall(mf, id, name, args)
 			if p.opts.Tasks != nil && name != "" {
-				p.recordHanded(r.Context(), mf, name, args)
+				if whole {
+					pending = append(pending, p.handedRows(mf, name, args)...)
+				} else {
+					p.putHanded(r.Context(), mf, p.handedRows(mf, name, args))
+				}
 			}
 		}},
+		handed: func() func() {
+			if len(pending) == 0 {
+				return func() {}
+			}
+			ts := pending
+			pending = nil
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				p.putHanded(r.Context(), mf, ts)
+			}()
+			return func() { <-done }
+		},
 		responded: func(id string) {
 			p.opts.Choices.RecordResponse(id, mf)
 			p.recordOwner(r.Context(), id, who, ep.endpoint)
@@ -703,6 +728,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return stopCause(mctx)
 	}
 	streamed := stream && streamedAnswer(resp)
+	whole = !streamed
 	switch {
 	case streamed && api == responsesAPI:
 		err = p.passEvents(w, resp, &a)
@@ -872,6 +898,11 @@ type answer struct {
 	// settle, if set, is called once, just before the end of the answer
 	// is passed on (end): the turn's charge on the shared ledger.
 	settle func()
+	// handed, if set, is called once by passWhole before end: it begins
+	// the write of the tasks the answer's tool calls hand (one for the
+	// turn, beside the settle) and returns what waits for it, called
+	// before the first byte of the answer is passed on.
+	handed func() (wait func())
 	// wrote, if set, is told the text of a chat answer that chose no tool
 	// call of the API (calledAPI), once, before the end of the answer is
 	// passed on: the tool call a ReAct agent's model writes (textcalls.go).
@@ -1119,7 +1150,12 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, api apiKin
 	} else {
 		a.raw = len(b)
 	}
+	wait := func() {}
+	if a.handed != nil {
+		wait = a.handed()
+	}
 	a.end()
+	wait() // the tasks the calls hand are in the store before the client reads a call
 	copyHeader(w.Header(), resp.Header)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
