@@ -226,23 +226,20 @@ func storedParent(t *testing.T, g *Gateway, id string) string {
 	return r.Parent
 }
 
-// TestSubagentTaskSharedAcrossInstances: which manager's turn a sub-agent's
-// first turn joins, and whether it joins the sub-request a sub-agent given
-// the same task runs in already, is decided for every instance by the
-// store (the task's record marked used, with the sub-request begun from
-// it), as one instance's memory decides. The sub-agent's first turn, sent
-// again to the manager's own instance after it began its sub-request on
-// the other, joins that sub-request (before: a second sub-request, begun
-// from a's memory, which did not know b had taken the task). And with the
-// first manager's task taken, a second manager's turn handing the same
-// task is the one a new sub-agent's first turn joins, on either instance
-// (before: a's memory saw two requests waiting and linked none).
+// TestSubagentTaskSharedAcrossInstances: whether a sub-agent's first turn
+// joins the sub-request a sub-agent given the same task runs in already is
+// decided for every instance by the store (the task's record, with the
+// sub-request begun from it), as one instance's memory decides: the first
+// turn, sent again to the manager's own instance after it began its
+// sub-request on the other, joins that sub-request. Before, a began a
+// second sub-request, from its memory, which did not know b had taken the
+// task.
 func TestSubagentTaskSharedAcrossInstances(t *testing.T) {
 	a, b := carveInstances(t, "  default: {tokens: 50000}\n  sub: {tokens: 20000}\n", "sub")
 	mgr := []map[string]any{{"role": "user", "content": "delegate budget"}}
 	code, r1, tc := turnOn(t, a, mgr, "researcher")
 	if code != 200 || tc[1] != "researcher" || r1 == "" {
-		t.Fatalf("the first manager's turn on a: %d %s %v", code, r1, tc)
+		t.Fatalf("the manager's turn on a: %d %s %v", code, r1, tc)
 	}
 	first := []map[string]any{{"role": "user", "content": "budget"}}
 	code, s1, _ := turnOn(t, b, first, "up__lookup")
@@ -253,14 +250,32 @@ func TestSubagentTaskSharedAcrossInstances(t *testing.T) {
 	if code != 200 || again != s1 {
 		t.Fatalf("the sub-agent's first turn sent again, to a: %d in %s, want the sub-request %s it runs in on b", code, again, s1)
 	}
-	// A second manager hands the same task: its turn's choice is the one
-	// waiting.
+}
+
+// TestSubagentWaitingTaskAcrossInstances: with a first manager's task
+// taken by its sub-agent on b, a second manager's turn handing the same
+// task is the one a new sub-agent's first turn joins, on a, as one
+// instance decides (the one request whose choice waits). Before, a's
+// memory, which did not know b had taken the first manager's task, saw two
+// requests waiting for it and linked none: the sub-agent ran in a request
+// of its own, outside the second manager's budget.
+func TestSubagentWaitingTaskAcrossInstances(t *testing.T) {
+	a, b := carveInstances(t, "  default: {tokens: 50000}\n  sub: {tokens: 20000}\n", "sub")
+	mgr := []map[string]any{{"role": "user", "content": "delegate budget"}}
+	code, r1, tc := turnOn(t, a, mgr, "researcher")
+	if code != 200 || tc[1] != "researcher" || r1 == "" {
+		t.Fatalf("the first manager's turn on a: %d %s %v", code, r1, tc)
+	}
+	first := []map[string]any{{"role": "user", "content": "budget"}}
+	if code, s1, _ := turnOn(t, b, first, "up__lookup"); code != 200 || storedParent(t, b.g, s1) != r1 {
+		t.Fatalf("the first sub-agent's first turn on b: %d in %s, want a sub-request of %s", code, s1, r1)
+	}
 	code, r2, tc2 := turnOn(t, a, mgr, "researcher")
 	if code != 200 || tc2[1] != "researcher" || r2 == "" || r2 == r1 {
 		t.Fatalf("the second manager's turn on a: %d %s %v", code, r2, tc2)
 	}
 	code, s2, _ := turnOn(t, a, first, "up__lookup")
-	if code != 200 || s2 == s1 || storedParent(t, a.g, s2) != r2 {
+	if code != 200 || s2 == r2 || storedParent(t, a.g, s2) != r2 {
 		t.Fatalf("a new sub-agent's first turn on a: %d in %s (parent %q), want a sub-request of the second manager's %s", code, s2, storedParent(t, a.g, s2), r2)
 	}
 }
