@@ -616,6 +616,7 @@ func (g *Gateway) newServer() *httpapi.Server {
 	if g.cluster != nil {
 		mo.Ledger = g.cluster // turns, tokens and cost on the ledger the instances share
 		mo.Tasks = g.store    // the tasks turns hand, for a sub-agent whose first turn reaches another instance
+		mo.Ends = g.cluster   // its sub-request ended wherever it runs, as its manager's conversation goes on
 	}
 	if g.store != nil {
 		mo.Owners = g.store // whose each Responses API answer is, across restarts and instances

@@ -1,17 +1,21 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/pgtest"
 )
 
@@ -183,5 +187,129 @@ func TestSubagentAcrossInstancesOnlyItsCaller(t *testing.T) {
 	}
 	if n := subs(); n != 1 {
 		t.Fatalf("alice's sub-agent's first turn on b: %d sub-requests of her request there, want 1", n)
+	}
+}
+
+// turnOn is chatTurn that returns the request the turn ran in too
+// (Reach-Request).
+func turnOn(t *testing.T, s *shop, messages []map[string]any, tools ...string) (int, string, [3]string) {
+	t.Helper()
+	var ts []any
+	for _, n := range tools {
+		ts = append(ts, map[string]any{"type": "function", "function": map[string]any{"name": n, "parameters": map[string]any{"type": "object"}}})
+	}
+	b, _ := json.Marshal(map[string]any{"model": "scripted", "messages": messages, "tools": ts})
+	resp, err := http.Post(s.url+"/v1/chat/completions", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	json.NewDecoder(resp.Body).Decode(&out)
+	var tc [3]string
+	if c, ok := path(out, "choices", 0, "message", "tool_calls", 0).(map[string]any); ok {
+		tc[0], _ = c["id"].(string)
+		tc[1], _ = path(c, "function", "name").(string)
+		tc[2], _ = path(c, "function", "arguments").(string)
+	}
+	return resp.StatusCode, resp.Header.Get(link.HeaderRequest), tc
+}
+
+// storedParent is the parent request of request id as the shared store
+// keeps it.
+func storedParent(t *testing.T, g *Gateway, id string) string {
+	t.Helper()
+	r, err := g.store.GetRequest(t.Context(), id)
+	if err != nil {
+		t.Fatalf("the store holds no request %s: %v", id, err)
+	}
+	return r.Parent
+}
+
+// TestSubagentTaskSharedAcrossInstances: whether a sub-agent's first turn
+// joins the sub-request a sub-agent given the same task runs in already is
+// decided for every instance by the store (the task's record, with the
+// sub-request begun from it), as one instance's memory decides: the first
+// turn, sent again to the manager's own instance after it began its
+// sub-request on the other, joins that sub-request. Before, a began a
+// second sub-request, from its memory, which did not know b had taken the
+// task.
+func TestSubagentTaskSharedAcrossInstances(t *testing.T) {
+	a, b := carveInstances(t, "  default: {tokens: 50000}\n  sub: {tokens: 20000}\n", "sub")
+	mgr := []map[string]any{{"role": "user", "content": "delegate budget"}}
+	code, r1, tc := turnOn(t, a, mgr, "researcher")
+	if code != 200 || tc[1] != "researcher" || r1 == "" {
+		t.Fatalf("the manager's turn on a: %d %s %v", code, r1, tc)
+	}
+	first := []map[string]any{{"role": "user", "content": "budget"}}
+	code, s1, _ := turnOn(t, b, first, "up__lookup")
+	if code != 200 || s1 == r1 || storedParent(t, b.g, s1) != r1 {
+		t.Fatalf("the sub-agent's first turn on b: %d in %s, want a sub-request of %s", code, s1, r1)
+	}
+	code, again, _ := turnOn(t, a, first, "up__lookup")
+	if code != 200 || again != s1 {
+		t.Fatalf("the sub-agent's first turn sent again, to a: %d in %s, want the sub-request %s it runs in on b", code, again, s1)
+	}
+}
+
+// TestSubagentWaitingTaskAcrossInstances: with a first manager's task
+// taken by its sub-agent on b, a second manager's turn handing the same
+// task is the one a new sub-agent's first turn joins, on a, as one
+// instance decides (the one request whose choice waits). Before, a's
+// memory, which did not know b had taken the first manager's task, saw two
+// requests waiting for it and linked none: the sub-agent ran in a request
+// of its own, outside the second manager's budget.
+func TestSubagentWaitingTaskAcrossInstances(t *testing.T) {
+	a, b := carveInstances(t, "  default: {tokens: 50000}\n  sub: {tokens: 20000}\n", "sub")
+	mgr := []map[string]any{{"role": "user", "content": "delegate budget"}}
+	code, r1, tc := turnOn(t, a, mgr, "researcher")
+	if code != 200 || tc[1] != "researcher" || r1 == "" {
+		t.Fatalf("the first manager's turn on a: %d %s %v", code, r1, tc)
+	}
+	first := []map[string]any{{"role": "user", "content": "budget"}}
+	if code, s1, _ := turnOn(t, b, first, "up__lookup"); code != 200 || storedParent(t, b.g, s1) != r1 {
+		t.Fatalf("the first sub-agent's first turn on b: %d in %s, want a sub-request of %s", code, s1, r1)
+	}
+	code, r2, tc2 := turnOn(t, a, mgr, "researcher")
+	if code != 200 || tc2[1] != "researcher" || r2 == "" || r2 == r1 {
+		t.Fatalf("the second manager's turn on a: %d %s %v", code, r2, tc2)
+	}
+	code, s2, _ := turnOn(t, a, first, "up__lookup")
+	if code != 200 || s2 == r2 || storedParent(t, a.g, s2) != r2 {
+		t.Fatalf("a new sub-agent's first turn on a: %d in %s (parent %q), want a sub-request of the second manager's %s", code, s2, storedParent(t, a.g, s2), r2)
+	}
+}
+
+// TestSubagentEndedAcrossInstances: a sub-agent's sub-request that runs on
+// another instance than its manager's ends when the manager's next turn,
+// on its own instance, shows the tool call that ran it answered, as on one
+// instance (link.Owned.EndSubs): through the cluster's end, stored and
+// heard by every instance. Before, it ran on until its root's end or idle
+// gap (five minutes).
+func TestSubagentEndedAcrossInstances(t *testing.T) {
+	a, b := carveInstances(t, "  default: {tokens: 50000}\n  sub: {tokens: 20000}\n", "sub")
+	mgr := []map[string]any{{"role": "user", "content": "delegate budget"}}
+	code, r1, tc := turnOn(t, a, mgr, "researcher")
+	if code != 200 || tc[1] != "researcher" {
+		t.Fatalf("the manager's turn on a: %d %v", code, tc)
+	}
+	code, s1, _ := turnOn(t, b, []map[string]any{{"role": "user", "content": "budget"}}, "up__lookup")
+	if code != 200 || storedParent(t, b.g, s1) != r1 {
+		t.Fatalf("the sub-agent's first turn on b: %d in %s, want a sub-request of %s", code, s1, r1)
+	}
+	sub, ok := b.g.rt.Lookup(s1)
+	if !ok || sub.State() != reach.RequestRunning {
+		t.Fatalf("b runs no sub-request %s", s1)
+	}
+	if code, in, _ := turnOn(t, a, append(mgr, called(tc, "the budget is fine")...), "researcher"); code != 200 || in != r1 {
+		t.Fatalf("the manager's next turn on a: %d in %s, want %s", code, in, r1)
+	}
+	select {
+	case <-sub.Context().Done():
+	case <-time.After(30 * time.Second): // a guard against a hang, not an order
+		t.Fatalf("the sub-request %s on b still runs (%s) after its manager's conversation went on on a", s1, sub.State())
+	}
+	if st := sub.State(); st != reach.RequestCompleted { // ended before its context is
+		t.Fatalf("the sub-request %s on b is %s, want ended", s1, st)
 	}
 }

@@ -475,6 +475,47 @@ func (c *ModelChoices) Handed(task string, who *auth.Identity) *Handoff {
 	return pick.handed
 }
 
+// HandedIn is Handed for the turn of request that a store shared by
+// several instances chose for task (store.HandedTasks.ClaimHandedTask,
+// which decides for them all as Handed does for one): the hand-off from
+// this instance's choice of task in request (frame's, the turn the store
+// names, if remembered, else the newest), marked begun from; nil when
+// this instance remembers no such choice of who's (its turn ran on
+// another instance). The sub-agent goes by tool, the name the store
+// keeps, unless this instance's choices in request disagree on it.
+func (c *ModelChoices) HandedIn(task string, who *auth.Identity, request, frame, tool string) *Handoff {
+	task = strings.TrimSpace(task)
+	if task == "" || len(task) > maxTask {
+		return nil
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var pick *choice
+	for _, ch := range c.byTask[ownKey{ownerOf(who), taskKey(task)}] {
+		if now.Sub(ch.at) > ChoiceWindow || ch.f.Request.ID() != request || CheckCaller(who, ch.f.Request) != nil {
+			continue
+		}
+		if st := ch.f.Request.Root().State(); st == reach.RequestCompleted || st == reach.RequestInterrupted {
+			continue
+		}
+		if pick != nil && pick.name != ch.name {
+			tool = ""
+		}
+		if pick == nil || pick.f.ID.String() != frame {
+			pick = ch
+		}
+	}
+	if pick == nil {
+		return nil
+	}
+	pick.used = true
+	if pick.handed == nil {
+		pick.handed = &Handoff{Turn: pick.f, Tool: tool}
+	}
+	return pick.handed
+}
+
 // Match returns the model turn that chose a tool call of tool with args, as
 // an MCP client that sends no reach _meta calls it: a turn of who's, within
 // ChoiceWindow, whose request has not ended, that chose a function of that

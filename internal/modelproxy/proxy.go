@@ -151,6 +151,10 @@ type Options struct {
 	// (handed.go). If nil, it is linked on the instance that ran the turn
 	// only.
 	Tasks HandedTasks
+	// Ends, if not nil, ends a request on every instance (with Tasks: a
+	// sub-agent's sub-request on the instance its first turn reached, as
+	// its manager's conversation goes on on another: endSubsElsewhere).
+	Ends Ender
 }
 
 // Ledger is the budget ledger several instances share.
@@ -244,6 +248,8 @@ type Proxy struct {
 	// retry makes again the charges and releases of holds the shared
 	// ledger's store refused.
 	retry retrier
+	// handing are the turns whose handed tasks the store keeps.
+	handing handing
 }
 
 // New returns a proxy.
@@ -400,27 +406,34 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// The turns it went on from have had their tools' answers: the
 			// sub-agents those tools ran in the agent's process are done.
 			p.opts.Owned.EndSubs(f)
+			p.endSubsElsewhere(r.Context(), f) // and those begun on other instances
 		} else if task := firstTask(api, body); task != "" {
 			// A conversation that begins with what a running turn's tool
 			// call was given: a sub-agent that tool runs in the agent's
 			// process. Its turns run in a sub-request carved from that
 			// turn's request, under a delegate frame under that turn.
-			h := p.opts.Choices.Handed(task, who)
-			var adopted func()
-			if h == nil && p.opts.Tasks != nil {
-				// Not handed by a turn this instance ran: perhaps by one
-				// another instance ran (the store keeps what they hand).
+			var sh shared
+			if p.opts.Tasks == nil {
+				sh.h = p.opts.Choices.Handed(task, who)
+			} else {
+				// On several instances the store decides, for them all
+				// (handed.go).
 				var err error
-				if h, adopted, err = p.handedElsewhere(r.Context(), task, who); err != nil {
+				if sh, err = p.handedShared(r.Context(), task, who); err != nil {
 					p.linkFailed(w, err)
 					return
 				}
-				if adopted != nil {
-					defer adopted()
-				}
+				defer sh.release()
 			}
-			if h != nil {
-				id, parent, done, err := p.handOff(r.Context(), h, task, adopted != nil)
+			if sh.sub != nil {
+				// The sub-request a sub-agent given this task runs in:
+				// this first turn, sent again, joins it.
+				l.Request = sh.sub.ID()
+				if d := sh.sub.DelegateFrame(); d != nil {
+					l.Parent = d.ID
+				}
+			} else if h := sh.h; h != nil {
+				id, parent, done, err := p.handOff(r.Context(), h, task, sh.held)
 				if err != nil {
 					var le *link.Error
 					if errors.As(err, &le) {
@@ -436,6 +449,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 				defer done()
+				p.begunFrom(r.Context(), sh.row, id)
 				l.Request, l.Parent = id, parent
 			}
 		}
@@ -624,14 +638,39 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// may run it while the answer still streams. Its arguments are
 	// remembered as the agent read them, with the secrets masked: those
 	// are the arguments its MCP call sends.
+	//
+	// On several instances the tasks the tool calls hand are recorded in
+	// the store before the client reads the call (recordHanded): a
+	// streamed answer's as each call passes; a whole answer's in one
+	// write for the turn, made beside its charge and waited for before
+	// the answer passes on (whole).
+	var whole bool
+	var pending []*store.HandedTask
 	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) },
 		tools: toolCalls{record: func(id, name string, args []byte) {
 			args = p.redact(args)
 			p.opts.Choices.RecordCall(mf, id, name, args)
 			if p.opts.Tasks != nil && name != "" {
-				p.recordHanded(r.Context(), mf, name, args)
+				if whole {
+					pending = append(pending, p.handedRows(mf, name, args)...)
+				} else {
+					p.putHanded(r.Context(), mf, p.handedRows(mf, name, args))
+				}
 			}
 		}},
+		handed: func() func() {
+			if len(pending) == 0 {
+				return func() {}
+			}
+			ts := pending
+			pending = nil
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				p.putHanded(r.Context(), mf, ts)
+			}()
+			return func() { <-done }
+		},
 		responded: func(id string) {
 			p.opts.Choices.RecordResponse(id, mf)
 			p.recordOwner(r.Context(), id, who, ep.endpoint)
@@ -689,6 +728,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return stopCause(mctx)
 	}
 	streamed := stream && streamedAnswer(resp)
+	whole = !streamed
 	switch {
 	case streamed && api == responsesAPI:
 		err = p.passEvents(w, resp, &a)
@@ -858,6 +898,11 @@ type answer struct {
 	// settle, if set, is called once, just before the end of the answer
 	// is passed on (end): the turn's charge on the shared ledger.
 	settle func()
+	// handed, if set, is called once by passWhole before end: it begins
+	// the write of the tasks the answer's tool calls hand (one for the
+	// turn, beside the settle) and returns what waits for it, called
+	// before the first byte of the answer is passed on.
+	handed func() (wait func())
 	// wrote, if set, is told the text of a chat answer that chose no tool
 	// call of the API (calledAPI), once, before the end of the answer is
 	// passed on: the tool call a ReAct agent's model writes (textcalls.go).
@@ -1105,7 +1150,12 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, api apiKin
 	} else {
 		a.raw = len(b)
 	}
+	wait := func() {}
+	if a.handed != nil {
+		wait = a.handed()
+	}
 	a.end()
+	wait() // the tasks the calls hand are in the store before the client reads a call
 	copyHeader(w.Header(), resp.Header)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)

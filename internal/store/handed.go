@@ -29,7 +29,7 @@ func (m *Memory) PutHandedTasks(ctx context.Context, ts []*HandedTask, most int)
 	})
 	for _, t := range ts {
 		c := *t
-		c.Created, c.Expires, c.Stack = created, Round(t.Expires), slices.Clone(t.Stack)
+		c.Created, c.Expires, c.Stack, c.Sub, c.used = created, Round(t.Expires), slices.Clone(t.Stack), "", false
 		m.handed = append(m.handed, &c)
 	}
 	// The principal's past the newest most go, the oldest first (m.handed
@@ -64,6 +64,78 @@ func (m *Memory) HandedTasks(ctx context.Context, principal, tenant, digest stri
 			c := *h
 			c.Stack = slices.Clone(h.Stack)
 			out = append(out, &c)
+		}
+	}
+	return out, nil
+}
+
+// liveHanded returns the records of digest held by principal and tenant that
+// have not expired at at, whose request is running. m.mu is held.
+func (m *Memory) liveHanded(principal, tenant, digest string, at time.Time) []*HandedTask {
+	var out []*HandedTask
+	for _, h := range m.handed {
+		if h.Digest == digest && h.Principal == principal && h.Tenant == tenant && h.Expires.After(at) &&
+			m.requests[h.Request] != nil && m.requests[h.Request].State == "running" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// ClaimHandedTask implements HandedTasks.
+func (m *Memory) ClaimHandedTask(ctx context.Context, principal, tenant, digest string, at time.Time) (*HandedTask, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	live := m.liveHanded(principal, tenant, digest, at)
+	var pick *HandedTask
+	if len(live) == 1 {
+		pick = live[0]
+	} else {
+		for _, h := range live {
+			if !h.used {
+				if pick != nil {
+					return nil, nil // several wait: no guess
+				}
+				pick = h
+			}
+		}
+	}
+	if pick == nil {
+		return nil, nil
+	}
+	pick.used = true
+	c := *pick
+	c.Stack = slices.Clone(pick.Stack)
+	return &c, nil
+}
+
+// SetHandedSub implements HandedTasks.
+func (m *Memory) SetHandedSub(ctx context.Context, digest, request, prev, sub string) (bool, error) {
+	if err := m.lock(ctx); err != nil {
+		return false, err
+	}
+	defer m.mu.Unlock()
+	for _, h := range m.handed {
+		if h.Digest == digest && h.Request == request && h.Sub == prev {
+			h.Sub = sub
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// HandedSubs implements HandedTasks.
+func (m *Memory) HandedSubs(ctx context.Context, request, frame string) ([]string, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var out []string
+	for _, h := range m.handed {
+		if h.Request == request && h.Frame == frame && h.Sub != "" {
+			out = append(out, h.Sub)
 		}
 	}
 	return out, nil

@@ -690,6 +690,11 @@ type HandedTask struct {
 	Stack   []byte
 	Created time.Time
 	Expires time.Time // when the record stops counting, and may be deleted
+	// Sub is the sub-request begun from the record (SetHandedSub), ""
+	// before one is; ClaimHandedTask returns it.
+	Sub string
+
+	used bool // a claim took it (Memory's record)
 }
 
 // HandedTasks keeps the tasks model turns handed, by their digest, each
@@ -705,6 +710,22 @@ type HandedTasks interface {
 	// tenant that have not expired at at, whose request is running (its
 	// record's state), the newest first.
 	HandedTasks(ctx context.Context, principal, tenant, digest string, at time.Time) ([]*HandedTask, error)
+	// ClaimHandedTask marks used, and returns, the record of digest
+	// (principal's, tenant's, unexpired at at, its request running) that
+	// a sub-agent given the task joins, in one write: the one record when
+	// one request's turn handed the task; else the one not used yet when
+	// exactly one is; else none (nil), as one instance's memory decides
+	// (link.ModelChoices.Handed) for every instance. Two claims at once
+	// take one record not used yet once. A record put again (a later turn
+	// of its request handing the task) is not used, with no Sub.
+	ClaimHandedTask(ctx context.Context, principal, tenant, digest string, at time.Time) (*HandedTask, error)
+	// SetHandedSub records sub as the sub-request begun from the record
+	// of digest and request, if the one recorded is still prev; it
+	// reports whether it did.
+	SetHandedSub(ctx context.Context, digest, request, prev, sub string) (bool, error)
+	// HandedSubs returns the sub-requests begun from the records of
+	// request's model turn frame.
+	HandedSubs(ctx context.Context, request, frame string) ([]string, error)
 }
 
 // Dead letter states.

@@ -1,9 +1,13 @@
 package postgres
 
 import (
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentreach/reach/internal/store"
 )
 
 // TestPostgresLeaveHandsUndosOver: A's part of a request leaves with two
@@ -59,5 +63,61 @@ func TestPostgresLeaveHandsUndosOver(t *testing.T) {
 	ids, err := a.ClaimOrphans(ctx, "C/1", ttl, 10)
 	if err != nil || !slices.Equal(ids, []string{"r-stopped"}) {
 		t.Fatalf("ClaimOrphans = %v, %v; want the stopped request only", ids, err)
+	}
+}
+
+// TestPostgresHandedClaimOnceAcrossStores: two instances' claims of one
+// task at once, while one request's record waits and another's was used,
+// take the waiting one once: the other claim finds none waiting (as one
+// instance's memory decides one after the other), whichever commits
+// first. Each of 8 rounds hands the task anew.
+func TestPostgresHandedClaimOnceAcrossStores(t *testing.T) {
+	a, b, _ := twoPostgres(t)
+	ctx := t.Context()
+	t0 := time.Now()
+	for round := range 8 {
+		r1, r2 := fmt.Sprintf("r1-%d", round), fmt.Sprintf("r2-%d", round)
+		digest := fmt.Sprintf("d%d", round)
+		for _, id := range []string{r1, r2} {
+			if err := a.PutRequest(ctx, &store.Request{ID: id, Principal: "alice", State: "running", Started: t0}); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.PutHandedTasks(ctx, []*store.HandedTask{{Digest: digest, Principal: "alice", Request: id, Frame: "f",
+				Created: t0, Expires: t0.Add(time.Minute)}}, 100); err != nil {
+				t.Fatal(err)
+			}
+			if id == r1 {
+				if h, err := a.ClaimHandedTask(ctx, "alice", "", digest, t0); err != nil || h == nil || h.Request != r1 {
+					t.Fatalf("the claim of r1's record alone: %+v, %v", h, err)
+				}
+			}
+		}
+		var got [2]*store.HandedTask
+		var errs [2]error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i, s := range []*Store{a, b} {
+			wg.Go(func() {
+				<-start
+				got[i], errs[i] = s.ClaimHandedTask(ctx, "alice", "", digest, t0)
+			})
+		}
+		close(start)
+		wg.Wait()
+		taken := 0
+		for i := range got {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			if got[i] != nil {
+				if got[i].Request != r2 {
+					t.Fatalf("round %d: a claim took %s's record, want r2's (the one waiting) or none", round, got[i].Request)
+				}
+				taken++
+			}
+		}
+		if taken != 1 {
+			t.Fatalf("round %d: %d claims took r2's waiting record, want exactly 1", round, taken)
+		}
 	}
 }

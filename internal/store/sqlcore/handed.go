@@ -50,3 +50,59 @@ func (c *Core) HandedTasks(ctx context.Context, principal, tenant, digest string
 	ORDER BY h.created DESC LIMIT `+fmt.Sprint(store.MaxHandedRead),
 		digest, principal, tenant, store.UnixNano(at))
 }
+
+// ClaimHandedTask implements store.HandedTasks: one statement, through the
+// writer, so that two claims at once are one after the other.
+func (c *Core) ClaimHandedTask(ctx context.Context, principal, tenant, digest string, at time.Time) (*store.HandedTask, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	var got *store.HandedTask
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		got = nil
+		b.Query(w, StHandedClaim, []any{digest, principal, tenant, store.UnixNano(at)}, func(rows Rows) error {
+			if !rows.Next() {
+				return nil
+			}
+			t := store.HandedTask{Digest: digest, Principal: principal, Tenant: tenant}
+			var created, expires int64
+			if err := rows.Scan(&t.Request, &t.Frame, &t.Tool, &t.Stack, &created, &expires, &t.Sub); err != nil {
+				return err
+			}
+			t.Created, t.Expires = store.FromUnixNano(created), store.FromUnixNano(expires)
+			got = &t
+			return nil
+		})
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("claiming a task a model turn handed: %w", err)
+	}
+	return got, nil
+}
+
+// SetHandedSub implements store.HandedTasks.
+func (c *Core) SetHandedSub(ctx context.Context, digest, request, prev, sub string) (bool, error) {
+	if c.Closed() {
+		return false, store.ErrClosed
+	}
+	var set bool
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		b.Exec(w, StHandedSub, []any{digest, request, prev, sub}, func(n int64) error { set = n > 0; return nil })
+	}})
+	if err != nil {
+		return false, fmt.Errorf("recording the sub-request begun from a task a model turn handed: %w", err)
+	}
+	return set, nil
+}
+
+// HandedSubs implements store.HandedTasks.
+func (c *Core) HandedSubs(ctx context.Context, request, frame string) ([]string, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	return queryAll(ctx, c.R, "reading the sub-requests begun from the tasks a model turn handed", func(sc interface{ Scan(...any) error }) (string, error) {
+		var s string
+		err := sc.Scan(&s)
+		return s, err
+	}, Shared()[StHandedSubs], request, frame)
+}

@@ -117,6 +117,20 @@ const (
 	StHandedSweep
 	StHandedPut
 	StHandedTrim
+	// StHandedClaim marks used, and returns, the record of digest $1,
+	// principal $2 and tenant $3 unexpired at $4 (its request running)
+	// that a sub-agent given the task joins: the one record when one
+	// request's turn handed it, else the one not used yet when exactly
+	// one is (a record used meanwhile by another claim is not taken
+	// again). Rows: request, frame, tool, stack, created, expires, sub.
+	StHandedClaim
+	// StHandedSub records sub-request $4 as begun from the record of
+	// digest $1 and request $2, if the one recorded is still $3; rows
+	// changed.
+	StHandedSub
+	// StHandedSubs returns the sub-requests begun from the records of
+	// request $1's turn $2.
+	StHandedSubs
 	NumStmts
 )
 
@@ -177,7 +191,17 @@ func Shared() []string {
 	q[StHandedPut] = `INSERT INTO handed_tasks (digest, request, principal, tenant, frame, tool, stack, created, expires)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 	ON CONFLICT (digest, request) DO UPDATE SET principal = excluded.principal, tenant = excluded.tenant, frame = excluded.frame,
-		tool = excluded.tool, stack = excluded.stack, created = excluded.created, expires = excluded.expires`
+		tool = excluded.tool, stack = excluded.stack, created = excluded.created, expires = excluded.expires, used = 0, sub = ''`
+	handedLive := `FROM handed_tasks h JOIN requests q ON q.id = h.request
+		WHERE h.digest = $1 AND h.principal = $2 AND h.tenant = $3 AND h.expires > $4 AND q.state = 'running'`
+	q[StHandedClaim] = `UPDATE handed_tasks SET used = 1
+	WHERE digest = $1 AND principal = $2 AND tenant = $3 AND expires > $4
+		AND request = (SELECT CASE WHEN count(*) = 1 THEN min(h.request)
+			WHEN sum(CASE WHEN h.used = 0 THEN 1 ELSE 0 END) = 1 THEN min(CASE WHEN h.used = 0 THEN h.request END) END ` + handedLive + `)
+		AND (used = 0 OR (SELECT count(*) ` + handedLive + `) = 1)
+	RETURNING request, frame, tool, stack, created, expires, sub`
+	q[StHandedSub] = `UPDATE handed_tasks SET sub = $4 WHERE digest = $1 AND request = $2 AND sub = $3`
+	q[StHandedSubs] = `SELECT sub FROM handed_tasks WHERE request = $1 AND frame = $2 AND sub <> ''`
 	q[StHandedTrim] = `DELETE FROM handed_tasks WHERE principal = $1 AND tenant = $2 AND created <= (SELECT created FROM handed_tasks
 		WHERE principal = $1 AND tenant = $2 ORDER BY created DESC LIMIT 1 OFFSET $3)`
 	q[StCutOffSweep] = `DELETE FROM cut_offs WHERE expires <= $1`

@@ -487,4 +487,14 @@ CREATE TABLE handed_tasks (
 CREATE INDEX handed_tasks_principal ON handed_tasks (principal, tenant, created);
 CREATE INDEX handed_tasks_expires ON handed_tasks (expires);
 `},
+	{22, "the tasks model turns handed: used, and the sub-request begun", `
+-- A handed task's record says whether a sub-agent given the task has
+-- joined it (used, store.HandedTasks.ClaimHandedTask) and the sub-request
+-- begun from it (sub), for every instance alike: a later sub-agent given
+-- the same task joins that sub-request, or is refused a guess, as on one
+-- instance, and the turn's conversation going on ends it wherever it runs.
+ALTER TABLE handed_tasks ADD COLUMN used INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE handed_tasks ADD COLUMN sub TEXT NOT NULL DEFAULT '';
+CREATE INDEX handed_tasks_frame ON handed_tasks (request, frame);
+`},
 }

@@ -99,3 +99,79 @@ func testHandedTasks(t *testing.T, open Opener) {
 		t.Errorf("carol's d9 after mallory's puts: %s, want kept", got)
 	}
 }
+
+// testHandedTaskClaim: a claim takes the one record of a task one
+// request's turn handed, each time (the sub-agent begun again joins its
+// sub-request); of several requests', the one not used yet, once, and
+// none when several or none wait; another principal's never; the
+// sub-request recorded is returned with it, set only over the one
+// expected, found by its turn; a record put again is unused, with no
+// sub-request.
+func testHandedTaskClaim(t *testing.T, open Opener) {
+	s := open(t)
+	ctx := t.Context()
+	t0 := time.Unix(1_800_000_000, 0)
+	for _, id := range []string{"r1", "r2", "r3"} {
+		if err := s.PutRequest(ctx, &store.Request{ID: id, Principal: "alice", State: "running", Started: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := func(req, frame string) {
+		t.Helper()
+		if err := s.PutHandedTasks(ctx, []*store.HandedTask{{Digest: "d", Principal: "alice", Request: req, Frame: frame, Tool: "research",
+			Created: t0, Expires: t0.Add(2 * time.Minute)}}, 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func(p string) string {
+		t.Helper()
+		h, err := s.ClaimHandedTask(ctx, p, "", "d", t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h == nil {
+			return "none"
+		}
+		return h.Request + "/" + h.Frame + "/" + h.Sub
+	}
+	put("r1", "f1")
+	for range 2 {
+		if got := claim("alice"); got != "r1/f1/" {
+			t.Fatalf("claim of one request's task: %s, want r1/f1/", got)
+		}
+	}
+	if got := claim("bob"); got != "none" {
+		t.Fatalf("bob's claim of alice's task: %s", got)
+	}
+	if ok, err := s.SetHandedSub(ctx, "d", "r1", "", "s1"); err != nil || !ok {
+		t.Fatalf("SetHandedSub = %v, %v", ok, err)
+	}
+	if ok, err := s.SetHandedSub(ctx, "d", "r1", "", "s9"); err != nil || ok {
+		t.Fatalf("SetHandedSub over another = %v, %v; want not set", ok, err)
+	}
+	if got := claim("alice"); got != "r1/f1/s1" {
+		t.Fatalf("claim after the sub-request was recorded: %s", got)
+	}
+	if subs, err := s.HandedSubs(ctx, "r1", "f1"); err != nil || fmt.Sprint(subs) != "[s1]" {
+		t.Fatalf("HandedSubs(r1, f1) = %v, %v", subs, err)
+	}
+	// r2's turn hands it too: r2's, not used yet, is taken, once; then
+	// none waits and none is guessed.
+	put("r2", "f2")
+	if got := claim("alice"); got != "r2/f2/" {
+		t.Fatalf("claim with r1's used and r2's waiting: %s", got)
+	}
+	if got := claim("alice"); got != "none" {
+		t.Fatalf("claim with both used: %s, want none", got)
+	}
+	// r1's next turn hands it again: unused, no sub-request; with r3's
+	// waiting too, none.
+	put("r1", "f3")
+	put("r3", "f4")
+	if got := claim("alice"); got != "none" {
+		t.Fatalf("claim with r1's and r3's waiting: %s, want none", got)
+	}
+	if subs, err := s.HandedSubs(ctx, "r1", "f1"); err != nil || len(subs) != 0 {
+		t.Fatalf("HandedSubs(r1, f1) after r1's record was put again = %v, %v", subs, err)
+	}
+}

@@ -55,6 +55,7 @@ func Run(t *testing.T, open Opener) {
 		{"Sessions", testSessions},
 		{"ResponseOwners", testResponseOwners},
 		{"HandedTasks", testHandedTasks},
+		{"HandedTaskClaim", testHandedTaskClaim},
 		{"IdempotencyRepeat", testIdempotencyRepeat},
 		{"IdempotencyConcurrentOnce", testIdempotencyConcurrentOnce},
 		{"IdempotencyRelease", testIdempotencyRelease},
