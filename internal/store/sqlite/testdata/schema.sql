@@ -130,11 +130,13 @@ CREATE TABLE handed_tasks (
 	tool      TEXT NOT NULL DEFAULT '',
 	stack     BLOB,
 	created   INTEGER NOT NULL,
-	expires   INTEGER NOT NULL,
+	expires   INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0, sub TEXT NOT NULL DEFAULT '',
 	PRIMARY KEY (digest, request)
 ) WITHOUT ROWID;
 -- index handed_tasks_expires on handed_tasks
 CREATE INDEX handed_tasks_expires ON handed_tasks (expires);
+-- index handed_tasks_frame on handed_tasks
+CREATE INDEX handed_tasks_frame ON handed_tasks (request, frame);
 -- index handed_tasks_principal on handed_tasks
 CREATE INDEX handed_tasks_principal ON handed_tasks (principal, tenant, created);
 -- table idempotency on idempotency
