@@ -2617,7 +2617,27 @@ func (c *Config) InertWarnings() []string {
 	if c.InstanceTTL != 0 && c.Store == "" {
 		out = append(out, "instance_ttl applies to instances that share a PostgreSQL store: without store: this gateway keeps its state in SQLite, alone, and nothing reads it; add store: (docs/INSTANCES.md), or leave instance_ttl out")
 	}
-	return out
+	return append(out, c.RateLimit.inert()...)
+}
+
+// inert explains a reserve that no principal's priority may use, and
+// priorities that have no reserve to use.
+func (r *RateLimit) inert() []string {
+	if r == nil {
+		return nil
+	}
+	reserved := r.Reserved > 0 || r.Model != nil && r.Model.Reserved > 0
+	priority := false
+	for _, p := range r.Priorities {
+		priority = priority || p > 0
+	}
+	switch {
+	case reserved && !priority:
+		return []string{"rate_limit.reserved keeps capacity for requests of priority above 0, and rate_limit.priorities gives no principal one: the reserve is never used; name who may use it (priorities: {oncall: 1}), or leave reserved out"}
+	case priority && !reserved:
+		return []string{"rate_limit.priorities has no reserve to use: without rate_limit.reserved (or rate_limit.model.reserved) every priority is served alike; set reserved (0.2 keeps a fifth of each bucket), or leave priorities out"}
+	}
+	return nil
 }
 
 // BudgetWarnings explains each budget that lifts a limit of the default's

@@ -97,3 +97,27 @@ func TestRateLimitPrioritiesConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestRateLimitInertWarnings: a reserve no principal's priority may use,
+// and priorities with no reserve to use, are read by nothing: reach
+// validate says so.
+func TestRateLimitInertWarnings(t *testing.T) {
+	none := func(string) (string, bool) { return "", false }
+	for config, want := range map[string]string{
+		"rate_limit: {per_second: 5, reserved: 0.2}\n":                                   "rate_limit.reserved",
+		"rate_limit: {per_second: 5, reserved: 0.2, priorities: {bulk: 0}}\n":            "rate_limit.reserved",
+		"rate_limit: {per_second: 5, priorities: {oncall: 1}}\n":                         "rate_limit.priorities",
+		"rate_limit: {model: {per_second: 5, reserved: 0.2}}\n":                          "rate_limit.reserved",
+		"rate_limit: {per_second: 5, reserved: 0.2, priorities: {oncall: 1}}\n":          "",
+		"rate_limit: {priorities: {oncall: 1}, model: {per_second: 5, reserved: 0.2}}\n": "",
+	} {
+		c, err := Parse([]byte(config), none)
+		if err != nil {
+			t.Fatalf("%q: %v", config, err)
+		}
+		w := strings.Join(c.InertWarnings(), "\n")
+		if want == "" && w != "" || want != "" && !strings.HasPrefix(w, want) {
+			t.Errorf("%q: warnings %q, want one that begins %q", config, w, want)
+		}
+	}
+}
