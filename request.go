@@ -133,6 +133,11 @@ func (r *Request) ID() string { return r.id }
 // Principal returns who the request acts for.
 func (r *Request) Principal() string { return r.principal }
 
+// Priority returns the request's priority (RequestOptions.Priority,
+// saturated to 32 bits): above 0 it may use the capacity the rate limits
+// keep for priority requests.
+func (r *Request) Priority() int { return int(r.priority) }
+
 // Roles returns the principal's roles.
 func (r *Request) Roles() []string { return r.roles }
 

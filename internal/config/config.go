@@ -416,39 +416,96 @@ func (fs *fallbacks) UnmarshalYAML(n *yaml.Node) error {
 // RateLimit is the rate_limit section: calls a second and the burst
 // allowed above it, for all of an instance's tool calls and for each
 // principal's. A zero rate is no limit; a zero burst is the rate's
-// whole part, at least 1.
+// whole part, at least 1. Reserved is the share of each bucket only
+// requests of priority above 0 may use; Priorities the highest priority
+// each principal's requests may have (a principal not named: 0; a
+// request's Reach-Priority header may lower it, never raise it). Model
+// limits the model proxy's turns with buckets of their own, and the
+// same reserve and priorities.
 type RateLimit struct {
-	PerSecond         float64 `yaml:"per_second"`
-	Burst             int     `yaml:"burst"`
-	PerPrincipal      float64 `yaml:"per_principal"`
-	PerPrincipalBurst int     `yaml:"per_principal_burst"`
+	PerSecond         float64        `yaml:"per_second"`
+	Burst             int            `yaml:"burst"`
+	PerPrincipal      float64        `yaml:"per_principal"`
+	PerPrincipalBurst int            `yaml:"per_principal_burst"`
+	Reserved          float64        `yaml:"reserved"`
+	Priorities        map[string]int `yaml:"priorities"`
+	Model             *RateLimit     `yaml:"model"`
 }
 
 func (r *RateLimit) check(c *Config) error {
 	if r == nil {
 		return nil
 	}
+	if err := r.checkBuckets(c, "rate_limit"); err != nil {
+		return err
+	}
+	if m := r.Model; m != nil {
+		if m.Priorities != nil {
+			return c.Errorf([]any{"rate_limit", "model", "priorities"}, "rate_limit.model.priorities: priorities are rate_limit.priorities, for tool calls and model turns alike")
+		}
+		if m.Model != nil {
+			return c.Errorf([]any{"rate_limit", "model", "model"}, "rate_limit.model.model: a model section has no model section of its own")
+		}
+		return m.checkBuckets(c, "rate_limit", "model")
+	}
+	return nil
+}
+
+// checkBuckets checks the rates, bursts and reserve of the section at
+// path.
+func (r *RateLimit) checkBuckets(c *Config, path ...any) error {
+	name := func(key string) string {
+		s := ""
+		for _, p := range path {
+			s += p.(string) + "."
+		}
+		return s + key
+	}
+	at := func(key string) []any { return append(slices.Clone(path), key) }
 	for _, v := range []struct {
 		key, burstKey string
 		rate          float64
 		burst         int
 	}{{"per_second", "burst", r.PerSecond, r.Burst}, {"per_principal", "per_principal_burst", r.PerPrincipal, r.PerPrincipalBurst}} {
 		if !(v.rate >= 0 && v.rate <= 1e9) { // NaN and infinities too
-			return c.Errorf([]any{"rate_limit", v.key}, "rate_limit.%s is %v: write calls a second, 0 (no limit) or more, at most 1e9", v.key, v.rate)
+			return c.Errorf(at(v.key), "%s is %v: write calls a second, 0 (no limit) or more, at most 1e9", name(v.key), v.rate)
 		}
 		if v.burst < 0 {
-			return c.Errorf([]any{"rate_limit", v.burstKey}, "rate_limit.%s must not be negative (0 is the rate's whole part, at least 1)", v.burstKey)
+			return c.Errorf(at(v.burstKey), "%s must not be negative (0 is the rate's whole part, at least 1)", name(v.burstKey))
 		}
+	}
+	if !(r.Reserved >= 0 && r.Reserved < 1) {
+		return c.Errorf(at("reserved"), "%s is %v: write the share of each bucket kept for requests of priority above 0, from 0 (none) to below 1 (0.2: a fifth)", name("reserved"), r.Reserved)
 	}
 	return nil
 }
 
-// Limits is r as the runtime's option (nil: no limit).
+// Limits is r as the runtime's option for tool calls (nil: no limit).
 func (r *RateLimit) Limits() *reach.RateLimit {
 	if r == nil || r.PerSecond == 0 && r.PerPrincipal == 0 {
 		return nil
 	}
-	return &reach.RateLimit{PerSecond: r.PerSecond, Burst: r.Burst, PerPrincipal: r.PerPrincipal, PerPrincipalBurst: r.PerPrincipalBurst}
+	return &reach.RateLimit{PerSecond: r.PerSecond, Burst: r.Burst, PerPrincipal: r.PerPrincipal, PerPrincipalBurst: r.PerPrincipalBurst, Reserved: r.Reserved}
+}
+
+// ModelLimits are the limits of the model proxy's turns (nil: no
+// limit): rate_limit.model's buckets, with rate_limit.reserved unless it
+// sets its own.
+func (r *RateLimit) ModelLimits() *reach.RateLimit {
+	if r == nil || r.Model == nil || r.Model.PerSecond == 0 && r.Model.PerPrincipal == 0 {
+		return nil
+	}
+	m := r.Model
+	return &reach.RateLimit{PerSecond: m.PerSecond, Burst: m.Burst, PerPrincipal: m.PerPrincipal, PerPrincipalBurst: m.PerPrincipalBurst, Reserved: cmp.Or(m.Reserved, r.Reserved)}
+}
+
+// Priority is the highest priority principal's requests may have: its
+// rate_limit.priorities entry, else 0.
+func (r *RateLimit) Priority(principal string) int {
+	if r == nil {
+		return 0
+	}
+	return r.Priorities[principal]
 }
 
 // Breaker is a reach.BreakerPolicy in YAML: failures, rate, window,
@@ -2560,7 +2617,27 @@ func (c *Config) InertWarnings() []string {
 	if c.InstanceTTL != 0 && c.Store == "" {
 		out = append(out, "instance_ttl applies to instances that share a PostgreSQL store: without store: this gateway keeps its state in SQLite, alone, and nothing reads it; add store: (docs/INSTANCES.md), or leave instance_ttl out")
 	}
-	return out
+	return append(out, c.RateLimit.inert()...)
+}
+
+// inert explains a reserve that no principal's priority may use, and
+// priorities that have no reserve to use.
+func (r *RateLimit) inert() []string {
+	if r == nil {
+		return nil
+	}
+	reserved := r.Reserved > 0 || r.Model != nil && r.Model.Reserved > 0
+	priority := false
+	for _, p := range r.Priorities {
+		priority = priority || p > 0
+	}
+	switch {
+	case reserved && !priority:
+		return []string{"rate_limit.reserved keeps capacity for requests of priority above 0, and rate_limit.priorities gives no principal one: the reserve is never used; name who may use it (priorities: {oncall: 1}), or leave reserved out"}
+	case priority && !reserved:
+		return []string{"rate_limit.priorities has no reserve to use: without rate_limit.reserved (or rate_limit.model.reserved) every priority is served alike; set reserved (0.2 keeps a fifth of each bucket), or leave priorities out"}
+	}
+	return nil
 }
 
 // BudgetWarnings explains each budget that lifts a limit of the default's

@@ -810,6 +810,13 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 			return linkRefusal(err)
 		}
 	}
+	if c.header != nil {
+		// The priority a request begun for the call asks for (R8), read
+		// whatever links the call: at most its principal's.
+		if m.Priority, err = link.PriorityFromHeaders(c.header); err != nil {
+			return linkRefusal(err)
+		}
+	}
 	m.Agent = c.agent
 	who, _ := auth.IdentityFrom(ctx)
 	m.ModelTurn = s.choices.Turn(m.CallID, m.Request, who)

@@ -67,6 +67,7 @@ import (
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/policy/pin"
+	"github.com/agentreach/reach/internal/ratelimit"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/postgres"
@@ -240,6 +241,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *Gateway, er
 	g.rt = reach.New(ro)
 	g.metrics.WithBreakers(g.rt.Breakers)
 	g.owned = link.NewOwned(g.ctx, g.rt, cfg.IdleAfter(), link.Budgets{Default: cfg.DefaultBudget(), Named: cfg.NamedBudgets(), Principals: budgetNamers(cfg), Tenants: cfg.BudgetTenants()}).Bound(cfg.SessionsCap()).WithLogger(g.log)
+	g.owned.WithPriorities(cfg.RateLimit.Priority)
 	g.begins.Store(g.owned)
 	if g.cluster != nil {
 		g.owned.WithRemote(g.cluster) // a call under another instance's frame sees its stack
@@ -609,6 +611,9 @@ func (g *Gateway) Served() (fast, inline, handed int64) { return g.server.Served
 func (g *Gateway) newServer() *httpapi.Server {
 	mo := &modelproxy.Options{Model: g.cfg.Model, Owned: g.owned, Choices: &g.choices,
 		Models: g.rt, Delegator: g.rt, Breakers: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}
+	if ml := g.cfg.RateLimit.ModelLimits(); ml != nil {
+		mo.Limits = ratelimit.New(*ml)
+	}
 	if m := g.cfg.Model; m != nil && m.SubagentBudget != "" {
 		b := g.cfg.Budgets[m.SubagentBudget].Budget // checked to exist
 		mo.SubagentBudget = &b

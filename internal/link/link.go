@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/agentreach/reach"
@@ -47,8 +48,9 @@ const (
 	HeaderRequest     = "Reach-Request"
 	HeaderFrame       = "Reach-Frame"
 	HeaderParent      = "Reach-Parent"
-	HeaderScene       = "Reach-Scene"  // the conversation's scene, for a new request
-	HeaderBudget      = "Reach-Budget" // a configured budget's name, for a new request
+	HeaderScene       = "Reach-Scene"    // the conversation's scene, for a new request
+	HeaderBudget      = "Reach-Budget"   // a configured budget's name, for a new request
+	HeaderPriority    = "Reach-Priority" // a new request's priority: lowers its principal's, never raises it
 	HeaderTraceparent = "Traceparent"
 	HeaderBaggage     = "Baggage"
 )
@@ -64,6 +66,9 @@ type Target struct {
 	Budget    *BudgetSpec   // for a new request
 	Scene     string        // for a new request: the conversation's scene
 	Agent     string        // for a new request: who calls (the MCP client's name, "api", "model-proxy")
+	// Priority, if not nil, is the priority a new request asks for
+	// (Reach-Priority): at most its principal's (Owned.WithPriorities).
+	Priority *int
 }
 
 // modelTurn returns the model turn that chose the call, when it belongs to
@@ -301,7 +306,25 @@ func FromHeaders(h Headers) (Target, error) {
 	if budget != "" {
 		t.Budget = &BudgetSpec{Name: budget}
 	}
-	return t, nil
+	t.Priority, err = PriorityFromHeaders(h)
+	return t, err
+}
+
+// PriorityFromHeaders reads Reach-Priority alone (as FromHeaders does):
+// nil when the header is absent, an *Error when it is not a whole number
+// (of 32 bits: a request keeps its priority in them).
+func PriorityFromHeaders(h Headers) (*int, error) {
+	v := strings.TrimSpace(h.Get(HeaderPriority))
+	if v == "" {
+		return nil, nil
+	}
+	p, err := strconv.ParseInt(v, 10, 32)
+	if err != nil {
+		return nil, KindBadPriority.New(fmt.Sprintf("%s: %q is not a whole number.", HeaderPriority, v),
+			"Send a whole number (0 for bulk work, 1 for urgent; never above what your principal may use), or omit the header.")
+	}
+	n := int(p)
+	return &n, nil
 }
 
 // SceneFromHeaders reads Reach-Scene alone (as FromHeaders does), for a

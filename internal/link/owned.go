@@ -35,6 +35,9 @@ type Owned struct {
 	namers  map[string][]Owner  // the principals (each of its tenant) that may name each budget, should it lift a limit of def's
 	tenants map[string][]string // the tenants whose principals may name each budget, should it lift one
 	now     func() time.Time
+	// priorities is the highest priority each principal's requests may
+	// have (WithPriorities); nil: 0 for all.
+	priorities func(principal string) int
 
 	remote Remote       // frames other instances run; nil for one instance
 	log    *slog.Logger // what a client is not told of a failure (a store's own text)
@@ -183,6 +186,16 @@ type Remote interface {
 // here. Call it before the first call.
 func (q *Owned) WithRemote(r Remote) *Owned {
 	q.remote = r
+	return q
+}
+
+// WithPriorities gives each request begun the priority its principal may
+// use (R8: above 0 it may take the rate limits' reserve), lowered by the
+// priority the call that begins it asks for (Target.Priority), never
+// raised past it. Without it a request's priority is 0, or lower if
+// asked.
+func (q *Owned) WithPriorities(of func(principal string) int) *Owned {
+	q.priorities = of
 	return q
 }
 
@@ -447,6 +460,12 @@ func (q *Owned) rtBegin(id string, t Target, who *auth.Identity) (*reach.Request
 	o := &reach.RequestOptions{ID: id, Principal: LocalPrincipal, Agent: t.Agent, Scene: t.Scene, Budget: b, Trace: t.TraceID}
 	if who != nil {
 		who.Apply(o)
+	}
+	if q.priorities != nil {
+		o.Priority = q.priorities(o.Principal)
+	}
+	if t.Priority != nil {
+		o.Priority = min(o.Priority, *t.Priority)
 	}
 	_, r, err := q.rt.Begin(q.life, o)
 	return r, err

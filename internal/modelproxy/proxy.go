@@ -151,6 +151,9 @@ type Options struct {
 	// (handed.go). If nil, it is linked on the instance that ran the turn
 	// only.
 	Tasks HandedTasks
+	// Limits, if not nil, are the token buckets of model turns (R8): a
+	// turn past them is refused before it is begun (ratelimit.go).
+	Limits Limiter
 	// Ends, if not nil, ends a request on every instance (with Tasks: a
 	// sub-agent's sub-request on the instance its first turn reached, as
 	// its manager's conversation goes on on another: endSubsElsewhere).
@@ -470,6 +473,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		proxyError(w, http.StatusBadRequest, "invalid_request_error", "unpriced_model",
 			fmt.Sprintf("Request %s has a cost budget, and model %q has no price (model.prices), so its cost could not be counted. Use a priced model (%s), or ask the operator to price this one.",
 				req.ID(), model, strings.Join(names, ", ")))
+		return
+	}
+	if p.refuseRate(w, req) {
 		return
 	}
 	route := "/v1/chat/completions"

@@ -1,5 +1,5 @@
 // Package ratelimit holds the runtime's token buckets (R8): one global,
-// and one per principal, with part of the global burst reserved for
+// and one per principal, each with part of its burst reserved for
 // requests of a higher priority.
 //
 //	l := ratelimit.New(ratelimit.Limits{PerSecond: 50, PerPrincipal: 5})
@@ -7,6 +7,7 @@
 package ratelimit
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -23,20 +24,23 @@ type Limits struct {
 	// ones are dropped, and while all are throttled a new one waits; if
 	// zero, 10000.
 	MaxPrincipalsKnown int
-	// Reserved is the fraction of the global burst that only requests of
-	// priority above 0 may use, so that an urgent request still gets through
-	// when the bulk of traffic has drained the bucket; if zero, none.
+	// Reserved is the fraction of each bucket's burst (the global one's,
+	// and each principal's) that only requests of priority above 0 may
+	// use, so that an urgent request still gets through when the bulk of
+	// traffic has drained the bucket; in whole tokens, rounded down (a
+	// bucket of one token keeps none); if zero, none.
 	Reserved float64
 }
 
 // Limiter holds the global and per-principal token buckets. Safe for
 // concurrent use.
 type Limiter struct {
-	global  *rate.Limiter
-	reserve float64 // global tokens kept for high-priority requests
-	per     rate.Limit
-	burst   int
-	maxN    int
+	global   *rate.Limiter
+	reserve  float64 // global tokens kept for high-priority requests
+	per      rate.Limit
+	burst    int
+	preserve float64 // each principal's tokens kept for its high-priority requests
+	maxN     int
 
 	mu         sync.Mutex
 	principals map[string]*rate.Limiter
@@ -51,7 +55,7 @@ func New(o Limits) *Limiter {
 			b = max(1, int(o.PerSecond))
 		}
 		l.global = rate.NewLimiter(rate.Limit(o.PerSecond), b)
-		l.reserve = o.Reserved * float64(b)
+		l.reserve = wholeTokens(o.Reserved, b)
 	}
 	if o.PerPrincipal > 0 {
 		l.per = rate.Limit(o.PerPrincipal)
@@ -59,6 +63,7 @@ func New(o Limits) *Limiter {
 		if l.burst == 0 {
 			l.burst = max(1, int(o.PerPrincipal))
 		}
+		l.preserve = wholeTokens(o.Reserved, l.burst)
 	}
 	l.maxN = o.MaxPrincipalsKnown
 	if l.maxN == 0 {
@@ -69,8 +74,9 @@ func New(o Limits) *Limiter {
 
 // Allow takes a token for principal, or returns how long until one is
 // there and which bucket is empty (as the refusal names it: "global",
-// "per-principal", ...). A request of priority 0 may not take the global
-// tokens reserved for higher priorities.
+// "per-principal", ...). A request of priority 0 or below may not take the
+// tokens reserved for higher priorities, in its principal's bucket or the
+// global one.
 func (l *Limiter) Allow(principal string, priority int) (time.Duration, string) {
 	if l.per <= 0 && l.global == nil {
 		return 0, "" // no limit: no clock to read (every call asks)
@@ -91,6 +97,9 @@ func (l *Limiter) Allow(principal string, priority int) (time.Duration, string) 
 			l.principals[principal] = pl
 		}
 		l.mu.Unlock()
+		if priority <= 0 && l.preserve > 0 && pl.TokensAt(now)-1 < l.preserve {
+			return reserveWait(pl, l.preserve, now), "per-principal (capacity reserved for priority requests)"
+		}
 		mine = pl.ReserveN(now, 1)
 		if !mine.OK() || mine.DelayFrom(now) > 0 {
 			mine.CancelAt(now)
@@ -102,8 +111,7 @@ func (l *Limiter) Allow(principal string, priority int) (time.Duration, string) 
 			if mine != nil {
 				mine.CancelAt(now)
 			}
-			missing := l.reserve + 1 - l.global.TokensAt(now)
-			return max(time.Duration(missing/float64(l.global.Limit())*float64(time.Second)), time.Millisecond), "global (capacity reserved for priority requests)"
+			return reserveWait(l.global, l.reserve, now), "global (capacity reserved for priority requests)"
 		}
 		if !l.global.AllowN(now, 1) {
 			if mine != nil {
@@ -153,4 +161,20 @@ func wait(l *rate.Limiter, now time.Time) time.Duration {
 		return time.Millisecond
 	}
 	return max(time.Duration(missing/float64(l.Limit())*float64(time.Second)), time.Millisecond)
+}
+
+// reserveWait is how long until l has a token above its reserve.
+func reserveWait(l *rate.Limiter, reserve float64, now time.Time) time.Duration {
+	missing := reserve + 1 - l.TokensAt(now)
+	return max(time.Duration(missing/float64(l.Limit())*float64(time.Second)), time.Millisecond)
+}
+
+// wholeTokens is the reserve of a bucket of burst tokens: the fraction
+// share of it, rounded down to whole tokens (a float product such as
+// 0.7*10 may land a hair below the whole number it is), at most burst-1.
+func wholeTokens(share float64, burst int) float64 {
+	if share <= 0 {
+		return 0
+	}
+	return min(math.Floor(share*float64(burst)+1e-9), float64(max(burst-1, 0)))
 }

@@ -89,3 +89,59 @@ func TestFullTableKeepsThrottled(t *testing.T) {
 		}
 	})
 }
+
+// TestReservedPerPrincipal: a principal's own bucket keeps its reserved
+// share for the principal's requests of a higher priority (its bulk work,
+// lowered to 0, is refused first); a bucket too small to keep a whole
+// token keeps none.
+func TestReservedPerPrincipal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := New(Limits{PerPrincipal: 1, PerPrincipalBurst: 4, Reserved: 0.5})
+		n := 0
+		for ; n < 4; n++ {
+			if wait, _ := l.Allow("alice", 0); wait != 0 {
+				break
+			}
+		}
+		if n != 2 {
+			t.Errorf("alice's priority 0 took %d tokens, want 2 of 4 (2 reserved)", n)
+		}
+		wait, bucket := l.Allow("alice", 0)
+		if bucket != "per-principal (capacity reserved for priority requests)" || wait != time.Second {
+			t.Errorf("priority 0 past its share = %v %q, want 1s and the reserve named", wait, bucket)
+		}
+		for i := range 2 {
+			if wait, bucket := l.Allow("alice", 1); wait != 0 {
+				t.Errorf("alice's priority 1 refused the reserved token %d: %q", i+1, bucket)
+			}
+		}
+		if wait, bucket := l.Allow("alice", 1); wait == 0 || bucket != "per-principal" {
+			t.Errorf("priority 1 past the whole bucket = %v %q, want refused per-principal", wait, bucket)
+		}
+		if wait, _ := l.Allow("bob", 0); wait != 0 {
+			t.Error("bob's bucket is his own")
+		}
+
+		small := New(Limits{PerPrincipal: 1, PerPrincipalBurst: 1, Reserved: 0.5})
+		if wait, bucket := small.Allow("alice", 0); wait != 0 {
+			t.Errorf("a one-token bucket kept its token from priority 0: %q", bucket)
+		}
+	})
+}
+
+// TestReservedWholeTokens: the reserve is a whole number of tokens,
+// rounded down (a fraction of a token would keep a whole one).
+func TestReservedWholeTokens(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := New(Limits{PerSecond: 1, Burst: 5, Reserved: 0.3}) // 1.5 tokens: 1 kept
+		n := 0
+		for ; n < 5; n++ {
+			if wait, _ := l.Allow("p", 0); wait != 0 {
+				break
+			}
+		}
+		if n != 4 {
+			t.Errorf("priority 0 took %d tokens, want 4 of 5 (1 reserved)", n)
+		}
+	})
+}
