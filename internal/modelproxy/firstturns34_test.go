@@ -1,0 +1,177 @@
+package modelproxy
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
+)
+
+// managerModel answers a turn whose last message is "manage" with one
+// tool call for each of tools, each given the task "same task"; any other
+// turn with a text answer of 10 and 5 tokens. A sub-agent's first turn
+// waits at gate before it is answered.
+type managerModel struct {
+	tools []string
+	gate  chan struct{}
+}
+
+func (m *managerModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	if strings.Contains(string(b), `"manage"`) {
+		var calls []map[string]any
+		for i, t := range m.tools {
+			calls = append(calls, map[string]any{"id": "call_" + string(rune('a'+i)), "type": "function",
+				"function": map[string]any{"name": t, "arguments": `{"input":"same task"}`}})
+		}
+		out, _ := json.Marshal(map[string]any{"id": "c0", "object": "chat.completion", "model": "m",
+			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}, "finish_reason": "tool_calls"}},
+			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+		w.Write(out)
+		return
+	}
+	if m.gate != nil {
+		select {
+		case <-m.gate:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	io.WriteString(w, `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`)
+}
+
+// firstTurnsAtOnce runs a manager's turn that hands "same task" to tools
+// (one call each), then sends n sub-agents' first turns of that task at
+// once (each with a system message of its own, as two agents' are), and
+// returns the manager's request.
+func firstTurnsAtOnce(t *testing.T, tools []string, n int) (*reach.Runtime, *reach.Request) {
+	t.Helper()
+	m := &managerModel{tools: tools, gate: make(chan struct{})}
+	up := httptest.NewServer(m)
+	t.Cleanup(up.Close)
+	rt := reach.New(nil)
+	p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", Name: "m"}, Choices: &link.ModelChoices{}, Models: rt, Breakers: rt, Delegator: rt,
+		Owned: link.NewOwned(context.Background(), rt, time.Minute, link.Budgets{Default: &reach.Budget{Turns: 10, Tokens: 100000}})})
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	post := func(body string) int {
+		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if s := post(`{"model":"m","messages":[{"role":"user","content":"manage"}],"tools":[{"type":"function","function":{"name":"researcher","parameters":{"type":"object"}}}]}`); s != 200 {
+		t.Fatalf("the manager's turn: %d", s)
+	}
+	var root *reach.Request
+	for _, r := range rt.Requests() {
+		if r.Parent() == nil {
+			root = r
+		}
+	}
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	for i := range n {
+		wg.Go(func() {
+			statuses[i] = post(`{"model":"m","messages":[{"role":"system","content":"You are agent ` + string(rune('A'+i)) + `."},{"role":"user","content":"same task"}]}`)
+		})
+	}
+	// Every first turn is placed (its model frame begun) before any is
+	// answered: they run at once.
+	deadline := time.Now().Add(10 * time.Second)
+	for begun := 0; begun < n && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		begun = 0
+		for _, r := range rt.Requests() {
+			for _, f := range r.Frames() {
+				if f.Kind == reach.ModelFrame && r != root {
+					begun++
+				}
+			}
+		}
+	}
+	close(m.gate)
+	wg.Wait()
+	for _, s := range statuses {
+		if s != 200 {
+			t.Fatalf("the first turns were answered %v, want 200 each", statuses)
+		}
+	}
+	return rt, root
+}
+
+// subTurns is how many model turns each sub-request of root holds, and
+// the names of their agents.
+func subTurns(root *reach.Request) (turns []int, agents []string) {
+	for _, c := range root.Children() {
+		n := 0
+		for _, f := range c.Frames() {
+			if f.Kind == reach.ModelFrame {
+				n++
+			}
+		}
+		turns, agents = append(turns, n), append(agents, c.Agent())
+	}
+	return turns, agents
+}
+
+// TestFirstTurnsAtOnce34: two sub-agents a manager's turn ran in parallel
+// (two tool calls handing the same task, as an orchestrator that asks two
+// agents the same question) send their first turns at once, alike but for
+// their system prompts. Each runs in a sub-request of its own under the
+// manager's turn, one turn each, each carved once from the manager's
+// budget, and both turns counted on the manager's request. Which call
+// each first turn belongs to cannot be told from the task: neither
+// sub-request takes a tool's name the other call had as well.
+func TestFirstTurnsAtOnce34(t *testing.T) {
+	t.Run("two calls", func(t *testing.T) {
+		_, root := firstTurnsAtOnce(t, []string{"researcher", "critic"}, 2)
+		turns, agents := subTurns(root)
+		if len(turns) != 2 || turns[0] != 1 || turns[1] != 1 {
+			t.Fatalf("the manager's request has sub-requests with %v turns, want two with one each", turns)
+		}
+		for _, a := range agents {
+			if a != "sub-agent" {
+				t.Errorf("sub-request agents %v: the first turns' task was handed to researcher and to critic alike, so neither name is known; want sub-agent for both", agents)
+				break
+			}
+		}
+		for _, c := range root.Children() {
+			if d := c.DelegateFrame(); d == nil || d.Parent == nil || d.Parent.Kind != reach.ModelFrame {
+				t.Errorf("sub-request %s is not delegated under the manager's turn", c.ID())
+			}
+			// Carved from what the manager's request had left as it began:
+			// 9 turns, or 8 once the other sub-agent's turn was counted.
+			if b := c.Budget(); b.Turns < 8 || b.Turns > 9 {
+				t.Errorf("sub-request %s was carved %d turns, want what its manager had left (8 or 9)", c.ID(), b.Turns)
+			}
+		}
+		if u := root.Usage().Turns; u != 3 {
+			t.Errorf("the manager's request counts %d turns, want 3: its own and each sub-agent's", u)
+		}
+	})
+
+	t.Run("one call, its first turn sent twice", func(t *testing.T) {
+		_, root := firstTurnsAtOnce(t, []string{"researcher"}, 2)
+		turns, agents := subTurns(root)
+		if len(turns) != 1 || turns[0] != 2 {
+			t.Fatalf("the manager's request has sub-requests with %v turns, want one with both turns: one call began one sub-agent", turns)
+		}
+		if agents[0] != "researcher" {
+			t.Errorf("the sub-request goes by %q, want researcher", agents[0])
+		}
+	})
+}
