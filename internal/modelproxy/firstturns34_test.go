@@ -14,6 +14,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // managerModel answers a turn whose last message is "manage" with one
@@ -36,7 +37,7 @@ func (m *managerModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		out, _ := json.Marshal(map[string]any{"id": "c0", "object": "chat.completion", "model": "m",
 			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}, "finish_reason": "tool_calls"}},
-			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
 		w.Write(out)
 		return
 	}
@@ -174,4 +175,84 @@ func TestFirstTurnsAtOnce34(t *testing.T) {
 			t.Errorf("the sub-request goes by %q, want researcher", agents[0])
 		}
 	})
+}
+
+// putTasks is a store of handed tasks that keeps what each digest was
+// last written with, as the store's upsert of (digest, request) does, and
+// finds none (a first turn is then linked by the instance's memory).
+type putTasks struct {
+	mu   sync.Mutex
+	last map[string]*store.HandedTask
+}
+
+func (s *putTasks) PutHandedTasks(_ context.Context, ts []*store.HandedTask, _ int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		s.last = map[string]*store.HandedTask{}
+	}
+	for _, t := range ts {
+		c := *t
+		s.last[t.Digest+"/"+t.Request] = &c
+	}
+	return nil
+}
+
+func (s *putTasks) HandedTasks(context.Context, string, string, string, time.Time) ([]*store.HandedTask, error) {
+	return nil, nil
+}
+
+func (s *putTasks) ClaimHandedTask(context.Context, string, string, string, time.Time) (*store.HandedTask, error) {
+	return nil, nil
+}
+
+func (s *putTasks) SetHandedSub(context.Context, string, string, string, string) (bool, error) {
+	return false, nil
+}
+
+func (s *putTasks) HandedSubs(context.Context, string, string) ([]string, error) { return nil, nil }
+
+// TestHandedTaskOfTwoFunctionsStoredNameless34: on several instances, the
+// record of a task a turn handed to two functions (its calls to
+// researcher and critic given the same string) names neither, as this
+// instance's memory does not (Handed): the instance that adopts the turn
+// for a sub-agent's first turn cannot tell which call it belongs to.
+// Before, the record kept the last call's function, and a sub-agent whose
+// first turn reached another instance went by it, maybe the other's.
+func TestHandedTaskOfTwoFunctionsStoredNameless34(t *testing.T) {
+	for _, c := range []struct {
+		tools []string
+		want  string
+	}{
+		{[]string{"researcher", "critic"}, ""},
+		{[]string{"researcher", "researcher"}, "researcher"},
+		{[]string{"researcher"}, "researcher"},
+	} {
+		t.Run(strings.Join(c.tools, ","), func(t *testing.T) {
+			up := httptest.NewServer(&managerModel{tools: c.tools})
+			defer up.Close()
+			rt := reach.New(nil)
+			tasks := &putTasks{}
+			p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", Name: "m"}, Choices: &link.ModelChoices{}, Models: rt, Breakers: rt, Delegator: rt,
+				Tasks: tasks, Owned: link.NewOwned(context.Background(), rt, time.Minute, link.Budgets{})})
+			srv := httptest.NewServer(p)
+			defer srv.Close()
+			resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"manage"}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			tasks.mu.Lock()
+			defer tasks.mu.Unlock()
+			if len(tasks.last) != 1 {
+				t.Fatalf("%d records of the task, want 1", len(tasks.last))
+			}
+			for _, r := range tasks.last {
+				if r.Tool != c.want {
+					t.Errorf("the task's record names %q, want %q", r.Tool, c.want)
+				}
+			}
+		})
+	}
 }

@@ -599,9 +599,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answerMax, told, release, err := p.holds.take(ctx, req,
 			ask{prompt: prompt, asked: askedTokens(api, body), minimum: minimum, price: price, priced: priced, wait: timeout, watch: watch}, sl, hs)
 		if err != nil {
+			// A budget refusal (the prompt alone past what is left)
+			// counts among the request's refusals in a row, as the
+			// runtime's own do: it spends no turn, so nothing else
+			// would end an agent that sends it again and again.
 			unanswered()
-			mf.FailModel(err)
-			refuse(w, req, err)
+			refuse(w, req, mf.RefuseModel(ctx, err))
 			return
 		}
 		// Registered after the frame's end is: let go once the turn is
@@ -610,10 +613,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if n := choices(body["n"]); api == chatAPI && n > answerMax {
 			// Each choice spends a token at least: capped at one, n of
 			// them would spend past what the budget leaves the answer.
-			err := tooManyChoices(req, n, answerMax)
 			unanswered()
-			mf.FailModel(err)
-			refuse(w, req, err)
+			refuse(w, req, mf.RefuseModel(ctx, tooManyChoices(req, n, answerMax)))
 			return
 		}
 		if capTokens(api, body, answerMax) && told {
@@ -673,15 +674,30 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the answer passes on (whole).
 	var whole bool
 	var pending []*store.HandedTask
+	// handedTo is the function each task (its digest) of this turn's calls
+	// was handed to, "" once two calls handed it to different ones: which
+	// call a sub-agent's first turn belongs to cannot then be told from
+	// its task, and the record names neither (as Handed, in memory).
+	var handedTo map[string]string
 	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) },
 		tools: toolCalls{record: func(id, name string, args []byte) {
 			args = p.redact(args)
 			p.opts.Choices.RecordCall(mf, id, name, args)
 			if p.opts.Tasks != nil && name != "" {
+				rows := p.handedRows(mf, name, args)
+				if handedTo == nil && len(rows) > 0 {
+					handedTo = map[string]string{}
+				}
+				for _, row := range rows {
+					if to, ok := handedTo[row.Digest]; ok && to != row.Tool {
+						row.Tool = ""
+					}
+					handedTo[row.Digest] = row.Tool
+				}
 				if whole {
-					pending = append(pending, p.handedRows(mf, name, args)...)
+					pending = append(pending, rows...)
 				} else {
-					p.putHanded(r.Context(), mf, p.handedRows(mf, name, args))
+					p.putHanded(r.Context(), mf, rows)
 				}
 			}
 		}},

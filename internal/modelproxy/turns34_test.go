@@ -227,3 +227,28 @@ func TestRefusedTurnGivenBackOnTheSharedLedger34(t *testing.T) {
 		})
 	}
 }
+
+// TestTooLargePromptRefusalsInARow34: a turn refused over its token budget
+// before it is sent (its prompt alone past what is left) counts among the
+// request's refusals in a row, as the runtime's own budget refusals do,
+// now that it spends no turn: an agent that sends it again and again is
+// stopped at the eighth, not left to run until its wall clock (before, its
+// turns budget ran out, which refused it; now nothing else would).
+func TestTooLargePromptRefusalsInARow34(t *testing.T) {
+	m := &capModel{gate: func(int, *http.Request) {}}
+	srv, rt := newBudgetProxy(t, m, &reach.Budget{Turns: 30, Tokens: 1000}, 0)
+	long := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("word ", 2000) + `"}]}`
+	for n := 1; n <= 8; n++ {
+		if status, _ := sendTurn(t, srv.URL, "again", long); status < 400 {
+			t.Fatalf("refused turn %d: %d", n, status)
+		}
+	}
+	for _, r := range rt.Requests() {
+		if r.ID() == "again" && r.StopCause() == nil {
+			t.Errorf("the request runs on after 8 refused turns in a row, want it stopped")
+		}
+	}
+	if n := turnsOf(rt, "again"); n != 0 {
+		t.Errorf("the request used %d turns, want 0", n)
+	}
+}
