@@ -256,3 +256,42 @@ func TestHandedTaskOfTwoFunctionsStoredNameless34(t *testing.T) {
 		})
 	}
 }
+
+// TestTopFirstTurnsAtOnce34: two conversations of one principal that
+// begin alike at once, with no turn that handed their task (two runs of
+// one agent, side by side), are two requests, each with its own budget
+// and its one turn: neither joins the other, as a first turn sent again
+// for a handed task does.
+func TestTopFirstTurnsAtOnce34(t *testing.T) {
+	m := &managerModel{gate: make(chan struct{})}
+	close(m.gate)
+	up := httptest.NewServer(m)
+	defer up.Close()
+	rt := reach.New(nil)
+	p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", Name: "m"}, Choices: &link.ModelChoices{}, Models: rt, Breakers: rt, Delegator: rt,
+		Owned: link.NewOwned(context.Background(), rt, time.Minute, link.Budgets{Default: &reach.Budget{Turns: 10}})})
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"same task"}]}`))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		})
+	}
+	wg.Wait()
+	rs := rt.Requests()
+	if len(rs) != 2 {
+		t.Fatalf("%d requests, want 2", len(rs))
+	}
+	for _, r := range rs {
+		if r.Parent() != nil || r.Usage().Turns != 1 || r.Budget().Turns != 10 {
+			t.Errorf("request %s: parent %v, %d turns of a budget of %d; want a root with its own budget and one turn", r.ID(), r.Parent(), r.Usage().Turns, r.Budget().Turns)
+		}
+	}
+}
