@@ -31,8 +31,11 @@ type Frame struct {
 
 	state atomic.Int32
 	turn  atomic.Bool // a model frame BeginModel counted in flight, until it ends (turnOver): Runtime.Drain waits for it
-	idem  string      // the idempotency key it runs under; set before it runs
-	step  any         // the loop guard's record of a model frame or delegation
+	// counted is set on a model frame whose turn BeginModel counted on the
+	// turns budget, until Unanswered gives it back.
+	counted atomic.Bool
+	idem    string // the idempotency key it runs under; set before it runs
+	step    any    // the loop guard's record of a model frame or delegation
 
 	mu      sync.Mutex
 	ended   time.Time

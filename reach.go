@@ -868,6 +868,7 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 		if q, detail := req.meter.AdmitTurn(); q != nil {
 			return nil, nil, rt.refuseTurn(ctx, f, budgetError("turns", req, q, detail))
 		}
+		f.counted.Store(true)
 	}
 	f.turn.Store(true)
 	f.setState(Executing)
@@ -931,6 +932,18 @@ func (f *Frame) endModel(u TokenUsage, failed error) {
 	}
 	req.rt.record(context.Background(), f)
 	f.turnOver()
+}
+
+// Unanswered gives back the turn BeginModel counted for model frame f on
+// the turns budget of its request and the requests above it: the model
+// did not answer it (reach refused it before it was sent, or the model's
+// endpoint answered an error, which a client retries as the same turn).
+// The turns budget counts the turns a model answered. Call it before the
+// frame ends; a second call gives back nothing.
+func (f *Frame) Unanswered() {
+	if f.Kind == ModelFrame && f.counted.CompareAndSwap(true, false) {
+		f.Request.meter.GiveBackTurn()
+	}
 }
 
 // FailModel closes a model frame whose call failed.

@@ -277,6 +277,15 @@ func (m *Meter) AdmitTurn() (*Meter, string) {
 	return m.admit(func(q *Meter) (*atomic.Int64, int) { return &q.turns, q.Limit.Turns }, "%d turns used of %d")
 }
 
+// GiveBackTurn takes back one turn AdmitTurn counted on m and the meters
+// above it, for a model turn the model did not answer (refused before it
+// was sent, or answered with an error).
+func (m *Meter) GiveBackTurn() {
+	for q := m; q != nil; q = q.Parent {
+		q.turns.Add(-1)
+	}
+}
+
 // AdmitToolCall is AdmitTurn for a tool call.
 func (m *Meter) AdmitToolCall() (*Meter, string) {
 	return m.admit(func(q *Meter) (*atomic.Int64, int) { return &q.toolCalls, q.Limit.ToolCalls }, "%d tool calls made of %d")

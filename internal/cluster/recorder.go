@@ -580,6 +580,12 @@ func (c *Cluster) AdmitTurnLeft(ctx context.Context, req *reach.Request) (sl mod
 		return sl, turnRefusal(chain[adm.Over], "turn", fmt.Sprintf("%d turns made of %d", adm.Spent.Turns, caps[adm.Over].Turns))
 	}
 	crashpoint.Reached("budget.admitted")
+	// A turn refused below (a token or cost budget spent) never reaches
+	// the model: the turn debited above is given back, as GiveBackTurn.
+	refused := func(e error) (modelproxy.SharedLeft, error) {
+		c.giveBackTurn(ctx, req, ids)
+		return modelproxy.SharedLeft{}, e
+	}
 	for i, q := range chain {
 		b := q.budget
 		if b.Tokens <= 0 && b.Cost <= 0 {
@@ -588,13 +594,13 @@ func (c *Cluster) AdmitTurnLeft(ctx context.Context, req *reach.Request) (sl mod
 		spent := adm.Spent
 		if i > 0 {
 			if spent, err = c.st.Spent(ctx, q.id); err != nil {
-				return sl, c.storeError("The shared budget of this model turn's request could not be checked", req.ID(), err)
+				return refused(c.storeError("The shared budget of this model turn's request could not be checked", req.ID(), err))
 			}
 		}
 		if b.Tokens > 0 {
 			l := int64(b.Tokens) - spent.Tokens
 			if l <= 0 {
-				return sl, turnRefusal(q, "token", fmt.Sprintf("%d tokens spent of %d", spent.Tokens, b.Tokens))
+				return refused(turnRefusal(q, "token", fmt.Sprintf("%d tokens spent of %d", spent.Tokens, b.Tokens)))
 			}
 			if !sl.TokensLimited || l < sl.Tokens {
 				sl.Tokens, sl.TokensLimited = l, true
@@ -602,7 +608,7 @@ func (c *Cluster) AdmitTurnLeft(ctx context.Context, req *reach.Request) (sl mod
 		}
 		if capNano := int64(math.Round(b.Cost * 1e9)); capNano > 0 {
 			if spent.CostNano >= capNano {
-				return sl, turnRefusal(q, "cost", fmt.Sprintf("%.4f spent of %.4f", float64(spent.CostNano)/1e9, b.Cost))
+				return refused(turnRefusal(q, "cost", fmt.Sprintf("%.4f spent of %.4f", float64(spent.CostNano)/1e9, b.Cost)))
 			}
 			if l := capNano - spent.CostNano; !sl.CostLimited || l < sl.Cost {
 				sl.Cost, sl.CostLimited = l, true
@@ -610,6 +616,26 @@ func (c *Cluster) AdmitTurnLeft(ctx context.Context, req *reach.Request) (sl mod
 		}
 	}
 	return sl, nil
+}
+
+// GiveBackTurn implements modelproxy.TurnGiver: the turn of req that
+// AdmitTurn debited, which the model did not answer, is given back on the
+// shared ledger of req and of each request above it.
+func (c *Cluster) GiveBackTurn(ctx context.Context, req *reach.Request) error {
+	chain := c.ledgerChain(req)
+	ids := make([]string, len(chain))
+	for i, q := range chain {
+		ids[i] = q.id
+	}
+	return c.st.DebitAll(ctx, ids, store.Spend{Turns: -1})
+}
+
+// giveBackTurn is GiveBackTurn for the requests ids, of a turn AdmitTurn
+// refuses after debiting it; a failure is logged (the turn stays counted).
+func (c *Cluster) giveBackTurn(ctx context.Context, req *reach.Request, ids []string) {
+	if err := c.st.DebitAll(context.WithoutCancel(ctx), ids, store.Spend{Turns: -1}); err != nil {
+		c.log.Error("giving back a refused model turn on the shared ledger failed: it stays counted", "request", req.ID(), "err", err)
+	}
 }
 
 // Spend implements modelproxy.Ledger: a turn's tokens and cost, as

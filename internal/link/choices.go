@@ -460,10 +460,14 @@ func (c *ModelChoices) Handed(task string, who *auth.Identity) *Handoff {
 	// policies read as context.agent). A model can choose a call of any
 	// name with a real sub-agent's task beside it (a prompt injection): when
 	// the calls still waiting for this task disagree on the name, none is
-	// trusted and the sub-agent goes by no model-chosen name.
+	// trusted and the sub-agent goes by no model-chosen name. Nor when the
+	// turn that chose it handed the same task to another function as well
+	// (two sub-agents asked the same thing at once): which call a first
+	// turn belongs to cannot be told from its task, and the second to come
+	// would go by a name that may be the other's.
 	tool := pick.name
 	for _, ch := range cands {
-		if (!ch.used || ch == pick) && ch.name != tool {
+		if (!ch.used || ch == pick || ch.f == pick.f) && ch.name != tool {
 			tool = ""
 			break
 		}

@@ -93,9 +93,10 @@ type attempt struct {
 // on as is), the
 // endpoint that gave it, and the prompt tokens estimated for endpoints
 // that timed out before it (the provider may bill them). When none
-// answered, it writes the error to w, ends the frame, and returns false.
+// answered, it writes the error to w, gives back the turn (unanswered),
+// ends the frame, and returns false.
 func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Context, mf *reach.Frame, req *reach.Request,
-	api apiKind, body map[string]json.RawMessage, model string, timeout time.Duration, eps []*endpoint) (*http.Response, *attempt, int64, bool) {
+	api apiKind, body map[string]json.RawMessage, model string, timeout time.Duration, eps []*endpoint, unanswered func()) (*http.Response, *attempt, int64, bool) {
 	var (
 		spent    int64
 		tried    []string
@@ -161,11 +162,13 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 			switch {
 			case r.Context().Err() != nil: // the client left: nobody to answer
 				pass.Abandoned()
+				unanswered()
 				mf.FailModelSpent(context.Cause(r.Context()), prompt)
 				return nil, nil, 0, false
 			case mctx.Err() != nil: // the request was stopped, or its budget ran out, meanwhile
 				pass.Abandoned()
 				cause := context.Cause(mctx)
+				unanswered()
 				mf.FailModelSpent(cause, prompt)
 				refuse(w, req, cause)
 				return nil, nil, 0, false
@@ -208,6 +211,7 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 	}
 	// None answered.
 	spend := func(err error) {
+		unanswered() // no endpoint answered: the client's retry is the same turn
 		if spent > 0 {
 			mf.FailModelSpent(err, reach.TokenUsage{Input: spent})
 		} else {
@@ -247,11 +251,13 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 		w.WriteHeader(lastResp.status)
 		w.Write(p.redact(lastResp.body)) // an endpoint may echo the key it was given
 	case open != nil:
+		unanswered()
 		mf.FailModel(open)
 		w.Header().Set("Retry-After", strconv.Itoa(int(max(open.RetryAfter.Round(time.Second), time.Second)/time.Second)))
 		proxyError(w, http.StatusServiceUnavailable, "server_error", "model_unavailable", open.Message+also)
 	default:
 		err := errors.New("no model endpoint could be asked")
+		unanswered()
 		mf.FailModel(err)
 		proxyError(w, http.StatusServiceUnavailable, "server_error", "model_unavailable", "No model endpoint could be asked."+also)
 	}

@@ -172,6 +172,13 @@ type Ledger interface {
 	Spend(ctx context.Context, req *reach.Request, tokens, costNano int64) error
 }
 
+// TurnGiver is a Ledger that gives back a turn AdmitTurn debited, for a
+// turn the model did not answer (refused before it was sent, or answered
+// with an error): the turns budget counts the turns a model answered.
+type TurnGiver interface {
+	GiveBackTurn(ctx context.Context, req *reach.Request) error
+}
+
 // Holder is a Ledger that also holds what running model turns may still
 // spend (several instances): a turn's prompt and its answer's cap, so that
 // turns on several instances at once never pass a budget together.
@@ -487,6 +494,20 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, req, err)
 		return
 	}
+	// sharedTurn is set while the shared ledger counts this turn
+	// (AdmitTurn). unanswered gives the turn back, in memory and on the
+	// shared ledger, when the model does not answer it: reach refused it
+	// before it was sent, the endpoint answered an error (a client's retry
+	// is the same turn), or no endpoint answered. Called before the frame
+	// ends, so that what its end records counts no such turn.
+	var sharedTurn bool
+	unanswered := func() {
+		mf.Unanswered()
+		if sharedTurn {
+			sharedTurn = false
+			p.giveBackTurn(ctx, req)
+		}
+	}
 	if fs := fold(body, mc.Context, req); len(fs) > 0 {
 		mf.SetWhy(foldWhy(fs))
 	}
@@ -523,9 +544,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			// A budget spent on every instance together is a refusal the
 			// agent can act on: it counts among its refusals in a row.
+			unanswered()
 			refuse(w, req, mf.RefuseModel(ctx, err))
 			return
 		}
+		sharedTurn = true
 		limited = limited || sl.TokensLimited || priced && sl.CostLimited
 		defer func() { // what the turn was charged, on every instance's ledger, less what it debited
 			t, c := mf.Tokens()-held.tokens, budget.Nanos(mf.Usage().Cost)-held.cost
@@ -582,8 +605,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answerMax, told, release, err := p.holds.take(ctx, req,
 			ask{prompt: prompt, asked: askedTokens(api, body), minimum: minimum, price: price, priced: priced, wait: timeout, watch: watch}, sl, hs)
 		if err != nil {
-			mf.FailModel(err)
-			refuse(w, req, err)
+			// A budget refusal (the prompt alone past what is left)
+			// counts among the request's refusals in a row, as the
+			// runtime's own do: it spends no turn, so nothing else
+			// would end an agent that sends it again and again.
+			unanswered()
+			refuse(w, req, mf.RefuseModel(ctx, err))
 			return
 		}
 		// Registered after the frame's end is: let go once the turn is
@@ -592,9 +619,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if n := choices(body["n"]); api == chatAPI && n > answerMax {
 			// Each choice spends a token at least: capped at one, n of
 			// them would spend past what the budget leaves the answer.
-			err := tooManyChoices(req, n, answerMax)
-			mf.FailModel(err)
-			refuse(w, req, err)
+			unanswered()
+			refuse(w, req, mf.RefuseModel(ctx, tooManyChoices(req, n, answerMax)))
 			return
 		}
 		if capTokens(api, body, answerMax) && told {
@@ -611,7 +637,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(link.HeaderRequest, req.ID())
 	w.Header().Set(link.HeaderFrame, mf.ID.String())
 
-	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, api, body, model, timeout, eps)
+	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, api, body, model, timeout, eps, unanswered)
 	if !ok {
 		return
 	}
@@ -626,6 +652,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// charged nothing. A 1xx or 3xx (a redirect the transport did not
 	// follow) is no answer reach reads: it is refused, its body not passed on.
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		unanswered()
 		mf.FailModel(fmt.Errorf("the model endpoint answered %s", resp.Status))
 		w.Header().Set("X-Should-Retry", "false") // the endpoint's configuration, which a retry does not mend
 		proxyError(w, http.StatusBadGateway, "server_error", "model_bad_status",
@@ -634,6 +661,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if resp.StatusCode >= 300 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		unanswered() // the endpoint's error: no turn, and the client may send it again
 		mf.FailModel(fmt.Errorf("the model endpoint answered %s", resp.Status))
 		copyHeader(w.Header(), resp.Header)
 		w.WriteHeader(resp.StatusCode)
@@ -652,15 +680,30 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the answer passes on (whole).
 	var whole bool
 	var pending []*store.HandedTask
+	// handedTo is the function each task (its digest) of this turn's calls
+	// was handed to, "" once two calls handed it to different ones: which
+	// call a sub-agent's first turn belongs to cannot then be told from
+	// its task, and the record names neither (as Handed, in memory).
+	var handedTo map[string]string
 	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) },
 		tools: toolCalls{record: func(id, name string, args []byte) {
 			args = p.redact(args)
 			p.opts.Choices.RecordCall(mf, id, name, args)
 			if p.opts.Tasks != nil && name != "" {
+				rows := p.handedRows(mf, name, args)
+				if handedTo == nil && len(rows) > 0 {
+					handedTo = map[string]string{}
+				}
+				for _, row := range rows {
+					if to, ok := handedTo[row.Digest]; ok && to != row.Tool {
+						row.Tool = ""
+					}
+					handedTo[row.Digest] = row.Tool
+				}
 				if whole {
-					pending = append(pending, p.handedRows(mf, name, args)...)
+					pending = append(pending, rows...)
 				} else {
-					p.putHanded(r.Context(), mf, p.handedRows(mf, name, args))
+					p.putHanded(r.Context(), mf, rows)
 				}
 			}
 		}},
@@ -766,6 +809,19 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mf.EndModel(u)
+}
+
+// giveBackTurn gives back on the shared ledger the turn of req it
+// admitted, which the model did not answer (TurnGiver). A failure is
+// logged: the turn then stays counted, as before.
+func (p *Proxy) giveBackTurn(ctx context.Context, req *reach.Request) {
+	g, ok := p.opts.Ledger.(TurnGiver)
+	if !ok {
+		return
+	}
+	if err := g.GiveBackTurn(context.WithoutCancel(ctx), req); err != nil {
+		p.log.Error("giving back an unanswered model turn on the shared ledger failed: it stays counted", "request", req.ID(), "err", err)
+	}
 }
 
 // refuseLink answers a turn whose request, parent or budget (its headers,
