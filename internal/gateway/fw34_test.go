@@ -1,0 +1,369 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Capabilities through real parts (docs/TESTING.md): G3's contract
+// modes, S3's serialized writes and deadlocks, G5's spans, R4's order of
+// writes to one entity, each with OpenAI Agents, the AI SDK and LangGraph
+// on their defaults, the scripted model (shopModel) behind reach's model
+// proxy, and a desk upstream whose tools call reach back, as a tool that
+// is itself an agent or a service in front of other tools does.
+
+// fw34Turn plays the tasks of this file's tests for the scripted model:
+// the call of the turn (and any more of the same turn), or what it says.
+func fw34Turn(task string, results []string) (call, args, say string, more [][2]string, ok bool) {
+	last := ""
+	if len(results) > 0 {
+		last = results[len(results)-1]
+	}
+	switch {
+	case task == "fw34-escalate": // one escalation, then what it answered
+		if len(results) == 0 {
+			return "up__escalate", `{"ticket":"T1","level":0}`, "", nil, true
+		}
+		return "", "", "escalate: " + last, nil, true
+	case strings.HasPrefix(task, "fw34-transfer "): // "fw34-transfer FROM TO": one transfer, then what it answered
+		f := strings.Fields(task)
+		if len(results) == 0 {
+			return "up__transfer", fmt.Sprintf(`{"from":%q,"to":%q}`, f[1], f[2]), "", nil, true
+		}
+		return "", "", "transfer: " + last, nil, true
+	case task == "fw34-notes": // one turn: two notes on order 7, one on order 8; then what they answered
+		if len(results) == 0 {
+			return "up__note", `{"order":"7","text":"a"}`, "", [][2]string{{"up__note", `{"order":"7","text":"b"}`}, {"up__note", `{"order":"8","text":"c"}`}}, true
+		}
+		return "", "", "notes: " + strings.Join(results, " | "), nil, true
+	case task == "fw34-spans": // one turn of two lookups, then the answer
+		if len(results) == 0 {
+			return "up__lookup", `{"q":"refund"}`, "", [][2]string{{"up__lookup", `{"q":"returns"}`}}, true
+		}
+		return "", "", "spans: " + strings.Join(results, " | "), nil, true
+	}
+	return "", "", "", nil, false
+}
+
+// fw34Frameworks are the frameworks of this file's tests: each on its
+// defaults and the protocol it speaks first.
+var fw34Frameworks = []string{"openai-agents", "ai-sdk", "langgraph"}
+
+// fw34Desk is the desk upstream: escalate (a read, which escalates a
+// ticket one level up through reach: a tool calling itself beneath
+// itself), transfer (a write of account FROM, which, given TO, writes TO
+// through reach from inside its own write), note (a write of an order),
+// lookup (a read). Each call's begin and end is in its log.
+type fw34Desk struct {
+	reach string // reach's URL, set once it serves
+
+	mu     sync.Mutex
+	log    []string
+	change chan struct{} // closed and renewed at each entry of the log
+
+	both    chan struct{} // closed when both transfers with a TO have begun
+	begun   int
+	release chan struct{} // closed when the test ends
+}
+
+// note appends an entry to the desk's log.
+func (d *fw34Desk) note(entry string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.log = append(d.log, entry)
+	close(d.change)
+	d.change = make(chan struct{})
+}
+
+// entries returns the desk's log.
+func (d *fw34Desk) entries() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.log)
+}
+
+// until waits until ok holds of the log, or the test ends, or a minute
+// passes (a guard against a hang, not a measure): it says whether ok held.
+func (d *fw34Desk) until(ok func([]string) bool) bool {
+	deadline := time.After(time.Minute)
+	for {
+		d.mu.Lock()
+		held, ch := ok(d.log), d.change
+		d.mu.Unlock()
+		if held {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-d.release:
+			return false
+		case <-deadline:
+			return false
+		}
+	}
+}
+
+// nested calls tool with args through reach's HTTP API as a call beneath
+// the desk's own call (the frame reach sent it in _meta), and returns the
+// result as text: its status, its error's code, message and suggestion,
+// its data and its notes.
+func (d *fw34Desk) nested(ctx context.Context, req *mcp.CallToolRequest, tool string, args map[string]any) (string, bool) {
+	parent, _ := req.Params.Meta[link.MetaParent].(string)
+	body, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"call_id": "nested", "tool": tool, "arguments": args}}})
+	hr, err := http.NewRequestWithContext(ctx, "POST", d.reach+"/v1/calls", bytes.NewReader(body))
+	if err != nil {
+		return err.Error(), true
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set(link.HeaderParent, parent)
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		return err.Error(), true
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out struct {
+		Results []struct {
+			Status string          `json:"status"`
+			Data   json.RawMessage `json:"data"`
+			Notes  []string        `json:"notes"`
+			Error  *struct {
+				Code       string `json:"code"`
+				Message    string `json:"message"`
+				Suggestion string `json:"suggestion"`
+			} `json:"error"`
+		} `json:"results"`
+	}
+	if json.Unmarshal(b, &out) != nil || len(out.Results) != 1 {
+		return fmt.Sprintf("reach answered %d: %s", resp.StatusCode, b), true
+	}
+	r := out.Results[0]
+	text := r.Status
+	if r.Error != nil {
+		text += " " + r.Error.Code + ": " + r.Error.Message + " " + r.Error.Suggestion
+	}
+	if len(r.Data) > 0 {
+		text += " " + string(r.Data)
+	}
+	for _, n := range r.Notes {
+		text += " (" + n + ")"
+	}
+	return text, r.Status != "success"
+}
+
+func newFW34Desk(t *testing.T) (*fw34Desk, string) {
+	t.Helper()
+	d := &fw34Desk{change: make(chan struct{}), both: make(chan struct{}), release: make(chan struct{})}
+	s := mcp.NewServer(&mcp.Implementation{Name: "desk", Version: "1"}, nil)
+	read := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	no := false
+	write := &mcp.ToolAnnotations{DestructiveHint: &no}
+	result := func(text string, failed bool) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: failed}
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "escalate", Description: "Escalate a ticket one level up.", Annotations: read},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+			Ticket string `json:"ticket"`
+			Level  int    `json:"level"`
+		}) (*mcp.CallToolResult, any, error) {
+			d.note(fmt.Sprintf("escalate %s %d", in.Ticket, in.Level))
+			if in.Level > 0 {
+				return result(fmt.Sprintf("ticket %s handled at level %d", in.Ticket, in.Level), false), nil, nil
+			}
+			text, failed := d.nested(ctx, req, "up__escalate", map[string]any{"ticket": in.Ticket, "level": in.Level + 1})
+			return result(fmt.Sprintf("ticket %s escalated; level %d answered: %s", in.Ticket, in.Level+1, text), failed), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "transfer", Description: "Move the balance of account from to account to.", Annotations: write},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+			From string `json:"from"`
+			To   string `json:"to"`
+		}) (*mcp.CallToolResult, any, error) {
+			d.note("begin " + in.From)
+			defer d.note("end " + in.From)
+			if in.To == "" {
+				return result("account "+in.From+" written", false), nil, nil
+			}
+			d.mu.Lock()
+			if d.begun++; d.begun == 2 {
+				close(d.both)
+			}
+			d.mu.Unlock()
+			select { // each holds its account until the other holds its own
+			case <-d.both:
+			case <-d.release:
+				return result("the test ended", true), nil, nil
+			}
+			text, failed := d.nested(ctx, req, "up__transfer", map[string]any{"from": in.To})
+			return result(fmt.Sprintf("moved %s to %s; writing %s answered: %s", in.From, in.To, in.To, text), failed), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "note", Description: "Add a note to an order.", Annotations: write},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+			Order string `json:"order"`
+			Text  string `json:"text"`
+		}) (*mcp.CallToolResult, any, error) {
+			d.note("begin " + in.Order + in.Text)
+			defer d.note("end " + in.Order + in.Text)
+			// The first note holds its order until the note on order 8 has
+			// begun (which must not wait for it); the note on order 8 until
+			// a note on order 7 is in flight.
+			d.until(func(log []string) bool {
+				return fw34InFlight(log, "8") > 0 && fw34InFlight(log, "7") > 0
+			})
+			return result("order "+in.Order+" noted "+in.Text, false), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "lookup", Description: "Look q up in the knowledge base.", Annotations: read},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Q string `json:"q"`
+		}) (*mcp.CallToolResult, any, error) {
+			d.note("lookup " + in.Q)
+			return result("found nothing new about "+in.Q, false), nil, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(d.release) }) // before srv.Close
+	return d, srv.URL
+}
+
+// fw34InFlight counts the notes on order that have begun and not ended
+// in the desk's log.
+func fw34InFlight(log []string, order string) int {
+	n := 0
+	for _, e := range log {
+		switch {
+		case strings.HasPrefix(e, "begin "+order):
+			n++
+		case strings.HasPrefix(e, "end "+order):
+			n--
+		}
+	}
+	return n
+}
+
+// newFW34Shop is a gateway with the desk upstream, the scripted model and
+// extra configuration.
+func newFW34Shop(t *testing.T, extra string) (*shop, *fw34Desk) {
+	t.Helper()
+	d, upURL := newFW34Desk(t)
+	m := &shopModel{}
+	ms := httptest.NewServer(m)
+	t.Cleanup(ms.Close)
+	cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: up\n    url: %s\nmodel: {base_url: '%s/v1', name: scripted}\n%s", upURL, ms.URL, extra)), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	w := &wire{protocols: map[string]int{}, models: map[string]int{}}
+	srv := httptest.NewServer(w.wrap(g.Handler()))
+	t.Cleanup(srv.Close)
+	d.reach = srv.URL
+	return &shop{g: g, url: srv.URL, upURL: upURL, model: m, modelURL: ms.URL, wire: w}, d
+}
+
+// fw34Frames returns the tool frames of name in g's requests.
+func fw34Frames(g *Gateway, name string) []*reach.Frame {
+	var out []*reach.Frame
+	for _, q := range g.rt.Requests() {
+		for _, f := range q.Frames() {
+			if f.Kind == reach.ToolFrame && f.Name == name {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// TestFW34ContractModes (G3): the desk's escalate, a tool on the default
+// contract (non_reentrant), calls itself beneath itself through reach,
+// as a tool that is an agent does when it hands a ticket on to itself.
+// OpenAI Agents, the AI SDK and LangGraph run the model's one
+// escalation. With on_violation refuse (the default) the nested call is
+// refused as a re-entry, before the desk sees it: the model reads the
+// refusal, passed up by the desk. With warn the nested call runs, and
+// its result carries the warning; with allow it runs without one. Reach
+// records the re-entry (the frame's CycleTo, the graph's edge back to
+// the outer call) under refuse and warn, not under allow.
+func TestFW34ContractModes(t *testing.T) {
+	dir, node := frameworksCacheOf(t, "@openai/agents", "openai", "ai", "@ai-sdk/mcp", "@ai-sdk/openai",
+		"@langchain/langgraph", "@langchain/mcp-adapters", "@langchain/openai")
+	for _, mode := range []string{"", "refuse", "warn", "allow"} {
+		for _, fw := range fw34Frameworks {
+			name := mode
+			if name == "" {
+				name = "default"
+			}
+			t.Run(name+"/"+fw, func(t *testing.T) {
+				extra := ""
+				if mode != "" {
+					extra = "tools:\n  up__escalate: {on_violation: " + mode + "}\n"
+				}
+				s, d := newFW34Shop(t, extra)
+				r := runAgent(t, dir, node, fw, "", "", s.url+"/mcp", s.url+"/v1", "fw34-escalate", nil)
+				t.Logf("the model read: %s", clip(r.Text, 800))
+				if !r.OK || !strings.HasPrefix(r.Text, "escalate: ") || !strings.Contains(r.Text, "ticket T1 escalated; level 1 answered: ") {
+					t.Fatalf("the run: %+v; want the model's answer with the escalation's result", r)
+				}
+				log := strings.Join(d.entries(), ", ")
+				frames := fw34Frames(s.g, "up__escalate")
+				if len(frames) != 2 {
+					logFrames(t, s.g)
+					t.Fatalf("reach saw %d calls of up__escalate, want 2 (the model's, the desk's beneath it)", len(frames))
+				}
+				outer, inner := frames[0], frames[1]
+				if inner.Parent != outer {
+					outer, inner = inner, outer
+				}
+				if inner.Parent != outer || outer.Request != inner.Request {
+					t.Errorf("the desk's call is not beneath the model's in one request: parents %v, %v", outer.Parent, inner.Parent)
+				}
+				switch mode {
+				case "", "refuse":
+					if !strings.Contains(r.Text, "refused reentrancy: up__escalate is already running on your call stack") || !strings.Contains(r.Text, "return to the running up__escalate call") {
+						t.Errorf("the model read %q; want the nested call refused as a re-entry of up__escalate, with what to do", r.Text)
+					}
+					if log != "escalate T1 0" {
+						t.Errorf("the desk ran %s; want the model's escalation only", log)
+					}
+					if inner.State() != reach.Refused || inner.CycleTo() != outer {
+						t.Errorf("reach's nested call: %v, re-entering %v; want refused, re-entering the model's call", inner.State(), inner.CycleTo())
+					}
+				case "warn":
+					if !strings.Contains(r.Text, "success") || !strings.Contains(r.Text, "handled at level 1") || !strings.Contains(r.Text, "(warning: ") {
+						t.Errorf("the model read %q; want the nested call run, with reach's warning", r.Text)
+					}
+					if log != "escalate T1 0, escalate T1 1" {
+						t.Errorf("the desk ran %s; want both escalations", log)
+					}
+					if inner.State() != reach.Completed || inner.CycleTo() != outer {
+						t.Errorf("reach's nested call: %v, re-entering %v; want completed, its re-entry recorded", inner.State(), inner.CycleTo())
+					}
+				case "allow":
+					if !strings.Contains(r.Text, "success") || !strings.Contains(r.Text, "handled at level 1") || strings.Contains(r.Text, "warning") {
+						t.Errorf("the model read %q; want the nested call run, without a warning", r.Text)
+					}
+					if log != "escalate T1 0, escalate T1 1" {
+						t.Errorf("the desk ran %s; want both escalations", log)
+					}
+					if inner.State() != reach.Completed || inner.CycleTo() != nil {
+						t.Errorf("reach's nested call: %v, re-entering %v; want completed, no check made", inner.State(), inner.CycleTo())
+					}
+				}
+			})
+		}
+	}
+}
