@@ -192,7 +192,7 @@ func newFW34Desk(t *testing.T) (*fw34Desk, string) {
 	mcp.AddTool(s, &mcp.Tool{Name: "transfer", Description: "Move the balance of account from to account to.", Annotations: write},
 		func(ctx context.Context, req *mcp.CallToolRequest, in struct {
 			From string `json:"from"`
-			To   string `json:"to"`
+			To   string `json:"to,omitempty"`
 		}) (*mcp.CallToolResult, any, error) {
 			d.note("begin " + in.From)
 			defer d.note("end " + in.From)
@@ -365,5 +365,99 @@ func TestFW34ContractModes(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFW34Deadlock (S3): two runs of one framework, each a request of its
+// own, each move an account's balance to the other's account with the
+// desk's transfer, a write of account FROM that writes TO through reach
+// from inside its own write (as a service in front of other tools does).
+// Each holds its account when it writes the other's: reach serializes
+// writes to one entity, so each nested write waits for the other run's
+// write, a wait-for cycle, which reach breaks by refusing one nested
+// write as a deadlock, at once and before the desk sees it. That run's
+// model reads the refusal (passed up by the desk) with what to do; the
+// other run's nested write waits until the refused run's write of that
+// account ends, then runs, and its model reads the success. The desk
+// never has two writes of one account in flight.
+func TestFW34Deadlock(t *testing.T) {
+	dir, node := frameworksCacheOf(t, "@openai/agents", "openai", "ai", "@ai-sdk/mcp", "@ai-sdk/openai",
+		"@langchain/langgraph", "@langchain/mcp-adapters", "@langchain/openai")
+	for _, fw := range fw34Frameworks {
+		t.Run(fw, func(t *testing.T) {
+			s, d := newFW34Shop(t, "tools:\n  up__transfer: {access: write, reentrancy: reentrant, writes: [\"acct:{from}\"]}\n")
+			tasks := []string{"fw34-transfer x y", "fw34-transfer y x"}
+			runs := make([]agentRun, len(tasks))
+			var wg sync.WaitGroup
+			for i, task := range tasks {
+				wg.Go(func() { runs[i] = runAgent(t, dir, node, fw, "", "", s.url+"/mcp", s.url+"/v1", task, nil) })
+			}
+			wg.Wait()
+			log := d.entries()
+			t.Logf("the desk ran: %s", strings.Join(log, ", "))
+			refused, moved := -1, -1
+			for i, r := range runs {
+				t.Logf("%s: the model read: %s", tasks[i], clip(r.Text, 600))
+				switch {
+				case !r.OK || !strings.HasPrefix(r.Text, "transfer: "):
+					t.Errorf("%s: the run %+v; want the model's answer", tasks[i], r)
+				case strings.Contains(r.Text, "would deadlock"):
+					refused = i
+				case strings.Contains(r.Text, "answered: success"):
+					moved = i
+				}
+			}
+			if refused < 0 || moved < 0 {
+				t.Fatalf("want one run refused as a deadlock, the other's transfer run whole")
+			}
+			from, to := strings.Fields(tasks[refused])[1], strings.Fields(tasks[refused])[2]
+			if r := runs[refused].Text; !strings.Contains(r, "deadlock refused") && !strings.Contains(r, "refused deadlock") ||
+				!strings.Contains(r, "Writing acct "+to+" would deadlock") || !strings.Contains(r, "Finish or undo what this request holds") {
+				t.Errorf("the refused run's model read %q; want the deadlock's refusal of writing acct %s, with what to do", r, to)
+			}
+			// The desk: both transfers, and the moved run's nested write of
+			// the refused run's account, after that run's write of it ended;
+			// never two writes of one account at once.
+			for _, acct := range []string{"x", "y"} {
+				n := 0
+				for _, e := range log {
+					if e == "begin "+acct {
+						n++
+					}
+					if e == "end "+acct {
+						n--
+					}
+					if n > 1 {
+						t.Errorf("the desk had two writes of account %s in flight: %v", acct, log)
+						break
+					}
+				}
+			}
+			if got := fmt.Sprint(len(slices.DeleteFunc(slices.Clone(log), func(e string) bool { return !strings.HasPrefix(e, "begin ") }))); got != "3" {
+				t.Errorf("the desk began %s writes, want 3 (two transfers, one nested write)", got)
+			}
+			begins := 0
+			for _, e := range log[max(slices.Index(log, "end "+from), 0):] {
+				if e == "begin "+from {
+					begins++
+				}
+			}
+			if !slices.Contains(log, "end "+from) || begins != 1 {
+				t.Errorf("the nested write of account %s began before the refused run's write of it ended: %v", from, log)
+			}
+			// Reach: the refused write is the refused run's nested call,
+			// beneath its transfer, in its own request.
+			var dead []*reach.Frame
+			for _, f := range fw34Frames(s.g, "up__transfer") {
+				if e := f.Err(); e != nil && e.Code == "deadlock" {
+					dead = append(dead, f)
+				}
+			}
+			if len(dead) != 1 || dead[0].State() != reach.Refused || dead[0].Parent == nil || dead[0].Parent.Name != "up__transfer" ||
+				dead[0].Parent.Request != dead[0].Request || !strings.Contains(string(dead[0].Args), `"`+to+`"`) {
+				logFrames(t, s.g)
+				t.Errorf("reach's deadlock refusals: %d; want one, of a nested write of acct %s beneath its run's transfer", len(dead), to)
+			}
+		})
 	}
 }
