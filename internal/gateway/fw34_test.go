@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
 // Capabilities through real parts (docs/TESTING.md): G3's contract
@@ -457,6 +459,114 @@ func TestFW34Deadlock(t *testing.T) {
 				dead[0].Parent.Request != dead[0].Request || !strings.Contains(string(dead[0].Args), `"`+to+`"`) {
 				logFrames(t, s.g)
 				t.Errorf("reach's deadlock refusals: %d; want one, of a nested write of acct %s beneath its run's transfer", len(dead), to)
+			}
+		})
+	}
+}
+
+// TestFW34Spans (G5): OpenAI Agents, the AI SDK and LangGraph each run a
+// model turn that asks for two lookups at once, then a turn that answers,
+// through reach exporting its graph as OpenTelemetry spans over OTLP/HTTP
+// (decoded with the official protobuf types). Each frame of the run's
+// request is one span, of one trace, whose parent span is the frame's
+// parent: each lookup under the model turn that chose it, each model turn
+// under the request's root, with the GenAI semantic conventions'
+// operation (chat, execute_tool) and the tool's name.
+func TestFW34Spans(t *testing.T) {
+	dir, node := frameworksCacheOf(t, "@openai/agents", "openai", "ai", "@ai-sdk/mcp", "@ai-sdk/openai",
+		"@langchain/langgraph", "@langchain/mcp-adapters", "@langchain/openai")
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50") // the SDK's batch delay: spans within 50 ms of their end, not 5 s
+	for _, fw := range fw34Frameworks {
+		t.Run(fw, func(t *testing.T) {
+			collector, exported := otlpCollector(t)
+			s, d := newFW34Shop(t, "telemetry: {otlp_endpoint: "+collector.URL+"}\n")
+			r := runAgent(t, dir, node, fw, "", "", s.url+"/mcp", s.url+"/v1", "fw34-spans", nil)
+			if want := "spans: found nothing new about refund | found nothing new about returns"; !r.OK || r.Text != want && r.Text != "spans: found nothing new about returns | found nothing new about refund" {
+				t.Fatalf("the run: %+v; want %q", r, want)
+			}
+			if got := d.entries(); len(got) != 2 {
+				t.Errorf("the desk ran %v, want two lookups", got)
+			}
+			reqs := s.g.rt.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("the run is in %d requests, want 1", len(reqs))
+			}
+			req := reqs[0]
+			frames := req.Frames()
+			if len(frames) != 4 {
+				logFrames(t, s.g)
+				t.Fatalf("reach's graph has %d frames, want 4 (two model turns, two lookups)", len(frames))
+			}
+			// The request's root span ends with the request: its idle gap
+			// or, here, the gateway's close, which exports what is left.
+			if err := s.g.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// Wait (a guard against a hang, not a measure) for a span of
+			// each frame and the root.
+			spans := map[string]*tracev1.Span{}
+			var root *tracev1.Span
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				clear(spans)
+				root = nil
+				for _, sp := range exported() {
+					spans[hex.EncodeToString(sp.SpanId)] = sp
+					if len(sp.ParentSpanId) == 0 {
+						root = sp
+					}
+				}
+				if root != nil && !slices.ContainsFunc(frames, func(f *reach.Frame) bool { return spans[f.ID.String()] == nil }) {
+					break
+				}
+				if time.Now().After(deadline) {
+					for _, sp := range spans {
+						t.Logf("span %s %s %x under %x", sp.Name, sp.Kind, sp.SpanId, sp.ParentSpanId)
+					}
+					t.Fatalf("the spans of the run's frames and its root did not all arrive: %d spans, root %v", len(spans), root != nil)
+				}
+			}
+			attr := func(sp *tracev1.Span, key string) string {
+				for _, a := range sp.Attributes {
+					if a.Key == key {
+						return a.Value.GetStringValue()
+					}
+				}
+				return ""
+			}
+			if !strings.HasPrefix(root.Name, "invoke_agent") || attr(root, "reach.request") != req.ID() {
+				t.Errorf("the root span is %q of request %q; want invoke_agent, of request %s", root.Name, attr(root, "reach.request"), req.ID())
+			}
+			for id, sp := range spans {
+				if !bytes.Equal(sp.TraceId, root.TraceId) {
+					t.Errorf("span %s (%s) is of trace %x, the root's of %x", id, sp.Name, sp.TraceId, root.TraceId)
+				}
+			}
+			route := modelPath(fw, "")
+			for _, f := range frames {
+				sp := spans[f.ID.String()]
+				parent := hex.EncodeToString(sp.ParentSpanId)
+				switch f.Kind {
+				case reach.ModelFrame:
+					// The model turn's span is under the span of the HTTP call
+					// that came in on the model route, itself under the root.
+					in := spans[parent]
+					if in == nil || in.Kind != tracev1.Span_SPAN_KIND_SERVER || attr(in, "http.route") != route || !bytes.Equal(in.ParentSpanId, root.SpanId) {
+						t.Errorf("model turn %s's span is under %s (%v); want under the SERVER span of %s, under the root", f.ID, parent, in, route)
+					}
+					if attr(sp, "gen_ai.operation.name") != "chat" || attr(sp, "gen_ai.request.model") != "scripted" || sp.Kind != tracev1.Span_SPAN_KIND_CLIENT {
+						t.Errorf("model turn %s's span: %s %s, %v; want a chat CLIENT span of the model scripted", f.ID, sp.Name, sp.Kind, sp.Attributes)
+					}
+				case reach.ToolFrame:
+					if f.Parent == nil || f.Parent.Kind != reach.ModelFrame || parent != f.Parent.ID.String() {
+						t.Errorf("lookup %s's span is under %s; want under the model turn that chose it (%v)", f.ID, parent, f.Parent)
+					}
+					if attr(sp, "gen_ai.operation.name") != "execute_tool" || attr(sp, "gen_ai.tool.name") != "up__lookup" || attr(sp, "gen_ai.tool.call.id") == "" {
+						t.Errorf("lookup %s's span: %s, %v; want execute_tool of up__lookup with the model's call id", f.ID, sp.Name, sp.Attributes)
+					}
+				}
+			}
+			if fs := slices.DeleteFunc(slices.Clone(frames), func(f *reach.Frame) bool { return f.Kind != reach.ToolFrame }); len(fs) == 2 && fs[0].Parent != fs[1].Parent {
+				t.Errorf("the two lookups are under different model turns (%v, %v); want the turn that asked for both", fs[0].Parent, fs[1].Parent)
 			}
 		})
 	}
