@@ -73,7 +73,8 @@ var fw34Frameworks = []string{"openai-agents", "ai-sdk", "langgraph"}
 // through reach from inside its own write), note (a write of an order),
 // lookup (a read). Each call's begin and end is in its log.
 type fw34Desk struct {
-	reach string // reach's URL, set once it serves
+	reach string      // reach's URL, set once it serves
+	held  func() bool // for the notes: whether reach has all the notes of the turn
 
 	mu     sync.Mutex
 	log    []string
@@ -221,11 +222,18 @@ func newFW34Desk(t *testing.T) (*fw34Desk, string) {
 		}) (*mcp.CallToolResult, any, error) {
 			d.note("begin " + in.Order + in.Text)
 			defer d.note("end " + in.Order + in.Text)
-			// The first note holds its order until the note on order 8 has
-			// begun (which must not wait for it); the note on order 8 until
-			// a note on order 7 is in flight.
+			// A note on order 7 holds it until the note on order 8 has
+			// begun, which must not wait for it, and reach has all three
+			// notes of the turn (held lets the test say so); the note on
+			// order 8 waits until one on order 7 has begun.
 			d.until(func(log []string) bool {
-				return fw34InFlight(log, "8") > 0 && fw34InFlight(log, "7") > 0
+				begun := func(order string) bool {
+					return slices.ContainsFunc(log, func(e string) bool { return strings.HasPrefix(e, "begin "+order) })
+				}
+				if in.Order == "8" {
+					return begun("7")
+				}
+				return begun("8") && (d.held == nil || d.held())
 			})
 			return result("order "+in.Order+" noted "+in.Text, false), nil, nil
 		})
@@ -240,21 +248,6 @@ func newFW34Desk(t *testing.T) (*fw34Desk, string) {
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(d.release) }) // before srv.Close
 	return d, srv.URL
-}
-
-// fw34InFlight counts the notes on order that have begun and not ended
-// in the desk's log.
-func fw34InFlight(log []string, order string) int {
-	n := 0
-	for _, e := range log {
-		switch {
-		case strings.HasPrefix(e, "begin "+order):
-			n++
-		case strings.HasPrefix(e, "end "+order):
-			n--
-		}
-	}
-	return n
 }
 
 // newFW34Shop is a gateway with the desk upstream, the scripted model and
@@ -567,6 +560,63 @@ func TestFW34Spans(t *testing.T) {
 			}
 			if fs := slices.DeleteFunc(slices.Clone(frames), func(f *reach.Frame) bool { return f.Kind != reach.ToolFrame }); len(fs) == 2 && fs[0].Parent != fs[1].Parent {
 				t.Errorf("the two lookups are under different model turns (%v, %v); want the turn that asked for both", fs[0].Parent, fs[1].Parent)
+			}
+		})
+	}
+}
+
+// TestFW34WritesOfOneTurn (R4, S3): OpenAI Agents, the AI SDK and
+// LangGraph each make the three calls of one model turn at once: two
+// notes on order 7 and one on order 8, writes of those orders. Reach runs
+// the two writes of order 7 one after the other, and the write of order
+// 8 beside them: the desk never has two notes of order 7 in flight, and
+// has the note of order 8 in flight while one of order 7 is (the first
+// note of order 7 holds until reach has all three calls and the note of
+// order 8 has begun). The model reads the three results, all run.
+func TestFW34WritesOfOneTurn(t *testing.T) {
+	dir, node := frameworksCacheOf(t, "@openai/agents", "openai", "ai", "@ai-sdk/mcp", "@ai-sdk/openai",
+		"@langchain/langgraph", "@langchain/mcp-adapters", "@langchain/openai")
+	for _, fw := range fw34Frameworks {
+		t.Run(fw, func(t *testing.T) {
+			s, d := newFW34Shop(t, "tools:\n  up__note: {access: write, writes: [\"order:{order}\"]}\n")
+			d.held = func() bool { return len(fw34Frames(s.g, "up__note")) == 3 }
+			r := runAgent(t, dir, node, fw, "", "", s.url+"/mcp", s.url+"/v1", "fw34-notes", nil)
+			log := d.entries()
+			t.Logf("the model read: %s; the desk ran: %s", clip(r.Text, 600), strings.Join(log, ", "))
+			if !r.OK || !strings.HasPrefix(r.Text, "notes: ") {
+				t.Fatalf("the run: %+v; want the model's answer", r)
+			}
+			got := strings.Split(strings.TrimPrefix(r.Text, "notes: "), " | ")
+			slices.Sort(got)
+			if want := []string{"order 7 noted a", "order 7 noted b", "order 8 noted c"}; !slices.Equal(got, want) {
+				t.Errorf("the model read %q; want %q", got, want)
+			}
+			seven, eight, most, beside := 0, 0, 0, false
+			for _, e := range log {
+				switch {
+				case strings.HasPrefix(e, "begin 7"):
+					seven++
+				case strings.HasPrefix(e, "end 7"):
+					seven--
+				case e == "begin 8c":
+					eight++
+				case e == "end 8c":
+					eight--
+				}
+				most = max(most, seven)
+				beside = beside || seven > 0 && eight > 0
+			}
+			if most != 1 || len(log) != 6 {
+				t.Errorf("the desk ran %v; want the two notes of order 7 one after the other", log)
+			}
+			if !beside {
+				t.Errorf("the desk ran %v; want the note of order 8 begun while one of order 7 was in flight", log)
+			}
+			frames := fw34Frames(s.g, "up__note")
+			if len(frames) != 3 || frames[0].Parent == nil || frames[0].Parent.Kind != reach.ModelFrame ||
+				slices.ContainsFunc(frames, func(f *reach.Frame) bool { return f.Parent != frames[0].Parent || f.State() != reach.Completed }) {
+				logFrames(t, s.g)
+				t.Errorf("reach's notes: %d; want three, completed, under the one model turn", len(frames))
 			}
 		})
 	}
