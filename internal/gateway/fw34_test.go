@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -619,5 +620,56 @@ func TestFW34WritesOfOneTurn(t *testing.T) {
 				t.Errorf("reach's notes: %d; want three, completed, under the one model turn", len(frames))
 			}
 		})
+	}
+}
+
+// TestFW34DependentCallsOnNPMServer (R4): an envelope of three calls to
+// server-memory from npm (over stdio, behind reach): the second names,
+// with a $ref, the entity the first created; the third reads the graph
+// with a $ref to the second's result. Reach runs them in order: the
+// server, which refuses observations of an entity it does not have,
+// takes the second, and the third reads both.
+func TestFW34DependentCallsOnNPMServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	cache := npmCache(t)
+	memory := filepath.Join(cache, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")
+	cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: memory\n    command: [node, %s]\n    env: {MEMORY_FILE_PATH: %s}\n",
+		memory, filepath.Join(t.TempDir(), "memory.jsonl"))), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	srv := serveTest(t, g)
+	code, out := do(t, "POST", srv.URL+"/v1/calls", `{"tool_calls":[
+		{"call_id":"c1","tool":"memory__create_entities","arguments":{"entities":[{"name":"Ada","entityType":"person","observations":["born 1815"]}]}},
+		{"call_id":"c2","tool":"memory__add_observations","arguments":{"observations":[{"entityName":{"$ref":"c1.entities.0.name"},"contents":["wrote the first program"]}]}},
+		{"call_id":"c3","tool":"memory__search_nodes","arguments":{"query":{"$ref":"c2.results.0.entityName"}}}]}`, nil)
+	b, _ := json.Marshal(out)
+	t.Logf("reach answered %d: %s", code, b)
+	for i := range 3 {
+		if st := path(out, "results", i, "status"); code != 200 || st != "success" {
+			t.Fatalf("call %d: %v; want all three run: %s", i+1, st, b)
+		}
+	}
+	if o := fmt.Sprint(path(out, "results", 2, "data", "entities", 0, "observations")); o != "[born 1815 wrote the first program]" {
+		t.Errorf("the search found observations %s; want both, the second added by the call that named the entity the first created", o)
+	}
+	// Reach's frames: each call began after the one it consumes ended,
+	// with the value it named in its arguments.
+	var frames []*reach.Frame
+	for _, name := range []string{"memory__create_entities", "memory__add_observations", "memory__search_nodes"} {
+		fs := fw34Frames(g, name)
+		if len(fs) != 1 {
+			t.Fatalf("reach saw %d calls of %s, want 1", len(fs), name)
+		}
+		frames = append(frames, fs[0])
+	}
+	for i, want := range []string{`"entityName":"Ada"`, `"query":"Ada"`} {
+		f, before := frames[i+1], frames[i]
+		if !strings.Contains(string(f.Args), want) || f.Started.Before(before.Ended()) {
+			t.Errorf("%s: arguments %s, began %v, %s ended %v; want %s, begun after", f.Name, f.Args, f.Started, before.Name, before.Ended(), want)
+		}
 	}
 }
