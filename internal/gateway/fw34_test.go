@@ -29,7 +29,8 @@ import (
 // writes to one entity, each with OpenAI Agents, the AI SDK and LangGraph
 // on their defaults, the scripted model (shopModel) behind reach's model
 // proxy, and a desk upstream whose tools call reach back, as a tool that
-// is itself an agent or a service in front of other tools does.
+// is itself an agent or a service in front of other tools does; and R4's
+// calls that consume each other's results, to server-memory from npm.
 
 // fw34Turn plays the tasks of this file's tests for the scripted model:
 // the call of the turn (and any more of the same turn), or what it says.
