@@ -183,6 +183,9 @@ func (rt *Runtime) lockWrites(ctx context.Context, c *Call, writes []string, sho
 	}
 	root := c.req.root
 	h := &holder{Root: root, Frame: c.frame, Batch: batch.From(ctx), Show: show}
+	if p := c.frame.Parent; p != nil && p.Kind == ModelFrame {
+		h.Turn = p // a call its model turn asked for: one of the turn's batch
+	}
 	if as := root.lockAs; as != nil {
 		h.Root, h.Origin, h.Batch, h.Undoes = as.Root, as.Origin, as.Batch, as.Undoes
 	}

@@ -86,6 +86,13 @@ type Holder[F, R comparable] struct {
 	Root  R           // the root request it writes as
 	Frame F           // the call's frame
 	Batch *batch.Mark // the Batch call it runs under, if any
+	// Turn, for a call a model turn asked for (a framework's tool call,
+	// each of a turn's parallel calls its own call at the gateway), is
+	// that turn's frame: the calls of one turn are a batch, and two of
+	// them that write one entity take turns (R4). Neither is on the
+	// other's stack, so neither can be waiting for the other through the
+	// gateway (a call one of them makes is beneath it).
+	Turn F
 	// Origin, for an undo that writes as the request it compensates, is
 	// the frame of the call it runs for (the failing call, or the one that
 	// called Request.Compensate), and Batch is that call's. The undo shares
@@ -129,7 +136,8 @@ func (t *Table[F, R]) on(h *Holder[F, R], f F) bool {
 }
 
 // blockedBy reports whether o, which holds an entity, keeps h from taking
-// it: o belongs to another root request; or h is an undo and o another
+// it: o belongs to another root request; or both are calls one model turn
+// asked for (Holder.Turn); or h is an undo and o another
 // call of its request that is not on h's stack and provably independent
 // of the call the undo runs for (see batch.Mark); or o is an undo and h is
 // not on its stack.
@@ -146,7 +154,9 @@ func (t *Table[F, R]) blockedBy(h, o *Holder[F, R]) bool {
 	switch {
 	case o.Root != h.Root:
 		return true
-	case h.Origin == zero && o.Origin == zero, t.on(h, o.Frame):
+	case h.Origin == zero && o.Origin == zero:
+		return h.Turn != zero && h.Turn == o.Turn && h.Frame != o.Frame
+	case t.on(h, o.Frame):
 		return false
 	case o.Origin == zero:
 		return h.Batch.Independent(o.Batch)

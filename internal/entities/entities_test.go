@@ -230,3 +230,52 @@ func testLock(t *testing.T) {
 	}
 	relY(false)
 }
+
+// TestLockTurnSiblings: the calls one model turn asked for at once (a
+// framework's parallel tool calls, each its own call at the gateway) are
+// a batch: two of them that write one entity take turns (R4), as calls of
+// other requests do, where calls of one request otherwise share the lock.
+// A call beneath one of them, and a call of another turn, still share it;
+// the sibling that waits makes no later lock a deadlock.
+func TestLockTurnSiblings(t *testing.T) { synctest.Test(t, testLockTurnSiblings) }
+
+func testLockTurnSiblings(t *testing.T) {
+	tab := newTable(DefaultMaxExact)
+	a := &req{}
+	turn, other := &frame{}, &frame{}
+	first := &Holder[*frame, *req]{Root: a, Frame: &frame{parent: turn}, Turn: turn}
+	relFirst, err := tab.Lock(t.Context(), first, []string{"x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	var relSecond func(bool) map[string]uint64
+	go func() {
+		var err error
+		relSecond, err = tab.Lock(t.Context(), &Holder[*frame, *req]{Root: a, Frame: &frame{parent: turn}, Turn: turn}, []string{"x"})
+		got <- err
+	}()
+	synctest.Wait()
+	select {
+	case err := <-got:
+		t.Fatalf("the second call of the turn took x while the first held it (err %v)", err)
+	default:
+	}
+	// Beneath the first, and in another turn, x is shared; a lock of y
+	// beside the waiting sibling is no deadlock.
+	for name, h := range map[string]*Holder[*frame, *req]{
+		"a call beneath the first": {Root: a, Frame: &frame{parent: first.Frame}},
+		"a call of another turn":   {Root: a, Frame: &frame{parent: other}, Turn: other},
+	} {
+		rel, err := tab.Lock(t.Context(), h, []string{"x", "y"})
+		if err != nil {
+			t.Fatalf("%s: %v, want x and y at once", name, err)
+		}
+		rel(false)
+	}
+	relFirst(true)
+	if err := <-got; err != nil {
+		t.Fatalf("the second call of the turn once the first let go: %v", err)
+	}
+	relSecond(false)
+}

@@ -487,6 +487,9 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if call, callArgs, say, ok = guardTurn(task, results); ok {
 			break
 		}
+		if call, callArgs, say, more, ok = fw34Turn(task, results); ok {
+			break
+		}
 		if call, callArgs, say, ok = delegateTurn(task, results, hasTool(handoffTool)); !ok {
 			say = fmt.Sprintf("unknown task %q", task)
 		}
