@@ -158,6 +158,9 @@ func serveShowing(ctx context.Context, cfg *config.Config, log *slog.Logger, std
 	if err != nil {
 		return err
 	}
+	if err := dataFileProblem(dataDir); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.ListenAddr())
 	if err != nil {
 		return listenError(cfg.ListenAddr(), err)
@@ -667,6 +670,11 @@ where they need one.`,
 			log, err := newLogger(cmd, cmd.ErrOrStderr(), cfg)
 			if err != nil {
 				return err
+			}
+			if cfg.HasDataDir() {
+				if err := dataFileProblem(cfg.DataDir()); err != nil {
+					return err
+				}
 			}
 			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version})
 			if err != nil {
