@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -103,9 +104,21 @@ tokens and latency per frame. SVG needs no other program; DOT is for Graphviz.`,
 		Args: cobra.ExactArgs(1),
 	}
 	client := apiFlags(cmd)
-	cmd.Flags().StringVar(&format, "format", "svg", "svg, dot or json")
+	cmd.Flags().StringVar(&format, "format", "svg", "svg, dot or json (with -o, a .dot, .gv or .json file's name says it)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if out != "" && out != "-" && !cmd.Flags().Changed("format") {
+			// The file's name says the format: graph.png got an SVG.
+			switch ext := strings.ToLower(filepath.Ext(out)); ext {
+			case ".dot", ".gv":
+				format = "dot"
+			case ".json":
+				format = "json"
+			case ".png", ".jpg", ".jpeg", ".gif", ".webp", ".pdf", ".bmp", ".tif", ".tiff":
+				return fmt.Errorf("reach draws SVG, DOT or JSON, not %s: write -o %s.svg (a browser opens it), or render the DOT with Graphviz: reach graph %s --format dot | dot -T%s -o %s",
+					ext, printable(strings.TrimSuffix(out, filepath.Ext(out))), printable(args[0]), strings.TrimPrefix(ext, "."), printable(out))
+			}
+		}
 		switch format {
 		case "svg", "dot", "json":
 		default:
