@@ -32,10 +32,14 @@ func TestServeNamesDataFilesOfAnotherUser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A first run, as the test's user, makes the folder's files.
+	// A first run, as the test's user, makes the folder's files, and a
+	// key.
 	first := startReach(t, cfg, addr, data)
 	first.Process.Signal(os.Interrupt)
 	first.Wait()
+	if _, err := runCLI(t, "keys", "create", "--principal", "alice", "--data", data); err != nil {
+		t.Fatal(err)
+	}
 
 	bin, as := exe(t), (*syscall.Credential)(nil)
 	if root {
@@ -96,6 +100,15 @@ func TestServeNamesDataFilesOfAnotherUser(t *testing.T) {
 	for _, w := range want {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("validate on another user's files:\n%s\nwant %q", stdout, w)
+		}
+	}
+
+	// The keys file another user's keys create made: reach keys says
+	// what to do, not "permission denied" alone.
+	if root {
+		_, stderr, err := run("keys", "list", "--data", data)
+		if err == nil || !strings.Contains(stderr, "keys.json") || !strings.Contains(stderr, "chown -R") {
+			t.Errorf("keys list as another user: %v\n%s\nwant it to name keys.json and what to do", err, stderr)
 		}
 	}
 

@@ -43,6 +43,10 @@ func ReadJSON(path, what string, v any) (string, error) {
 		return stamp, nil
 	}
 	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrPermission) {
+		// Most often a file another user's reach made (a sudo once).
+		return "", fmt.Errorf("reading %s: %w: this user may not read it: run reach as the user that owns it, or give the data folder and its files to this one (chown -R)", what, err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", what, err)
 	}
