@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -218,6 +220,7 @@ with --policy, one the policies now allow outright or refuse is printed.`,
 			}
 			out := cmd.OutOrStdout()
 			diffs := 0
+			unjudged := map[string]int{}
 			for _, d := range loopbench.Decisions(t, newRuntime) {
 				if d.ID == "" {
 					return errors.New(d.Reason)
@@ -225,6 +228,10 @@ with --policy, one the policies now allow outright or refuse is printed.`,
 				was, now := recorded[d.ID], loopbench.VerdictOf(d)
 				if was == loopbench.Held && policyPath == "" {
 					was = loopbench.Allowed // no policy to judge it by: the approval is not asked again
+				}
+				if code := t.Events[t.Index(d.ID)].ErrorType; was == loopbench.Refused && !replayJudges(code) {
+					unjudged[code]++ // not decided again: the replay would let it through
+					continue
 				}
 				if was == now {
 					continue
@@ -242,6 +249,15 @@ with --policy, one the policies now allow outright or refuse is printed.`,
 				fmt.Fprintln(out)
 			}
 			fmt.Fprintf(out, "%d of %d events would be decided differently\n", diffs, len(t.Events))
+			if len(unjudged) > 0 {
+				codes := slices.Sorted(maps.Keys(unjudged))
+				n := 0
+				for i, c := range codes {
+					n += unjudged[c]
+					codes[i] = fmt.Sprintf("%s (%d)", printable(cmp.Or(c, "cancelled")), unjudged[c])
+				}
+				fmt.Fprintf(out, "note: %d recorded refusals are not decided again, by what the log does not hold (the tool's schema, the tools then, a stop, a rate limit, the budget): %s\n", n, strings.Join(codes, ", "))
+			}
 			if policyPath != "" {
 				fmt.Fprintln(out, "note: the audit log holds no tool contracts: every tool was judged as a read (resource.access \"read\"), of the upstream recorded with its calls")
 				if guessed := byPrefix(t); len(guessed) > 0 {
@@ -516,6 +532,22 @@ func replayRuntime(policyPath string, noLoops bool) (func() *reach.Runtime, erro
 		opts.Authorizer = permitRecorded{}
 	}
 	return func() *reach.Runtime { o := opts; return reach.New(&o) }, nil
+}
+
+// replayJudges says whether a recorded refusal of this code is one a replay
+// decides again: the call graph's (a cycle, a reentrancy contract), the
+// loop guard's and the policies' (or access levels'). The others come from
+// what the log does not hold (the tool's schema, the tools served then, a
+// stop, a rate limit, the request's budget, the store): replayed, each such
+// call would be let through, and was printed "recorded refused, now
+// allowed" as if a policy change allowed it.
+func replayJudges(code string) bool {
+	switch code {
+	case "cycle", "reentrancy", "keyed_reentrancy", "agent_reentrancy", "agent_keyed_reentrancy", "delegation_cycle",
+		"denied", "approval_denied", "approval_required":
+		return true
+	}
+	return strings.HasPrefix(code, "loop_")
 }
 
 // permitRecorded lets every call through the authorize stage: without a

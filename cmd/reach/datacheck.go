@@ -9,6 +9,9 @@ import (
 	"strings"
 
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/gateway"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // dataWarning says why reach serve with this configuration would not start
@@ -41,6 +44,9 @@ func dataWarning(cfg *config.Config) string {
 	os.Remove(f.Name())
 	if !exists {
 		return ""
+	}
+	if err := dataFileProblem(dir); err != nil {
+		return "data: reach serve would not start: " + err.Error()
 	}
 	if held, pid := dataFolderHeld(dir); held {
 		holder := ""
@@ -97,4 +103,50 @@ func pidOf(lockFile string) int {
 		return 0
 	}
 	return pid
+}
+
+// dataFileProblem returns why a gateway run by this process could not
+// write a file that an earlier run left in the data folder dir, or nil: the
+// lock, the store and its journals, the kept idempotency records and stops.
+// A folder made by a reach run as another user (sudo reach serve once, then
+// reach serve) is often writable while its files are not; the lock's
+// "permission denied" then said to give reach a folder it may write, and
+// the store's "readonly database" said reach would go on once it was
+// writable, as the running gateway does, while the start had ended.
+func dataFileProblem(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // the folder's own error is the lock's and the store's to tell
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !reachDataFile(e.Name()) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err == nil {
+			f.Close()
+			continue
+		}
+		if !errors.Is(err, os.ErrPermission) {
+			continue
+		}
+		what := "make it writable by this user (chmod u+w), or run reach as a user that may write it"
+		if owner, ok := fileOwner(path); ok && owner != os.Geteuid() {
+			what = fmt.Sprintf("it belongs to uid %d and reach runs as uid %d: a reach run as that user (with sudo, say) made it; run reach as that user, or give the folder and its files to this one (chown -R %d %s)", owner, os.Geteuid(), os.Geteuid(), dir)
+		}
+		return fmt.Errorf("the data folder %s holds %s, which reach may not write (%v): %s", dir, e.Name(), unwrapPath(err), what)
+	}
+	return nil
+}
+
+// reachDataFile says whether name is one of the files a gateway writes in
+// its data folder (not keys.json, which reach keys writes and serve reads).
+func reachDataFile(name string) bool {
+	for _, p := range []string{"reach.lock", sqlite.DefaultFile, store.KeptFile, "." + store.KeptFile, gateway.StopsFile, "." + gateway.StopsFile} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }

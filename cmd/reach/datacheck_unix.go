@@ -29,3 +29,16 @@ func dataFolderHeld(dir string) (bool, int) {
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	return false, 0
 }
+
+// fileOwner returns the user id that owns the file at path.
+func fileOwner(path string) (int, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}

@@ -3,11 +3,13 @@ package main
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -27,12 +29,25 @@ var isTerminal = func(w io.Writer) bool {
 const defaultAPI = "http://127.0.0.1:7400"
 
 // apiUsage is the help of --api.
-const apiUsage = "the gateway's address (default $REACH_API, or " + defaultAPI + ")"
+const apiUsage = "the gateway's address, http://HOST:PORT (default $REACH_API, or " + defaultAPI + ")"
 
 // apiBase is the gateway the commands talk to: --api, else $REACH_API,
-// else the address reach serve listens on with no configuration.
+// else the address reach serve listens on with no configuration. It takes
+// the address as a user writes it: HOST:PORT as curl takes it (http://),
+// and the URL of one of the endpoints the banner shows (/v1/, /mcp, /sse,
+// /ui/) for the gateway's own, which were asked for /v1/v1/requests.
 func apiBase(flag string) string {
-	return strings.TrimRight(cmp.Or(flag, os.Getenv("REACH_API"), defaultAPI), "/")
+	base := strings.TrimSpace(cmp.Or(flag, os.Getenv("REACH_API"), defaultAPI))
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	base = strings.TrimRight(base, "/")
+	for _, endpoint := range []string{"/v1", "/mcp", "/sse", "/ui"} {
+		if strings.HasSuffix(base, endpoint) {
+			return strings.TrimRight(strings.TrimSuffix(base, endpoint), "/")
+		}
+	}
+	return base
 }
 
 // envTrue reports whether the environment variable name is set to a true
@@ -48,6 +63,9 @@ func envTrue(name string) bool {
 // noAnswer is the error of a gateway that did not answer at base: it says
 // how to name one served at another address.
 func noAnswer(base string, err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok && ue.Op == "parse" {
+		return fmt.Errorf("%s is not the address of a gateway: pass --api http://HOST:PORT (or https://), or set REACH_API so (%v)", printable(base), ue.Err)
+	}
 	return fmt.Errorf("the gateway at %s did not answer (is `reach serve` running? For one on another address, pass --api http://HOST:PORT or set REACH_API): %w", base, err)
 }
 
@@ -86,9 +104,21 @@ tokens and latency per frame. SVG needs no other program; DOT is for Graphviz.`,
 		Args: cobra.ExactArgs(1),
 	}
 	client := apiFlags(cmd)
-	cmd.Flags().StringVar(&format, "format", "svg", "svg, dot or json")
+	cmd.Flags().StringVar(&format, "format", "svg", "svg, dot or json (with -o, a .dot, .gv or .json file's name says it)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if out != "" && out != "-" && !cmd.Flags().Changed("format") {
+			// The file's name says the format: graph.png got an SVG.
+			switch ext := strings.ToLower(filepath.Ext(out)); ext {
+			case ".dot", ".gv":
+				format = "dot"
+			case ".json":
+				format = "json"
+			case ".png", ".jpg", ".jpeg", ".gif", ".webp", ".pdf", ".bmp", ".tif", ".tiff":
+				return fmt.Errorf("reach draws SVG, DOT or JSON, not %s: write -o %s.svg (a browser opens it), or render the DOT with Graphviz: reach graph %s --format dot | dot -T%s -o %s",
+					ext, printable(strings.TrimSuffix(out, filepath.Ext(out))), printable(args[0]), strings.TrimPrefix(ext, "."), printable(out))
+			}
+		}
 		switch format {
 		case "svg", "dot", "json":
 		default:

@@ -78,6 +78,12 @@ Ctrl-C (or SIGTERM, as from a supervisor) shuts it down gracefully.`,
 			if err != nil {
 				return err
 			}
+			if configPath == "" {
+				if name := configBeside(); name != "" {
+					log.Warn(name+" is in this folder but not read: reach serve reads a configuration only when --config names it; "+
+						"this gateway runs with none (its tools, auth and policies are not those of the file). Serve it: reach serve --config "+name, "file", name)
+				}
+			}
 			return serve(cmd.Context(), cfg, log, cmd.OutOrStdout())
 		},
 	}
@@ -85,6 +91,18 @@ Ctrl-C (or SIGTERM, as from a supervisor) shuts it down gracefully.`,
 	cmd.Flags().StringVar(&listen, "listen", "", "the address to serve on: loopback unless the configuration has auth (default "+config.DefaultListen+")")
 	cmd.Flags().StringVar(&data, "data", "", "the folder for the gateway's state (default "+config.DefaultData+")")
 	return cmd
+}
+
+// configBeside returns the name of a configuration file in the current
+// folder (reach.yaml, reach.yml) that a serve without --config does not
+// read, or "".
+func configBeside() string {
+	for _, name := range []string{"reach.yaml", "reach.yml"} {
+		if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() {
+			return name
+		}
+	}
+	return ""
 }
 
 func loadConfig(path string) (*config.Config, error) {
@@ -156,6 +174,9 @@ func serveShowing(ctx context.Context, cfg *config.Config, log *slog.Logger, std
 	limitMemory(ctx, defaultMemoryLimit)
 	dataDir, err := cfg.EnsureDataDir()
 	if err != nil {
+		return err
+	}
+	if err := dataFileProblem(dataDir); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", cfg.ListenAddr())
@@ -667,6 +688,11 @@ where they need one.`,
 			log, err := newLogger(cmd, cmd.ErrOrStderr(), cfg)
 			if err != nil {
 				return err
+			}
+			if cfg.HasDataDir() {
+				if err := dataFileProblem(cfg.DataDir()); err != nil {
+					return err
+				}
 			}
 			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version})
 			if err != nil {

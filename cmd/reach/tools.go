@@ -49,7 +49,7 @@ Gateways that share a PostgreSQL store keep their pins there: name it with
 				if asJSON {
 					return writeJSON(out, []pin.Pin{})
 				}
-				fmt.Fprintf(out, "no pinned tools in %s (the gateway pins the tools of its upstreams when it first lists them; a gateway of another data folder: --data)\n", data)
+				fmt.Fprintln(out, noPins(data, storeURL, false))
 				return nil
 			}
 			return withPins(cmd.Context(), data, storeURL, func(s *pin.Store) error {
@@ -63,7 +63,9 @@ Gateways that share a PostgreSQL store keep their pins there: name it with
 					}
 					return writeJSON(out, pins)
 				}
-				tw := table(out, len(pins), "no tools", "TOOL\tSHA256\tPINNED\tAPPROVED BY\tSTATUS")
+				// Not "no tools": the gateway may serve many (its own are
+				// not pinned), and a new user read that it had none.
+				tw := table(out, len(pins), noPins(data, storeURL, held), "TOOL\tSHA256\tPINNED\tAPPROVED BY\tSTATUS")
 				if tw == nil {
 					return nil
 				}
@@ -196,4 +198,17 @@ func openStoreFlag(ctx context.Context, url string) (*postgres.Store, error) {
 		return nil, fmt.Errorf("--store: %w", err)
 	}
 	return pg, nil
+}
+
+// noPins says that nothing is pinned (held, with --held) where tools list
+// looked, and why a gateway's tools may be served all the same.
+func noPins(data, storeURL string, held bool) string {
+	where := data
+	if storeURL != "" {
+		where = "the PostgreSQL store"
+	}
+	if held {
+		return fmt.Sprintf("no tool definition is held in %s: no upstream changed a tool since it was pinned", where)
+	}
+	return fmt.Sprintf("no pinned tools in %s (the gateway pins the tools of its upstreams when it first lists them, not its own; a gateway of another data folder: --data)", where)
 }

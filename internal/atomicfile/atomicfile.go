@@ -43,10 +43,19 @@ func ReadJSON(path, what string, v any) (string, error) {
 		return stamp, nil
 	}
 	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrPermission) {
+		// Most often a file another user's reach made (a sudo once).
+		return "", fmt.Errorf("reading %s: %w: this user may not read it: run reach as the user that owns it, or give the data folder and its files to this one (chown -R)", what, err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", what, err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
+		if _, ok := errors.AsType[*json.SyntaxError](err); ok {
+			// Cut short or edited by hand: the JSON error alone said
+			// nothing of what to do, and nothing here rewrites the file.
+			return "", fmt.Errorf("reading %s from %s: the file is not valid JSON (%w): restore it from a backup, or mend it by hand", what, path, err)
+		}
 		return "", fmt.Errorf("reading %s from %s: %w", what, path, err)
 	}
 	return stamp, nil

@@ -64,7 +64,7 @@ func TestReadJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = atomicfile.ReadJSON(path, "things", &v)
-	if want := "reading things from " + path + ": unexpected end of JSON input"; err == nil || err.Error() != want {
+	if want := "reading things from " + path + ": the file is not valid JSON (unexpected end of JSON input): restore it from a backup, or mend it by hand"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}
 	if _, err := atomicfile.ReadJSON(dir, "things", &v); err == nil || !strings.HasPrefix(err.Error(), "reading things: ") {

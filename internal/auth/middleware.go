@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -57,6 +58,10 @@ func (a *Authenticator) Enabled() bool { return a.keys != nil || a.jwt != nil }
 var (
 	ErrNoCredentials = errors.New("no credentials")
 	ErrBadKey        = errors.New("unknown or revoked API key")
+	// ErrNotAKey is a credential that is no reach API key at all (no
+	// rk_): an OpenAI key, say, which an app pointed at reach's model
+	// proxy keeps sending. errors.Is(err, ErrBadKey) holds for it.
+	ErrNotAKey = fmt.Errorf("%w: not a reach API key", ErrBadKey)
 )
 
 // Authenticate returns the identity of an HTTP request: an API key in
@@ -78,6 +83,9 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Identity, error) {
 }
 
 func (a *Authenticator) apiKey(k string) (*Identity, error) {
+	if !strings.HasPrefix(k, KeyPrefix) {
+		return nil, ErrNotAKey
+	}
 	if a.keys == nil {
 		return nil, ErrBadKey
 	}
@@ -202,6 +210,9 @@ func unauthorized(w http.ResponseWriter, err error, suggestion string) {
 	case errors.Is(err, ErrNoCredentials):
 		msg = "This endpoint needs credentials."
 		challenge = `Bearer realm="reach"`
+	case errors.Is(err, ErrNotAKey):
+		// The one part the OpenAI SDKs show is the message.
+		msg = "The credential sent is not a reach API key (those begin rk_): a client of reach, an OpenAI client pointed at reach's /v1 too, sends a reach API key (its apiKey, or OPENAI_API_KEY); reach sends the model its own key, model.api_key."
 	case errors.Is(err, ErrBadKey):
 		msg = "The API key is unknown or revoked."
 	case errors.Is(err, ErrTokenExpired):

@@ -59,9 +59,10 @@ func (g *Gateway) authenticator() (*auth.Authenticator, error) {
 		}
 		keys, err := auth.OpenKeys(auth.KeysPath(dir))
 		if err != nil {
-			// auth.keys, not "auth: ...": the redactor takes what follows
-			// "auth:" for a credential and masks it.
-			return nil, g.cfg.Errorf([]any{"auth", "keys"}, "auth.keys: %v", err)
+			// Not "auth: ..." nor "auth.keys: ...": the redactor takes
+			// what follows a credential's name and a colon for its value
+			// and masks it ("auth.keys: [REDACTED] keys from ...").
+			return nil, g.cfg.Errorf([]any{"auth", "keys"}, "the API keys of auth.keys could not be read, %v", err)
 		}
 		opts.Keys = keys
 		g.keys = keys
