@@ -212,6 +212,7 @@ func (g *Gateway) settleAwaiting(e approval.Event) {
 	// Each frame is in its root request's graph (or a sub-request's): a
 	// call repeated with its idempotency key waits in a request of its own.
 	roots := map[string]*reach.Request{}
+	var order []*reach.Request
 	for i, f := range a.Frames {
 		id, err := reach.ParseFrameID(f)
 		if err != nil || f == a.RanIn {
@@ -222,9 +223,22 @@ func (g *Gateway) settleAwaiting(e approval.Event) {
 		if !seen {
 			r, _ = g.rt.Lookup(root)
 			roots[root] = r
+			if r != nil {
+				order = append(order, r)
+			}
 		}
 		if r != nil {
 			r.SettleAwaiting(id, s, er, summary)
+		}
+	}
+	// The approval lists the first frames only (approval.Approval.Frames):
+	// the others that waited for it in those requests, their pending
+	// answer naming it, end with it too.
+	for _, r := range order {
+		for _, f := range r.Frames() {
+			if f.State() == reach.AwaitingApproval && approval.WaitsFor(f.Err()) == a.ID && f.ID.String() != a.RanIn {
+				r.SettleAwaiting(f.ID, s, er, summary)
+			}
 		}
 	}
 }

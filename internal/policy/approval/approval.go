@@ -140,7 +140,8 @@ type Approval struct {
 	// Frames are the frames of the calls answered pending for it (16 hex
 	// digits each, the asking call's first), and RanIn the frame of the
 	// call that ran under it once used: the graph shows what became of a
-	// waiting frame once its approval is decided, expired or used.
+	// waiting frame once its approval is decided, expired or used. Up
+	// to 16, then one of each other root request, up to 256 (keepsFrame).
 	Frames []string `json:"frames,omitempty"`
 	RanIn  string   `json:"ran_in,omitempty"`
 	// FrameRoots is the root request of each of Frames, in their order: a
@@ -167,9 +168,37 @@ func (a *Approval) addFrame(f, root string) {
 	a.Frames, a.FrameRoots = append(a.Frames, f), append(a.FrameRoots, root)
 }
 
-// maxFrames bounds Approval.Frames: an agent that repeats a pending call
-// without end lists its first calls only.
-const maxFrames = 16
+// maxFrames and maxRoots bound Approval.Frames: an agent that repeats a
+// pending call without end lists its first maxFrames calls, and then the
+// first call of each other root request, up to maxRoots in all. They are
+// what the running gateway settles, with every other waiting frame of
+// those requests (its error names the approval, WaitsFor); a graph read
+// back from the store settles every waiting frame by the approval its
+// error names, listed or not. Before, the frames past the 16th stayed
+// awaiting_approval.
+const (
+	maxFrames = 16
+	maxRoots  = 256
+)
+
+// keepsFrame reports whether a's waiting frames take frame f of the root
+// request root (maxFrames, maxRoots).
+func (a *Approval) keepsFrame(f, root string) bool {
+	switch {
+	case f == "" || slices.Contains(a.Frames, f):
+		return false
+	case len(a.Frames) < maxFrames:
+		return true
+	case len(a.Frames) >= maxRoots:
+		return false
+	}
+	for i := range a.Frames {
+		if a.FrameRoot(i) == root {
+			return false // a frame of its request is kept: the others there are found by it
+		}
+	}
+	return true
+}
 
 // Settled is what becomes of a frame that waited for a (its call
 // answered pending) after the action on it: the state it ends in, its
@@ -504,11 +533,11 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 			q.emit(ctx, events)
 			return reach.Deny, e
 		}
-		if f := frameOf(c); rec.Status == Pending && f != "" && len(rec.Frames) < maxFrames && !slices.Contains(rec.Frames, f) {
+		if f, root := frameOf(c), rootOf(c.Request()).ID(); rec.Status == Pending && rec.keepsFrame(f, root) {
 			// A repeated call answered pending waits too: its frame is
 			// settled with the first's. Not kept if it cannot be stored.
 			prevFrames, prevRoots := rec.Frames, rec.FrameRoots
-			rec.addFrame(f, rootOf(c.Request()).ID())
+			rec.addFrame(f, root)
 			if err := q.persist(rec); err != nil {
 				rec.Frames, rec.FrameRoots = prevFrames, prevRoots
 				q.o.Logger.Warn("approval's waiting frame not recorded", "approval", rec.ID, "err", err)
