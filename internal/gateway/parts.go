@@ -192,7 +192,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 // decided, expired or used (settleAwaiting), and audits the action.
 func (g *Gateway) approvalEvent(ctx context.Context, e approval.Event) {
 	g.settleAwaiting(e)
-	if g.audit != nil {
+	if g.audit != nil && !e.Elsewhere { // audited by the instance that took it
 		g.auditApproval(ctx, e)
 	}
 }

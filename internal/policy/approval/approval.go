@@ -326,6 +326,10 @@ type Event struct {
 	By       string // who acted, for voted, approved and denied
 	Reason   string
 	Approval Approval // the approval after the action
+	// Elsewhere says that another instance sharing the store took the
+	// action (read from the store, it audited it): the frames that waited
+	// for it here end with it, and nothing is audited again.
+	Elsewhere bool
 }
 
 // Options configure a Queue. A nil *Options means all defaults.
@@ -1386,7 +1390,7 @@ func (q *Queue) sync(ctx context.Context, k keys) {
 		q.o.Logger.Warn("approvals: reading the store", "err", err)
 		return
 	}
-	q.mergeAll(ars)
+	q.emit(ctx, q.mergeAll(ars))
 }
 
 // syncID merges what the store keeps of approval id.
@@ -1403,7 +1407,7 @@ func (q *Queue) syncID(ctx context.Context, id string) {
 		}
 		return
 	}
-	q.mergeAll([]*store.ApprovalRecord{ar})
+	q.emit(ctx, q.mergeAll([]*store.ApprovalRecord{ar}))
 }
 
 // syncLive merges the live approvals the store keeps (those another
@@ -1419,15 +1423,19 @@ func (q *Queue) syncLive(ctx context.Context) {
 		q.o.Logger.Warn("approvals: reading the store", "err", err)
 		return
 	}
-	q.mergeAll(ars)
+	q.emit(ctx, q.mergeAll(ars))
 }
 
 // mergeAll takes what the store keeps where it is newer than what the
 // queue has: a new approval, or a newer version of one it has (whose
-// waiters wake).
-func (q *Queue) mergeAll(ars []*store.ApprovalRecord) {
+// waiters wake). It returns the events, queued for emit, of the
+// approvals it knew that another instance denied, expired or used
+// meanwhile (Event.Elsewhere): the frames that waited for them here end
+// with them.
+func (q *Queue) mergeAll(ars []*store.ApprovalRecord) []Event {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	var events []Event
 	for _, ar := range ars {
 		sa, err := decodeStored(ar)
 		if err != nil {
@@ -1443,8 +1451,15 @@ func (q *Queue) mergeAll(ars []*store.ApprovalRecord) {
 			if ar.Version <= rec.version {
 				continue
 			}
+			was := rec.Status
 			rec.Approval, rec.key, rec.alt, rec.version = sa.Approval, sa.Key, sa.Alt, ar.Version
 			rec.notify()
+			if action := settledAction(rec.Status); action != "" && was != rec.Status {
+				e := q.event(time.Now(), action, "", "", rec)
+				q.outbox[len(q.outbox)-1].Elsewhere = true
+				e.Elsewhere = true
+				events = append(events, e)
+			}
 		}
 		switch rec.Status {
 		case Pending, Approved, Denied:
@@ -1454,6 +1469,21 @@ func (q *Queue) mergeAll(ars []*store.ApprovalRecord) {
 		}
 	}
 	q.prune()
+	return events
+}
+
+// settledAction is the action that ends the frames waiting for an
+// approval now s (Settled), or "".
+func settledAction(s Status) string {
+	switch s {
+	case Denied:
+		return "denied"
+	case Used:
+		return "used"
+	case Expired:
+		return "expired"
+	}
+	return ""
 }
 
 // enforceUnlessOlder is enforce for an approval read from the store, for
