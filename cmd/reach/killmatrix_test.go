@@ -98,19 +98,19 @@ var killMatrix = map[string]killCover{
 		postgres: []string{"TestKill21LateEndDeadLettered"},
 	},
 	"approval.pending": {
-		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
+		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
 		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
 	},
 	"approval.approved": {
-		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
+		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
 		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
 	},
 	"approval.used": {
-		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
+		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
 		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
 	},
 	"approval.denied": {
-		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
+		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
 		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
 	},
 	"approval.expired": {

@@ -178,6 +178,9 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	if g.store != nil {
 		ao.Store = g.store // pending approvals survive a restart
 		ao.Shared = g.cluster != nil
+		if ao.Shared {
+			ao.Instance = g.cfg.InstanceName() // a restart audits again what its killed life stored and did not audit
+		}
 	}
 	g.approvals = approval.New(ao)
 	if err := g.approvals.Load(ctx); err != nil {

@@ -330,6 +330,8 @@ type Event struct {
 	// action (read from the store, it audited it): the frames that waited
 	// for it here end with it, and nothing is audited again.
 	Elsewhere bool
+
+	version int64 // the approval's version in the store after the action
 }
 
 // Options configure a Queue. A nil *Options means all defaults.
@@ -372,6 +374,11 @@ type Options struct {
 	// or repeated call runs once, on either), and Refresh wakes a held
 	// call when another instance decided its approval.
 	Shared bool
+	// Instance names this gateway instance among those sharing Store
+	// (Shared): Load audits again only the unaudited changes (a kill came
+	// between the change and its audit event) that an earlier life of
+	// this instance made. Empty for a store of one instance.
+	Instance string
 	// Logger; if nil, logs are discarded.
 	Logger *slog.Logger
 }
@@ -408,6 +415,10 @@ type record struct {
 	alt     string        // keys.idem of its call, if the caller gave an idempotency key
 	version int64         // its version in the store (Options.Store)
 	changed chan struct{} // closed and replaced on every change
+	// unaudited: its last change is written, its audit event not yet
+	// (storedApproval.Unaudited); instance wrote it.
+	unaudited bool
+	instance  string
 }
 
 // New returns a Queue with the options (nil for defaults).
@@ -542,7 +553,7 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 			// settled with the first's. Not kept if it cannot be stored.
 			prevFrames, prevRoots := rec.Frames, rec.FrameRoots
 			rec.addFrame(f, root)
-			if err := q.persist(rec); err != nil {
+			if err := q.write(rec, rec.unaudited, rec.instance); err != nil { // the change's mark kept
 				rec.Frames, rec.FrameRoots = prevFrames, prevRoots
 				q.o.Logger.Warn("approval's waiting frame not recorded", "approval", rec.ID, "err", err)
 			}
@@ -992,7 +1003,7 @@ func (r *record) notify() {
 func (q *Queue) event(now time.Time, action, by, reason string, rec *record) Event {
 	a := rec.Approval
 	a.Votes = slices.Clone(a.Votes)
-	e := Event{Time: now, Action: action, By: by, Reason: reason, Approval: a}
+	e := Event{Time: now, Action: action, By: by, Reason: reason, Approval: a, version: rec.version}
 	q.outbox = append(q.outbox, e)
 	return e
 }
@@ -1016,6 +1027,7 @@ func (q *Queue) emit(ctx context.Context, made []Event) {
 			"principal", e.Approval.Principal, "by", e.By, "request", e.Approval.Request)
 		if q.o.Audit != nil {
 			q.o.Audit(context.WithoutCancel(ctx), e)
+			q.audited(&e)
 		}
 	}
 }
@@ -1218,6 +1230,11 @@ type storedApproval struct {
 	Approval
 	Key string `json:"key"`
 	Alt string `json:"alt_key,omitempty"`
+	// Unaudited says that its last change's audit event may not be in
+	// the audit log yet (a kill came between the two): Load audits it
+	// again when Instance, the instance that wrote it, is its own.
+	Unaudited bool   `json:"unaudited,omitempty"`
+	Instance  string `json:"instance,omitempty"`
 }
 
 // decodeStored reads the approval the store keeps as ar: an error if its
@@ -1268,12 +1285,24 @@ func (q *Queue) warnUnreadable(id string, err error) {
 		"table", "approvals", "approval", id, "err", err)
 }
 
-// persist writes rec to the store, if the queue has one; q.mu is held.
+// persist writes rec to the store, if the queue has one, a change whose
+// event is not audited yet (Unaudited, until audited clears it); q.mu is
+// held.
 func (q *Queue) persist(rec *record) error {
+	if err := q.write(rec, true, q.o.Instance); err != nil {
+		return err
+	}
+	crashpoint.Reached(rec.Status.point())
+	return nil
+}
+
+// write writes rec to the store, if the queue has one, marked unaudited
+// or not, by instance (the one whose change it is); q.mu is held.
+func (q *Queue) write(rec *record, unaudited bool, instance string) error {
 	if q.o.Store == nil {
 		return nil
 	}
-	data, err := json.Marshal(storedApproval{Approval: rec.Approval, Key: rec.key, Alt: rec.alt})
+	data, err := json.Marshal(storedApproval{Approval: rec.Approval, Key: rec.key, Alt: rec.alt, Unaudited: unaudited, Instance: instance})
 	if err != nil {
 		return err
 	}
@@ -1282,9 +1311,27 @@ func (q *Queue) persist(rec *record) error {
 	if err := q.o.Store.PutApproval(context.Background(), ar); err != nil {
 		return err
 	}
-	rec.version = ar.Version
-	crashpoint.Reached(rec.Status.point())
+	rec.version, rec.unaudited, rec.instance = ar.Version, unaudited, instance
 	return nil
+}
+
+// audited clears the unaudited mark of the approval whose event e was
+// audited, when nothing changed it since (a newer change clears its own
+// once audited). Not a crash point: a kill before it is written audits
+// the action once more at the restart (Load), saying so.
+func (q *Queue) audited(e *Event) {
+	if q.o.Store == nil || e.Elsewhere {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	rec := q.byID[e.Approval.ID]
+	if rec == nil || !rec.unaudited || rec.version != e.version {
+		return
+	}
+	if err := q.write(rec, false, rec.instance); err != nil && !errors.Is(err, store.ErrConflict) {
+		q.o.Logger.Warn("approvals: marking an action audited", "approval", rec.ID, "err", err)
+	}
 }
 
 // point names the crash point of an approval's change to s, durable
@@ -1343,10 +1390,13 @@ func (q *Queue) Load(ctx context.Context) error {
 			q.warnUnreadable(ar.ID, err)
 			continue
 		}
-		recs = append(recs, &record{Approval: sa.Approval, key: sa.Key, alt: sa.Alt, version: ar.Version, changed: make(chan struct{})})
+		recs = append(recs, &record{Approval: sa.Approval, key: sa.Key, alt: sa.Alt, version: ar.Version, changed: make(chan struct{}),
+			unaudited: sa.Unaudited, instance: sa.Instance})
 	}
 	slices.SortStableFunc(recs, func(a, b *record) int { return a.Created.Compare(b.Created) })
 	q.mu.Lock()
+	var events []Event
+	now := time.Now()
 	for _, rec := range recs {
 		if _, ok := q.byID[rec.ID]; ok {
 			continue
@@ -1357,12 +1407,49 @@ func (q *Queue) Load(ctx context.Context) error {
 		case Pending, Approved, Denied: // in force for its call until it expires
 			q.enforce(rec)
 		}
+		if rec.unaudited && rec.instance == q.o.Instance {
+			events = append(events, q.reaudit(now, rec))
+		}
 	}
-	events := q.expire(time.Now(), nil)
+	events = q.expire(now, events)
 	q.prune()
 	q.mu.Unlock()
 	q.emit(ctx, events)
 	return nil
+}
+
+// reaudit makes the event, again, of rec's last change, which the store
+// keeps and the audit log may lack: the gateway was killed between the
+// two (docs/STATE.md, approval.*). Who acted and why are the vote's or
+// the denial's; its reason says it is audited at the restart. q.mu is
+// held.
+func (q *Queue) reaudit(now time.Time, rec *record) Event {
+	action, by, reason := "requested", "", ""
+	switch rec.Status {
+	case Pending:
+		if n := len(rec.Votes); n > 0 {
+			action, by, reason = "voted", rec.Votes[n-1].By, rec.Votes[n-1].Reason
+		}
+	case Approved:
+		action = "approved"
+		if n := len(rec.Votes); n > 0 {
+			by, reason = rec.Votes[n-1].By, rec.Votes[n-1].Reason
+		}
+	case Denied:
+		action = "denied"
+		if d := rec.Denial; d != nil {
+			by, reason = d.By, d.Reason
+		}
+	case Used:
+		action = "used"
+	case Expired:
+		action = "expired"
+	}
+	if reason != "" {
+		reason += " "
+	}
+	reason += "(audited at a restart: the gateway stopped after the action was stored, before it was audited)"
+	return q.event(now, action, by, reason, rec)
 }
 
 // Refresh reads approval id again from the store, for a queue whose store
@@ -1444,7 +1531,8 @@ func (q *Queue) mergeAll(ars []*store.ApprovalRecord) []Event {
 		}
 		rec := q.byID[ar.ID]
 		if rec == nil {
-			rec = &record{Approval: sa.Approval, key: sa.Key, alt: sa.Alt, version: ar.Version, changed: make(chan struct{})}
+			rec = &record{Approval: sa.Approval, key: sa.Key, alt: sa.Alt, version: ar.Version, changed: make(chan struct{}),
+				unaudited: sa.Unaudited, instance: sa.Instance}
 			q.byID[rec.ID] = rec
 			q.order = append(q.order, rec)
 		} else {
@@ -1453,6 +1541,7 @@ func (q *Queue) mergeAll(ars []*store.ApprovalRecord) []Event {
 			}
 			was := rec.Status
 			rec.Approval, rec.key, rec.alt, rec.version = sa.Approval, sa.Key, sa.Alt, ar.Version
+			rec.unaudited, rec.instance = sa.Unaudited, sa.Instance
 			rec.notify()
 			if action := settledAction(rec.Status); action != "" && was != rec.Status {
 				e := q.event(time.Now(), action, "", "", rec)
