@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/agentreach/reach/internal/pgtest"
 )
 
 // TestKill34ApprovalActionAudited kills a real `reach serve` (kill -9) at
@@ -20,6 +23,30 @@ func TestKill34ApprovalActionAudited(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
+	killApprovalAudited(t, nil)
+}
+
+// TestKill34ApprovalActionAuditedOnPostgres is
+// TestKill34ApprovalActionAudited with the store in PostgreSQL (one
+// instance, restarted under its name: it audits what its killed life
+// stored and did not audit).
+func TestKill34ApprovalActionAuditedOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	pg := pgtest.Own(t)
+	n := 0
+	killApprovalAudited(t, func(t *testing.T) string {
+		n++
+		url, err := pg.CreateDatabase(t.Context(), fmt.Sprint("kill34_", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return url
+	})
+}
+
+func killApprovalAudited(t *testing.T, pg func(t *testing.T) string) {
 	for _, tc := range []struct{ point, action string }{
 		{"approval.pending", "requested"},
 		{"approval.approved", "approved"},
@@ -28,7 +55,12 @@ func TestKill34ApprovalActionAudited(t *testing.T) {
 	} {
 		t.Run(tc.point, func(t *testing.T) {
 			h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
-			cfg := writeConfig(t, travelYAML(sideEffectsUpstream(t, h.fx), "  travel__close: {access: high_risk}\n"))
+			head, where := "", []string{"--data", h.data}
+			if pg != nil {
+				url := pg(t)
+				head, where = "store: "+url+"\ninstance: a\ninstance_ttl: 1s\n", []string{"--store", url}
+			}
+			cfg := writeConfig(t, head+travelYAML(sideEffectsUpstream(t, h.fx), "  travel__close: {access: high_risk}\n"))
 			addr := freeAddr(t)
 			h.base = "http://" + addr
 			id := ""
@@ -94,7 +126,7 @@ func TestKill34ApprovalActionAudited(t *testing.T) {
 				t.Errorf("after a second restart the audit log holds %d %s events of %s; want 1", n, tc.action, id)
 			}
 			stopServe(t, cmd, os.Interrupt)
-			if out, errOut, err := runCmd(t, newAudit, "verify", "--data", h.data); err != nil || !strings.Contains(out, "chain ok") {
+			if out, errOut, err := runCmd(t, newAudit, append([]string{"verify"}, where...)...); err != nil || !strings.Contains(out, "chain ok") {
 				t.Errorf("reach audit verify: %v\n%s%s", err, out, errOut)
 			}
 		})

@@ -99,19 +99,19 @@ var killMatrix = map[string]killCover{
 	},
 	"approval.pending": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres"},
 	},
 	"approval.approved": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres"},
 	},
 	"approval.used": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres"},
 	},
 	"approval.denied": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres"},
 	},
 	"approval.expired": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
