@@ -1289,7 +1289,7 @@ func (q *Queue) warnUnreadable(id string, err error) {
 // event is not audited yet (Unaudited, until audited clears it); q.mu is
 // held.
 func (q *Queue) persist(rec *record) error {
-	if err := q.write(rec, true, q.o.Instance); err != nil {
+	if err := q.write(rec, q.o.Audit != nil, q.o.Instance); err != nil { // no audit: nothing to mark
 		return err
 	}
 	crashpoint.Reached(rec.Status.point())
