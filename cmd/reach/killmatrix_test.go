@@ -111,7 +111,7 @@ var killMatrix = map[string]killCover{
 	},
 	"approval.denied": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres", "TestKill34DeniedElsewhereOnPostgres"},
 	},
 	"approval.expired": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
