@@ -98,20 +98,20 @@ var killMatrix = map[string]killCover{
 		postgres: []string{"TestKill21LateEndDeadLettered"},
 	},
 	"approval.pending": {
-		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres"},
 	},
 	"approval.approved": {
-		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres"},
 	},
 	"approval.used": {
-		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres"},
 	},
 	"approval.denied": {
-		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres", "TestKill34DeniedElsewhereOnPostgres"},
 	},
 	"approval.expired": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},

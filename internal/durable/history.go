@@ -289,8 +289,8 @@ func (h *History) settle(ctx context.Context, frames []reach.PastFrame, events [
 				}
 				read[id] = got
 			}
-			if got.a == nil || !slices.Contains(got.a.Frames, f.ID.String()) {
-				continue
+			if got.a == nil {
+				continue // its error names the approval: listed in its frames or not (past their bound)
 			}
 			if s, er, summary, ok := approval.Settled(got.a, string(got.a.Status), ""); ok {
 				f.State, f.Summary, f.Ended, f.Error = s, summary, got.ended, er

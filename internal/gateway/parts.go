@@ -179,6 +179,9 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	if g.store != nil {
 		ao.Store = g.store // pending approvals survive a restart
 		ao.Shared = g.cluster != nil
+		if ao.Shared {
+			ao.Instance = g.cfg.InstanceName() // a restart audits again what its killed life stored and did not audit
+		}
 	}
 	g.approvals = approval.New(ao)
 	if err := g.approvals.Load(ctx); err != nil {
@@ -193,7 +196,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 // decided, expired or used (settleAwaiting), and audits the action.
 func (g *Gateway) approvalEvent(ctx context.Context, e approval.Event) {
 	g.settleAwaiting(e)
-	if g.audit != nil {
+	if g.audit != nil && !e.Elsewhere { // audited by the instance that took it
 		g.auditApproval(ctx, e)
 	}
 }
@@ -213,6 +216,7 @@ func (g *Gateway) settleAwaiting(e approval.Event) {
 	// Each frame is in its root request's graph (or a sub-request's): a
 	// call repeated with its idempotency key waits in a request of its own.
 	roots := map[string]*reach.Request{}
+	var order []*reach.Request
 	for i, f := range a.Frames {
 		id, err := reach.ParseFrameID(f)
 		if err != nil || f == a.RanIn {
@@ -223,9 +227,22 @@ func (g *Gateway) settleAwaiting(e approval.Event) {
 		if !seen {
 			r, _ = g.rt.Lookup(root)
 			roots[root] = r
+			if r != nil {
+				order = append(order, r)
+			}
 		}
 		if r != nil {
 			r.SettleAwaiting(id, s, er, summary)
+		}
+	}
+	// The approval lists the first frames only (approval.Approval.Frames):
+	// the others that waited for it in those requests, their pending
+	// answer naming it, end with it too.
+	for _, r := range order {
+		for _, f := range r.Frames() {
+			if f.State() == reach.AwaitingApproval && approval.WaitsFor(f.Err()) == a.ID && f.ID.String() != a.RanIn {
+				r.SettleAwaiting(f.ID, s, er, summary)
+			}
 		}
 	}
 }

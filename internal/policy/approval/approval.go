@@ -140,7 +140,8 @@ type Approval struct {
 	// Frames are the frames of the calls answered pending for it (16 hex
 	// digits each, the asking call's first), and RanIn the frame of the
 	// call that ran under it once used: the graph shows what became of a
-	// waiting frame once its approval is decided, expired or used.
+	// waiting frame once its approval is decided, expired or used. Up
+	// to 16, then one of each other root request, up to 256 (keepsFrame).
 	Frames []string `json:"frames,omitempty"`
 	RanIn  string   `json:"ran_in,omitempty"`
 	// FrameRoots is the root request of each of Frames, in their order: a
@@ -167,9 +168,37 @@ func (a *Approval) addFrame(f, root string) {
 	a.Frames, a.FrameRoots = append(a.Frames, f), append(a.FrameRoots, root)
 }
 
-// maxFrames bounds Approval.Frames: an agent that repeats a pending call
-// without end lists its first calls only.
-const maxFrames = 16
+// maxFrames and maxRoots bound Approval.Frames: an agent that repeats a
+// pending call without end lists its first maxFrames calls, and then the
+// first call of each other root request, up to maxRoots in all. They are
+// what the running gateway settles, with every other waiting frame of
+// those requests (its error names the approval, WaitsFor); a graph read
+// back from the store settles every waiting frame by the approval its
+// error names, listed or not. Before, the frames past the 16th stayed
+// awaiting_approval.
+const (
+	maxFrames = 16
+	maxRoots  = 256
+)
+
+// keepsFrame reports whether a's waiting frames take frame f of the root
+// request root (maxFrames, maxRoots).
+func (a *Approval) keepsFrame(f, root string) bool {
+	switch {
+	case f == "" || slices.Contains(a.Frames, f):
+		return false
+	case len(a.Frames) < maxFrames:
+		return true
+	case len(a.Frames) >= maxRoots:
+		return false
+	}
+	for i := range a.Frames {
+		if a.FrameRoot(i) == root {
+			return false // a frame of its request is kept: the others there are found by it
+		}
+	}
+	return true
+}
 
 // Settled is what becomes of a frame that waited for a (its call
 // answered pending) after the action on it: the state it ends in, its
@@ -297,6 +326,12 @@ type Event struct {
 	By       string // who acted, for voted, approved and denied
 	Reason   string
 	Approval Approval // the approval after the action
+	// Elsewhere says that another instance sharing the store took the
+	// action (read from the store, it audited it): the frames that waited
+	// for it here end with it, and nothing is audited again.
+	Elsewhere bool
+
+	version int64 // the approval's version in the store after the action
 }
 
 // Options configure a Queue. A nil *Options means all defaults.
@@ -339,6 +374,11 @@ type Options struct {
 	// or repeated call runs once, on either), and Refresh wakes a held
 	// call when another instance decided its approval.
 	Shared bool
+	// Instance names this gateway instance among those sharing Store
+	// (Shared): Load audits again only the unaudited changes (a kill came
+	// between the change and its audit event) that an earlier life of
+	// this instance made. Empty for a store of one instance.
+	Instance string
 	// Logger; if nil, logs are discarded.
 	Logger *slog.Logger
 }
@@ -375,6 +415,10 @@ type record struct {
 	alt     string        // keys.idem of its call, if the caller gave an idempotency key
 	version int64         // its version in the store (Options.Store)
 	changed chan struct{} // closed and replaced on every change
+	// unaudited: its last change is written, its audit event not yet
+	// (storedApproval.Unaudited); instance wrote it.
+	unaudited bool
+	instance  string
 }
 
 // New returns a Queue with the options (nil for defaults).
@@ -504,12 +548,12 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 			q.emit(ctx, events)
 			return reach.Deny, e
 		}
-		if f := frameOf(c); rec.Status == Pending && f != "" && len(rec.Frames) < maxFrames && !slices.Contains(rec.Frames, f) {
+		if f, root := frameOf(c), rootOf(c.Request()).ID(); rec.Status == Pending && rec.keepsFrame(f, root) {
 			// A repeated call answered pending waits too: its frame is
 			// settled with the first's. Not kept if it cannot be stored.
 			prevFrames, prevRoots := rec.Frames, rec.FrameRoots
-			rec.addFrame(f, rootOf(c.Request()).ID())
-			if err := q.persist(rec); err != nil {
+			rec.addFrame(f, root)
+			if err := q.write(rec, rec.unaudited, rec.instance); err != nil { // the change's mark kept
 				rec.Frames, rec.FrameRoots = prevFrames, prevRoots
 				q.o.Logger.Warn("approval's waiting frame not recorded", "approval", rec.ID, "err", err)
 			}
@@ -959,7 +1003,7 @@ func (r *record) notify() {
 func (q *Queue) event(now time.Time, action, by, reason string, rec *record) Event {
 	a := rec.Approval
 	a.Votes = slices.Clone(a.Votes)
-	e := Event{Time: now, Action: action, By: by, Reason: reason, Approval: a}
+	e := Event{Time: now, Action: action, By: by, Reason: reason, Approval: a, version: rec.version}
 	q.outbox = append(q.outbox, e)
 	return e
 }
@@ -983,6 +1027,7 @@ func (q *Queue) emit(ctx context.Context, made []Event) {
 			"principal", e.Approval.Principal, "by", e.By, "request", e.Approval.Request)
 		if q.o.Audit != nil {
 			q.o.Audit(context.WithoutCancel(ctx), e)
+			q.audited(&e)
 		}
 	}
 }
@@ -1185,6 +1230,11 @@ type storedApproval struct {
 	Approval
 	Key string `json:"key"`
 	Alt string `json:"alt_key,omitempty"`
+	// Unaudited says that its last change's audit event may not be in
+	// the audit log yet (a kill came between the two): Load audits it
+	// again when Instance, the instance that wrote it, is its own.
+	Unaudited bool   `json:"unaudited,omitempty"`
+	Instance  string `json:"instance,omitempty"`
 }
 
 // decodeStored reads the approval the store keeps as ar: an error if its
@@ -1235,12 +1285,24 @@ func (q *Queue) warnUnreadable(id string, err error) {
 		"table", "approvals", "approval", id, "err", err)
 }
 
-// persist writes rec to the store, if the queue has one; q.mu is held.
+// persist writes rec to the store, if the queue has one, a change whose
+// event is not audited yet (Unaudited, until audited clears it); q.mu is
+// held.
 func (q *Queue) persist(rec *record) error {
+	if err := q.write(rec, q.o.Audit != nil, q.o.Instance); err != nil { // no audit: nothing to mark
+		return err
+	}
+	crashpoint.Reached(rec.Status.point())
+	return nil
+}
+
+// write writes rec to the store, if the queue has one, marked unaudited
+// or not, by instance (the one whose change it is); q.mu is held.
+func (q *Queue) write(rec *record, unaudited bool, instance string) error {
 	if q.o.Store == nil {
 		return nil
 	}
-	data, err := json.Marshal(storedApproval{Approval: rec.Approval, Key: rec.key, Alt: rec.alt})
+	data, err := json.Marshal(storedApproval{Approval: rec.Approval, Key: rec.key, Alt: rec.alt, Unaudited: unaudited, Instance: instance})
 	if err != nil {
 		return err
 	}
@@ -1249,9 +1311,27 @@ func (q *Queue) persist(rec *record) error {
 	if err := q.o.Store.PutApproval(context.Background(), ar); err != nil {
 		return err
 	}
-	rec.version = ar.Version
-	crashpoint.Reached(rec.Status.point())
+	rec.version, rec.unaudited, rec.instance = ar.Version, unaudited, instance
 	return nil
+}
+
+// audited clears the unaudited mark of the approval whose event e was
+// audited, when nothing changed it since (a newer change clears its own
+// once audited). Not a crash point: a kill before it is written audits
+// the action once more at the restart (Load), saying so.
+func (q *Queue) audited(e *Event) {
+	if q.o.Store == nil || e.Elsewhere {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	rec := q.byID[e.Approval.ID]
+	if rec == nil || !rec.unaudited || rec.version != e.version {
+		return
+	}
+	if err := q.write(rec, false, rec.instance); err != nil && !errors.Is(err, store.ErrConflict) {
+		q.o.Logger.Warn("approvals: marking an action audited", "approval", rec.ID, "err", err)
+	}
 }
 
 // point names the crash point of an approval's change to s, durable
@@ -1310,10 +1390,13 @@ func (q *Queue) Load(ctx context.Context) error {
 			q.warnUnreadable(ar.ID, err)
 			continue
 		}
-		recs = append(recs, &record{Approval: sa.Approval, key: sa.Key, alt: sa.Alt, version: ar.Version, changed: make(chan struct{})})
+		recs = append(recs, &record{Approval: sa.Approval, key: sa.Key, alt: sa.Alt, version: ar.Version, changed: make(chan struct{}),
+			unaudited: sa.Unaudited, instance: sa.Instance})
 	}
 	slices.SortStableFunc(recs, func(a, b *record) int { return a.Created.Compare(b.Created) })
 	q.mu.Lock()
+	var events []Event
+	now := time.Now()
 	for _, rec := range recs {
 		if _, ok := q.byID[rec.ID]; ok {
 			continue
@@ -1324,12 +1407,49 @@ func (q *Queue) Load(ctx context.Context) error {
 		case Pending, Approved, Denied: // in force for its call until it expires
 			q.enforce(rec)
 		}
+		if rec.unaudited && rec.instance == q.o.Instance {
+			events = append(events, q.reaudit(now, rec))
+		}
 	}
-	events := q.expire(time.Now(), nil)
+	events = q.expire(now, events)
 	q.prune()
 	q.mu.Unlock()
 	q.emit(ctx, events)
 	return nil
+}
+
+// reaudit makes the event, again, of rec's last change, which the store
+// keeps and the audit log may lack: the gateway was killed between the
+// two (docs/STATE.md, approval.*). Who acted and why are the vote's or
+// the denial's; its reason says it is audited at the restart. q.mu is
+// held.
+func (q *Queue) reaudit(now time.Time, rec *record) Event {
+	action, by, reason := "requested", "", ""
+	switch rec.Status {
+	case Pending:
+		if n := len(rec.Votes); n > 0 {
+			action, by, reason = "voted", rec.Votes[n-1].By, rec.Votes[n-1].Reason
+		}
+	case Approved:
+		action = "approved"
+		if n := len(rec.Votes); n > 0 {
+			by, reason = rec.Votes[n-1].By, rec.Votes[n-1].Reason
+		}
+	case Denied:
+		action = "denied"
+		if d := rec.Denial; d != nil {
+			by, reason = d.By, d.Reason
+		}
+	case Used:
+		action = "used"
+	case Expired:
+		action = "expired"
+	}
+	if reason != "" {
+		reason += " "
+	}
+	reason += "(audited at a restart: the gateway stopped after the action was stored, before it was audited)"
+	return q.event(now, action, by, reason, rec)
 }
 
 // Refresh reads approval id again from the store, for a queue whose store
@@ -1357,7 +1477,7 @@ func (q *Queue) sync(ctx context.Context, k keys) {
 		q.o.Logger.Warn("approvals: reading the store", "err", err)
 		return
 	}
-	q.mergeAll(ars)
+	q.emit(ctx, q.mergeAll(ars))
 }
 
 // syncID merges what the store keeps of approval id.
@@ -1374,7 +1494,7 @@ func (q *Queue) syncID(ctx context.Context, id string) {
 		}
 		return
 	}
-	q.mergeAll([]*store.ApprovalRecord{ar})
+	q.emit(ctx, q.mergeAll([]*store.ApprovalRecord{ar}))
 }
 
 // syncLive merges the live approvals the store keeps (those another
@@ -1390,15 +1510,19 @@ func (q *Queue) syncLive(ctx context.Context) {
 		q.o.Logger.Warn("approvals: reading the store", "err", err)
 		return
 	}
-	q.mergeAll(ars)
+	q.emit(ctx, q.mergeAll(ars))
 }
 
 // mergeAll takes what the store keeps where it is newer than what the
 // queue has: a new approval, or a newer version of one it has (whose
-// waiters wake).
-func (q *Queue) mergeAll(ars []*store.ApprovalRecord) {
+// waiters wake). It returns the events, queued for emit, of the
+// approvals it knew that another instance denied, expired or used
+// meanwhile (Event.Elsewhere): the frames that waited for them here end
+// with them.
+func (q *Queue) mergeAll(ars []*store.ApprovalRecord) []Event {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	var events []Event
 	for _, ar := range ars {
 		sa, err := decodeStored(ar)
 		if err != nil {
@@ -1407,15 +1531,24 @@ func (q *Queue) mergeAll(ars []*store.ApprovalRecord) {
 		}
 		rec := q.byID[ar.ID]
 		if rec == nil {
-			rec = &record{Approval: sa.Approval, key: sa.Key, alt: sa.Alt, version: ar.Version, changed: make(chan struct{})}
+			rec = &record{Approval: sa.Approval, key: sa.Key, alt: sa.Alt, version: ar.Version, changed: make(chan struct{}),
+				unaudited: sa.Unaudited, instance: sa.Instance}
 			q.byID[rec.ID] = rec
 			q.order = append(q.order, rec)
 		} else {
 			if ar.Version <= rec.version {
 				continue
 			}
+			was := rec.Status
 			rec.Approval, rec.key, rec.alt, rec.version = sa.Approval, sa.Key, sa.Alt, ar.Version
+			rec.unaudited, rec.instance = sa.Unaudited, sa.Instance
 			rec.notify()
+			if action := settledAction(rec.Status); action != "" && was != rec.Status {
+				e := q.event(time.Now(), action, "", "", rec)
+				q.outbox[len(q.outbox)-1].Elsewhere = true
+				e.Elsewhere = true
+				events = append(events, e)
+			}
 		}
 		switch rec.Status {
 		case Pending, Approved, Denied:
@@ -1425,6 +1558,21 @@ func (q *Queue) mergeAll(ars []*store.ApprovalRecord) {
 		}
 	}
 	q.prune()
+	return events
+}
+
+// settledAction is the action that ends the frames waiting for an
+// approval now s (Settled), or "".
+func settledAction(s Status) string {
+	switch s {
+	case Denied:
+		return "denied"
+	case Used:
+		return "used"
+	case Expired:
+		return "expired"
+	}
+	return ""
 }
 
 // enforceUnlessOlder is enforce for an approval read from the store, for

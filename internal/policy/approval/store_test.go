@@ -22,7 +22,7 @@ type life struct {
 	q  *Queue
 }
 
-func newLife(t *testing.T, st store.Store, runs *atomic.Int32, o *Options) *life {
+func newLife(t testing.TB, st store.Store, runs *atomic.Int32, o *Options) *life {
 	t.Helper()
 	eng := policy.New(nil)
 	if o == nil {
@@ -56,7 +56,7 @@ func (l *life) begin(t *testing.T, id string) context.Context {
 	return ctx
 }
 
-func openStore(t *testing.T, dir string) *sqlite.Store {
+func openStore(t testing.TB, dir string) *sqlite.Store {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), dir, nil)
 	if err != nil {
