@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	pathpkg "path"
 	"path/filepath"
 	"strings"
@@ -378,5 +379,88 @@ func TestSec34PinIsOfTheMaskedDefinition(t *testing.T) {
 	}
 	if !strings.Contains(diff, "id_rsa") {
 		t.Errorf("the diff does not show the change: %s", diff)
+	}
+}
+
+// TestSec34EmbeddedResourcesNPM: reach in front of the real
+// server-everything, whose get-resource-reference tool and resource-prompt
+// prompt embed a resource, with a policy that forbids reading the text
+// resource 2; the official TypeScript SDK client gets resource 1 embedded
+// and readable, and resource 2's text by no path: the tool's result and
+// the prompt carry a text saying it was left out, its read (and a
+// spelling of it with a query, which the upstream's template does not
+// match) is refused.
+func TestSec34EmbeddedResourcesNPM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	cache := npmCache(t)
+	everything := startEverything(t, cache)
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "policy.cedar")
+	if err := os.WriteFile(pol, []byte(`
+@id("read-tools")
+permit (principal, action == Reach::Action::"call", resource)
+when { principal.authenticated && resource.access == "read" };
+
+@id("everything")
+permit (principal, action in [Reach::Action::"read_resource", Reach::Action::"get_prompt"], resource in Reach::Upstream::"everything")
+when { principal.authenticated };
+
+@id("not-two")
+@reason("resource 2 is not for agents")
+forbid (principal, action, resource == Reach::Resource::"demo://resource/dynamic/text/2");
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ks, err := auth.OpenKeys(auth.KeysPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := ks.Create(auth.KeySpec{Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\npolicy: {path: "+pol+"}\n"+
+		"upstreams:\n  - {name: everything, url: '"+everything+"'}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveTest(t, newTestGateway(t, cfg)).URL
+	src, err := os.ReadFile("testdata/npm-embedded.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := writeScript(t, cache, "reach-npm-embedded", src)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "node", script, url+"/mcp", key).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var got map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
+		t.Fatalf("node client printed %s", out)
+	}
+	for _, k := range []string{"tool1", "prompt1", "read1"} {
+		if !strings.Contains(string(got[k]), "Resource 1: This is a plaintext resource") {
+			t.Errorf("%s = %s, want resource 1's text", k, got[k])
+		}
+	}
+	for _, k := range []string{"tool2", "prompt2", "read2", "readSpelled"} {
+		if strings.Contains(string(got[k]), "Resource 2: This is a plaintext resource") {
+			t.Errorf("%s hands the client resource 2: %s", k, got[k])
+		}
+	}
+	for _, k := range []string{"tool2", "prompt2", "read2"} {
+		if !strings.Contains(string(got[k]), "resource 2 is not for agents") {
+			t.Errorf("%s = %s, want the forbid's reason", k, got[k])
+		}
+	}
+	// The query is no URI of the upstream's template: reach's server
+	// finds no resource, and nobody is asked.
+	if !strings.Contains(string(got["read2"]), `"code":-32010`) || !strings.Contains(string(got["readSpelled"]), `"code":-32602`) {
+		t.Errorf("read2 = %s, readSpelled = %s, want refused (-32010) and not found (-32602)", got["read2"], got["readSpelled"])
 	}
 }
