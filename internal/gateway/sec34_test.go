@@ -474,7 +474,9 @@ func TestSec34ToolIconsPinned(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "art", Version: "1"}, nil)
 	tool := func(name, icon string) {
 		mcp.AddTool(s, &mcp.Tool{Name: name, Description: "Draws.", Icons: []mcp.Icon{{Source: icon}}, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) { return &mcp.CallToolResult{}, nil, nil })
+			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{}, nil, nil
+			})
 	}
 	tool("draw", "https://art.example/draw.png")
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
