@@ -10,7 +10,7 @@ import (
 // holds against the spellings an upstream may read as that URI: with a
 // query or a fragment, with ";" parameters in a segment (..;/ as ../, as
 // servlet containers read them), with its escapes escaped again, with its
-// scheme in capitals. A permit of a URI with a query still permits that
+// scheme in capitals, a file URI with a host. A permit of a URI with a query still permits that
 // URI alone. Before, each of these spellings passed the forbid of
 // file:///private/key (the folder's forbid was written for custom: only).
 func TestSec34ForbidHoldsAgainstEveryReading(t *testing.T) {
@@ -40,6 +40,10 @@ func TestSec34ForbidHoldsAgainstEveryReading(t *testing.T) {
 		{"file:///public/%25252e%25252e/private/key", "files", reach.Deny},
 		{"file:///%2570rivate/key", "files", reach.Deny},
 		{"FILE:///private/key", "files", reach.Deny},
+		{"file://localhost/private/key", "files", reach.Deny},
+		{"file://LocalHost/private/key", "files", reach.Deny},
+		{"file://other.host/private/key", "files", reach.Deny},
+		{"file://other.host/public/readme", "files", reach.Permit},
 		{"CUSTOM:private/key", "files", reach.Deny},
 		{"Custom:public/../private/key", "files", reach.Deny},
 	} {

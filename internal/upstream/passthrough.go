@@ -713,13 +713,13 @@ func (u *upstream) capabilities() *mcp.ServerCapabilities {
 // it is a read the Guard is asked about.
 
 // embedRefused returns the text that stands in for a resource the Guard
-// refused to embed.
-func embedRefused(uri string, err error) string {
+// refused to embed, masked.
+func (u *upstream) embedRefused(uri string, err error) string {
 	msg := err.Error()
 	if je, ok := errors.AsType[*jsonrpc.Error](err); ok {
 		msg = je.Message
 	}
-	return fmt.Sprintf("[reach left out the resource %q that the upstream embedded here: %s]", uri, msg)
+	return u.p.redactor.RedactString(fmt.Sprintf("[reach left out the resource %q that the upstream embedded here: %s]", uri, msg))
 }
 
 // embedsAllowed returns cs with each embedded resource the Guard refuses
@@ -738,7 +738,7 @@ func (u *upstream) embedsAllowed(ctx context.Context, req mcp.Request, cs []mcp.
 			if out == nil {
 				out = slices.Clone(cs)
 			}
-			out[i] = &mcp.TextContent{Text: embedRefused(e.Resource.URI, err)}
+			out[i] = &mcp.TextContent{Text: u.embedRefused(e.Resource.URI, err)}
 		}
 	}
 	if out == nil {
@@ -773,7 +773,7 @@ func (u *upstream) embedsAllowedWire(ctx context.Context, cs []json.RawMessage) 
 			if out == nil {
 				out = slices.Clone(cs)
 			}
-			out[i], _ = json.Marshal(&mcp.TextContent{Text: embedRefused(probe.Resource.URI, err)})
+			out[i], _ = json.Marshal(&mcp.TextContent{Text: u.embedRefused(probe.Resource.URI, err)})
 		}
 	}
 	if out == nil {
