@@ -114,7 +114,8 @@ func policyGateway(t *testing.T, policies, upURL string) (string, string) {
 // another resource's read is asked of the policies as a read of its URI
 // is. alice may not read file:///private/*: the private file's contents
 // reach her (and her model) by none of these answers, each embedding left
-// out for a text that says which resource and why; the public file's
+// out for a text that says which resource and why (over MCP and the HTTP
+// API); the public file's
 // contents and a link to the private file (which she cannot follow: a
 // read of it is refused) pass. Before, an answer carried the contents of
 // any resource its upstream put in it, whatever the policies said of
@@ -153,6 +154,13 @@ func testEmbeddedResources(t *testing.T, stateless bool) {
 	if !strings.Contains(string(b), "file:///private/key") || !strings.Contains(string(b), "private files stay on the server") {
 		t.Errorf("the tool's result does not say which resource was left out and why: %s", b)
 	}
+	// The HTTP API's call of the same tool.
+	code, out := do(t, "POST", url+"/v1/calls", `{"tool_calls":[{"call_id":"c1","tool":"files__fetch","arguments":{}}]}`,
+		map[string]string{"Authorization": "Bearer " + key})
+	if code != http.StatusOK || path(out, "results", 0, "status") != "success" {
+		t.Errorf("alice's /v1/calls of files__fetch: %d %v", code, out)
+	}
+	check("the HTTP API's result", out)
 	pr, err := alice.GetPrompt(ctx, &mcp.GetPromptParams{Name: "files__review"})
 	if err != nil {
 		t.Fatalf("alice gets files__review: %v", err)
