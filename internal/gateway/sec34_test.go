@@ -508,3 +508,39 @@ func TestSec34ToolIconsPinned(t *testing.T) {
 		t.Errorf("tools/list shows art__draw with its changed icon: %s", got)
 	}
 }
+
+// TestSec34ResourcesOverLegacySSE: the legacy SSE transport serves the
+// same server: alice's resource reads over it are asked of the policies as
+// hers (a permitted read passes, a forbidden one is refused), and an
+// embedded resource she may not read is left out of a tool's result.
+func TestSec34ResourcesOverLegacySSE(t *testing.T) {
+	url, key := policyGateway(t, embedPolicies, embeddingUpstream(t, false).URL)
+	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.SSEClientTransport{Endpoint: url + "/sse",
+		HTTPClient: &http.Client{Transport: bearer{key, http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	ctx := t.Context()
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///public/"})
+	if err != nil {
+		t.Fatalf("alice reads file:///public/ over SSE: %v", err)
+	}
+	b, _ := json.Marshal(rr)
+	if strings.Contains(string(b), privateText) || !strings.Contains(string(b), "public readme") {
+		t.Errorf("alice's read over SSE: %s", b)
+	}
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///public/..;/private/key"})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != codeRefused || !strings.Contains(je.Message, `"alice"`) {
+		t.Errorf("alice reads the private file over SSE: %v, want it refused as hers", err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "files__fetch", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("files__fetch over SSE: %v %v", res, err)
+	}
+	if b, _ := json.Marshal(res); strings.Contains(string(b), privateText) {
+		t.Errorf("the tool's result over SSE hands alice the private file: %s", b)
+	}
+}
