@@ -154,6 +154,13 @@ func testEmbeddedResources(t *testing.T, stateless bool) {
 	if !strings.Contains(string(b), "file:///private/key") || !strings.Contains(string(b), "private files stay on the server") {
 		t.Errorf("the tool's result does not say which resource was left out and why: %s", b)
 	}
+	// A client of the session protocol (its calls on reach's fast lane).
+	old := sessionAs(t, url, key)
+	res, err = old.CallTool(ctx, &mcp.CallToolParams{Name: "files__fetch", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("alice calls files__fetch on a session: %v %v", res, err)
+	}
+	check("the tool's result on a session", res)
 	// The HTTP API's call of the same tool.
 	code, out := do(t, "POST", url+"/v1/calls", `{"tool_calls":[{"call_id":"c1","tool":"files__fetch","arguments":{}}]}`,
 		map[string]string{"Authorization": "Bearer " + key})
