@@ -551,3 +551,58 @@ func TestSec34ResourcesOverLegacySSE(t *testing.T) {
 		t.Errorf("the tool's result over SSE hands alice the private file: %s", b)
 	}
 }
+
+// TestSec34SamplingToolResultsUnderPolicies: an upstream that samples with
+// tools sends the client's model the results of its own tools; a resource
+// embedded in one is asked of the policies as a read of its URI, for the
+// principal of the call, and one alice may not read is left out of what
+// her client's model is sent. Before, it was relayed whole.
+func TestSec34SamplingToolResultsUnderPolicies(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "agent", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+				Messages: []*mcp.SamplingMessage{
+					{Role: "user", Content: &mcp.TextContent{Text: "summarize the key"}},
+					{Role: "assistant", Content: &mcp.ToolUseContent{ID: "u1", Name: "cat", Input: map[string]any{}}},
+					{Role: "user", Content: &mcp.ToolResultContent{ToolUseID: "u1", Content: []mcp.Content{
+						&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///private/key", Text: privateText}},
+						&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///public/readme", Text: "public readme"}},
+					}}},
+				}})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{res.Content}}, nil, nil
+		})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	url, key := policyGateway(t, embedPolicies, up.URL)
+	var seen []string
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			b, _ := json.Marshal(req.Params)
+			seen = append(seen, string(b))
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
+		},
+	})
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{key, http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "files__agent", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("files__agent: %v %+v", err, res)
+	}
+	if len(seen) != 1 {
+		t.Fatalf("the client's model was asked %d times, want once", len(seen))
+	}
+	if strings.Contains(seen[0], privateText) {
+		t.Errorf("the sampling request hands alice's model the private file: %s", seen[0])
+	}
+	if !strings.Contains(seen[0], "public readme") || !strings.Contains(seen[0], "private files stay on the server") {
+		t.Errorf("the sampling request: %s, want the public file and the reason the private one was left out", seen[0])
+	}
+}

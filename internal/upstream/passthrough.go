@@ -805,3 +805,17 @@ func (u *upstream) readEmbedsAllowed(ctx context.Context, req mcp.Request, uri s
 		return u.guarded(ctx, req, "read_resource", false, c.URI) != nil
 	})
 }
+
+// samplingEmbedsAllowed is embedsAllowed for the tool results among a
+// sampling request's messages (an upstream that samples with tools sends
+// the results of its own tools), for the principal of the call in ctx.
+func (u *upstream) samplingEmbedsAllowed(ctx context.Context, ms []*mcp.SamplingMessage) {
+	if u.p.guard == nil {
+		return
+	}
+	for _, m := range ms {
+		if tr, ok := m.Content.(*mcp.ToolResultContent); ok {
+			tr.Content = u.embedsAllowed(ctx, nil, tr.Content)
+		}
+	}
+}
