@@ -114,12 +114,11 @@ func policyGateway(t *testing.T, policies, upURL string) (string, string) {
 // another resource's read is asked of the policies as a read of its URI
 // is. alice may not read file:///private/*: the private file's contents
 // reach her (and her model) by none of these answers, each embedding left
-// out for a text that says which resource and why (over MCP and the HTTP
-// API); the public file's
-// contents and a link to the private file (which she cannot follow: a
-// read of it is refused) pass. Before, an answer carried the contents of
-// any resource its upstream put in it, whatever the policies said of
-// reading it.
+// out for a text that says which resource and why (over MCP, on either
+// protocol, and the HTTP API); the public file's contents and a link to
+// the private file (which she cannot follow: a read of it is refused)
+// pass. Before, an answer carried the contents of any resource its
+// upstream put in it, whatever the policies said of reading it.
 func TestSec34EmbeddedResourcesUnderPolicies(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
 		t.Run(map[bool]string{false: "session", true: "stateless"}[stateless], func(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 // holds against the spellings an upstream may read as that URI: with a
 // query or a fragment, with ";" parameters in a segment (..;/ as ../, as
 // servlet containers read them), with its escapes escaped again, with its
-// scheme in capitals, a file URI with a host. A permit of a URI with a query still permits that
-// URI alone. Before, each of these spellings passed the forbid of
+// scheme in capitals, a file URI with a host. A permit of a URI with a
+// query still permits that URI alone. Before, each of these spellings passed the forbid of
 // file:///private/key (the folder's forbid was written for custom: only).
 func TestSec34ForbidHoldsAgainstEveryReading(t *testing.T) {
 	set := mustParse(t, `
