@@ -185,6 +185,9 @@ func pinDefinition(t *mcp.Tool) pin.Definition {
 	if t.Annotations != nil {
 		d.Annotations, _ = json.Marshal(t.Annotations)
 	}
+	if len(t.Icons) > 0 { // forwarded to clients (front.mcpTool): a change is a change
+		d.Icons, _ = json.Marshal(t.Icons)
+	}
 	return d
 }
 

@@ -80,7 +80,15 @@ func (g *Gateway) identityOf(ctx context.Context, req mcp.Request) *auth.Identit
 
 // askerOf is who the policies see sending req: the local user without
 // auth, and nobody ("anonymous") when auth is on and no identity is found.
+// Without req (a resource embedded in a tool's result), it is the
+// principal of the request the call in ctx belongs to, whose credentials
+// the call was authorized for.
 func (g *Gateway) askerOf(ctx context.Context, req mcp.Request) policy.Principal {
+	if req == nil {
+		if r, ok := reach.RequestFrom(ctx); ok {
+			return policy.PrincipalOf(r)
+		}
+	}
 	id := g.identityOf(ctx, req)
 	if id == nil && g.authn != nil {
 		return policy.Principal{ID: "anonymous"}

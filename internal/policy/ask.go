@@ -59,9 +59,31 @@ func (a *Ask) entity() types.Entity {
 // against file:///public/../private/key. The upstream is sent the URI as
 // it was.
 func (s *Set) Ask(p Principal, a Ask) Result {
-	if a.Type == ResourceType {
-		a.Name = resourceView(a.Name)
+	if a.Type != ResourceType {
+		return s.ask(p, a)
 	}
+	raw := a.Name
+	a.Name = resourceView(raw)
+	r := s.ask(p, a)
+	if r.Decision == reach.Deny {
+		return r
+	}
+	// A forbid holds against the URI's other reading too (resourceReading):
+	// the one an upstream that reads it most loosely reads. A permit is
+	// asked of the URI as written, so that one of a URI with a query
+	// (db://q?table=public) still permits it alone.
+	if other := resourceReading(raw); other != "" && other != a.Name {
+		b := a
+		b.Name = other
+		if o := s.ask(p, b); o.Decision == reach.Deny && (len(o.Policies) > 0 || o.Reason != "" || len(o.Errors) > 0) {
+			return o
+		}
+	}
+	return r
+}
+
+// ask answers a for p, a.Name as the policies see it.
+func (s *Set) ask(p Principal, a Ask) Result {
 	pe, re := p.entity(), a.entity()
 	pol := applicable{s.byItem[itemKey(string(a.Type), a.Name)], s.byUpstream[a.Upstream], s.all}
 	dec, diag := s.decideAction(&pol, &pe, &re, a.Action, contextRecord(emptyRecord, "", "", "", p.Tenant, 0))

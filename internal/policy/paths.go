@@ -108,6 +108,58 @@ func resourceView(uri string) string {
 	return m + p + rest[end:]
 }
 
+// resourceReading returns a resource URI as an upstream that reads it
+// most loosely reads it, or "" when that is how resourceView sees it: its
+// fragment and query dropped, its escapes decoded again and again
+// (%252e%252e is ..), each path segment without its ";" parameters
+// (..;/ is ../, private;v=1 is private, as Java's servlet containers read
+// them), its scheme in lower case (CUSTOM: is custom:), a file URI's host
+// dropped (file://localhost/p is file:///p, as RFC 8089 reads it, and a
+// reader of its path alone any host), then cleaned as
+// resourceView cleans. A forbid holds against this reading as well as
+// against resourceView's, so that a forbid of file:///private/key holds
+// against file:///private/key?x, file:///private;x/key and
+// file:///public/..;/private/key, whichever way the upstream reads them.
+func resourceReading(uri string) string {
+	m := schemeRE.FindString(uri)
+	lm := lowerASCII(m)
+	fileHost := lm == "file:" && strings.HasPrefix(uri[len(m):], "//") && !strings.HasPrefix(uri[len(m):], "///")
+	if strings.IndexAny(uri, "%;?#") < 0 && lm == m && !fileHost {
+		return ""
+	}
+	rest := uri[len(m):]
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if fileHost { // file://localhost/p, file://any/p: the path /p to a reader of file URIs
+		if i := strings.IndexByte(rest[2:], '/'); i >= 0 {
+			rest = "//" + rest[2+i:]
+		} else {
+			rest = "///"
+		}
+	}
+	for range 4 {
+		if strings.IndexByte(rest, '%') < 0 {
+			break
+		}
+		d, err := url.PathUnescape(rest)
+		if err != nil || d == rest {
+			break
+		}
+		rest = d
+	}
+	if strings.IndexByte(rest, ';') >= 0 {
+		segs := strings.Split(rest, "/")
+		for i, seg := range segs {
+			if j := strings.IndexByte(seg, ';'); j >= 0 {
+				segs[i] = seg[:j]
+			}
+		}
+		rest = strings.Join(segs, "/")
+	}
+	return resourceView(lowerASCII(m) + rest)
+}
+
 // schemeRE matches the scheme of a URI and its colon.
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*:`)
 

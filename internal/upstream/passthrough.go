@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -324,6 +325,7 @@ func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceReques
 	// A null among the contents is no content: passed on, it crashed the
 	// gateway's server, which reads each one.
 	res.Contents = slices.DeleteFunc(res.Contents, func(c *mcp.ResourceContents) bool { return c == nil })
+	res.Contents = u.readEmbedsAllowed(ctx, req, req.Params.URI, res.Contents)
 	return answerMasked(res, u.p.redactor.Redact)
 }
 
@@ -423,6 +425,7 @@ func (u *upstream) getPrompt(name string) mcp.PromptHandler {
 			return nil, u.p.maskedErr(err)
 		}
 		res.Messages = slices.DeleteFunc(res.Messages, func(m *mcp.PromptMessage) bool { return m == nil }) // a null is no message
+		u.promptEmbedsAllowed(ctx, req, res.Messages)
 		return answerMasked(res, u.p.redactor.Redact)
 	}
 }
@@ -696,4 +699,123 @@ func (u *upstream) capabilities() *mcp.ServerCapabilities {
 		return nil
 	}
 	return cs.InitializeResult().Capabilities
+}
+
+// Embedded resources. An upstream may put a resource's contents into what
+// it answers besides a read of it: an embedded resource (type "resource")
+// in a tool's result or a prompt's messages, or contents under another URI
+// than the one read (a folder's read answering with its files). Each is
+// asked of the Guard as a read of its URI is, for the principal of the
+// call (or of the client that got the prompt or read), and one the Guard
+// refuses is left out: in a result or a prompt, a text block in its place
+// says which resource and why; among a read's contents it is dropped. A
+// link (type "resource_link") passes: it carries no contents, and reading
+// it is a read the Guard is asked about.
+
+// embedRefused returns the text that stands in for a resource the Guard
+// refused to embed, masked.
+func (u *upstream) embedRefused(uri string, err error) string {
+	msg := err.Error()
+	if je, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		msg = je.Message
+	}
+	return u.p.redactor.RedactString(fmt.Sprintf("[reach left out the resource %q that the upstream embedded here: %s]", uri, msg))
+}
+
+// embedsAllowed returns cs with each embedded resource the Guard refuses
+// replaced by a text block saying so; cs itself when none is.
+func (u *upstream) embedsAllowed(ctx context.Context, req mcp.Request, cs []mcp.Content) []mcp.Content {
+	if u.p.guard == nil {
+		return cs
+	}
+	var out []mcp.Content
+	for i, c := range cs {
+		e, ok := c.(*mcp.EmbeddedResource)
+		if !ok || e.Resource == nil {
+			continue
+		}
+		if err := u.guarded(ctx, req, "read_resource", false, e.Resource.URI); err != nil {
+			if out == nil {
+				out = slices.Clone(cs)
+			}
+			out[i] = &mcp.TextContent{Text: u.embedRefused(e.Resource.URI, err)}
+		}
+	}
+	if out == nil {
+		return cs
+	}
+	return out
+}
+
+// embedsAllowedWire is embedsAllowed for the content blocks of a result
+// read off the wire, as they came.
+func (u *upstream) embedsAllowedWire(ctx context.Context, cs []json.RawMessage) []json.RawMessage {
+	if u.p.guard == nil {
+		return cs
+	}
+	var out []json.RawMessage
+	for i, c := range cs {
+		// A block that names no resource is not read again; one with an
+		// escape may spell its type so.
+		if !bytes.Contains(c, []byte("resource")) && bytes.IndexByte(c, '\\') < 0 {
+			continue
+		}
+		var probe struct {
+			Type     string `json:"type"`
+			Resource *struct {
+				URI string `json:"uri"`
+			} `json:"resource"`
+		}
+		if json.Unmarshal(c, &probe) != nil || probe.Type != "resource" || probe.Resource == nil {
+			continue
+		}
+		if err := u.guarded(ctx, nil, "read_resource", false, probe.Resource.URI); err != nil {
+			if out == nil {
+				out = slices.Clone(cs)
+			}
+			out[i], _ = json.Marshal(&mcp.TextContent{Text: u.embedRefused(probe.Resource.URI, err)})
+		}
+	}
+	if out == nil {
+		return cs
+	}
+	return out
+}
+
+// promptEmbedsAllowed is embedsAllowed for a prompt's messages.
+func (u *upstream) promptEmbedsAllowed(ctx context.Context, req mcp.Request, ms []*mcp.PromptMessage) {
+	if u.p.guard == nil {
+		return
+	}
+	for _, m := range ms {
+		m.Content = u.embedsAllowed(ctx, req, []mcp.Content{m.Content})[0]
+	}
+}
+
+// readEmbedsAllowed returns the contents of a read of uri without those
+// under another URI that the Guard refuses.
+func (u *upstream) readEmbedsAllowed(ctx context.Context, req mcp.Request, uri string, cs []*mcp.ResourceContents) []*mcp.ResourceContents {
+	if u.p.guard == nil {
+		return cs
+	}
+	return slices.DeleteFunc(cs, func(c *mcp.ResourceContents) bool {
+		if c.URI == uri {
+			return false
+		}
+		return u.guarded(ctx, req, "read_resource", false, c.URI) != nil
+	})
+}
+
+// samplingEmbedsAllowed is embedsAllowed for the tool results among a
+// sampling request's messages (an upstream that samples with tools sends
+// the results of its own tools), for the principal of the call in ctx.
+func (u *upstream) samplingEmbedsAllowed(ctx context.Context, ms []*mcp.SamplingMessage) {
+	if u.p.guard == nil {
+		return
+	}
+	for _, m := range ms {
+		if tr, ok := m.Content.(*mcp.ToolResultContent); ok {
+			tr.Content = u.embedsAllowed(ctx, nil, tr.Content)
+		}
+	}
 }

@@ -489,6 +489,7 @@ func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 		return nil, err
 	}
 	p := *params
+	u.samplingEmbedsAllowed(callCtx, p.Messages)
 	if !u.p.maskSampling(&p) { // before the model frame is named by a hint
 		return nil, errors.New("reach did not relay this sampling request: " + unmaskableText + "; send it without the secret")
 	}

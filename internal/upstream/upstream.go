@@ -1097,6 +1097,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 				return nil, err
 			}
 			u.reached(nil)
+			res.Content = u.embedsAllowedWire(ctx, res.Content)
 			if res.IsError {
 				t, _ := res.Text(u.p.redactor)
 				return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(t)}
@@ -1136,6 +1137,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 		}
 		u.reached(nil)
 		res.Content = slices.DeleteFunc(res.Content, func(c mcp.Content) bool { return c == nil }) // a null is no content
+		res.Content = u.embedsAllowed(ctx, nil, res.Content)
 		if res.IsError {
 			return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(contentText(res.Content, u.p.redactor))}
 		}

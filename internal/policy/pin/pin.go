@@ -46,12 +46,15 @@ type Definition struct {
 	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Icons are the tool's icons, which clients show with it (and fetch
+	// from their URLs).
+	Icons json.RawMessage `json:"icons,omitempty"`
 }
 
 // canonical returns the definition with its JSON parts in canonical form
 // (keys sorted, no spacing), so that layout changes are not changes.
 func (d Definition) canonical() (Definition, error) {
-	for _, p := range []*json.RawMessage{&d.InputSchema, &d.OutputSchema, &d.Annotations} {
+	for _, p := range []*json.RawMessage{&d.InputSchema, &d.OutputSchema, &d.Annotations, &d.Icons} {
 		if len(bytes.TrimSpace(*p)) == 0 {
 			*p = nil
 			continue
@@ -86,6 +89,11 @@ type Pin struct {
 	// pinned at first sight.
 	ApprovedBy string  `json:"approved_by,omitempty"`
 	Pending    *Change `json:"pending,omitempty"`
+	// IconsPinned says the pin covers the tool's icons: every pin made
+	// or approved since icons are pinned. A pin without it was made
+	// before: the icons a tool has when it is next checked, the rest of
+	// it as pinned, are pinned then (as at first sight).
+	IconsPinned bool `json:"icons_pinned,omitempty"`
 }
 
 // Change is a definition seen that differs from the pinned one.
@@ -287,6 +295,23 @@ func (s *Store) Check(tool string, d Definition) (Status, error) {
 	}
 	p := s.pins[tool]
 	now := time.Now().UTC().Truncate(time.Second)
+	if p != nil && !p.IconsPinned {
+		p.IconsPinned = true
+		bare := c
+		bare.Icons = nil
+		if p.Hash != h && len(c.Icons) > 0 {
+			if bh, _ := bare.Hash(); bh == p.Hash {
+				p.Hash, p.Definition, p.Pending = h, c, nil
+				return Unchanged, s.save(tool)
+			} else if again, err := p.Definition.Hash(); err == nil && again == bh {
+				p.Hash, p.Definition, p.Pending = h, c, nil
+				return Unchanged, s.save(tool)
+			}
+		}
+		if p.Hash == h {
+			return Unchanged, s.save(tool)
+		}
+	}
 	if p != nil && p.Hash != h {
 		if again, err := p.Definition.Hash(); err == nil && again == h {
 			// The pin was hashed under an older canonical form (a number
@@ -297,7 +322,7 @@ func (s *Store) Check(tool string, d Definition) (Status, error) {
 	}
 	switch {
 	case p == nil:
-		s.pins[tool] = &Pin{Tool: tool, Hash: h, Definition: c, Pinned: now}
+		s.pins[tool] = &Pin{Tool: tool, Hash: h, Definition: c, Pinned: now, IconsPinned: true}
 		return New, s.save(tool)
 	case p.Hash == h:
 		if p.Pending != nil { // the upstream went back to the pinned definition
@@ -396,8 +421,8 @@ func (s *Store) Approve(tool, by string) error {
 	if p == nil || p.Pending == nil {
 		return fmt.Errorf("%w with a held change: %s", ErrNoPin, tool)
 	}
-	p.Hash, p.Definition, p.Pinned, p.ApprovedBy, p.Pending = p.Pending.Hash, p.Pending.Definition,
-		time.Now().UTC().Truncate(time.Second), by, nil
+	p.Hash, p.Definition, p.Pinned, p.ApprovedBy, p.Pending, p.IconsPinned = p.Pending.Hash, p.Pending.Definition,
+		time.Now().UTC().Truncate(time.Second), by, nil, true
 	return s.save(tool)
 }
 
@@ -436,7 +461,7 @@ func render(d Definition) []string {
 	for _, part := range []struct {
 		name string
 		raw  json.RawMessage
-	}{{"input_schema", d.InputSchema}, {"output_schema", d.OutputSchema}, {"annotations", d.Annotations}} {
+	}{{"input_schema", d.InputSchema}, {"output_schema", d.OutputSchema}, {"annotations", d.Annotations}, {"icons", d.Icons}} {
 		if len(part.raw) == 0 {
 			continue
 		}
