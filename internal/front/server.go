@@ -829,7 +829,7 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	if err != nil {
 		return linkRefusal(err)
 	}
-	defer done()
+	defer done.Done()
 	if c.inflight != "" {
 		s.inflight.Store(c.inflight, cancel)
 		defer func() {
