@@ -366,15 +366,24 @@ func ContentText(c []byte) (typ, text string, ok bool) { return contentText(c, f
 // contentText is ContentText; with view, a text of printable ASCII with
 // no escape (what Unquote would copy unchanged) is a view of c.
 func contentText(c []byte, view bool) (typ, text string, ok bool) {
+	typ, text, _, ok = contentTextToken(c, view)
+	return typ, text, ok
+}
+
+// contentTextToken is contentText that also returns the text's JSON
+// token (its quotes included) when the text is a view of it (view, and
+// a token of printable ASCII without an escape); else tok is nil.
+func contentTextToken(c []byte, view bool) (typ, text string, tok []byte, ok bool) {
 	ok = true
 	if string(c) == "null" {
-		return "", "", true
+		return "", "", nil, true
 	}
 	if !jsonscan.Members(c, func(key, value []byte) {
 		if string(key) != `"type"` && string(key) != `"text"` {
 			return
 		}
 		var s string
+		var viewed []byte // the token s is a view of
 		good := true
 		switch string(value) {
 		case "null":
@@ -382,7 +391,7 @@ func contentText(c []byte, view bool) (typ, text string, ok bool) {
 			s = "text" // the common type: no copy
 		default:
 			if view && string(key) == `"text"` && plainToken(value) {
-				s = strview.Of(value[1 : len(value)-1])
+				s, viewed = strview.Of(value[1:len(value)-1]), value
 				break
 			}
 			s, good = jsonscan.Unquote(value)
@@ -390,11 +399,11 @@ func contentText(c []byte, view bool) (typ, text string, ok bool) {
 		if string(key) == `"type"` {
 			typ = s
 		} else {
-			text = s
+			text, tok = s, viewed // the last "text" key's, as encoding/json reads it
 		}
 		ok = ok && good
 	}) {
-		return "", "", false
+		return "", "", nil, false
 	}
-	return typ, text, ok
+	return typ, text, tok, ok
 }
