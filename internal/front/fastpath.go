@@ -635,7 +635,7 @@ var (
 // answerBad, for params it cannot read (which the SDK then refuses).
 func (s *Server) fastCall(ctx context.Context, h link.Headers, st *session, sid string, msg *mcpwire.Message, out *bytes.Buffer, answerBad bool) (string, bool) {
 	var p mcpwire.CallParams
-	if err := mcpwire.ParseCallParams(msg.Params, &p); err != nil || p.Name == "" {
+	if err := mcpwire.ParseCallParamsKnown(msg.Params, &p, s.toolName); err != nil || p.Name == "" {
 		if !answerBad {
 			return "", false
 		}

@@ -140,11 +140,22 @@ func ParseEnvelope(body []byte, msg *Message) bool { return parseMessage(body, m
 // ParseCallParams reads tools/call params (valid JSON): the name, the
 // arguments (a copy), and _meta as sent (RawMeta, not Meta). It fails with ErrNotObject for params that are not an
 // object, and ErrBadMeta for a _meta that is not one.
-func ParseCallParams(params []byte, p *CallParams) error {
+func ParseCallParams(params []byte, p *CallParams) error { return ParseCallParamsKnown(params, p, nil) }
+
+// ParseCallParamsKnown is ParseCallParams that takes a name without an
+// escape from known when known has it (a registered tool's): known's
+// string, not a copy of the params' bytes made on every call.
+func ParseCallParamsKnown(params []byte, p *CallParams, known func(name []byte) (string, bool)) error {
 	badMeta := false
 	if !jsonscan.Members(params, func(key, value []byte) {
 		switch string(key) {
 		case `"name"`:
+			if b, plain := jsonscan.Plain(value); plain && known != nil {
+				if name, ok := known(b); ok {
+					p.Name = name
+					return
+				}
+			}
 			p.Name, _ = jsonscan.Unquote(value)
 		case `"arguments"`:
 			p.Arguments = bytes.Clone(value)
