@@ -31,11 +31,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/agentreach/reach/internal/redact"
+	"github.com/agentreach/reach/internal/strview"
 	"github.com/agentreach/reach/internal/traceparent"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -362,8 +362,7 @@ func (r *Result) text(red *redact.Redactor, view bool) (_ string, quoted []byte,
 		r.OnlyText, r.OnlyTextRead = texts[0], true // as sent: JoinTexts masks a copy
 	}
 	joined := JoinTexts(texts, lead, red)
-	if len(texts) != 1 || len(quoted) != len(joined)+2 || len(joined) == 0 ||
-		unsafe.StringData(joined) != unsafe.StringData(texts[0]) || unsafe.StringData(texts[0]) != &quoted[1] {
+	if len(texts) != 1 || len(quoted) < 2 || !strview.Is(joined, quoted[1:len(quoted)-1]) {
 		quoted = nil // masked, led by a line break, or not the token's view
 	}
 	return joined, quoted, all
