@@ -484,6 +484,17 @@ func (rt *Runtime) Tools() []Tool { return rt.tools.Tools() }
 // Tool returns the registered tool of that name.
 func (rt *Runtime) Tool(name string) (Tool, bool) { return rt.tools.Tool(name) }
 
+// ToolName returns the name of the registered tool that name spells, as
+// registered (the runtime's string, not a copy of name), and whether there
+// is one: a server that reads a call's tool name from a request's bytes
+// takes it without a copy of its own.
+func (rt *Runtime) ToolName(name []byte) (string, bool) {
+	if t := rt.tools.Get(string(name)); t != nil {
+		return t.Name, true
+	}
+	return "", false
+}
+
 func (rt *Runtime) lookup(name string) *tool { return rt.tools.Get(name) }
 
 // Catalog is a runtime's registered tools (Options.Catalog): made before

@@ -130,7 +130,7 @@ func TestStatelessCallReadsMetaTyped(t *testing.T) {
 			Params: json.RawMessage(`{"name":"echo","arguments":{},"_meta":` + c.meta + `}`)}
 		var p mcpwire.CallParams
 		var m callMeta
-		if got := statelessCall(h, &msg, &p, &m); got != c.fast {
+		if got := statelessCall(h, &msg, &p, &m, nil); got != c.fast {
 			t.Errorf("_meta %s: taken by the fast lane %v, want %v", c.meta, got, c.fast)
 		}
 	}

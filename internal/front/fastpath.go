@@ -253,7 +253,7 @@ func (s *Server) fastStateless(sdk http.Handler) http.Handler {
 		s.withMessage(sdk, w, r, func(body []byte, msg mcpwire.Message) {
 			var p mcpwire.CallParams
 			var m callMeta
-			if !statelessCall(r.Header, &msg, &p, &m) {
+			if !statelessCall(r.Header, &msg, &p, &m, s.toolName) {
 				s.passOn(sdk, w, r, body)
 				return
 			}
@@ -276,17 +276,17 @@ func statelessHeaders(h link.Headers) bool {
 	return strings.Contains(a, "application/json") && strings.Contains(a, "text/event-stream")
 }
 
-// statelessCall reads into p the params of msg, a sessionless POST's
-// message (its headers h passed statelessHeaders), and into m their
-// _meta, and reports whether the fast path answers it: a single tools/call
-// request without a progress token, whose _meta names the same protocol
-// version as its header and the client's capabilities, whose Mcp-Name
-// header names its tool, without Mcp-Param-* headers. Anything the SDK
-// checks beyond this (headers that must match the body, versions,
-// capabilities, a malformed reach _meta) is the SDK's to answer, on
-// whichever HTTP server read the request.
-func statelessCall(h link.Headers, msg *mcpwire.Message, p *mcpwire.CallParams, m *callMeta) bool {
-	if msg.Method != "tools/call" || !mcpwire.RequestID(msg.ID) || mcpwire.ParseCallParams(msg.Params, p) != nil || p.Name == "" {
+// statelessCall reads into p the params of msg (the name from known, when
+// it has it), a sessionless POST's message (its headers h passed
+// statelessHeaders), and into m their _meta, and reports whether the fast
+// path answers it: a single tools/call request without a progress token,
+// whose _meta names the same protocol version as its header and the
+// client's capabilities, whose Mcp-Name header names its tool, without
+// Mcp-Param-* headers. Anything the SDK checks beyond this (headers that
+// must match the body, versions, capabilities, a malformed reach _meta) is
+// the SDK's to answer, on whichever HTTP server read the request.
+func statelessCall(h link.Headers, msg *mcpwire.Message, p *mcpwire.CallParams, m *callMeta, known func([]byte) (string, bool)) bool {
+	if msg.Method != "tools/call" || !mcpwire.RequestID(msg.ID) || mcpwire.ParseCallParamsKnown(msg.Params, p, known) != nil || p.Name == "" {
 		return false
 	}
 	m.read(p.RawMeta)
@@ -601,7 +601,7 @@ func (s *Server) answerSessionless(ctx context.Context, h link.Headers, body []b
 	}
 	var p mcpwire.CallParams
 	var m callMeta
-	if !json.Valid(body) || !statelessCall(h, msg, &p, &m) {
+	if !json.Valid(body) || !statelessCall(h, msg, &p, &m, s.toolName) {
 		return "", false
 	}
 	s.answerStateless(ctx, h, msg.ID, p, &m, out)
@@ -635,7 +635,7 @@ var (
 // answerBad, for params it cannot read (which the SDK then refuses).
 func (s *Server) fastCall(ctx context.Context, h link.Headers, st *session, sid string, msg *mcpwire.Message, out *bytes.Buffer, answerBad bool) (string, bool) {
 	var p mcpwire.CallParams
-	if err := mcpwire.ParseCallParams(msg.Params, &p); err != nil || p.Name == "" {
+	if err := mcpwire.ParseCallParamsKnown(msg.Params, &p, s.toolName); err != nil || p.Name == "" {
 		if !answerBad {
 			return "", false
 		}

@@ -105,7 +105,10 @@ type Upstreams interface {
 // Server is the gateway's MCP server. Make one with New; its methods are
 // safe for concurrent use.
 type Server struct {
-	rt         *reach.Runtime
+	rt *reach.Runtime
+	// toolName finds a tool call's name among the runtime's tools, for
+	// the fast lane to take the registered string, not a copy of the body's.
+	toolName   func(name []byte) (string, bool)
 	owned      *link.Owned
 	choices    *link.ModelChoices
 	authn      *auth.Authenticator
@@ -160,6 +163,9 @@ func New(opts *Options) *Server {
 	s := &Server{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools,
 		ups: opts.Upstreams, levels: opts.Levels, log: opts.Logger, bodyLimit: opts.BodyLimit, idleAfter: opts.IdleAfter,
 		listed: map[string]bool{}, records: opts.Records, maxSessions: opts.MaxSessions}
+	if s.rt != nil {
+		s.toolName = s.rt.ToolName // made once: a method value is an allocation
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -836,7 +842,7 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	if err != nil {
 		return linkRefusal(err)
 	}
-	defer done()
+	defer done.Done()
 	if c.inflight != "" {
 		s.inflight.Store(c.inflight, cancel)
 		defer func() {

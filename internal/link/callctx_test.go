@@ -64,7 +64,7 @@ func TestCallContextEndsWithItsCaller(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer done()
+			defer done.Done()
 			if cctx.Err() != nil {
 				t.Fatalf("the call's context ended at once: %v", context.Cause(cctx))
 			}
@@ -96,7 +96,7 @@ func TestCallContextEndsWithItsCaller(t *testing.T) {
 		if cctx.Err() == nil {
 			t.Error("the call's context did not end with its request")
 		}
-		done()
+		done.Done()
 		errMine := errors.New("mine")
 		cctx, cancel, _, done, err := q.CancelableCallContext(t.Context(), Target{}, s)
 		if err != nil {
@@ -106,12 +106,12 @@ func TestCallContextEndsWithItsCaller(t *testing.T) {
 		if c := context.Cause(cctx); c != errMine {
 			t.Errorf("cause %v, want the cancel's", c)
 		}
-		done()
+		done.Done()
 		cctx, _, _, done, err = q.CancelableCallContext(t.Context(), Target{}, s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		done()
+		done.Done()
 		if cctx.Err() == nil {
 			t.Error("the call's context did not end once done")
 		}

@@ -1069,21 +1069,38 @@ func unshown(r rune) bool {
 // when the parent's request or ctx does. Call done when the call is over.
 // A client's mistake is an *Error.
 func (q *Owned) CallContext(ctx context.Context, t Target, s *Session) (_ context.Context, _ *reach.Request, done func(), _ error) {
-	cctx, _, r, done, err := q.CancelableCallContext(ctx, t, s)
-	return cctx, r, done, err
+	cctx, r, _, h, err := q.callContext(ctx, t, s)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cctx, r, h.finish, nil
 }
 
 // CancelableCallContext is CallContext that also returns the call's
 // cancel: cancel(cause) ends the returned context with that cause. A
 // caller that must be able to end one call (a client's cancellation) uses
 // it rather than deriving a context of its own from ctx first, which
-// would cost every call a context more.
-func (q *Owned) CancelableCallContext(ctx context.Context, t Target, s *Session) (_ context.Context, cancel context.CancelCauseFunc, _ *reach.Request, done func(), _ error) {
-	cctx, r, cancel, done, err := q.callContext(ctx, t, s)
-	return cctx, cancel, r, done, err
+// would cost every call a context more. Its done is a CallDone, not a
+// func: the func, a method value of the call's hold, was an allocation
+// of its own on every call.
+func (q *Owned) CancelableCallContext(ctx context.Context, t Target, s *Session) (_ context.Context, cancel context.CancelCauseFunc, _ *reach.Request, done CallDone, _ error) {
+	cctx, r, cancel, h, err := q.callContext(ctx, t, s)
+	return cctx, cancel, r, CallDone{h}, err
 }
 
-func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ context.Context, _ *reach.Request, _ context.CancelCauseFunc, done func(), _ error) {
+// CallDone ends a call begun with CancelableCallContext (Done), as
+// CallContext's done does. The zero CallDone, an error's, does nothing.
+type CallDone struct{ h *callHold }
+
+// Done is the call's done: its context ends, then its hold on its request
+// is released.
+func (d CallDone) Done() {
+	if d.h != nil {
+		d.h.finish()
+	}
+}
+
+func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ context.Context, _ *reach.Request, _ context.CancelCauseFunc, done *callHold, _ error) {
 	who, _ := auth.IdentityFrom(ctx)
 	if len(t.Request) > MaxRequestID { // however it came: _meta, a header, baggage
 		return nil, nil, nil, nil, KindBadRequestID.New(fmt.Sprintf("The request id is longer than %d characters.", MaxRequestID), "Use a shorter id.")
@@ -1189,7 +1206,7 @@ func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ contex
 // adopt places a call under frame id of another instance: in the request
 // the frame belongs to (t's must be it), joined here, under its stack. It
 // returns no request for a frame no instance knows.
-func (q *Owned) adopt(ctx context.Context, t Target, id reach.FrameID, who *auth.Identity) (context.Context, *reach.Request, context.CancelCauseFunc, func(), error) {
+func (q *Owned) adopt(ctx context.Context, t Target, id reach.FrameID, who *auth.Identity) (context.Context, *reach.Request, context.CancelCauseFunc, *callHold, error) {
 	reqID, stack, err := q.remote.Frame(ctx, id)
 	if err != nil {
 		// The store's own text (a driver's, with its host or SQL) is
@@ -1247,7 +1264,7 @@ func notYours(err error) bool {
 
 // under places a call under frame f, in its request (a delegation's: the
 // sub-request the agent works in), holding its request tree.
-func (q *Owned) under(ctx context.Context, f *reach.Frame) (context.Context, *reach.Request, context.CancelCauseFunc, func(), error) {
+func (q *Owned) under(ctx context.Context, f *reach.Frame) (context.Context, *reach.Request, context.CancelCauseFunc, *callHold, error) {
 	in := f.Request
 	if s := f.SubRequest(); s != nil { // a delegation: the agent's work is its sub-request's
 		in = s
@@ -1309,11 +1326,11 @@ func (q *Owned) mergeCancel(vals, cancelOn context.Context) (context.Context, co
 	return mergeCancel(vals, cancelOn)
 }
 
-// join returns the done of a call: stop (the merged context's, or when
-// it is nil cancel(nil)), then h's release.
-func join(stop func(), cancel context.CancelCauseFunc, h *callHold) func() {
+// join returns h as the done of a call (finish): stop (the merged
+// context's, or when it is nil cancel(nil)), then h's release.
+func join(stop func(), cancel context.CancelCauseFunc, h *callHold) *callHold {
 	h.stop, h.cancel = stop, cancel
-	return h.finish
+	return h
 }
 
 // LocalPrincipal is who works with a gateway that authenticates nobody:

@@ -140,11 +140,22 @@ func ParseEnvelope(body []byte, msg *Message) bool { return parseMessage(body, m
 // ParseCallParams reads tools/call params (valid JSON): the name, the
 // arguments (a copy), and _meta as sent (RawMeta, not Meta). It fails with ErrNotObject for params that are not an
 // object, and ErrBadMeta for a _meta that is not one.
-func ParseCallParams(params []byte, p *CallParams) error {
+func ParseCallParams(params []byte, p *CallParams) error { return ParseCallParamsKnown(params, p, nil) }
+
+// ParseCallParamsKnown is ParseCallParams that takes a name without an
+// escape from known when known has it (a registered tool's): known's
+// string, not a copy of the params' bytes made on every call.
+func ParseCallParamsKnown(params []byte, p *CallParams, known func(name []byte) (string, bool)) error {
 	badMeta := false
 	if !jsonscan.Members(params, func(key, value []byte) {
 		switch string(key) {
 		case `"name"`:
+			if b, plain := jsonscan.Plain(value); plain && known != nil {
+				if name, ok := known(b); ok {
+					p.Name = name
+					return
+				}
+			}
 			p.Name, _ = jsonscan.Unquote(value)
 		case `"arguments"`:
 			p.Arguments = bytes.Clone(value)
@@ -366,15 +377,24 @@ func ContentText(c []byte) (typ, text string, ok bool) { return contentText(c, f
 // contentText is ContentText; with view, a text of printable ASCII with
 // no escape (what Unquote would copy unchanged) is a view of c.
 func contentText(c []byte, view bool) (typ, text string, ok bool) {
+	typ, text, _, ok = contentTextToken(c, view)
+	return typ, text, ok
+}
+
+// contentTextToken is contentText that also returns the text's JSON
+// token (its quotes included) when the text is a view of it (view, and
+// a token of printable ASCII without an escape); else tok is nil.
+func contentTextToken(c []byte, view bool) (typ, text string, tok []byte, ok bool) {
 	ok = true
 	if string(c) == "null" {
-		return "", "", true
+		return "", "", nil, true
 	}
 	if !jsonscan.Members(c, func(key, value []byte) {
 		if string(key) != `"type"` && string(key) != `"text"` {
 			return
 		}
 		var s string
+		var viewed []byte // the token s is a view of
 		good := true
 		switch string(value) {
 		case "null":
@@ -382,7 +402,7 @@ func contentText(c []byte, view bool) (typ, text string, ok bool) {
 			s = "text" // the common type: no copy
 		default:
 			if view && string(key) == `"text"` && plainToken(value) {
-				s = strview.Of(value[1 : len(value)-1])
+				s, viewed = strview.Of(value[1:len(value)-1]), value
 				break
 			}
 			s, good = jsonscan.Unquote(value)
@@ -390,11 +410,11 @@ func contentText(c []byte, view bool) (typ, text string, ok bool) {
 		if string(key) == `"type"` {
 			typ = s
 		} else {
-			text = s
+			text, tok = s, viewed // the last "text" key's, as encoding/json reads it
 		}
 		ok = ok && good
 	}) {
-		return "", "", false
+		return "", "", nil, false
 	}
-	return typ, text, ok
+	return typ, text, tok, ok
 }

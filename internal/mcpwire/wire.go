@@ -35,6 +35,7 @@ import (
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/agentreach/reach/internal/redact"
+	"github.com/agentreach/reach/internal/strview"
 	"github.com/agentreach/reach/internal/traceparent"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -323,8 +324,8 @@ func (r *Result) Data(red *redact.Redactor) json.RawMessage {
 	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
 		return r.StructuredContent
 	}
-	if text, allText := r.text(red, true); allText {
-		return TextData(text)
+	if text, quoted, allText := r.text(red, true); allText {
+		return textData(text, quoted)
 	}
 	b, _ := json.Marshal(r.Content)
 	return b
@@ -332,40 +333,58 @@ func (r *Result) Data(red *redact.Redactor) json.RawMessage {
 
 // Text joins the text contents as JoinTexts does, and reports whether
 // every content is text.
-func (r *Result) Text(red *redact.Redactor) (string, bool) { return r.text(red, false) }
+func (r *Result) Text(red *redact.Redactor) (string, bool) {
+	text, _, all := r.text(red, false)
+	return text, all
+}
 
 // text is Text; with view, a text of printable ASCII without an escape is
 // a view of its content's bytes, not a copy: Data copies it into the
 // call's data (TextData) and OnlyText is read while r, and so its
 // content, is kept. (Text copies: its text may outlive r, in an error's
-// message.)
-func (r *Result) text(red *redact.Redactor, view bool) (string, bool) {
+// message.) quoted is the JSON string token the text is a view of, when
+// the text returned is that view itself (one text block, nothing masked):
+// the token's bytes are r's, as a structured content's are.
+func (r *Result) text(red *redact.Redactor, view bool) (_ string, quoted []byte, _ bool) {
 	var texts []string
 	all, lead := true, false
 	for i, c := range r.Content {
-		typ, text, ok := contentText(c, view)
+		typ, text, tok, ok := contentTextToken(c, view)
 		if !ok || typ != "text" {
 			all = false
 			continue
 		}
 		lead = lead || (i > 0 && len(texts) == 0)
 		texts = append(texts, text)
+		quoted = tok
 	}
 	if len(r.Content) == 1 && len(texts) == 1 {
 		r.OnlyText, r.OnlyTextRead = texts[0], true // as sent: JoinTexts masks a copy
 	}
-	return JoinTexts(texts, lead, red), all
+	joined := JoinTexts(texts, lead, red)
+	if len(texts) != 1 || len(quoted) < 2 || !strview.Is(joined, quoted[1:len(quoted)-1]) {
+		quoted = nil // masked, led by a line break, or not the token's view
+	}
+	return joined, quoted, all
 }
 
 // TextData is a result's text as the call's data: the JSON it holds when
 // it is a JSON object or array, else a JSON string.
-func TextData(text string) json.RawMessage {
+func TextData(text string) json.RawMessage { return textData(text, nil) }
+
+// textData is TextData; quoted, if not nil, is text as a JSON string
+// token in memory already (`"` text `"`, no escape): the data is that
+// token when TextData would write those bytes, not a copy of them.
+func textData(text string, quoted []byte) json.RawMessage {
 	if t := strings.TrimSpace(text); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
 		if b := []byte(t); json.Valid(b) {
 			return b
 		}
 	}
 	if plainText(text) {
+		if quoted != nil {
+			return quoted[:len(quoted):len(quoted)] // an append to the data copies
+		}
 		b := make([]byte, 0, len(text)+2)
 		return append(append(append(b, '"'), text...), '"')
 	}

@@ -20,3 +20,13 @@ func TestOf(t *testing.T) {
 		t.Errorf("Of allocates %v times", n)
 	}
 }
+
+func TestIs(t *testing.T) {
+	b := []byte("hello world")
+	if !Is(Of(b), b) || !Is(Of(b[6:]), b[6:]) {
+		t.Error("a view of b is not one")
+	}
+	if Is(string(b), b) || Is(Of(b[:5]), b) || Is(Of(b[1:6]), b[:5]) || Is("", b[:0]) {
+		t.Error("a copy, a shorter view or another part of b is a view of b")
+	}
+}
