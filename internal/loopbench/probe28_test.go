@@ -1,0 +1,79 @@
+package loopbench
+
+import "testing"
+
+// p28Known lists the runs of the twenty-eighth probe whose outcome is not
+// their label's, each with why. The probe (../loops/testdata/probe28,
+// written by its gen.go before reading the guard's rules again) holds
+// trajectories in the shapes other frameworks give them: parallel calls
+// from one turn, sub-agents and hand-offs, polling with backoff, offset
+// and token pages, refinements that learn, retries after errors, and
+// results wrapped in an MCP content list, a call's envelope, a function
+// response or a text observation.
+//
+// As written, on the guard then (3cb6a61c): 8 of 14 loops detected, none
+// early, 6 missed; 4 of 17 legit runs refused.
+var p28Known = map[string]string{
+	"probe28-airflow-backoff-queued":          "missed",
+	"probe28-catalog-callid-reworded":         "missed",
+	"probe28-clinvar-observation-reworded":    "missed",
+	"probe28-crispr-mcp-iserror":              "missed",
+	"probe28-dns-txt-invalid-requoted":        "missed",
+	"probe28-kafka-lag-stuck":                 "missed",
+	"probe28-airflow-backoff-progress":        "false_kill",
+	"probe28-election-feed-recovers":          "false_kill",
+	"probe28-battery-parallel-after-setpoint": "false_kill",
+	"probe28-dns-txt-split-propagate":         "false_kill",
+}
+
+// TestProbe28 replays the twenty-eighth probe through Run, the path of
+// `reach bench loops`, and fails when a run's outcome is neither its
+// label's nor the one p28Known records: a newly detected loop or a newly
+// allowed legit run is a change to record, as a new miss or refusal is.
+func TestProbe28(t *testing.T) {
+	traces, err := LoadDir("../loops/testdata/probe28")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(traces) < 24 {
+		t.Fatalf("%d traces, want at least 24", len(traces))
+	}
+	r := Run(traces, nil)
+	loops, detected, legit, refused := 0, 0, 0, 0
+	for i, tr := range traces {
+		f := r.Flags["reach"][i]
+		o := Score(tr, f)
+		got := "ok"
+		switch {
+		case o.FalseKill && tr.Label.Loop:
+			got = "early"
+		case o.FalseKill:
+			got = "false_kill"
+		case o.Missed:
+			got = "missed"
+		}
+		if tr.Label.Loop {
+			loops++
+			if o.Detected {
+				detected++
+			}
+		} else {
+			legit++
+			if o.FalseKill {
+				refused++
+			}
+		}
+		want := p28Known[tr.ID]
+		if want == "" {
+			want = "ok"
+		}
+		if got != want {
+			reason := ""
+			if f.Flagged != nil {
+				reason = " at " + *f.Flagged + ": " + f.Reason
+			}
+			t.Errorf("%s (%s): %s, want %s%s", tr.ID, tr.Label.Kind, got, want, reason)
+		}
+	}
+	t.Logf("twenty-eighth probe: %d of %d loops detected, %d of %d legit runs refused", detected, loops, refused, legit)
+}
