@@ -553,7 +553,7 @@ func censusRateLimited() {
 	r.tool("census_query", "read").retryable("census_query").tool("sleep", "read")
 	q := obj{"dataset": "2023/acs/acs5", "get": "NAME,B25064_001E", "for": "county:*", "in": "state:41"}
 	for i := 0; i < 3; i++ {
-		r.calls("Querying median gross rent by county.", fail("census_query", q, "rate_limited", fmt.Sprintf("429 Too Many Requests: retry after %d seconds (request %s)", 10*(i+1), token(200+i)[:12])))
+		r.calls("Querying median gross rent by county.", fail("census_query", q, "rate_limited", fmt.Sprintf("429 Too Many Requests: retry after %d seconds (request %s)", 10*(i+1), token(200 + i)[:12])))
 		r.calls("Waiting as told.", ok("sleep", obj{"seconds": 10 * (i + 1)}, obj{"slept_s": 10 * (i + 1)}))
 	}
 	rows := [][]string{{"NAME", "B25064_001E", "state", "county"}}
@@ -615,7 +615,7 @@ func dmarcInvalidTXT() {
 			r.then()
 		}
 		r.calls("Publishing the DKIM key.", fail("dns_upsert_record", obj{"zone": "example-mail.org", "name": "s2026._domainkey", "type": "TXT", "ttl": 3600, "value": v}, "invalid_args",
-			fmt.Sprintf(`{"code":"InvalidChangeBatch","message":"Invalid Resource Record: FATAL problem: CharacterStringTooLong (Value is too long) encountered with '%s'","requestId":"%s"}`, v[:24], token(300+i)[:20])))
+			fmt.Sprintf(`{"code":"InvalidChangeBatch","message":"Invalid Resource Record: FATAL problem: CharacterStringTooLong (Value is too long) encountered with '%s'","requestId":"%s"}`, v[:24], token(300 + i)[:20])))
 	}
 	r.write()
 }
@@ -733,7 +733,7 @@ func electionFeedDown() {
 		if i == 4 {
 			r.then()
 		}
-		r.calls("Fetching the Senate race.", fail("race_results", obj{"state": "GA", "race": "senate-runoff", "level": "county"}, "unavailable", fmt.Sprintf("503 Service Unavailable (request %s)", token(500+i)[:16])))
+		r.calls("Fetching the Senate race.", fail("race_results", obj{"state": "GA", "race": "senate-runoff", "level": "county"}, "unavailable", fmt.Sprintf("503 Service Unavailable (request %s)", token(500 + i)[:16])))
 		r.calls(fmt.Sprintf("Backing off %ds.", wait), ok("sleep", obj{"seconds": wait}, obj{"slept_s": wait}))
 		wait *= 2
 	}
@@ -749,7 +749,7 @@ func electionFeedRecovers() {
 	r.tool("race_results", "read").retryable("race_results").tool("sleep", "read")
 	args := obj{"state": "GA", "race": "senate-runoff", "level": "state"}
 	for i := 0; i < 2; i++ {
-		r.calls("Fetching the Senate race.", fail("race_results", args, "unavailable", fmt.Sprintf("503 Service Unavailable (request %s)", token(600+i)[:16])))
+		r.calls("Fetching the Senate race.", fail("race_results", args, "unavailable", fmt.Sprintf("503 Service Unavailable (request %s)", token(600 + i)[:16])))
 		r.calls("Backing off.", ok("sleep", obj{"seconds": 5 << i}, obj{"slept_s": 5 << i}))
 	}
 	for i, pct := range []int{12, 12, 31, 47, 66} {
