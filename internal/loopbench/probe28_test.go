@@ -17,7 +17,6 @@ var p28Known = map[string]string{
 	"probe28-airflow-backoff-queued":          "missed",
 	"probe28-catalog-callid-reworded":         "missed",
 	"probe28-clinvar-observation-reworded":    "missed",
-	"probe28-crispr-mcp-iserror":              "missed",
 	"probe28-dns-txt-invalid-requoted":        "missed",
 	"probe28-kafka-lag-stuck":                 "missed",
 	"probe28-airflow-backoff-progress":        "false_kill",

@@ -410,7 +410,12 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		failed, transient := apiErrorAnswer(o.Result)
 		if !failed {
 			var complaint []byte
-			if complaint, transient = rpcErrorAnswer(o.Result); complaint == nil && write {
+			if complaint, transient = rpcErrorAnswer(o.Result); complaint == nil {
+				// So is an MCP tool's result with isError set, handed
+				// on as a success by a framework in between.
+				complaint, transient = mcpErrorAnswer(o.Result)
+			}
+			if complaint == nil && write {
 				complaint, transient = startFailedAnswer(o.Result, s.Args)
 			}
 			if complaint != nil {
