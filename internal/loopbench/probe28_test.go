@@ -15,12 +15,8 @@ import "testing"
 // early, 6 missed; 4 of 17 legit runs refused.
 var p28Known = map[string]string{
 	"probe28-airflow-backoff-queued":          "missed",
-	"probe28-catalog-callid-reworded":         "missed",
 	"probe28-clinvar-observation-reworded":    "missed",
 	"probe28-dns-txt-invalid-requoted":        "missed",
-	"probe28-kafka-lag-stuck":                 "missed",
-	"probe28-airflow-backoff-progress":        "false_kill",
-	"probe28-election-feed-recovers":          "false_kill",
 	"probe28-battery-parallel-after-setpoint": "false_kill",
 	"probe28-dns-txt-split-propagate":         "false_kill",
 }

@@ -65,13 +65,15 @@ var volatileWaited = map[string]bool{
 // (sampled_at, measured_at, observed_at, obs_time): a sensor read anew
 // that says what it said is the same answer, its stamp a clock as a
 // heartbeat is (TestReadingStamps); when a thing was updated or a report
-// made stays the answer's.
+// made stays the answer's. So do when a metrics answer was collected or
+// scraped (collected_at, scrape_time: TestCollectedStamps).
 var volatileStamps = map[string]bool{
 	"fetched": true, "retrieved": true, "generated": true, "served": true, "received": true,
 	"responded": true, "sent": true, "queried": true, "requested": true, "computed": true,
 	"checked": true, "polled": true, "response": true, "request": true, "server": true, "current": true,
 	"as": true, "cached": true,
 	"sampled": true, "measured": true, "observed": true, "obs": true, "observation": true,
+	"collected": true, "scraped": true, "scrape": true,
 }
 
 // volatileParticiples are the words that, last in a key ("checked",
