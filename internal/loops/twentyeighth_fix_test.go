@@ -232,3 +232,36 @@ func TestWaitBetweenPollsThatMove(t *testing.T) {
 		d.Done(&w, Outcome{Result: []byte(`{"slept_s":120}`)})
 	}
 }
+
+// TestEchoCutShort: a server that quotes the first characters of a long
+// value it refuses ("encountered with 'v=DKIM1; k=rsa; p=MIIBIj'") echoes
+// that value, cut short: the quoted start of an argument's value (twelve
+// bytes or more) is masked as the whole value echoed is, so a record
+// upserted under other quotings of one too-long value is one complaint,
+// its fourth try refused. Other values refused alike, each quoted in
+// full or cut short, stay one complaint too; a quote that starts no
+// argument's value is the complaint's own words.
+func TestEchoCutShort(t *testing.T) {
+	key := "v=DKIM1; k=rsa; p=" + strings.Repeat("MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A", 6)
+	d := New(nil)
+	for i, v := range []string{key, `"` + key + `"`, strings.ReplaceAll(key, "; ", ";"), " " + key + " "} {
+		s := &Step{Tool: "dns_upsert_record", Access: "write", Args: fmt.Appendf(nil, `{"zone":"example-mail.org","type":"TXT","value":%q}`, v)}
+		r := d.Check(s)
+		if (r != nil) != (i == 3) {
+			t.Fatalf("try %d: %v", i, r)
+		}
+		if r != nil {
+			break
+		}
+		msg := fmt.Sprintf(`Invalid Resource Record: FATAL problem: CharacterStringTooLong (Value is too long) encountered with '%s'`, v[:24])
+		d.Done(s, Outcome{Error: true, ErrorType: "invalid_args", Result: fmt.Appendf(nil, "%q", msg)})
+	}
+	args := []byte(`{"value":"v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0"}`)
+	a := d.template([]byte(`too long: 'v=DKIM1; k=rsa; p=MII'`), args)
+	if b := d.template([]byte(`too long: 'k=rsa; p=MIIBIjAN'`), args); a == b {
+		t.Error("a quote that starts no argument's value masked")
+	}
+	if b := d.template([]byte(`too long: 'v=DKIM1'`), args); a == b {
+		t.Error("a quote shorter than twelve bytes masked")
+	}
+}
