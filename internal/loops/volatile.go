@@ -303,7 +303,7 @@ func maskedHash(b []byte) uint64 {
 			last = i
 			continue
 		}
-		if n := mailDateLen(b[i:]); n > 0 {
+		if n := mailDateAt(b, i); n > 0 {
 			if i == 0 && n == len(b) {
 				break // the whole value: a field's, kept
 			}
@@ -873,6 +873,15 @@ func headerValue(pre []byte) bool {
 		}
 	}
 	return true
+}
+
+// mailDateAt is mailDateLen(b[i:]), looked at only where one may start: a
+// digit, or a word of three letters and a comma.
+func mailDateAt(b []byte, i int) int {
+	if !isDigit(b[i]) && (i+3 >= len(b) || b[i+3] != ',') {
+		return 0
+	}
+	return mailDateLen(b[i:])
 }
 
 var (
