@@ -52,3 +52,60 @@ func modelEnvelope(b []byte) bool {
 	_, stop := top["stop_reason"]
 	return role && stop
 }
+
+// A tool's output comes back, through some frameworks, in the envelope of
+// the call that asked for it: the Responses API's {"type":
+// "function_call_output", "call_id": ..., "output": ...}, a LangChain tool
+// message's {"type": "tool", "tool_call_id": ..., "content": ...}, an
+// Anthropic tool_result's {"type": "tool_result", "tool_use_id": ...,
+// "content": ...}. The call's id is new with each call, whatever the tool
+// answered; the output is the answer.
+
+// toolEnvelopeKeys are the members a tool output's envelope may hold.
+var toolEnvelopeKeys = map[string]bool{
+	"type": true, "call_id": true, "tool_call_id": true, "tool_use_id": true, "id": true,
+	"name": true, "status": true, "output": true, "content": true,
+}
+
+// toolEnvelope returns the output that result b, an object, holds in a
+// tool output's envelope (above), or nil. It reads b only when it names a
+// call's id.
+func toolEnvelope(b []byte) json.RawMessage {
+	if len(b) > maxEnvelope || len(b) == 0 || b[0] != '{' || !bytes.Contains(b, []byte(`"type"`)) ||
+		!bytes.Contains(b, []byte(`"call_id"`)) && !bytes.Contains(b, []byte(`"tool_call_id"`)) && !bytes.Contains(b, []byte(`"tool_use_id"`)) {
+		return nil
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return nil
+	}
+	var typ string
+	if json.Unmarshal(top["type"], &typ) != nil {
+		return nil
+	}
+	switch typ {
+	case "function_call_output", "tool", "tool_result":
+	default:
+		return nil
+	}
+	ids := 0
+	for k := range top {
+		if !toolEnvelopeKeys[k] {
+			return nil
+		}
+		if k == "call_id" || k == "tool_call_id" || k == "tool_use_id" {
+			ids++
+		}
+	}
+	out, ok := top["output"]
+	if c, has := top["content"]; has {
+		if ok {
+			return nil
+		}
+		out, ok = c, true
+	}
+	if ids != 1 || !ok {
+		return nil
+	}
+	return bytes.TrimSpace(out)
+}

@@ -306,3 +306,52 @@ func namesArgID(top map[string]json.RawMessage, args []byte) bool {
 	}
 	return false
 }
+
+// mcpErrorAnswer reports whether b, a successful answer, is an MCP tool's
+// result with isError set, handed on as it came (a framework that wraps an
+// MCP server's CallToolResult as its own answer: {"content": [{"type":
+// "text", "text": "Error: invalid sequence"}], "isError": true}). The
+// server said the call failed, as an error result would have; its
+// complaint is the text of its text blocks, one a line, as a message.
+// Only an object of content, isError, structuredContent and _meta is
+// read so, and only when a text block says something; transient as
+// apiErrorAnswer's.
+func mcpErrorAnswer(b []byte) (complaint []byte, transient bool) {
+	b = bytes.TrimSpace(b)
+	if len(b) < 20 || len(b) > maxExceptionBytes || b[0] != '{' || !bytes.Contains(b, []byte(`"isError"`)) {
+		return nil, false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil || string(bytes.TrimSpace(top["isError"])) != "true" {
+		return nil, false
+	}
+	for k := range top {
+		switch k {
+		case "content", "isError", "structuredContent", "_meta":
+		default:
+			return nil, false
+		}
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(top["content"], &blocks) != nil {
+		return nil, false
+	}
+	var texts []string
+	for _, bl := range blocks {
+		if bl.Type == "text" && strings.TrimSpace(bl.Text) != "" {
+			texts = append(texts, bl.Text)
+		}
+	}
+	if len(texts) == 0 {
+		return nil, false
+	}
+	complaint, err := json.Marshal(rpcError{Message: strings.Join(texts, "\n")})
+	if err != nil {
+		return nil, false
+	}
+	_, transient = errorSays(complaint)
+	return complaint, transient
+}

@@ -152,6 +152,12 @@ func (d *Detector) template(msg, args []byte) uint64 {
 				matched = len(e)
 			}
 		}
+		if matched == 0 && i > 0 && (msg[i-1] == '\'' || msg[i-1] == '`') {
+			// The start of a long value, quoted cut short ("encountered
+			// with 'v=DKIM1; k=rsa; p=MIIBIj'"), is that value echoed
+			// (TestEchoCutShort).
+			matched = cutShortEcho(msg[i:], msg[i-1], echo[:n])
+		}
 		if matched > 0 {
 			if g := generatedSuffix(msg[i+matched:]); g > 0 {
 				// A name built on the echoed value for this one attempt
@@ -210,6 +216,26 @@ func (d *Detector) template(msg, args []byte) uint64 {
 	}
 	h.Write(msg[last:])
 	return h.Sum64()
+}
+
+// minCutEcho is the shortest start of a value quoted cut short that is
+// read as the value echoed.
+const minCutEcho = 12
+
+// cutShortEcho returns the length of the quoted text at the start of m,
+// up to its closing quote q, when it is the start of one of the echoed
+// values but not the whole (twelve bytes or more, in any case), or 0.
+func cutShortEcho(m []byte, q byte, echo [][]byte) int {
+	j := bytes.IndexByte(m, q)
+	if j < minCutEcho {
+		return 0
+	}
+	for _, e := range echo {
+		if len(e) > j && bytes.EqualFold(m[:j], e[:j]) {
+			return j
+		}
+	}
+	return 0
 }
 
 // echoAsWord reports whether msg[i:j], an argument's value found in a

@@ -89,6 +89,12 @@ func scanResult(b []byte, out []leaf, limit int, volatile *keyCache, scratch *[]
 	if len(b) == 0 || len(b) > maxScanBytes {
 		return scanLeaves(b, out, limit, true)
 	}
+	if out := toolEnvelope(b); out != nil {
+		// A tool's output in the envelope of its call: the call's id is
+		// the exchange's, the output the answer (envelope.go).
+		b = out
+		s.b = b
+	}
 	if inner, ok := embeddedJSON(b, scratch); ok {
 		// A JSON document handed to the model as a string (frameworks
 		// that turn every tool result into text serialise it once more):

@@ -229,7 +229,8 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	}
 
 	// repeat
-	if cs != nil && c.repeatMax > 0 && cs.count >= c.repeatMax && cs.took(a.id) && d.quiet(cs.first, cs.epoch) {
+	if cs != nil && c.repeatMax > 0 && cs.count >= c.repeatMax && cs.took(a.id) && d.quiet(cs.first, cs.epoch) &&
+		!d.waitAfterNews(a, s) {
 		return &Verdict{
 			Detector: "repeat",
 			Message: s.Tool + " " + preview(s.Args) + " already ran " + plural(cs.count, "time", "times") +
@@ -410,7 +411,12 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		failed, transient := apiErrorAnswer(o.Result)
 		if !failed {
 			var complaint []byte
-			if complaint, transient = rpcErrorAnswer(o.Result); complaint == nil && write {
+			if complaint, transient = rpcErrorAnswer(o.Result); complaint == nil {
+				// So is an MCP tool's result with isError set, handed
+				// on as a success by a framework in between.
+				complaint, transient = mcpErrorAnswer(o.Result)
+			}
+			if complaint == nil && write {
 				complaint, transient = startFailedAnswer(o.Result, s.Args)
 			}
 			if complaint != nil {
@@ -858,6 +864,19 @@ func (d *Detector) timePassing(args []byte) bool {
 		}
 	}
 	return true
+}
+
+// waitAfterNews reports whether step s of agent a is a wait (timePassing)
+// made again after a call that brought the agent something new: a poll
+// that moved, with a backoff capped at its longest wait between. The wait
+// is time passing for the next poll, answered alike because it reads
+// nothing; a wait made again with nothing between, or after a result that
+// brought nothing new, is not one (TestWaitBetweenPollsThatMove).
+func (d *Detector) waitAfterNews(a *agentState, s *Step) bool {
+	if a.judged == 0 || a.hist&1 != 0 || a.staleEpoch != d.epoch || a.among(s.key, 1) {
+		return false
+	}
+	return d.timePassing(s.Args)
 }
 
 // timeKey reports whether an argument's key names a span of time: time,

@@ -65,13 +65,15 @@ var volatileWaited = map[string]bool{
 // (sampled_at, measured_at, observed_at, obs_time): a sensor read anew
 // that says what it said is the same answer, its stamp a clock as a
 // heartbeat is (TestReadingStamps); when a thing was updated or a report
-// made stays the answer's.
+// made stays the answer's. So do when a metrics answer was collected or
+// scraped (collected_at, scrape_time: TestCollectedStamps).
 var volatileStamps = map[string]bool{
 	"fetched": true, "retrieved": true, "generated": true, "served": true, "received": true,
 	"responded": true, "sent": true, "queried": true, "requested": true, "computed": true,
 	"checked": true, "polled": true, "response": true, "request": true, "server": true, "current": true,
 	"as": true, "cached": true,
 	"sampled": true, "measured": true, "observed": true, "obs": true, "observation": true,
+	"collected": true, "scraped": true, "scrape": true,
 }
 
 // volatileParticiples are the words that, last in a key ("checked",
@@ -301,6 +303,24 @@ func maskedHash(b []byte) uint64 {
 			last = i
 			continue
 		}
+		if n := mailDateAt(b, i); n > 0 {
+			if i == 0 && n == len(b) {
+				break // the whole value: a field's, kept
+			}
+			if headerValue(b[:i]) {
+				// A header's value (Date:, Last-Modified:) at the start
+				// of the line: a message's Date is when it was sent,
+				// and a new alert that says what the last one said is
+				// news (TestClockTimeOfDay).
+				i += n
+				continue
+			}
+			h.Write(b[last:i])
+			h.WriteString("\x00T")
+			i += n
+			last = i
+			continue
+		}
 		if n := spanAt(b, i); n > 0 && !(i == 0 && n == len(b)) && !countdown(b, i, i+n) && !partOf(b[i+n:]) {
 			h.Write(b[last:i])
 			h.WriteString("\x00D")
@@ -343,6 +363,9 @@ func needsMask(b []byte) bool {
 					return true
 				}
 				if c == ':' && i-start <= 2 && isDigit(b[start]) && clockLen(b[start:]) > 0 {
+					return true
+				}
+				if (c == ',' && i-start == 3 || c == ' ' && i-start <= 2 && isDigit(b[start])) && mailDateLen(b[start:]) > 0 && !(start == 0 && mailDateLen(b) == len(b)) {
 					return true
 				}
 				if isDigit(b[start]) && processID(b, start, i) {
@@ -767,6 +790,117 @@ func dateTimeLen(b []byte) int {
 		}
 	}
 	return i
+}
+
+// mailDateLen returns the length of the date-time at the start of b as
+// HTTP and e-mail write it (RFC 1123, RFC 2822: "Mon, 07 Dec 2026
+// 10:00:30 GMT", "7 Dec 2026 10:00 +0000"), with its day's name or
+// without, its seconds or not, and its zone if one follows, or 0. As for
+// dateTimeLen, a date alone (no time of day) is not one.
+func mailDateLen(b []byte) int {
+	i := 0
+	if len(b) >= 5 && b[3] == ',' && b[4] == ' ' && isLetter3(b[:3]) {
+		if !in3(b[:3], weekdays[:]) {
+			return 0
+		}
+		i = 5
+	}
+	d := i
+	for i < len(b) && i-d < 2 && isDigit(b[i]) {
+		i++
+	}
+	if i == d || len(b) < i+18-(i-d) || b[i] != ' ' || !isLetter3(b[i+1:i+4]) || b[i+4] != ' ' {
+		return 0
+	}
+	if !in3(b[i+1:i+4], months[:]) {
+		return 0
+	}
+	i += 5
+	for k := range 4 {
+		if i+k >= len(b) || !isDigit(b[i+k]) {
+			return 0
+		}
+	}
+	i += 4
+	if i+6 > len(b) || b[i] != ' ' {
+		return 0
+	}
+	i++
+	h := i
+	for i < len(b) && i-h < 2 && isDigit(b[i]) {
+		i++
+	}
+	if i == h || i+3 > len(b) || b[i] != ':' || !isDigit(b[i+1]) || !isDigit(b[i+2]) {
+		return 0
+	}
+	i += 3
+	if i+2 < len(b) && b[i] == ':' && isDigit(b[i+1]) && isDigit(b[i+2]) {
+		i += 3
+	}
+	if i < len(b) && (tokenByte[b[i]] || b[i] == ':') {
+		return 0
+	}
+	if i+1 < len(b) && b[i] == ' ' {
+		z := i + 1
+		switch {
+		case z+4 < len(b) && (b[z] == '+' || b[z] == '-') && isDigit(b[z+1]) && isDigit(b[z+2]) && isDigit(b[z+3]) && isDigit(b[z+4]):
+			if z+5 == len(b) || !tokenByte[b[z+5]] {
+				i = z + 5
+			}
+		default:
+			j := z
+			for j < len(b) && j-z < 4 && 'A' <= b[j] && b[j] <= 'Z' {
+				j++
+			}
+			if j-z >= 1 && (j == len(b) || !tokenByte[b[j]]) && (j-z >= 2 || b[z] == 'Z') {
+				i = j
+			}
+		}
+	}
+	return i
+}
+
+// headerValue reports whether pre, the text before a value, is a header's
+// name and its colon alone ("Date: ", "Last-Modified: "): the value is that
+// header's.
+func headerValue(pre []byte) bool {
+	if len(pre) < 3 || pre[len(pre)-1] != ' ' || pre[len(pre)-2] != ':' {
+		return false
+	}
+	for _, c := range pre[:len(pre)-2] {
+		if byteClass[c] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// mailDateAt is mailDateLen(b[i:]), looked at only where one may start: a
+// digit, or a word of three letters and a comma.
+func mailDateAt(b []byte, i int) int {
+	if !isDigit(b[i]) && (i+3 >= len(b) || b[i+3] != ',') {
+		return 0
+	}
+	return mailDateLen(b[i:])
+}
+
+var (
+	weekdays = [...]string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
+	months   = [...]string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+)
+
+func isLetter3(b []byte) bool {
+	return len(b) == 3 && byteClass[b[0]] == 1 && byteClass[b[1]] == 1 && byteClass[b[2]] == 1 && b[0] != '_' && b[0] != '-'
+}
+
+// in3 reports whether the three letters b are one of names, in any case.
+func in3(b []byte, names []string) bool {
+	for _, n := range names {
+		if b[0]|0x20 == n[0] && b[1]|0x20 == n[1] && b[2]|0x20 == n[2] {
+			return true
+		}
+	}
+	return false
 }
 
 // randomToken reports whether a word (letters, digits, '_' and '-') holds a
