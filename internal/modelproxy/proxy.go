@@ -482,12 +482,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				req.ID(), model, strings.Join(names, ", ")))
 		return
 	}
-	if p.refuseRate(w, req) {
-		return
-	}
 	route := "/v1/chat/completions"
 	if api == responsesAPI {
 		route = "/v1/responses"
+	}
+	if p.refuseRate(ctx, w, req, model, route) {
+		return
 	}
 	mctx, mf, err := p.opts.Models.BeginModel(reach.WithRoute(ctx, route), model)
 	if err != nil {
