@@ -623,7 +623,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			refuse(w, req, mf.RefuseModel(ctx, tooManyChoices(req, n, answerMax)))
 			return
 		}
-		if capTokens(api, body, answerMax) && told {
+		if capTokens(api, body, answerMax, p.outputLimit(model)) && told {
 			withNote(api, body, finishNote(answerMax))
 		}
 	}
