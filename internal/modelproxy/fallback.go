@@ -190,7 +190,8 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 			case timedOut: // the model took longer than its timeout
 				spent = prompt.Input
 				err = fmt.Errorf("no answer within %s", timeout)
-			default:
+			default: // the connection failed: before the request was sent, or after
+				spent = prompt.Input
 				err = transportError(err, ep.target(api))
 			}
 			pass.Failed(err)

@@ -3,6 +3,7 @@ package modelproxy
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -53,5 +54,35 @@ func TestRefusedConnectionIsNoTimeout(t *testing.T) {
 	}
 	if s := spentBy(rt, "req-refused"); s != 0 {
 		t.Errorf("a turn that reached no model charged %d tokens", s)
+	}
+}
+
+// TestDroppedConnectionCharged: an endpoint that read the request and then
+// dropped the connection may have billed its prompt: the turn is charged
+// the prompt's estimate, as a timeout is, so that a failing endpoint
+// cannot get around a budget; only a call that was never sent is free.
+func TestDroppedConnectionCharged(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		c, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			c.Close()
+		}
+	}))
+	defer up.Close()
+	srv, rt := newBudgetProxy(t, up.Config.Handler, &reach.Budget{Tokens: 200000}, 0)
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"`+strings.Repeat("word ", 400)+`"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(link.HeaderRequest, "req-dropped")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("%d", resp.StatusCode)
+	}
+	if s := spentBy(rt, "req-dropped"); s <= 0 {
+		t.Errorf("a turn whose endpoint read its prompt and dropped the connection charged %d tokens", s)
 	}
 }
