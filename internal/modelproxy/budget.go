@@ -57,11 +57,21 @@ const defaultOutputLimit = 4096
 // limits of model and the fallbacks' models (model.output_limits, else
 // defaultOutputLimit).
 func (p *Proxy) outputLimit(model string) int64 {
+	l, _ := p.listedOutputLimit(model)
+	return l
+}
+
+// listedOutputLimit is outputLimit, and whether each of the models was
+// listed (model.output_limits): then no answer is longer, and a turn that
+// sets no cap holds no more than that.
+func (p *Proxy) listedOutputLimit(model string) (int64, bool) {
 	mc := p.opts.Model
+	listed := true
 	limit := func(m string) int64 {
 		if v := mc.OutputLimits[m]; v > 0 {
 			return v
 		}
+		listed = false
 		return defaultOutputLimit
 	}
 	l := limit(model)
@@ -70,7 +80,7 @@ func (p *Proxy) outputLimit(model string) int64 {
 			l = min(l, limit(f.Model))
 		}
 	}
-	return l
+	return l, listed
 }
 
 // capTokens caps the answer of a request (its decoded body) to api at

@@ -109,3 +109,51 @@ func TestNoCapAProviderRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestListedOutputLimitHoldsNoMore: a turn with no max_tokens whose
+// model's output limit is listed (model.output_limits) holds its prompt
+// and that limit, not all that is left: two such turns of one request,
+// under a budget that has room for both, run at once.
+// A model whose limit is not listed may write more: its turn holds all
+// that is left, and the second waits for it.
+func TestListedOutputLimitHoldsNoMore(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		limits map[string]int64
+		peak   int
+	}{
+		{"listed", map[string]int64{"m": 16384}, 2},
+		{"not listed", nil, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			second := make(chan struct{})
+			var once sync.Once
+			m := &capModel{spend: 100, gate: func(arrived int, r *http.Request) {
+				if arrived >= 2 {
+					once.Do(func() { close(second) })
+					return
+				}
+				select { // the first waits for a second turn, or a while
+				case <-second:
+				case <-time.After(time.Second):
+				}
+			}}
+			up := httptest.NewServer(m)
+			defer up.Close()
+			rt := reach.New(nil)
+			p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", Name: "m", OutputLimits: c.limits}, Choices: &link.ModelChoices{}, Models: rt, Breakers: rt,
+				Owned: link.NewOwned(context.Background(), rt, time.Minute, link.Budgets{Default: &reach.Budget{Tokens: 100000}})})
+			srv := httptest.NewServer(p)
+			defer srv.Close()
+			statuses, _ := turnsAtOnce(t, srv.URL, "req-held", `{"model":"m","messages":[{"role":"user","content":"go"}]}`, 2)
+			for _, st := range statuses {
+				if st != http.StatusOK {
+					t.Fatalf("statuses %v", statuses)
+				}
+			}
+			if got := m.peakCalls(); got != c.peak {
+				t.Errorf("the model had %d calls at once, want %d", got, c.peak)
+			}
+		})
+	}
+}

@@ -602,8 +602,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return ok, left, err
 			}
 		}
+		asked := askedTokens(api, body)
+		if l, listed := p.listedOutputLimit(model); asked == 0 && listed && l <= (1<<62)/choices(body["n"]) {
+			// The model writes no more than its listed limit: the turn
+			// holds that, not all that is left, and turns at once of
+			// one request may run together.
+			asked = l * choices(body["n"])
+		}
 		answerMax, told, release, err := p.holds.take(ctx, req,
-			ask{prompt: prompt, asked: askedTokens(api, body), minimum: minimum, price: price, priced: priced, wait: timeout, watch: watch}, sl, hs)
+			ask{prompt: prompt, asked: asked, minimum: minimum, price: price, priced: priced, wait: timeout, watch: watch}, sl, hs)
 		if err != nil {
 			// A budget refusal (the prompt alone past what is left)
 			// counts among the request's refusals in a row, as the
