@@ -886,6 +886,29 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 	return withFrame(ctx, f), f, nil
 }
 
+// RefuseModelTurn records a model turn refused before it was begun (the
+// model's rate limit, R8): a model frame of model under the frame in ctx,
+// ended refused with e, its event recorded, as BeginModel's refusals are,
+// so that the request's graph and the audit log show it. It counts no
+// turn and charges nothing; e counts among the request's refusals in a
+// row only if it is one the agent can act on (a rate limit is not). It
+// returns what the model should read.
+func (rt *Runtime) RefuseModelTurn(ctx context.Context, model string, e *Error) *Error {
+	req, pf := position(ctx)
+	if req == nil || !rt.calls.enter(false) {
+		return e
+	}
+	f := &Frame{ID: newFrameID(), Kind: ModelFrame, Name: model, Agent: req.agent, Parent: pf,
+		Request: req, Started: time.Now(), route: routeFrom(ctx)}
+	if pf != nil {
+		f.Depth = pf.Depth
+	} else {
+		f.remote = remoteParent(ctx, req)
+	}
+	req.addFrame(f)
+	return rt.refuseTurn(ctx, f, e)
+}
+
 // refuseTurn is refuseFrame for a model frame BeginModel refuses: its
 // refusal recorded, it is counted out of the calls in flight.
 func (rt *Runtime) refuseTurn(ctx context.Context, f *Frame, e *Error) *Error {

@@ -740,6 +740,13 @@ type ModelConfig struct {
 	// Prices per model name, in dollars per million tokens, for the cost
 	// budget: {gpt-4o-mini: {input: 0.15, output: 0.6}}.
 	Prices map[string]reach.Price `yaml:"prices"`
+	// OutputLimits per model name: the most tokens it writes in one
+	// answer (its max output tokens), {gpt-4o: 16384}. Under a token
+	// budget, a turn that sets no max_tokens is sent a cap only when what
+	// is left is less than this (for a model not listed, less than 4096
+	// tokens, which every chat model takes), never one its provider would
+	// refuse as too large.
+	OutputLimits map[string]int64 `yaml:"output_limits"`
 	// Context folds the history of long conversations through the model
 	// proxy; nil (or all zero) leaves them as they are.
 	Context *ModelContext `yaml:"context"`
@@ -2241,6 +2248,11 @@ func (c *Config) check() error {
 		}
 		if err := m.Breaker.Policy().Check(); err != nil {
 			return c.Errorf([]any{"model", "breaker"}, "model: %v", err)
+		}
+		for name, v := range m.OutputLimits {
+			if v <= 0 {
+				return c.Errorf([]any{"model", "output_limits", name}, "model output_limits %s: %d is no number of tokens; give the most tokens the model writes in one answer (its max output tokens), or leave it out for 4096", name, v)
+			}
 		}
 		for i, f := range m.Fallbacks {
 			at := []any{"model", "fallbacks", i}

@@ -46,15 +46,57 @@ const minOutputTokens = 16
 // the budget is almost spent.
 const lowBudget = 2048
 
+// defaultOutputLimit is the output limit taken of a model whose own is
+// not configured (model.output_limits): 4096 tokens, the least of the
+// chat models in use (gpt-3.5-turbo's, gpt-4-turbo's), which every
+// provider takes as a cap.
+const defaultOutputLimit = 4096
+
+// outputLimit is the most tokens an answer to a turn that asks for model
+// may hold at the endpoints it may be sent to: the least of the output
+// limits of model and the fallbacks' models (model.output_limits, else
+// defaultOutputLimit).
+func (p *Proxy) outputLimit(model string) int64 {
+	l, _ := p.listedOutputLimit(model)
+	return l
+}
+
+// listedOutputLimit is outputLimit, and whether each of the models was
+// listed (model.output_limits): then no answer is longer, and a turn that
+// sets no cap holds no more than that.
+func (p *Proxy) listedOutputLimit(model string) (int64, bool) {
+	mc := p.opts.Model
+	listed := true
+	limit := func(m string) int64 {
+		if v := mc.OutputLimits[m]; v > 0 {
+			return v
+		}
+		listed = false
+		return defaultOutputLimit
+	}
+	l := limit(model)
+	for _, f := range mc.Fallbacks {
+		if f.Model != "" {
+			l = min(l, limit(f.Model))
+		}
+	}
+	return l, listed
+}
+
 // capTokens caps the answer of a request (its decoded body) to api at
 // answerMax tokens. A chat request's is max_completion_tokens or
 // max_tokens, whichever the client set (both, if it set both), else
 // max_completion_tokens. Both bound each choice, and the answer's usage
 // counts all of them: a request for n choices has each capped at an n-th.
-// A Responses API request's is max_output_tokens. It reports whether the
-// cap is below what the client asked for (or below lowBudget when it asked
-// for no limit).
-func capTokens(api apiKind, body map[string]json.RawMessage, answerMax int64) bool {
+// A Responses API request's is max_output_tokens. A request that sets
+// none is sent one only when answerMax is below outputLimit, what the
+// model could write anyway: a provider refuses a cap above its model's
+// output limit ("max_tokens is too large"), and the whole of a large
+// budget's remainder is. Without a cap the turn is charged what its
+// answer used, and a request whose budget that spends is stopped. It
+// reports whether the cap is below what the client asked for (or below
+// lowBudget when it asked for no limit).
+func capTokens(api apiKind, body map[string]json.RawMessage, answerMax, outputLimit int64) bool {
 	if n := choices(body["n"]); n > 1 {
 		answerMax = max(answerMax/n, 1)
 	}
@@ -81,7 +123,9 @@ func capTokens(api apiKind, body map[string]json.RawMessage, answerMax int64) bo
 		}
 	}
 	if !set {
-		body[keys[0]], _ = json.Marshal(answerMax)
+		if answerMax < outputLimit {
+			body[keys[0]], _ = json.Marshal(answerMax)
+		}
 		capped = answerMax < lowBudget
 	}
 	return capped

@@ -52,7 +52,8 @@ func TestToolCalls(t *testing.T) {
 // TestCapTokens: the answer is capped at what is left, in the field the
 // client used (max_completion_tokens when it set none), each of n choices
 // at an n-th, and a cap below what it asked for (or a small one) is
-// reported.
+// reported. A turn that sets no cap is sent one only when what is left is
+// below the model's output limit (limit; 0: defaultOutputLimit).
 func TestCapTokens(t *testing.T) {
 	for _, tc := range []struct {
 		body   string
@@ -60,32 +61,44 @@ func TestCapTokens(t *testing.T) {
 		want   string
 		capped bool
 		api    apiKind
+		limit  int64
 	}{
-		{`{}`, 5000, `{"max_completion_tokens":5000}`, false, chatAPI},
-		{`{}`, 100, `{"max_completion_tokens":100}`, true, chatAPI},
-		{`{"max_tokens":300}`, 5000, `{"max_tokens":300}`, false, chatAPI},
-		{`{"max_tokens":300}`, 200, `{"max_tokens":200}`, true, chatAPI},
-		{`{"max_completion_tokens":9000,"max_tokens":null}`, 4000, `{"max_completion_tokens":4000,"max_tokens":null}`, true, chatAPI},
+		{`{}`, 5000, `{}`, false, chatAPI, 0},
+		{`{}`, 3000, `{"max_completion_tokens":3000}`, false, chatAPI, 0},
+		{`{}`, 5000, `{"max_completion_tokens":5000}`, false, chatAPI, 16384},
+		{`{}`, 16384, `{}`, false, chatAPI, 16384},
+		{`{}`, 1500, `{}`, true, chatAPI, 1024}, // told all the same: little is left
+		{`{}`, 100, `{"max_completion_tokens":100}`, true, chatAPI, 0},
+		{`{"max_tokens":300}`, 5000, `{"max_tokens":300}`, false, chatAPI, 0},
+		{`{"max_tokens":300}`, 200, `{"max_tokens":200}`, true, chatAPI, 0},
+		{`{"max_completion_tokens":9000,"max_tokens":null}`, 4000, `{"max_completion_tokens":4000,"max_tokens":null}`, true, chatAPI, 0},
 		// n choices: each is capped, and all are spent.
-		{`{"n":4}`, 40000, `{"max_completion_tokens":10000,"n":4}`, false, chatAPI},
-		{`{"n":4}`, 5000, `{"max_completion_tokens":1250,"n":4}`, true, chatAPI},
-		{`{"n":5,"max_tokens":300}`, 1000, `{"max_tokens":200,"n":5}`, true, chatAPI},
-		{`{"n":3,"max_tokens":300}`, 5000, `{"max_tokens":300,"n":3}`, false, chatAPI},
-		{`{"n":8}`, 3, `{"max_completion_tokens":1,"n":8}`, true, chatAPI},
-		{`{"n":1}`, 5000, `{"max_completion_tokens":5000,"n":1}`, false, chatAPI},
+		{`{"n":4}`, 40000, `{"n":4}`, false, chatAPI, 0},
+		{`{"n":4}`, 40000, `{"max_completion_tokens":10000,"n":4}`, false, chatAPI, 16384},
+		{`{"n":4}`, 5000, `{"max_completion_tokens":1250,"n":4}`, true, chatAPI, 0},
+		{`{"n":5,"max_tokens":300}`, 1000, `{"max_tokens":200,"n":5}`, true, chatAPI, 0},
+		{`{"n":3,"max_tokens":300}`, 5000, `{"max_tokens":300,"n":3}`, false, chatAPI, 0},
+		{`{"n":8}`, 3, `{"max_completion_tokens":1,"n":8}`, true, chatAPI, 0},
+		{`{"n":1}`, 5000, `{"n":1}`, false, chatAPI, 0},
+		{`{"n":1}`, 4000, `{"max_completion_tokens":4000,"n":1}`, false, chatAPI, 0},
 		// n as the servers read it: 4.0 and "4" are four choices.
-		{`{"n":4.0}`, 5000, `{"max_completion_tokens":1250,"n":4.0}`, true, chatAPI},
-		{`{"n":"4"}`, 5000, `{"max_completion_tokens":1250,"n":"4"}`, true, chatAPI},
-		{`{"n":2.5}`, 5000, `{"max_completion_tokens":5000,"n":2.5}`, false, chatAPI},
+		{`{"n":4.0}`, 5000, `{"max_completion_tokens":1250,"n":4.0}`, true, chatAPI, 0},
+		{`{"n":"4"}`, 5000, `{"max_completion_tokens":1250,"n":"4"}`, true, chatAPI, 0},
+		{`{"n":2.5}`, 4000, `{"max_completion_tokens":4000,"n":2.5}`, false, chatAPI, 0},
 		// The Responses API's cap is max_output_tokens, never under 16.
-		{`{}`, 5000, `{"max_output_tokens":5000}`, false, responsesAPI},
-		{`{"max_output_tokens":300}`, 200, `{"max_output_tokens":200}`, true, responsesAPI},
-		{`{"max_output_tokens":300,"max_tokens":900}`, 5000, `{"max_output_tokens":300,"max_tokens":900}`, false, responsesAPI},
-		{`{}`, 3, `{"max_output_tokens":16}`, true, responsesAPI},
+		{`{}`, 5000, `{}`, false, responsesAPI, 0},
+		{`{}`, 4000, `{"max_output_tokens":4000}`, false, responsesAPI, 0},
+		{`{"max_output_tokens":300}`, 200, `{"max_output_tokens":200}`, true, responsesAPI, 0},
+		{`{"max_output_tokens":300,"max_tokens":900}`, 5000, `{"max_output_tokens":300,"max_tokens":900}`, false, responsesAPI, 0},
+		{`{}`, 3, `{"max_output_tokens":16}`, true, responsesAPI, 0},
 	} {
 		var body map[string]json.RawMessage
 		json.Unmarshal([]byte(tc.body), &body)
-		capped := capTokens(tc.api, body, tc.max)
+		limit := tc.limit
+		if limit == 0 {
+			limit = defaultOutputLimit
+		}
+		capped := capTokens(tc.api, body, tc.max, limit)
 		got, _ := json.Marshal(body)
 		if string(got) != tc.want || capped != tc.capped {
 			t.Errorf("capTokens(%d, %s, %d) = %s, %v; want %s, %v", tc.api, tc.body, tc.max, got, capped, tc.want, tc.capped)

@@ -8,10 +8,14 @@ import (
 	"fmt"
 	"github.com/agentreach/reach/internal/link"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	neturl "net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -128,7 +132,12 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 		body["model"], _ = json.Marshal(m)
 		out, _ := json.Marshal(body)
 		actx, cancel := context.WithTimeout(mctx, timeout)
-		ureq, err := http.NewRequestWithContext(actx, http.MethodPost, ep.target(api), bytes.NewReader(out))
+		// Whether any of the request was written: one that never reached
+		// the model (its connection refused, its host unknown) is charged
+		// nothing.
+		var wrote atomic.Bool
+		tctx := httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteHeaders: func() { wrote.Store(true) }})
+		ureq, err := http.NewRequestWithContext(tctx, http.MethodPost, ep.target(api), bytes.NewReader(out))
 		if err != nil {
 			cancel()
 			pass.Abandoned()
@@ -151,14 +160,20 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 		}
 		resp, err := p.opts.Client.Do(ureq)
 		if err != nil {
+			// Read before cancel, which would end actx too: every error
+			// was read as a timeout.
+			timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
 			cancel()
 			// The model may have read the prompt, and the provider bills
 			// it: a call that ends before the answer (the client left, the
 			// request was stopped, the model timed out) is charged the
 			// prompt's estimate, so that leaving early cannot get around a
-			// budget.
-			prompt := (&answer{}).usage(out)
-			prompt.Input = addTokens(prompt.Input, spent)
+			// budget. One that was never sent is charged nothing.
+			prompt := reach.TokenUsage{Input: spent}
+			if wrote.Load() {
+				prompt = (&answer{}).usage(out)
+				prompt.Input = addTokens(prompt.Input, spent)
+			}
 			switch {
 			case r.Context().Err() != nil: // the client left: nobody to answer
 				pass.Abandoned()
@@ -172,9 +187,12 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 				mf.FailModelSpent(cause, prompt)
 				refuse(w, req, cause)
 				return nil, nil, 0, false
-			case actx.Err() != nil: // the model took longer than its timeout
+			case timedOut: // the model took longer than its timeout
 				spent = prompt.Input
 				err = fmt.Errorf("no answer within %s", timeout)
+			default: // the connection failed: before the request was sent, or after
+				spent = prompt.Input
+				err = transportError(err, ep.target(api))
 			}
 			pass.Failed(err)
 			lastErr = errors.New(openai.RedactQuery(err.Error(), ep.target(api)))
@@ -295,4 +313,22 @@ func unserved(status int, b []byte, model string, body map[string]json.RawMessag
 		}
 	}
 	return true
+}
+
+// transportError says what a call to the model endpoint at url that got
+// no answer met, and what to check: a refused connection (nothing listens
+// there), a host name that does not resolve, or the transport's own error.
+func transportError(err error, url string) error {
+	host := url
+	if u, e := neturl.Parse(url); e == nil {
+		host = u.Host
+	}
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("the connection to %s was refused (nothing listens there): check the model's base_url, and that its server is running", host)
+	case errors.As(err, &dns):
+		return fmt.Errorf("the host name of %s does not resolve: check the model's base_url", host)
+	}
+	return fmt.Errorf("%w: check the model's base_url, and that its server is running and reachable", err)
 }

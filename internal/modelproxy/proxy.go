@@ -482,12 +482,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				req.ID(), model, strings.Join(names, ", ")))
 		return
 	}
-	if p.refuseRate(w, req) {
-		return
-	}
 	route := "/v1/chat/completions"
 	if api == responsesAPI {
 		route = "/v1/responses"
+	}
+	if p.refuseRate(ctx, w, req, model, route) {
+		return
 	}
 	mctx, mf, err := p.opts.Models.BeginModel(reach.WithRoute(ctx, route), model)
 	if err != nil {
@@ -602,8 +602,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return ok, left, err
 			}
 		}
+		asked := askedTokens(api, body)
+		if l, listed := p.listedOutputLimit(model); asked == 0 && listed && l <= (1<<62)/choices(body["n"]) {
+			// The model writes no more than its listed limit: the turn
+			// holds that, not all that is left, and turns at once of
+			// one request may run together.
+			asked = l * choices(body["n"])
+		}
 		answerMax, told, release, err := p.holds.take(ctx, req,
-			ask{prompt: prompt, asked: askedTokens(api, body), minimum: minimum, price: price, priced: priced, wait: timeout, watch: watch}, sl, hs)
+			ask{prompt: prompt, asked: asked, minimum: minimum, price: price, priced: priced, wait: timeout, watch: watch}, sl, hs)
 		if err != nil {
 			// A budget refusal (the prompt alone past what is left)
 			// counts among the request's refusals in a row, as the
@@ -623,7 +630,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			refuse(w, req, mf.RefuseModel(ctx, tooManyChoices(req, n, answerMax)))
 			return
 		}
-		if capTokens(api, body, answerMax) && told {
+		if capTokens(api, body, answerMax, p.outputLimit(model)) && told {
 			withNote(api, body, finishNote(answerMax))
 		}
 	}

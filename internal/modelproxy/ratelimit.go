@@ -1,6 +1,7 @@
 package modelproxy
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -25,7 +26,7 @@ type Limiter interface {
 // SDKs' own retries would take the turn again at once): a 403 with
 // x-should-retry: false, its text saying which bucket and when a turn may
 // pass, Retry-After saying it in seconds too.
-func (p *Proxy) refuseRate(w http.ResponseWriter, req *reach.Request) bool {
+func (p *Proxy) refuseRate(ctx context.Context, w http.ResponseWriter, req *reach.Request, model, route string) bool {
 	l := p.opts.Limits
 	if l == nil {
 		return false
@@ -35,11 +36,25 @@ func (p *Proxy) refuseRate(w http.ResponseWriter, req *reach.Request) bool {
 		return false
 	}
 	secs := int64(math.Ceil(wait.Seconds()))
+	msg := fmt.Sprintf("Too many model calls (%s rate limit): this turn was not sent to the model.", bucket)
+	next := fmt.Sprintf("Try again in %ds, or make fewer model calls.", secs)
+	// Recorded as the other refusals are: a model frame of the request,
+	// refused, and its audit event; no turn counted.
+	if mr, ok := p.opts.Models.(ModelRefuser); ok {
+		e := &reach.Error{Guard: "limit", Type: reach.TypeRateLimit, Code: "rate_limited", Message: msg, Suggestion: next, RetryAfter: wait}
+		mr.RefuseModelTurn(reach.WithRoute(ctx, route), model, e)
+	}
 	p.log.Info("model turn refused for its rate limit", "request", req.ID(), "bucket", bucket, "retry_after", wait)
 	w.Header().Set(link.HeaderRequest, req.ID())
 	w.Header().Set("X-Should-Retry", "false")
 	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	proxyError(w, http.StatusForbidden, "rate_limit_exceeded", "rate_limited",
-		fmt.Sprintf("Too many model calls (%s rate limit): this turn was not sent to the model. Try again in %ds, or make fewer model calls.", bucket, secs))
+		msg+" "+next)
 	return true
+}
+
+// ModelRefuser records a model turn refused before it was begun: a
+// *reach.Runtime (RefuseModelTurn).
+type ModelRefuser interface {
+	RefuseModelTurn(ctx context.Context, model string, e *reach.Error) *reach.Error
 }
