@@ -508,7 +508,14 @@ func (r *Request) End() {
 	now := time.Now()
 	r.meter.End(now.Sub(r.started)) // its wall clock stops: a run of it named again counts from here
 	r.endDelegate()
-	r.cancel(&StopError{Cause: Cause{Mode: Cancel, By: "runtime", Reason: "request ended", At: now, Request: r.id}})
+	cause := Cause{Mode: Cancel, By: "runtime", Reason: "request ended", At: now, Request: r.id}
+	if r.rt.Draining() {
+		// Ended as the gateway shuts down (Drain came first): a call it
+		// cuts is told so, and that it may call again in a moment, not
+		// that someone stopped its request.
+		cause.By, cause.Reason, cause.Shutdown = "gateway", "the gateway is shutting down", true
+	}
+	r.cancel(&StopError{Cause: cause})
 	if root := r.root; root.ended.Load() && root.treeEnded() {
 		// No frame of the tree is admitted from now on: its loop
 		// detector has nothing left to judge, and the requests are kept

@@ -54,7 +54,8 @@ any address may be served.
 It also serves the web UI (/ui/), Prometheus metrics (/metrics), the
 approvals API (/v1/approvals) and, with a model configured, an
 OpenAI-compatible model proxy (/v1/chat/completions, /v1/responses).
-Ctrl-C (or SIGTERM, as from a supervisor) shuts it down gracefully.`,
+Ctrl-C (or SIGTERM, as from a supervisor) shuts it down gracefully, waiting up
+to about 15 s for the calls in flight; a second one ends it at once, as a kill would.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			awakeSysmon(cmd.Context())

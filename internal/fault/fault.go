@@ -241,6 +241,10 @@ type Cause struct {
 	Budget string `json:"budget,omitempty"`
 	// Request is the request that was stopped, which may be an ancestor.
 	Request string `json:"request"`
+	// Shutdown marks the end of a request by the gateway shutting down
+	// (or restarting): no one stopped it, and a call it cut may be made
+	// again once the gateway is back (StopError.Refusal).
+	Shutdown bool `json:"-"`
 }
 
 // StopError is the context cause of a stopped request: handlers that see
@@ -264,6 +268,14 @@ func (e *StopError) Refusal() *Error {
 		return &Error{Guard: "admit", Type: TypeBudget, Code: "budget_" + c.Budget, cancelled: true,
 			Message:    fmt.Sprintf("The %s budget of request %s is spent: %s.", budget.Word(c.Budget), c.Request, c.Reason),
 			Suggestion: "Stop calling tools and answer with what you have."}
+	}
+	if c.Shutdown {
+		return &Error{Guard: "admit", Type: TypeTransient, Code: "cut_by_shutdown", cancelled: true,
+			Message: fmt.Sprintf("The gateway is shutting down (or restarting), which ended request %s while this call ran: "+
+				"it was cut off, and a write may have taken effect.", c.Request),
+			Suggestion: "Call again in a moment, once the gateway is back (or through another instance of it). " +
+				"Before repeating a write, check whether it took effect, or repeat it under the same idempotency key: " +
+				"reach then does not run it a second time."}
 	}
 	return &Error{Guard: "admit", Type: TypeStopped, Code: "stopped_" + c.Mode.String(), cancelled: true,
 		Message:    fmt.Sprintf("Request %s was stopped (%s) by %s: %s.", c.Request, c.Mode, c.By, c.Reason),

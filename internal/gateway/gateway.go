@@ -152,6 +152,7 @@ type Gateway struct {
 	mu       sync.Mutex
 	closed   bool
 	draining atomic.Bool // Serve is shutting down: /readyz answers 503
+	waited   atomic.Bool // Serve waited for the calls its end of the requests cut (endBeforeClosing): Close waits no more
 
 	// recoveredStopped holds the ids of the requests a recovery here found
 	// stopped (noteStopped): nothing follows their tasks any more. Those
@@ -476,6 +477,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 		// batch's next call, a model turn's tools are refused
 		// shutting_down); Close waits for the calls they have in flight.
 		g.rt.Drain(sctx) // sctx ended: it waits for nothing here
+		g.endBeforeClosing()
 		err = srv.Close()
 	}
 	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && err == nil {
@@ -485,6 +487,25 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 		return lostErr
 	}
 	return err
+}
+
+// endBeforeClosing ends the requests the gateway began, once the HTTP
+// grace is over and before their connections are closed: a call still
+// running is cut (its request ended as the gateway shuts down, so its
+// answer says that, and that it may be made again in a moment), and its
+// answer reaches its client, the handlers given up to the grace
+// (store.KeptGrace) to return and write it. Before, the connections were
+// closed first, and the calls were cut after: their clients got no
+// answer at all. Close ends them too (a closed gateway's requests, ended
+// here, are not ended again) and waits for what is left.
+func (g *Gateway) endBeforeClosing() {
+	g.owned.EndAll()
+	g.waited.Store(true) // the shutdown's bounds stay: one grace for them, here or in Close
+	ctx, cancel := context.WithTimeout(context.Background(), store.KeptGrace)
+	defer cancel()
+	if g.rt.Drain(ctx) == 0 {
+		g.server.Shutdown(ctx) // the handlers write the answers of the calls that returned
+	}
 }
 
 // ServeStdio serves MCP on t (mcp.StdioTransport for stdin and stdout)
@@ -555,6 +576,9 @@ func (g *Gateway) drainCalls() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), store.KeptGrace)
 	defer cancel()
+	if g.waited.Load() {
+		cancel() // Serve waited for them its grace already
+	}
 	if left := g.rt.Drain(ctx); left > 0 {
 		g.log.Warn("shutting down: calls or model turns still ran past the grace, deaf to their cancellation; the next start settles them as after a kill (a retry of a call's key is answered interrupted)", "calls_and_turns", left)
 	}
