@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -31,5 +33,66 @@ func TestAuth34InspectorNoKey(t *testing.T) {
 	msg, _ := r.Error["message"].(string)
 	if !strings.Contains(msg, "offers no OAuth login. Send an API key (Authorization: Bearer rk_") || r.Error["status"] == float64(401) {
 		t.Errorf("the Inspector should show reach's words (no OAuth login, send an API key):\n%s", r.Out)
+	}
+}
+
+// TestAuth34RefusalBeneath: the desk's escalate calls itself beneath
+// itself through reach, which refuses that nested call as a re-entry; the
+// desk passes the refusal back as its error. The caller reads the outer
+// call's failure with the inner refusal's own next step (return to the
+// running call), not the generic advice to check the arguments, which
+// were right.
+func TestAuth34RefusalBeneath(t *testing.T) {
+	s, d := newFW34Shop(t, "")
+	status, out := do(t, "POST", s.url+"/v1/calls", `{"request_id":"esc","tool_calls":[{"call_id":"a","tool":"up__escalate","arguments":{"ticket":"T1","level":0}}]}`, nil)
+	res := path(out, "results", 0)
+	msg, _ := path(res, "error", "message").(string)
+	sugg, _ := path(res, "error", "suggestion").(string)
+	if status != 200 || !strings.Contains(msg, "refused reentrancy") {
+		t.Fatalf("status %d, result %v; want the desk's failure carrying reach's refusal of its nested call", status, res)
+	}
+	t.Logf("the caller read: %s / %s", msg, sugg)
+	if strings.Contains(sugg, "Check the arguments") || !strings.Contains(sugg, "up__escalate") ||
+		!strings.Contains(sugg, "return to the running up__escalate call") {
+		t.Errorf("suggestion %q; want the nested refusal's own next step, not the arguments' check", sugg)
+	}
+	if got := strings.Join(d.entries(), ", "); got != "escalate T1 0" {
+		t.Errorf("the desk ran %s; want the outer escalation only", got)
+	}
+}
+
+// TestAuth34DeadlockBeneath: two requests each move one account to the
+// other with the desk's transfer, which writes the other account through
+// reach from inside its own write; reach refuses one nested write as a
+// deadlock. That request's caller reads its transfer's failure with the
+// deadlock's own next step (finish or undo what the request holds).
+func TestAuth34DeadlockBeneath(t *testing.T) {
+	s, _ := newFW34Shop(t, "tools:\n  up__transfer: {access: write, reentrancy: reentrant, writes: [\"acct:{from}\"]}\n")
+	results := make([]any, 2)
+	var wg sync.WaitGroup
+	for i, ft := range [][2]string{{"x", "y"}, {"y", "x"}} {
+		wg.Go(func() {
+			_, out := do(t, "POST", s.url+"/v1/calls", fmt.Sprintf(`{"request_id":"move-%s","tool_calls":[{"call_id":"a","tool":"up__transfer","arguments":{"from":%q,"to":%q}}]}`,
+				ft[0], ft[0], ft[1]), nil)
+			results[i] = path(out, "results", 0)
+		})
+	}
+	wg.Wait()
+	refused := 0
+	for _, res := range results {
+		msg, _ := path(res, "error", "message").(string)
+		if !strings.Contains(msg, "would deadlock") {
+			continue
+		}
+		refused++
+		sugg, _ := path(res, "error", "suggestion").(string)
+		t.Logf("the caller read: %s / %s", msg, sugg)
+		if strings.Contains(sugg, "Check the arguments") || !strings.Contains(sugg, "(deadlock) of the call of up__transfer") ||
+			!strings.Contains(sugg, "Finish or undo what this request holds") {
+			t.Errorf("suggestion %q; want the deadlock refusal's own next step", sugg)
+		}
+	}
+	if refused != 1 {
+		t.Fatalf("results %v; want one transfer failed on a deadlock refused beneath it", results)
 	}
 }
