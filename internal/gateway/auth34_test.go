@@ -59,6 +59,13 @@ func TestAuth34RefusalBeneath(t *testing.T) {
 	if got := strings.Join(d.entries(), ", "); got != "escalate T1 0" {
 		t.Errorf("the desk ran %s; want the outer escalation only", got)
 	}
+	// Over MCP, the model reads the message, then the suggestion on a line
+	// of its own.
+	res2, text := callText(t, connectMCP(t, s.g, nil), "up__escalate", map[string]any{"ticket": "T2", "level": 0}, nil)
+	last := text[strings.LastIndexByte(text, '\n')+1:]
+	if !res2.IsError || !strings.HasPrefix(last, "It failed on reach's refusal (reentrancy) of the call of up__escalate it made beneath this one: ") {
+		t.Errorf("over MCP the model read %q; want its last line the nested refusal's next step", text)
+	}
 }
 
 // TestAuth34DeadlockBeneath: two requests each move one account to the
