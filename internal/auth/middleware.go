@@ -112,7 +112,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			}
 		}
 		if oauthDiscovery(r) {
-			a.noOAuth(w)
+			a.noOAuth(w, r)
 			return
 		}
 		id, err := a.Authenticate(r)
@@ -158,16 +158,23 @@ func oauthDiscovery(r *http.Request) bool {
 
 // noOAuth answers an OAuth discovery (oauthDiscovery) with 404, needing no
 // credentials: reach takes API keys or JWTs it is given, and offers no
-// OAuth login. The body says what to send: the MCP SDKs show it to their
-// user ("Dynamic Client Registration rejected (HTTP 404): ..."), where a
-// 401 here would send them looking for a login.
-func (a *Authenticator) noOAuth(w http.ResponseWriter) {
+// OAuth login. The body says what to send, and the MCP SDKs show it to
+// their user, where a 401 here would send them looking for a login. The
+// registration's is in OAuth's error format (RFC 7591: error,
+// error_description), the one its clients read; the metadata's in reach's.
+func (a *Authenticator) noOAuth(w http.ResponseWriter, r *http.Request) {
+	msg := "This gateway offers no OAuth login. " + a.suggestion()
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusNotFound)
+	if r.Method == http.MethodPost {
+		json.NewEncoder(w).Encode(map[string]string{"error": "no_oauth", "error_description": msg})
+		return
+	}
 	json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{
 		"code":       "no_oauth",
-		"message":    "This gateway offers no OAuth login. " + a.suggestion(),
+		"message":    msg,
 		"suggestion": a.suggestion(),
 	}})
 }

@@ -32,10 +32,23 @@ func TestOAuthDiscoveryAnswersNoOAuth(t *testing.T) {
 		reached = ""
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(c.method, c.path, strings.NewReader("{}")))
-		var body struct{ Error map[string]string }
-		json.Unmarshal(rec.Body.Bytes(), &body)
-		if rec.Code != http.StatusNotFound || body.Error["code"] != "no_oauth" ||
-			!strings.Contains(body.Error["message"], "Send an API key (Authorization: Bearer rk_") {
+		// The metadata in reach's error envelope; the registration in
+		// OAuth's (RFC 7591), the one its clients read.
+		var code, msg string
+		if c.method == "POST" {
+			var body struct {
+				Error            string
+				ErrorDescription string `json:"error_description"`
+			}
+			json.Unmarshal(rec.Body.Bytes(), &body)
+			code, msg = body.Error, body.ErrorDescription
+		} else {
+			var body struct{ Error map[string]string }
+			json.Unmarshal(rec.Body.Bytes(), &body)
+			code, msg = body.Error["code"], body.Error["message"]
+		}
+		if rec.Code != http.StatusNotFound || code != "no_oauth" ||
+			!strings.HasPrefix(msg, "This gateway offers no OAuth login. Send an API key (Authorization: Bearer rk_") {
 			t.Errorf("%s %s = %d %s, want 404 no_oauth saying to send an API key", c.method, c.path, rec.Code, rec.Body)
 		}
 		if reached != "" {

@@ -2,6 +2,9 @@ package gateway
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +34,7 @@ func TestAuth34InspectorNoKey(t *testing.T) {
 	// "This endpoint needs credentials" as a registration rejected, status
 	// 401, which it takes for a login to retry.
 	msg, _ := r.Error["message"].(string)
+	t.Logf("the Inspector said: %s", msg)
 	if !strings.Contains(msg, "offers no OAuth login. Send an API key (Authorization: Bearer rk_") || r.Error["status"] == float64(401) {
 		t.Errorf("the Inspector should show reach's words (no OAuth login, send an API key):\n%s", r.Out)
 	}
@@ -101,5 +105,51 @@ func TestAuth34DeadlockBeneath(t *testing.T) {
 	}
 	if refused != 1 {
 		t.Fatalf("results %v; want one transfer failed on a deadlock refused beneath it", results)
+	}
+}
+
+// auth34SDKScript connects the TypeScript MCP SDK's client (its import
+// path is the first argument) to the URL, with an OAuth provider (as
+// clients that offer a login pass) when asked, and prints what failed.
+const auth34SDKScript = `
+const sdk = process.argv[2];
+const { Client } = await import(sdk + "/dist/esm/client/index.js");
+const { StreamableHTTPClientTransport } = await import(sdk + "/dist/esm/client/streamableHttp.js");
+const provider = {
+  get redirectUrl() { return "http://127.0.0.1:9/cb"; },
+  get clientMetadata() { return { client_name: "t", redirect_uris: ["http://127.0.0.1:9/cb"] }; },
+  clientInformation() {}, saveClientInformation() {}, tokens() {}, saveTokens() {},
+  redirectToAuthorization(u) { console.log("REDIRECTED " + u); },
+  saveCodeVerifier() {}, codeVerifier() { return ""; },
+};
+const c = new Client({ name: "t", version: "1" });
+try {
+  await c.connect(new StreamableHTTPClientTransport(new URL(process.argv[3]), process.argv[4] === "provider" ? { authProvider: provider } : {}));
+  console.log("CONNECTED");
+} catch (e) { console.log("ERROR " + e.message); }
+`
+
+// TestAuth34SDKNoKey connects the TypeScript MCP SDK's client, with no key,
+// to a gateway that takes API keys: without an OAuth provider it shows
+// reach's 401; with one it looks for OAuth, finds none, and shows reach's
+// words, not an OAuth error it cannot parse.
+func TestAuth34SDKNoKey(t *testing.T) {
+	dir, node := frameworksCacheOf(t, "@modelcontextprotocol/sdk")
+	script := filepath.Join(t.TempDir(), "sdk.mjs")
+	if err := os.WriteFile(script, []byte(auth34SDKScript), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := serveNPM(t, "auth: {keys: true}\n")
+	for _, mode := range []string{"plain", "provider"} {
+		out, err := exec.Command(node, script, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk"), base+"/mcp", mode).CombinedOutput()
+		got := strings.TrimSpace(string(out))
+		t.Logf("%s: %s (%v)", mode, got, err)
+		want := "ERROR Streamable HTTP error: Error POSTing to endpoint: " // then reach's 401 body
+		if mode == "provider" {
+			want = "ERROR This gateway offers no OAuth login. Send an API key (Authorization: Bearer rk_"
+		}
+		if !strings.HasPrefix(got, want) || !strings.Contains(got, "Send an API key") {
+			t.Errorf("%s: the client said %q; want %q..., reach's words", mode, got, want)
+		}
 	}
 }
