@@ -866,13 +866,40 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 		te, transient := retry.Transient(err, timedOut, t.Retryable)
 		ps.Failed(err, transient, timedOut || (te != nil && te.Type == "unavailable"))
 		if !transient || n >= attempts {
-			return &Result{Status: StatusError, Error: retry.Failure(&retry.Attempt{Tool: c.Tool, Timeout: t.AttemptTimeout, Err: err,
-				TimedOut: timedOut, Transient: transient, N: n, Of: attempts, CanRetry: canRetry, Took: time.Since(start)})}, nil
+			beneath := refusedBeneath(c.req, f)
+			a := &retry.Attempt{Tool: c.Tool, Timeout: t.AttemptTimeout, Err: err,
+				TimedOut: timedOut, Transient: transient, N: n, Of: attempts, CanRetry: canRetry, Took: time.Since(start)}
+			if beneath != nil {
+				a.Beneath, a.BeneathTool = beneath.Err(), beneath.Name
+			}
+			return &Result{Status: StatusError, Error: retry.Failure(a)}, nil
 		}
 		if err := retry.Sleep(ctx, retry.Backoff(t.Retrying.Base, t.Retrying.Max, n)); err != nil {
 			return nil, fault.ContextCause(ctx, "execute")
 		}
 	}
+}
+
+// refusedBeneath returns the last tool call reach refused directly
+// beneath f in r (a tool that calls reach from inside its own call, whose
+// refusal it may pass back as its error), or nil.
+func refusedBeneath(r *Request, f *Frame) *Frame {
+	if r == nil || f == nil {
+		return nil
+	}
+	var found *Frame
+	r.mu.Lock() // the frames are compacted in place (letGo): read them under it
+	for i := len(r.frames) - 1; i >= 0 && r.frames[i] != f; i-- {
+		if g := r.frames[i]; g.Parent == f && g.Kind == ToolFrame && g.State() == Refused {
+			found = g
+			break
+		}
+	}
+	r.mu.Unlock()
+	if found == nil || found.Err() == nil {
+		return nil
+	}
+	return found
 }
 
 // runTool runs a tool's Func; a panic in it fails the call (permanently)

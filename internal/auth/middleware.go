@@ -111,6 +111,10 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 				return
 			}
 		}
+		if oauthDiscovery(r) {
+			a.noOAuth(w, r)
+			return
+		}
 		id, err := a.Authenticate(r)
 		if err != nil {
 			a.log.Info("authentication failed", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
@@ -129,6 +133,50 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// oauthDiscovery reports whether r is one an MCP client sends, after a
+// 401, to find an OAuth server: RFC 9728's protected resource metadata,
+// RFC 8414's or OpenID's server metadata (at the root, or after the path,
+// as clients try both), or the dynamic client registration clients fall
+// back to when those are missing.
+func oauthDiscovery(r *http.Request) bool {
+	p := r.URL.Path
+	if r.Method == http.MethodPost && p == "/register" {
+		return true
+	}
+	if r.Method != http.MethodGet {
+		return false
+	}
+	for _, doc := range []string{"oauth-protected-resource", "oauth-authorization-server", "openid-configuration"} {
+		if p == "/.well-known/"+doc || strings.HasPrefix(p, "/.well-known/"+doc+"/") || strings.HasSuffix(p, "/.well-known/"+doc) {
+			return true
+		}
+	}
+	return false
+}
+
+// noOAuth answers an OAuth discovery (oauthDiscovery) with 404, needing no
+// credentials: reach takes API keys or JWTs it is given, and offers no
+// OAuth login. The body says what to send, and the MCP SDKs show it to
+// their user, where a 401 here would send them looking for a login. The
+// registration's is in OAuth's error format (RFC 7591: error,
+// error_description), the one its clients read; the metadata's in reach's.
+func (a *Authenticator) noOAuth(w http.ResponseWriter, r *http.Request) {
+	msg := "This gateway offers no OAuth login. " + a.suggestion()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNotFound)
+	if r.Method == http.MethodPost {
+		json.NewEncoder(w).Encode(map[string]string{"error": "no_oauth", "error_description": msg})
+		return
+	}
+	json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{
+		"code":       "no_oauth",
+		"message":    msg,
+		"suggestion": a.suggestion(),
+	}})
 }
 
 // StreamRecheck is how often a stream's credentials are checked again

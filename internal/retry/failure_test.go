@@ -54,3 +54,23 @@ func TestFailure(t *testing.T) {
 		t.Fatalf("a forbidden call: %+v", e)
 	}
 }
+
+// TestFailureRefusedBeneath: a tool that failed passing back reach's
+// refusal of its own nested call keeps that refusal's next step in its
+// suggestion, not the advice to check the arguments.
+func TestFailureRefusedBeneath(t *testing.T) {
+	inner := &fault.Error{Code: "deadlock", Type: fault.TypeState, Message: "Writing acct y would deadlock.",
+		Suggestion: "Finish or undo what this request holds, then try again."}
+	e := Failure(&Attempt{Tool: "transfer", Err: &ToolError{Type: "tool_error", Message: "moved x to y; writing y answered: " + inner.Message},
+		N: 1, Of: 1, Beneath: inner, BeneathTool: "transfer"})
+	if e.Type != fault.TypeTool || e.Code != "tool_error" || !strings.Contains(e.Message, "would deadlock") ||
+		strings.Contains(e.Suggestion, "Check the arguments") || !strings.Contains(e.Suggestion, "(deadlock) of the call of transfer") ||
+		!strings.HasSuffix(e.Suggestion, inner.Suggestion) {
+		t.Fatalf("a failure on a refusal beneath: %+v", e)
+	}
+	// Without one, the generic advice stands.
+	e = Failure(&Attempt{Tool: "transfer", Err: &ToolError{Type: "tool_error", Message: "bad account"}, N: 1, Of: 1})
+	if !strings.Contains(e.Suggestion, "Check the arguments") {
+		t.Fatalf("a failure of its own: %+v", e)
+	}
+}

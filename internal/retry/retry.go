@@ -167,6 +167,12 @@ type Attempt struct {
 	N, Of     int           // the attempt, of how many were allowed
 	CanRetry  bool          // the runtime may retry the call (a read, or a write under an idempotency key)
 	Took      time.Duration // how long the call ran, its attempts and the waits between them
+	// Beneath is reach's refusal of a call the tool made through reach
+	// from inside this one (a tool that calls reach), the last if several,
+	// and BeneathTool that call's tool: a failure that passes it back
+	// keeps its next step.
+	Beneath     *fault.Error
+	BeneathTool string
 }
 
 // Failure is the structured error of a tool call that failed (guard
@@ -201,6 +207,12 @@ func Failure(a *Attempt) *fault.Error {
 	case a.Transient:
 		e.Type = fault.TypeTransient
 		e.Suggestion = "It may work if you try again later."
+	case a.Beneath != nil:
+		// The arguments were fine: what failed is reach's refusal inside,
+		// whose own next step (finish or undo what is held, return to the
+		// running call) is what to do.
+		e.Suggestion = fmt.Sprintf("It failed on reach's refusal (%s) of the call of %s it made beneath this one: %s",
+			a.Beneath.Code, a.BeneathTool, a.Beneath.Suggestion)
 	case te != nil && te.Type == "forbidden":
 		e.Suggestion = "The tool refused this call, whatever its arguments; try another approach, or hand this to a human if the tool is needed."
 	default:
