@@ -107,6 +107,10 @@ func (d *fw34Desk) entries() []string {
 // passes (a guard against a hang, not a measure): it says whether ok held.
 func (d *fw34Desk) until(ok func([]string) bool) bool {
 	deadline := time.After(time.Minute)
+	// ok may read more than the log (reach's frames, which change with no
+	// entry here): look again now and then, not only when the log changes.
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		d.mu.Lock()
 		held, ch := ok(d.log), d.change
@@ -116,6 +120,7 @@ func (d *fw34Desk) until(ok func([]string) bool) bool {
 		}
 		select {
 		case <-ch:
+		case <-tick.C:
 		case <-d.release:
 			return false
 		case <-deadline:
