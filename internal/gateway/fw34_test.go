@@ -75,10 +75,9 @@ var fw34Frameworks = []string{"openai-agents", "ai-sdk", "langgraph"}
 // through reach from inside its own write), note (a write of an order),
 // lookup (a read). Each call's begin and end is in its log.
 type fw34Desk struct {
-	reach string      // reach's URL, set once it serves
-	held  func() bool // for the notes: whether reach has all the notes of the turn
-
 	mu     sync.Mutex
+	reach  string      // reach's URL, set once it serves
+	held   func() bool // for the notes: whether reach has all the notes of the turn
 	log    []string
 	change chan struct{} // closed and renewed at each entry of the log
 
@@ -136,7 +135,10 @@ func (d *fw34Desk) until(ok func([]string) bool) bool {
 func (d *fw34Desk) nested(ctx context.Context, req *mcp.CallToolRequest, tool string, args map[string]any) (string, bool) {
 	parent, _ := req.Params.Meta[link.MetaParent].(string)
 	body, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"call_id": "nested", "tool": tool, "arguments": args}}})
-	hr, err := http.NewRequestWithContext(ctx, "POST", d.reach+"/v1/calls", bytes.NewReader(body))
+	d.mu.Lock()
+	base := d.reach
+	d.mu.Unlock()
+	hr, err := http.NewRequestWithContext(ctx, "POST", base+"/v1/calls", bytes.NewReader(body))
 	if err != nil {
 		return err.Error(), true
 	}
@@ -273,7 +275,9 @@ func newFW34Shop(t *testing.T, extra string) (*shop, *fw34Desk) {
 	w := &wire{protocols: map[string]int{}, models: map[string]int{}}
 	srv := httptest.NewServer(w.wrap(g.Handler()))
 	t.Cleanup(srv.Close)
+	d.mu.Lock() // the desk's handlers read it (they run on their own goroutines)
 	d.reach = srv.URL
+	d.mu.Unlock()
 	return &shop{g: g, url: srv.URL, upURL: upURL, model: m, modelURL: ms.URL, wire: w}, d
 }
 
@@ -586,7 +590,9 @@ func TestFW34WritesOfOneTurn(t *testing.T) {
 	for _, fw := range fw34Frameworks {
 		t.Run(fw, func(t *testing.T) {
 			s, d := newFW34Shop(t, "tools:\n  up__note: {access: write, writes: [\"order:{order}\"]}\n")
+			d.mu.Lock() // until reads it under d.mu
 			d.held = func() bool { return len(fw34Frames(s.g, "up__note")) == 3 }
+			d.mu.Unlock()
 			r := runAgent(t, dir, node, fw, "", "", s.url+"/mcp", s.url+"/v1", "fw34-notes", nil)
 			log := d.entries()
 			t.Logf("the model read: %s; the desk ran: %s", clip(r.Text, 600), strings.Join(log, ", "))
