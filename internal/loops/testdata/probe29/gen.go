@@ -796,7 +796,7 @@ func abstractFanoutEditorStuck() {
 	for i, a := range asks {
 		i := i
 		r.fan("Next round.",
-			h{to: "editor", task: a, verdict: draft, mark: i == 3, body: func() {
+			h{to: "editor", task: a, verdict: draft, mark: i == 2, body: func() {
 				r.calls("Counting.", ok("word_count", obj{"text_ref": fmt.Sprintf("abstract@v%d", i+1)}, obj{"words": 212}))
 			}},
 			h{to: "citation_checker", task: fmt.Sprintf("Resolve the DOIs cited in section %d", i+1), verdict: fmt.Sprintf("Section %d: %d DOIs resolve, %d do not.", i+1, 6+i, i%2), body: func() {
