@@ -27,7 +27,11 @@ type agentState struct {
 	writeAns uint64 // the answer of the last of them, as flipRing keeps it
 	reads    uint64 // successful calls of other tools it made
 
-	verdict verdict // the last delegation verdict it received
+	// The last delegation verdicts it received, newest at recv[nrecv-1]
+	// once the ring has wrapped as before it: rounds.go reads them.
+	recv  [maxRecv]verdict
+	nrecv uint64 // verdicts received
+	turns uint64 // model calls it made: which turn a hand-off of its was made in
 
 	pushes, writePush uint64 // calls pushed on the ring; the number of the last write's push
 }

@@ -182,7 +182,7 @@ func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, s
 	}
 	st.ans, st.echoed, st.agent, st.epoch, st.n, st.nw, st.last, st.asked = sc.digest, ed, a.id, d.epoch, 0, 0, "", 1
 	st.nv, st.named = 0, 0
-	if len(firstArgs) > 0 && callKey(s.Tool, firstArgs) == first {
+	if len(firstArgs) > 0 && readKey(s.Tool, isWrite(s.Access), firstArgs) == first {
 		d.alikeNamed(st, firstArgs, sc.out)
 		if ws, ok := d.alikeWordsOf(firstArgs, st.ws[:0], &st.code, 0); ok {
 			st.addWords(ws, first)

@@ -219,8 +219,10 @@ func caseFold(k, low []byte) (int, bool) {
 
 // cursorKey reports whether key k names a page's cursor, an opaque token
 // that says where a listing goes on (cursor, next_cursor, pageToken,
-// nextPageToken, starting_after, continuation_token, marker), in any case
-// style.
+// nextPageToken, starting_after, continuation_token, marker, or "next"
+// alone, as collection APIs hand the next page's cursor back:
+// TestCursorUnderNext), in any case style. An answer's cursors are read
+// so only when its call moved one.
 func cursorKey(k []byte) bool {
 	var low [24]byte
 	n, ok := caseFold(k, low[:])
@@ -228,7 +230,7 @@ func cursorKey(k []byte) bool {
 		return false
 	}
 	switch string(low[:n]) {
-	case "cursor", "nextcursor", "pagecursor", "endcursor", "pagetoken", "nextpagetoken", "nexttoken", "startingafter", "continuationtoken", "continuation", "marker", "nextmarker":
+	case "cursor", "nextcursor", "pagecursor", "endcursor", "pagetoken", "nextpagetoken", "nexttoken", "startingafter", "continuationtoken", "continuation", "marker", "nextmarker", "next":
 		return true
 	}
 	return false

@@ -142,6 +142,8 @@ type Step struct {
 	// writes: fold left out the ref of the element acted on (writeFold)
 	unref bool
 	widen bool // tool calls: this call widens the previous call of its tool
+	// delegations: the turn of its agent's it was made in (agentState.turns)
+	turn uint64
 	// tool calls: the question the call asks, free text left out; 0 when
 	// its arguments hold no free text
 	question uint64
@@ -462,6 +464,9 @@ func (d *Detector) Check(s *Step) *Verdict {
 	case Delegation:
 		v = d.checkDelegation(s)
 	default:
+		// A model call is a turn of its agent's: the hand-offs it makes
+		// before its next one are one fan-out (rounds.go).
+		d.agent(s.Agent).turns++
 		d.seq++
 		s.seq = d.seq
 	}

@@ -39,6 +39,7 @@ type verdict struct {
 	full string // the text, at most maxVerdict bytes
 	from string // who gave it
 	text string // quoted in a Message
+	turn uint64 // the delegator's turn its hand-off was made in (agentState.turns)
 
 	loose bool // handed on with a task that shares little with the chain's (rounds.next.loose)
 
@@ -69,6 +70,7 @@ type rounds struct {
 	nums   []uint64 // the numbers its tasks name
 	at     uint64   // Detector.verdicts at the last hand-off
 	others uint64   // successful writes by agents other than the receiver then
+	turn   uint64   // the delegator's turn the last hand-off was made in
 	ends   []verdict
 
 	// The hand-off being checked, applied by commit once it is allowed.
@@ -79,16 +81,52 @@ type rounds struct {
 		nums   []uint64
 		at     uint64
 		others uint64
+		turn   uint64
 		end    verdict
 	}
 }
 
+// maxRecv is the verdicts an agent remembers receiving: a fan-out's
+// receivers, for the round of each to end with its own (roundEnd).
+const maxRecv = 8
+
 // received records the verdict that agent from got back from to (its
-// text, verdictText).
-func (d *Detector) received(from, to string, text string) {
+// text, verdictText), for the hand-off it made in its turn turn.
+func (d *Detector) received(from, to string, text string, turn uint64) {
 	a := d.agent(from)
+	if to == "" {
+		to = "main"
+	}
 	d.verdicts++
-	a.verdict = verdict{at: d.verdicts, full: text, from: to, text: quote(text)}
+	a.recv[a.nrecv%maxRecv] = verdict{at: d.verdicts, full: text, from: to, text: quote(text), turn: turn}
+	a.nrecv++
+}
+
+// roundEnd returns the verdict that ends a round of handing tasks to
+// receiver to, whose last hand-off was made in the delegator's turn turn
+// when Detector.verdicts was at: the last verdict the delegator received
+// since then, but for those of that hand-off's siblings. Hand-offs made in
+// one turn (a fan-out: three researchers, a translator per language, a
+// mapper per chunk) were none of them chosen after reading another's
+// verdict: each answers its own task, and the round of handing a task to
+// one of them ends with that one's verdict, whichever sibling answered
+// last (TestFanOutRoundsEachReceiver). A hand-off made in a later turn
+// than the receiver's (a verifier's, in a pipeline) was chosen after
+// reading it, and its verdict ends the round, as a rejection of the
+// receiver's work (TestRewordedDelegation). With the delegator's turns
+// unknown (no model call of its seen), every verdict is read as a later
+// turn's. It returns nil when there is none.
+func (a *agentState) roundEnd(to string, at, turn uint64) *verdict {
+	for i := range min(a.nrecv, maxRecv) {
+		v := &a.recv[(a.nrecv-1-i)%maxRecv]
+		if v.at <= at {
+			return nil
+		}
+		if turn == 0 || v.turn != turn || v.from == to {
+			return v
+		}
+	}
+	return nil
 }
 
 // verdictText is a delegation's result as the text of its verdict, at
@@ -112,7 +150,7 @@ func verdictText(result []byte) (string, bool) {
 // (or a paraphrase of it: as many points or more, sharing their words),
 // with no successful write by another agent than the receiver in between.
 // It returns the state to commit if the hand-off is allowed.
-func (d *Detector) checkRounds(from, to, task string, others uint64) (*rounds, *Verdict) {
+func (d *Detector) checkRounds(from, to, task string, others, turn uint64) (*rounds, *Verdict) {
 	k := mix(hashString(from), hashString(to))
 	rs, ok := d.rounds.get(k)
 	if !ok {
@@ -122,7 +160,7 @@ func (d *Detector) checkRounds(from, to, task string, others uint64) (*rounds, *
 	n := &rs.next
 	n.words = words(task, n.words)
 	n.nums = numbers(task, n.nums)
-	n.at, n.others = d.verdicts, others
+	n.at, n.others, n.turn = d.verdicts, others, turn
 	n.end = verdict{}
 	// A rewording names no number the chain's tasks did not and shares a
 	// word with them; a task that names a new number ("attempt 3",
@@ -138,7 +176,7 @@ func (d *Detector) checkRounds(from, to, task string, others uint64) (*rounds, *
 	// the same defect, but the same question asked back is what each of
 	// those tasks needs to start, not this task coming round again.
 	n.loose = sh < 2 && 2*sh < len(n.words)
-	if v := &d.agent(from).verdict; v.at > rs.at {
+	if v := d.agent(from).roundEnd(to, rs.at, rs.turn); v != nil {
 		n.end = *v
 		n.end.loose = n.loose
 	}
@@ -199,7 +237,7 @@ func (rs *rounds) commit() {
 		rs.words = mergeWords(rs.words, n.words)
 	}
 	rs.count++
-	rs.at, rs.others = n.at, n.others
+	rs.at, rs.others, rs.turn = n.at, n.others, n.turn
 }
 
 // mergeWords returns the union of two sorted word lists, at most

@@ -191,7 +191,7 @@ func (d *Detector) tool(name string) *toolState {
 
 func (d *Detector) checkTool(s *Step) *Verdict {
 	c := &d.cfg
-	s.key = callKey(s.Tool, s.Args)
+	s.key = readKey(s.Tool, isWrite(s.Access), s.Args)
 	s.fold, s.unref, s.refFold = 0, false, 0
 	if isWrite(s.Access) && len(s.Args) <= maxChainArgs {
 		s.fold, s.unref = d.writeFold(s)
@@ -235,7 +235,7 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 			Detector: "repeat",
 			Message: s.Tool + " " + preview(s.Args) + " already ran " + plural(cs.count, "time", "times") +
 				" and returned the same result each time (" + cs.last + "), and nothing was written since; a " +
-				ordinal(cs.count+1) + " identical call cannot return anything new.",
+				ordinal(cs.count+1) + " identical call" + exchangeAside(s) + " cannot return anything new.",
 			Suggestion: "Use the result you already have. If you expect it to change, first do what changes it; " +
 				"otherwise try a different tool or different arguments, or give your answer.",
 		}

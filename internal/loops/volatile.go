@@ -33,10 +33,11 @@ var volatileWords = map[string]bool{
 // x-request-id, search_id), name an id of the exchange rather than of a
 // thing. A quote's or an estimate's id (quote_id) is made anew for each
 // asking, as a search's is: what it quotes is the answer (TestQuoteIDs).
+// So is a long poll's (poll_id): each poll its own (TestPollIDs).
 var volatileIDWords = map[string]bool{
 	"request": true, "req": true, "trace": true, "span": true, "correlation": true, "search": true,
 	"query": true, "response": true, "resp": true, "rpc": true, "invocation": true, "nonce": true,
-	"quote": true, "estimate": true,
+	"quote": true, "estimate": true, "poll": true,
 }
 
 // quotaWords are the words that, beside "remaining" or "left" (or "rate"
