@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/pgtest"
 )
 
 // TestStoppedWhilePending35: a call waits for approval and its request is
@@ -18,6 +19,16 @@ import (
 // the call is still needed, make it again", which the stopped request
 // refuses.
 func TestStoppedWhilePending35(t *testing.T) {
+	stoppedWhilePending(t, "", false)
+}
+
+// TestInstancesStoppedWhilePending35 is TestStoppedWhilePending35 on a
+// PostgreSQL store, the stop sent through a second instance.
+func TestInstancesStoppedWhilePending35(t *testing.T) {
+	stoppedWhilePending(t, "store: "+pgtest.Database(t)+"\n", true)
+}
+
+func stoppedWhilePending(t *testing.T, store string, second bool) {
 	dir := t.TempDir()
 	ks, err := auth.OpenKeys(auth.KeysPath(dir))
 	if err != nil {
@@ -27,19 +38,27 @@ func TestStoppedWhilePending35(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse([]byte("examples: true\ndata: "+dir+"\nauth: {keys: true}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte(store+"instance: a\nexamples: true\ndata: "+dir+"\nauth: {keys: true}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := newTestGateway(t, cfg)
 	srv := serveTest(t, g)
 	url := srv.URL
+	stopURL := url
+	if second {
+		cfg2, err := config.Parse([]byte(store+"instance: b\nexamples: true\ndata: "+dir+"\nauth: {keys: true}\n"), os.LookupEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopURL = serveTest(t, newTestGateway(t, cfg2)).URL
+	}
 	as := map[string]string{"Authorization": "Bearer " + alice}
 	_, out := do(t, "POST", url+"/v1/calls", `{"request_id":"p35","tool_calls":[{"call_id":"c","tool":"refund_order","arguments":{"order_id":"1001","amount":10,"reason":"broken"}}]}`, as)
 	if s := path(out, "results", 0, "status"); s != "pending" {
 		t.Fatalf("the refund is %v, want pending: %v", s, out)
 	}
-	if st, o := do(t, "POST", url+"/v1/requests/p35/cancel", `{"mode":"cancel","reason":"wrong customer"}`, as); st != 200 {
+	if st, o := do(t, "POST", stopURL+"/v1/requests/p35/cancel", `{"mode":"cancel","reason":"wrong customer"}`, as); st != 200 {
 		t.Fatalf("cancel: %d %v", st, o)
 	}
 	var msg, sugg string
