@@ -288,6 +288,11 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 	fmt.Fprintf(w, "Connect an MCP client:\n")
 	fmt.Fprintf(w, "  npx @modelcontextprotocol/inspector     then Transport \"Streamable HTTP\", URL %s/mcp%s, Connect\n", base, inspectorAuth)
 	if auth {
+		// The Inspector's CLI with no header looks for an OAuth login, and
+		// without a terminal stops at reach's 401 with its own "Interactive
+		// OAuth requires a TTY", never reading reach's words: the key goes
+		// on the line.
+		fmt.Fprintf(w, "  npx @modelcontextprotocol/inspector --cli %s/mcp --transport http --header%s --method tools/list\n", base, header)
 		fmt.Fprintf(w, "  claude mcp add --transport http reach %s/mcp --header%s\n", base, header)
 	} else {
 		fmt.Fprintf(w, "  claude mcp add --transport http reach %s/mcp\n", base)

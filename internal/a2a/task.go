@@ -994,8 +994,7 @@ func (t *task) settleCanceled(reason string) (tell, settled bool) {
 	}
 	if !t.state.Terminal() {
 		settled = true
-		msg := agentText(t.id, t.ctxID, "reach canceled this task: "+reason+". It takes no more messages, and the work it was "+
-			"part of is stopped: report what was done so far and that it was stopped, rather than handing it over again.")
+		msg := agentText(t.id, t.ctxID, canceledText(reason))
 		st, _ := t.settle(a2a.TaskStatus{State: a2a.TaskStateCanceled, Message: msg}, &after)
 		if t.snap != nil {
 			t.snap.Status = a2a.TaskStatus{State: st, Message: msg, Timestamp: now()}
@@ -1078,6 +1077,9 @@ func (t *task) audit(kind string, st a2a.TaskState, msg string) {
 func causeText(err error) string {
 	if se, ok := errors.AsType[*reach.StopError](err); ok {
 		c := se.Cause
+		if c.Shutdown {
+			return fmt.Sprintf(shutdownCause+", which ended request %s while this task ran", c.Request)
+		}
 		if c.Budget != "" {
 			return fmt.Sprintf("the %s budget of request %s is spent (%s)", c.Budget, c.Request, c.Reason)
 		}
@@ -1087,6 +1089,25 @@ func causeText(err error) string {
 		return "its request ended"
 	}
 	return err.Error()
+}
+
+// shutdownCause begins the reason of a hand-off ended by the gateway
+// shutting down (or restarting): no one stopped it (fault.Cause.Shutdown).
+const shutdownCause = "the gateway is shutting down (or restarting)"
+
+// canceledText is the status text of a task reach canceled for reason: what
+// happened and what to do. A stop's work is over: the client reports it
+// rather than hand it over again. The gateway's shutdown stopped no one's
+// work: as the MCP cut_by_shutdown says, the client sends it again once
+// the gateway is back, and checks a write first.
+func canceledText(reason string) string {
+	if strings.HasPrefix(reason, shutdownCause) {
+		return "reach canceled this task: " + reason + "; no one stopped the work, and a write it made may have taken effect. " +
+			"It takes no more messages: send the work again as a new task in a moment, once the gateway is back (or through another instance of it), " +
+			"and before repeating a write, check whether it took effect."
+	}
+	return "reach canceled this task: " + reason + ". It takes no more messages, and the work it was " +
+		"part of is stopped: report what was done so far and that it was stopped, rather than handing it over again."
 }
 
 // verdict is what a task came to, for the loop guard: its final message,

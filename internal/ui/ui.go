@@ -731,8 +731,11 @@ func (u *UI) requests(w http.ResponseWriter, r *http.Request) {
 
 type frameView struct {
 	ID, Kind, Name, Args, Status, Error, Summary, Why, Offset, Latency string
-	Tokens, Depth                                                      int64
-	Started                                                            when
+	// Next is the refusal's or failure's suggestion: what the agent was
+	// told to do next, which the user reads beside why.
+	Next          string
+	Tokens, Depth int64
+	Started       when
 }
 
 func (u *UI) request(w http.ResponseWriter, r *http.Request) {
@@ -759,6 +762,9 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 			Offset: "+" + cmp.Or(span(f.Started.Sub(q.Started())), "0 ms")}
 		if l := f.Latency(); l > 0 {
 			fv.Latency = span(l)
+		}
+		if f.Error != nil {
+			fv.Next = f.Error.Suggestion
 		}
 		frames = append(frames, fv)
 	}
