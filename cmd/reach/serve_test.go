@@ -206,7 +206,7 @@ func TestServeEndToEnd(t *testing.T) {
 		states[m["name"].(string)] = m["status"].(string)
 	}
 	// The approval drop_table waited for expired with the request's
-	// stop: its frame ends with it (cancelled, approval_expired), not
+	// stop: its frame ends with the stop (cancelled, stopped_cancel), not
 	// left awaiting an approval nobody can give any more.
 	want := map[string]string{"shop__echo": "completed", "shop__drop_table": "cancelled", "shop__slow": "cancelled"}
 	for k, v := range want {
