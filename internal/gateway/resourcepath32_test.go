@@ -6,15 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	pathpkg "path"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/agentreach/reach/internal/auth"
-	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -65,25 +61,7 @@ func TestResourceURIPathsCleanedForPolicies(t *testing.T) {
 	var mu sync.Mutex
 	var read []string
 	up := fileUpstream(t, func(f string) { mu.Lock(); read = append(read, f); mu.Unlock() })
-	dir := t.TempDir()
-	pol := filepath.Join(dir, "policy.cedar")
-	if err := os.WriteFile(pol, []byte(filePolicies), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ks, err := auth.OpenKeys(auth.KeysPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, _, err := ks.Create(auth.KeySpec{Principal: "alice"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\npolicy: {path: "+pol+"}\n"+
-		"upstreams:\n  - {name: files, url: '"+up.URL+"'}\n"), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := serveTest(t, newTestGateway(t, cfg)).URL
+	url, key := policyGateway(t, "files", filePolicies, up.URL)
 	alice, err := mcpAs(t, url, key)
 	if err != nil {
 		t.Fatal(err)
