@@ -20,15 +20,23 @@ import (
 // It records the files it was asked for.
 func fileUpstream(t *testing.T, read func(file string)) *httptest.Server {
 	t.Helper()
-	s := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1"}, nil)
+	return templateFiles(t, nil, func(u *url.URL) string { return pathpkg.Clean(u.Path) }, read)
+}
+
+// templateFiles serves, with the server options opts, files by the
+// resource template file:///{+path}: the file a URI names is file(the
+// URI), and read records it.
+func templateFiles(t *testing.T, opts *mcp.ServerOptions, file func(*url.URL) string, read func(file string)) *httptest.Server {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1"}, opts)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "file:///{+path}", Name: "files"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		u, err := url.Parse(req.Params.URI)
 		if err != nil {
 			return nil, err
 		}
-		file := pathpkg.Clean(u.Path)
-		read(file)
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "contents of " + file}}}, nil
+		f := file(u)
+		read(f)
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "contents of " + f}}}, nil
 	})
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(up.Close)

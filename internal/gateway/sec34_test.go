@@ -219,18 +219,14 @@ func TestSec34EmbeddedResourcesZeroConfig(t *testing.T) {
 // to as "subscribe " and the URI.
 func looseUpstream(t *testing.T, read func(file string)) *httptest.Server {
 	t.Helper()
-	s := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1"}, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
 			read("subscribe " + req.Params.URI)
 			return nil
 		},
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-	})
-	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "file:///{+path}", Name: "files"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		u, err := url.Parse(req.Params.URI)
-		if err != nil {
-			return nil, err
-		}
+	}
+	return templateFiles(t, opts, func(u *url.URL) string {
 		p := u.Path
 		if d, err := url.PathUnescape(p); err == nil {
 			p = d
@@ -239,13 +235,8 @@ func looseUpstream(t *testing.T, read func(file string)) *httptest.Server {
 		for i, seg := range segs {
 			segs[i], _, _ = strings.Cut(seg, ";")
 		}
-		file := pathpkg.Clean(strings.Join(segs, "/"))
-		read(file)
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "contents of " + file}}}, nil
-	})
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(up.Close)
-	return up
+		return pathpkg.Clean(strings.Join(segs, "/"))
+	}, read)
 }
 
 // TestSec34ResourceSpellingsThroughServe: through reach serve, a forbid of
