@@ -398,6 +398,22 @@ func (rt *Runtime) graph(next Handler) Handler {
 	}
 }
 
+// stoppedWaiting is what a call that waited for an approval in r ends
+// with once a stop is in force on r or a request above it: the stop's
+// refusal, where it waited (guard authorize); nil when nothing stopped r.
+// The call's own answer (authorize) and the approval's expiry, which the
+// stop brings too (Request.SettleAwaiting), both end the frame with it,
+// so that whichever comes first, the frame says it was stopped.
+func stoppedWaiting(r *Request) *Error {
+	cause := r.stopped()
+	if cause == nil {
+		return nil
+	}
+	e := (&StopError{Cause: *cause}).Refusal()
+	e.Guard = "authorize"
+	return e
+}
+
 // authorize (6): the Authorizer decides.
 func (rt *Runtime) authorize(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
@@ -428,10 +444,10 @@ func (rt *Runtime) authorize(next Handler) Handler {
 				defer done() // an approver that panics lets go of the wait too
 				return rt.opts.Approver.Approve(actx, c)
 			}()
-			if cause := c.req.stopped(); cause != nil && d == NeedsApproval {
-				e := (&StopError{Cause: *cause}).Refusal()
-				e.Guard = "authorize"
-				return nil, e
+			if d == NeedsApproval {
+				if e := stoppedWaiting(c.req); e != nil {
+					return nil, e
+				}
 			}
 			switch {
 			case d == Permit:

@@ -172,8 +172,8 @@ func (f *Frame) finish(s State, e *Error, summary string) {
 	if summary != "" {
 		f.summary = summary
 	}
+	f.setState(s) // with its error, as one step against SettleAwaiting
 	f.mu.Unlock()
-	f.setState(s)
 }
 
 // Stack returns the frame's ancestors, nearest first.
@@ -298,6 +298,15 @@ func IdempotencyKey(ctx context.Context) (string, bool) {
 // it was decided, expired or used by the call repeated. It reports whether
 // such a frame was found and ended; a frame in any other state (one that
 // went on after its wait, say) is left as it is.
+//
+// An expiry (s Cancelled) of the approval of a frame whose request, or one
+// above it, is stopped ends the frame with the stop's refusal instead, as
+// the call's own answer does (stoppedWaiting): the stop expires the
+// approvals it leaves, and the frame says it was stopped, whether the
+// expiry or the answer of the call still waiting comes first. The frame
+// is taken and written as one step under its lock, as finish writes it:
+// before, an expiry that took the frame before the call's answer wrote its
+// error after the answer's, and the frame said approval_expired.
 func (r *Request) SettleAwaiting(id FrameID, s State, e *Error, summary string) bool {
 	f, ok := r.Frame(id)
 	for q := r; !ok; {
@@ -311,17 +320,29 @@ func (r *Request) SettleAwaiting(id FrameID, s State, e *Error, summary string) 
 		q = prev.req
 		f, ok = q.Frame(id)
 	}
-	if !ok || !s.Done() || !f.state.CompareAndSwap(int32(AwaitingApproval), int32(s)) {
+	if !ok || !s.Done() || f.State() != AwaitingApproval {
 		return false
+	}
+	if s == Cancelled {
+		if stop := stoppedWaiting(f.Request); stop != nil {
+			e, summary = stop, "" // the summary as the call's answer leaves it
+		}
 	}
 	if e != nil {
 		e = r.rt.redactError(e)
 	}
-	summary = oneLine(r.rt.opts.Redactor.RedactString(summary), 160)
+	if summary != "" {
+		summary = oneLine(r.rt.opts.Redactor.RedactString(summary), 160)
+	}
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.state.CompareAndSwap(int32(AwaitingApproval), int32(s)) {
+		return false // the call's answer came meanwhile
+	}
 	f.ended = time.Now()
 	f.err = e
-	f.summary = summary
-	f.mu.Unlock()
+	if summary != "" {
+		f.summary = summary
+	}
 	return true
 }

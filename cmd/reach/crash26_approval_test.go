@@ -41,46 +41,17 @@ func TestCrash26ApprovalDecidedElsewhere(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFleetWith(t, "")
-			wipe := func(i int) map[string]any {
-				t.Helper()
-				out := postTo(t, f.base(i)+"/v1/calls", `{"tool_calls":[{"call_id":"w","tool":"up__wipe","arguments":{"key":"w"},"idempotency_key":"wipe-26"}]}`)
-				r, _ := out["results"].([]any)
-				if len(r) != 1 {
-					t.Fatalf("the wipe through %s: %v", f.names[i], out)
-				}
-				return r[0].(map[string]any)
-			}
-			res := wipe(0)
-			e, _ := res["error"].(map[string]any)
-			msg, _ := e["message"].(string)
-			id := approvalID.FindString(msg)
-			if res["status"] != "pending" || id == "" {
-				t.Fatalf("the wipe through a: %v; want it pending, naming its approval", res)
-			}
-			f.stop(tc.killed)
-			var reached <-chan struct{}
-			f.cmd[tc.killed], reached = startReachAt(t, f.cfg[tc.killed], f.addr[tc.killed], f.data[tc.killed], tc.point)
-			cut := func(i int, path, body string) { // cut off by the kill
-				go func() {
-					if resp, err := (&http.Client{Timeout: time.Minute}).Post(f.base(i)+path, "application/json", strings.NewReader(body)); err == nil {
-						resp.Body.Close()
-					}
-				}()
-			}
+			wipe := func(i int) map[string]any { return wipeThrough(t, f, i, "wipe-26") }
+			id := askWipe(t, f, "wipe-26")
+			cut := f.dieAt(t, tc.killed, tc.point)
 			if tc.killed == 1 {
-				cut(1, "/v1/approvals/"+id+"/approve", `{"reason":"fine"}`)
+				cut("/v1/approvals/"+id+"/approve", `{"reason":"fine"}`)
 			} else {
 				if out := postTo(t, f.base(1)+"/v1/approvals/"+id+"/approve", `{"reason":"fine"}`); out["status"] != "approved" {
 					t.Fatalf("approving through b: %v", out)
 				}
-				cut(0, "/v1/calls", `{"tool_calls":[{"call_id":"w","tool":"up__wipe","arguments":{"key":"w"},"idempotency_key":"wipe-26"}]}`)
+				cut("/v1/calls", wipeBody("wipe-26"))
 			}
-			select {
-			case <-reached:
-			case <-time.After(time.Minute):
-				t.Fatalf("%s never reached %s", f.names[tc.killed], tc.point)
-			}
-			f.kill(tc.killed)
 			alive := 1 - tc.killed
 			if tc.killed == 1 {
 				if out := getJSONTB(t, f.base(0)+"/v1/approvals/"+id); out["status"] != "approved" {
@@ -105,14 +76,75 @@ func TestCrash26ApprovalDecidedElsewhere(t *testing.T) {
 					t.Errorf("%s lists approvals pending after the call ran: %v", f.names[i], list)
 				}
 			}
-			st, err := postgres.Open(t.Context(), f.url, &postgres.Options{NoMigrate: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			if _, err := audit.Verify(t.Context(), st); err != nil {
-				t.Errorf("audit chain: %v", err)
-			}
+			verifyFleetAudit(t, f)
 		})
+	}
+}
+
+// wipeBody is the call of up__wipe (key w) under the idempotency key.
+func wipeBody(key string) string {
+	return `{"tool_calls":[{"call_id":"w","tool":"up__wipe","arguments":{"key":"w"},"idempotency_key":"` + key + `"}]}`
+}
+
+// wipeThrough makes the call of wipeBody through instance i of f and
+// returns its one result.
+func wipeThrough(t *testing.T, f *fleet, i int, key string) map[string]any {
+	t.Helper()
+	out := postTo(t, f.base(i)+"/v1/calls", wipeBody(key))
+	r, _ := out["results"].([]any)
+	if len(r) != 1 {
+		t.Fatalf("the wipe through %s: %v", f.names[i], out)
+	}
+	return r[0].(map[string]any)
+}
+
+// askWipe makes the call of wipeBody through a, which answers it
+// pending, and returns the id of the approval it waits for.
+func askWipe(t *testing.T, f *fleet, key string) string {
+	t.Helper()
+	res := wipeThrough(t, f, 0, key)
+	e, _ := res["error"].(map[string]any)
+	msg, _ := e["message"].(string)
+	id := approvalID.FindString(msg)
+	if res["status"] != "pending" || id == "" {
+		t.Fatalf("the wipe through a: %v; want it pending, naming its approval", res)
+	}
+	return id
+}
+
+// dieAt starts instance i of f again, to die (kill -9) at the durable
+// point; the function it returns sends the instance body at path, which
+// the kill cuts off, and kills it once it is there.
+func (f *fleet) dieAt(t *testing.T, i int, point string) func(path, body string) {
+	t.Helper()
+	f.stop(i)
+	var reached <-chan struct{}
+	f.cmd[i], reached = startReachAt(t, f.cfg[i], f.addr[i], f.data[i], point)
+	return func(path, body string) {
+		t.Helper()
+		go func() { // cut off by the kill
+			if resp, err := (&http.Client{Timeout: time.Minute}).Post(f.base(i)+path, "application/json", strings.NewReader(body)); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		select {
+		case <-reached:
+		case <-time.After(time.Minute):
+			t.Fatalf("%s never reached %s", f.names[i], point)
+		}
+		f.kill(i)
+	}
+}
+
+// verifyFleetAudit verifies the audit chain in f's store.
+func verifyFleetAudit(t *testing.T, f *fleet) {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), f.url, &postgres.Options{NoMigrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := audit.Verify(t.Context(), st); err != nil {
+		t.Errorf("audit chain: %v", err)
 	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/store/postgres"
 )
 
@@ -142,14 +141,7 @@ func stopKeptThenKilled(t *testing.T, point string) {
 	if _, err := os.Stat(stops); !os.IsNotExist(err) {
 		t.Errorf("the stops file is still in a's data folder once its stop is stored: %v", err)
 	}
-	st, err := postgres.Open(t.Context(), f.url, &postgres.Options{NoMigrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := audit.Verify(t.Context(), st); err != nil {
-		t.Errorf("audit chain: %v", err)
-	}
+	verifyFleetAudit(t, f)
 }
 
 // awaitStopSettled waits until the store lists no life that is not alive

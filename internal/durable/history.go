@@ -178,12 +178,12 @@ func (h *History) eventFrames(ctx context.Context, id string) []reach.PastFrame 
 		fs, st := pastFrames(evs)
 		out, settled = append(out, fs...), append(settled, st...)
 		if len(evs) < page {
-			return h.settle(ctx, out, settled)
+			return h.settle(ctx, id, out, settled)
 		}
 		after = evs[len(evs)-1].Seq
 	}
 	h.log.Error("history: reading a request's audit events", "request", id, "err", err)
-	return h.settle(ctx, out, settled)
+	return h.settle(ctx, id, out, settled)
 }
 
 // framePage is how many of a request's audit events eventFrames reads at
@@ -286,8 +286,24 @@ func pastFrames(events []*audit.Event) ([]reach.PastFrame, []*audit.Event) {
 // frame the approval kept, in this request or another that repeated the
 // call by its idempotency key; a denial with who denied it and why), and
 // then, for an approval the store no longer keeps, the frame its
-// decision's audit event names.
-func (h *History) settle(ctx context.Context, frames []reach.PastFrame, events []*audit.Event) []reach.PastFrame {
+// decision's audit event names. An expiry at or after the stop of
+// request id (the stop expires the approvals it leaves) ends the frame
+// with the stop's refusal, as the running gateway did
+// (reach.Request.SettleAwaiting).
+func (h *History) settle(ctx context.Context, id string, frames []reach.PastFrame, events []*audit.Event) []reach.PastFrame {
+	stop, read := (*reach.Cause)(nil), false
+	end := func(f *reach.PastFrame, s reach.State, er *reach.Error, summary string, ended time.Time) {
+		if s == reach.Cancelled { // expired
+			if !read {
+				read, stop = true, h.stopOf(ctx, id)
+			}
+			if stop != nil && !ended.Before(stop.At) {
+				er = (&reach.StopError{Cause: *stop}).Refusal()
+				er.Guard, summary = "authorize", f.Summary
+			}
+		}
+		f.State, f.Summary, f.Ended, f.Error = s, summary, ended, er
+	}
 	if st, ok := h.st.(store.Approvals); ok {
 		type stored struct {
 			a     *approval.Approval
@@ -315,7 +331,7 @@ func (h *History) settle(ctx context.Context, frames []reach.PastFrame, events [
 				continue // its error names the approval: listed in its frames or not (past their bound)
 			}
 			if s, er, summary, ok := approval.Settled(got.a, string(got.a.Status), ""); ok {
-				f.State, f.Summary, f.Ended, f.Error = s, summary, got.ended, er
+				end(f, s, er, summary, got.ended)
 			}
 		}
 	}
@@ -337,10 +353,30 @@ func (h *History) settle(ctx context.Context, frames []reach.PastFrame, events [
 			if f.ID != id || f.State != reach.AwaitingApproval {
 				continue
 			}
-			f.State, f.Summary, f.Ended, f.Error = s, summary, e.Time, er
+			end(f, s, er, summary, e.Time)
 		}
 	}
 	return frames
+}
+
+// stopOf returns the stop of the stored request id, or nil: one not
+// stopped, or not read.
+func (h *History) stopOf(ctx context.Context, id string) *reach.Cause {
+	rec, err := h.st.GetRequest(ctx, id)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			h.log.Warn("history: reading the request of a frame settled by an expiry", "request", id, "err", err)
+		}
+		return nil
+	}
+	if rec.State != "stopped" {
+		return nil
+	}
+	c := DecodeCause(rec.Cause)
+	if c.Mode == reach.Running {
+		c.Mode = reach.Cancel
+	}
+	return &c
 }
 
 // setDepths sets each frame's depth, the tool calls on its stack, from

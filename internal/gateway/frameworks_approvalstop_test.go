@@ -16,7 +16,10 @@ import (
 // waited (cancelled, guard authorize), the refund never runs, and the next model call
 // is refused, 403, so the run ends. Before, the wait ran out first (30 s
 // here, as long as approvals.wait says), and the call was refused only
-// then, as it would have started (guard execute).
+// then, as it would have started (guard execute). The stop expires the
+// approval too, and the frame says stopped_soft whichever of the two
+// settles it first (TestStopWinsOverApprovalExpiry drives the order in
+// which CI once saw it end approval_expired here).
 func TestFrameworksSoftStopWhileApprovalWaits(t *testing.T) {
 	dir, node := frameworksCacheOf(t, "@openai/agents", "openai", "ai", "@ai-sdk/mcp", "@ai-sdk/openai",
 		"@langchain/langgraph", "@langchain/mcp-adapters", "@langchain/openai")

@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/agentreach/reach"
-	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -139,18 +137,8 @@ type guardShop struct {
 func newGuardShop(t *testing.T, extra string) *guardShop {
 	t.Helper()
 	up, upURL := newGuardUpstream(t)
-	m := &shopModel{}
-	ms := httptest.NewServer(m)
-	t.Cleanup(ms.Close)
-	cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: up\n    url: %s\nmodel: {base_url: '%s/v1', name: scripted}\n%s", upURL, ms.URL, extra)), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newTestGateway(t, cfg)
-	w := &wire{protocols: map[string]int{}, models: map[string]int{}}
-	srv := httptest.NewServer(w.wrap(g.Handler()))
-	t.Cleanup(srv.Close)
-	return &guardShop{g: g, url: srv.URL, up: up, model: m, wire: w}
+	s := shopAt(t, upURL, extra)
+	return &guardShop{g: s.g, url: s.url, up: up, model: s.model, wire: s.wire}
 }
 
 // toolCalls is how many MCP tools/call the framework sent reach.

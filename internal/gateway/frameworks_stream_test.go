@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/redact"
 )
 
@@ -328,16 +327,9 @@ func streamShop(t *testing.T) (*shop, *streamModel) {
 	m := &streamModel{hung: make(chan struct{}, 8)}
 	ms := httptest.NewServer(m)
 	t.Cleanup(ms.Close)
-	cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: up\n    url: %s\nmodel: {base_url: '%s/v1', name: scripted, api_key: %s}\n",
-		upURL, ms.URL, streamSecret)), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newTestGateway(t, cfg)
-	w := &wire{protocols: map[string]int{}, models: map[string]int{}}
-	srv := httptest.NewServer(w.wrap(g.Handler()))
-	t.Cleanup(srv.Close)
-	return &shop{g: g, url: srv.URL, up: up, upURL: upURL, wire: w}, m
+	g, url, w := wiredGateway(t, fmt.Sprintf("upstreams:\n  - name: up\n    url: %s\nmodel: {base_url: '%s/v1', name: scripted, api_key: %s}\n",
+		upURL, ms.URL, streamSecret))
+	return &shop{g: g, url: url, up: up, upURL: upURL, wire: w}, m
 }
 
 // runStream runs stream.mjs in mode with env, and decodes the JSON line it

@@ -798,11 +798,29 @@ func newSearchShop(t *testing.T, extra string) *shop {
 func newShopWith(t *testing.T, extra, budgets string, search bool) *shop {
 	t.Helper()
 	up, upURL := newShopUpstreamWith(t, search)
+	s := shopAt(t, upURL, "budgets:\n  small: {tokens: 4000}\n"+budgets+approvalsWait(extra)+extra)
+	s.up = up
+	return s
+}
+
+// shopAt serves a gateway in front of the upstream at upURL (named up)
+// and a scripted model (shopModel), with the configuration extra; its up
+// is left nil, for the caller's upstream.
+func shopAt(t *testing.T, upURL, extra string) *shop {
+	t.Helper()
 	m := &shopModel{}
 	ms := httptest.NewServer(m)
 	t.Cleanup(ms.Close)
-	cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: up\n    url: %s\nmodel: {base_url: '%s/v1', name: scripted}\n"+
-		"budgets:\n  small: {tokens: 4000}\n%s%s%s", upURL, ms.URL, budgets, approvalsWait(extra), extra)), os.LookupEnv)
+	g, url, w := wiredGateway(t, fmt.Sprintf("upstreams:\n  - name: up\n    url: %s\nmodel: {base_url: '%s/v1', name: scripted}\n%s", upURL, ms.URL, extra))
+	return &shop{g: g, url: url, upURL: upURL, model: m, modelURL: ms.URL, wire: w}
+}
+
+// wiredGateway serves the gateway the configuration yaml makes behind a
+// wire that counts what it is sent, and returns the gateway, its URL and
+// the wire.
+func wiredGateway(t *testing.T, yaml string) (*Gateway, string, *wire) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(yaml), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -810,7 +828,7 @@ func newShopWith(t *testing.T, extra, budgets string, search bool) *shop {
 	w := &wire{protocols: map[string]int{}, models: map[string]int{}}
 	srv := httptest.NewServer(w.wrap(g.Handler()))
 	t.Cleanup(srv.Close)
-	return &shop{g: g, url: srv.URL, up: up, upURL: upURL, model: m, modelURL: ms.URL, wire: w}
+	return g, srv.URL, w
 }
 
 // approvalsWait is the shop's approvals setting, unless extra has its own.

@@ -264,21 +264,11 @@ func newFW34Desk(t *testing.T) (*fw34Desk, string) {
 func newFW34Shop(t *testing.T, extra string) (*shop, *fw34Desk) {
 	t.Helper()
 	d, upURL := newFW34Desk(t)
-	m := &shopModel{}
-	ms := httptest.NewServer(m)
-	t.Cleanup(ms.Close)
-	cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: up\n    url: %s\nmodel: {base_url: '%s/v1', name: scripted}\n%s", upURL, ms.URL, extra)), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newTestGateway(t, cfg)
-	w := &wire{protocols: map[string]int{}, models: map[string]int{}}
-	srv := httptest.NewServer(w.wrap(g.Handler()))
-	t.Cleanup(srv.Close)
+	s := shopAt(t, upURL, extra)
 	d.mu.Lock() // the desk's handlers read it (they run on their own goroutines)
-	d.reach = srv.URL
+	d.reach = s.url
 	d.mu.Unlock()
-	return &shop{g: g, url: srv.URL, upURL: upURL, model: m, modelURL: ms.URL, wire: w}, d
+	return s, d
 }
 
 // fw34Frames returns the tool frames of name in g's requests.

@@ -50,6 +50,9 @@ func pendingFrameSettled(t *testing.T, store func(*testing.T) string) {
 		{"approved", "approve", "", "completed", ""},
 		{"denied", "deny", "", "refused", "approval_denied"},
 		{"expired", "", "1ns", "cancelled", "approval_expired"},
+		// The stop expires the approval its request leaves: the frame
+		// ends with the stop's refusal, not with the expiry's.
+		{"stopped", "stop", "", "cancelled", "stopped_soft"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -84,14 +87,25 @@ func pendingFrameSettled(t *testing.T, store func(*testing.T) string) {
 			if id == "" {
 				t.Fatalf("no approval: %v", list)
 			}
-			if tc.action != "" {
+			switch tc.action {
+			case "":
+			case "stop":
+				if st, b := do(t, "POST", url+"/v1/requests/rp32/cancel", `{"mode":"soft","reason":"the user pressed stop"}`, nil); st != 200 {
+					t.Fatalf("soft stop: %d %v", st, b)
+				}
+				if _, a := do(t, "GET", url+"/v1/approvals/"+id, "", nil); a["status"] != "expired" {
+					t.Fatalf("after the stop the approval is %v, want it expired", a)
+				}
+			default:
 				if st, a := do(t, "POST", url+"/v1/approvals/"+id+"/"+tc.action, `{}`, nil); st != 200 {
 					t.Fatalf("%s: %d %v", tc.action, st, a)
 				}
 			}
-			_, out = do(t, "POST", url+"/v1/calls", body, nil) // the agent repeats it (an expired approval asks anew)
-			if tc.name == "approved" && path(out, "results", 0, "status") != "success" {
-				t.Fatalf("repeated after approval: %v", out)
+			if tc.action != "stop" {
+				_, out = do(t, "POST", url+"/v1/calls", body, nil) // the agent repeats it (an expired approval asks anew)
+				if tc.name == "approved" && path(out, "results", 0, "status") != "success" {
+					t.Fatalf("repeated after approval: %v", out)
+				}
 			}
 			check := func(when string) {
 				t.Helper()

@@ -6,15 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	pathpkg "path"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/agentreach/reach/internal/auth"
-	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -24,15 +20,23 @@ import (
 // It records the files it was asked for.
 func fileUpstream(t *testing.T, read func(file string)) *httptest.Server {
 	t.Helper()
-	s := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1"}, nil)
+	return templateFiles(t, nil, func(u *url.URL) string { return pathpkg.Clean(u.Path) }, read)
+}
+
+// templateFiles serves, with the server options opts, files by the
+// resource template file:///{+path}: the file a URI names is file(the
+// URI), and read records it.
+func templateFiles(t *testing.T, opts *mcp.ServerOptions, file func(*url.URL) string, read func(file string)) *httptest.Server {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1"}, opts)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "file:///{+path}", Name: "files"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		u, err := url.Parse(req.Params.URI)
 		if err != nil {
 			return nil, err
 		}
-		file := pathpkg.Clean(u.Path)
-		read(file)
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "contents of " + file}}}, nil
+		f := file(u)
+		read(f)
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "contents of " + f}}}, nil
 	})
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(up.Close)
@@ -65,25 +69,7 @@ func TestResourceURIPathsCleanedForPolicies(t *testing.T) {
 	var mu sync.Mutex
 	var read []string
 	up := fileUpstream(t, func(f string) { mu.Lock(); read = append(read, f); mu.Unlock() })
-	dir := t.TempDir()
-	pol := filepath.Join(dir, "policy.cedar")
-	if err := os.WriteFile(pol, []byte(filePolicies), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ks, err := auth.OpenKeys(auth.KeysPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, _, err := ks.Create(auth.KeySpec{Principal: "alice"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\npolicy: {path: "+pol+"}\n"+
-		"upstreams:\n  - {name: files, url: '"+up.URL+"'}\n"), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := serveTest(t, newTestGateway(t, cfg)).URL
+	url, key := policyGateway(t, "files", filePolicies, up.URL)
 	alice, err := mcpAs(t, url, key)
 	if err != nil {
 		t.Fatal(err)

@@ -84,9 +84,9 @@ forbid (principal, action, resource) when { resource.name like "file:///private/
 `
 
 // policyGateway serves a gateway with auth (one key, for alice), the
-// policies given and one upstream named files; it returns the gateway's
-// URL and alice's key.
-func policyGateway(t *testing.T, policies, upURL string) (string, string) {
+// policies given and one upstream, name at upURL; it returns the
+// gateway's URL and alice's key.
+func policyGateway(t *testing.T, name, policies, upURL string) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	pol := filepath.Join(dir, "policy.cedar")
@@ -102,7 +102,7 @@ func policyGateway(t *testing.T, policies, upURL string) (string, string) {
 		t.Fatal(err)
 	}
 	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\npolicy: {path: "+pol+"}\n"+
-		"upstreams:\n  - {name: files, url: '"+upURL+"'}\n"), os.LookupEnv)
+		"upstreams:\n  - {name: "+name+", url: '"+upURL+"'}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestSec34EmbeddedResourcesUnderPolicies(t *testing.T) {
 }
 
 func testEmbeddedResources(t *testing.T, stateless bool) {
-	url, key := policyGateway(t, embedPolicies, embeddingUpstream(t, stateless).URL)
+	url, key := policyGateway(t, "files", embedPolicies, embeddingUpstream(t, stateless).URL)
 	alice, err := mcpAs(t, url, key)
 	if err != nil {
 		t.Fatal(err)
@@ -219,18 +219,14 @@ func TestSec34EmbeddedResourcesZeroConfig(t *testing.T) {
 // to as "subscribe " and the URI.
 func looseUpstream(t *testing.T, read func(file string)) *httptest.Server {
 	t.Helper()
-	s := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1"}, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
 			read("subscribe " + req.Params.URI)
 			return nil
 		},
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-	})
-	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "file:///{+path}", Name: "files"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		u, err := url.Parse(req.Params.URI)
-		if err != nil {
-			return nil, err
-		}
+	}
+	return templateFiles(t, opts, func(u *url.URL) string {
 		p := u.Path
 		if d, err := url.PathUnescape(p); err == nil {
 			p = d
@@ -239,13 +235,8 @@ func looseUpstream(t *testing.T, read func(file string)) *httptest.Server {
 		for i, seg := range segs {
 			segs[i], _, _ = strings.Cut(seg, ";")
 		}
-		file := pathpkg.Clean(strings.Join(segs, "/"))
-		read(file)
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "contents of " + file}}}, nil
-	})
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(up.Close)
-	return up
+		return pathpkg.Clean(strings.Join(segs, "/"))
+	}, read)
 }
 
 // TestSec34ResourceSpellingsThroughServe: through reach serve, a forbid of
@@ -258,7 +249,7 @@ func TestSec34ResourceSpellingsThroughServe(t *testing.T) {
 	var mu sync.Mutex
 	var read []string
 	up := looseUpstream(t, func(f string) { mu.Lock(); read = append(read, f); mu.Unlock() })
-	url, key := policyGateway(t, `
+	url, key := policyGateway(t, "files", `
 @id("files")
 permit (principal, action == Reach::Action::"read_resource", resource in Reach::Upstream::"files")
 when { principal.authenticated };
@@ -410,9 +401,7 @@ func TestSec34EmbeddedResourcesNPM(t *testing.T) {
 	}
 	cache := npmCache(t)
 	everything := startEverything(t, cache)
-	dir := t.TempDir()
-	pol := filepath.Join(dir, "policy.cedar")
-	if err := os.WriteFile(pol, []byte(`
+	url, key := policyGateway(t, "everything", `
 @id("read-tools")
 permit (principal, action == Reach::Action::"call", resource)
 when { principal.authenticated && resource.access == "read" };
@@ -424,23 +413,7 @@ when { principal.authenticated };
 @id("not-two")
 @reason("resource 2 is not for agents")
 forbid (principal, action, resource == Reach::Resource::"demo://resource/dynamic/text/2");
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ks, err := auth.OpenKeys(auth.KeysPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, _, err := ks.Create(auth.KeySpec{Principal: "alice"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\npolicy: {path: "+pol+"}\n"+
-		"upstreams:\n  - {name: everything, url: '"+everything+"'}\n"), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := serveTest(t, newTestGateway(t, cfg)).URL
+`, everything)
 	src, err := os.ReadFile("testdata/npm-embedded.mjs")
 	if err != nil {
 		t.Fatal(err)
@@ -520,7 +493,7 @@ func TestSec34ToolIconsPinned(t *testing.T) {
 // hers (a permitted read passes, a forbidden one is refused), and an
 // embedded resource she may not read is left out of a tool's result.
 func TestSec34ResourcesOverLegacySSE(t *testing.T) {
-	url, key := policyGateway(t, embedPolicies, embeddingUpstream(t, false).URL)
+	url, key := policyGateway(t, "files", embedPolicies, embeddingUpstream(t, false).URL)
 	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
 	cs, err := c.Connect(t.Context(), &mcp.SSEClientTransport{Endpoint: url + "/sse",
 		HTTPClient: &http.Client{Transport: bearer{key, http.DefaultTransport}}}, nil)
@@ -576,7 +549,7 @@ func TestSec34SamplingToolResultsUnderPolicies(t *testing.T) {
 		})
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(up.Close)
-	url, key := policyGateway(t, embedPolicies, up.URL)
+	url, key := policyGateway(t, "files", embedPolicies, up.URL)
 	var seen []string
 	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
