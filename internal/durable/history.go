@@ -119,30 +119,8 @@ func (h *History) past(rec *store.Request) *reach.PastRequest {
 		p.Usage.Wall = rec.Ended.Sub(rec.Started)
 	}
 	id := rec.ID
-	p.Load = func() ([]reach.PastFrame, []*reach.PastRequest) {
-		frames, subs := h.load(id)
-		stoppedWhileAwaiting(p, frames)
-		return frames, subs
-	}
+	p.Load = func() ([]reach.PastFrame, []*reach.PastRequest) { return h.load(id) }
 	return p
-}
-
-// stoppedWhileAwaiting gives the frames of the stopped request p that
-// waited for an approval its stop ended (approval_expired, at the stop or
-// after) the stop's refusal, as the running gateway settled them: who
-// stopped the request and why, and to start nothing new.
-func stoppedWhileAwaiting(p *reach.PastRequest, frames []reach.PastFrame) {
-	if p.Cause == nil || p.State == reach.RequestInterrupted {
-		return
-	}
-	for i := range frames {
-		f := &frames[i]
-		if f.Error != nil && f.Error.Code == "approval_expired" && f.Error.Type == reach.TypeApproval && !f.Ended.Before(p.Cause.At) {
-			id := strings.TrimSuffix(strings.TrimPrefix(f.Summary, "expired ("), ")")
-			f.Error = (&reach.StopError{Cause: *p.Cause}).Refusal()
-			f.Summary = "stopped while it waited for approval " + id
-		}
-	}
 }
 
 // Frames reads back the ended frames of request id, one of this run, from

@@ -232,7 +232,6 @@ func (g *Gateway) settleAwaiting(e approval.Event) {
 			}
 		}
 		if r != nil {
-			s, er, summary := stoppedAwaiting(r, a, e.Action, s, er, summary)
 			r.SettleAwaiting(id, s, er, summary)
 		}
 	}
@@ -242,28 +241,10 @@ func (g *Gateway) settleAwaiting(e approval.Event) {
 	for _, r := range order {
 		for _, f := range r.Frames() {
 			if f.State() == reach.AwaitingApproval && approval.WaitsFor(f.Err()) == a.ID && f.ID.String() != a.RanIn {
-				s, er, summary := stoppedAwaiting(r, a, e.Action, s, er, summary)
 				r.SettleAwaiting(f.ID, s, er, summary)
 			}
 		}
 	}
-}
-
-// stoppedAwaiting is what a frame that waited for approval a ends with
-// when a's action ended it: the approval's own words (s, er, summary),
-// unless a expired because root, the frame's root request, was stopped
-// (stoppedRequest). Then it is the stop's refusal, who stopped it and why
-// and to start nothing new, as for every call a stop ends: not "nobody
-// decided in time" and "make it again", which the stopped request refuses.
-func stoppedAwaiting(root *reach.Request, a *approval.Approval, action string, s reach.State, er *reach.Error, summary string) (reach.State, *reach.Error, string) {
-	if action != "expired" || !strings.HasPrefix(string(root.State()), "stopped_") {
-		return s, er, summary
-	}
-	c := root.StopCause()
-	if c == nil {
-		return s, er, summary
-	}
-	return s, (&reach.StopError{Cause: *c}).Refusal(), "stopped while it waited for approval " + a.ID
 }
 
 // auditApproval records an approval's action in the audit log (A1): who
