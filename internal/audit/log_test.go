@@ -625,3 +625,55 @@ func TestEventAppendJSON(t *testing.T) {
 		t.Errorf("AppendJSON = %s, want x%s", got, m)
 	}
 }
+
+// gathering is an audit store that can gather (store.AuditGatherer), and
+// counts the records each way appended.
+type gathering struct {
+	store.AuditLog
+	mu               sync.Mutex
+	gathered, direct int
+}
+
+func (g *gathering) AppendAudit(ctx context.Context, recs []*store.AuditRecord, cps []store.AuditCheckpoint) error {
+	g.mu.Lock()
+	g.direct += len(recs)
+	g.mu.Unlock()
+	return g.AuditLog.AppendAudit(ctx, recs, cps)
+}
+
+func (g *gathering) AppendAuditGathered(ctx context.Context, recs []*store.AuditRecord, cps []store.AuditCheckpoint) error {
+	g.mu.Lock()
+	g.gathered += len(recs)
+	g.mu.Unlock()
+	return g.AuditLog.AppendAudit(ctx, recs, cps)
+}
+
+// Recorded events, which no caller waits for, are appended gathered (with
+// the store's next batch, not a commit of their own); a batch with an
+// event a caller waits for (Append) is appended at once; the chain holds
+// both.
+func TestRecordedEventsAreGathered(t *testing.T) {
+	const linger = time.Hour // the bubble's clock
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st := &gathering{AuditLog: store.NewMemory()}
+		l := newLog(t, st, &audit.Options{Linger: linger})
+		l.Record(ctx, &reach.Event{Time: time.Now(), Request: "r", Frame: 1, Kind: reach.ToolFrame, Name: "t", State: reach.Completed})
+		l.Record(ctx, &reach.Event{Time: time.Now(), Request: "r", Frame: 2, Kind: reach.ToolFrame, Name: "t", State: reach.Completed})
+		synctest.Wait()
+		time.Sleep(linger) // the batch of the two, no caller waiting, is appended
+		synctest.Wait()
+		if _, err := l.Append(ctx, testEvent(3)); err != nil {
+			t.Fatal(err)
+		}
+		st.mu.Lock()
+		gathered, direct := st.gathered, st.direct
+		st.mu.Unlock()
+		if gathered != 2 || direct != 1 {
+			t.Errorf("appended gathered %d, at once %d; want the 2 recorded gathered, the 1 appended at once", gathered, direct)
+		}
+		if _, err := audit.Verify(ctx, st); err != nil {
+			t.Error(err)
+		}
+	})
+}

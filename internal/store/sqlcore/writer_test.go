@@ -354,3 +354,50 @@ func TestQueuedRequestTakesItsBeginsPlace(t *testing.T) {
 		t.Errorf("begins kept after their batches: %v", c.begins)
 	}
 }
+
+// TestWriterAwaitIsGathered: a write awaited (Await, the audit log's
+// recorded events) waits for the writer's gather as a queued write does,
+// and rides with the next batch (a call's claim): one commit for both, and
+// Await returns once it committed. A write done (Do) commits at once, in a
+// commit of its own.
+func TestWriterAwaitIsGathered(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		await   bool
+		commits int
+	}{{"Await", true, 1}, {"Do", false, 2}} {
+		synctest.Test(t, func(t *testing.T) {
+			e := &fakeEngine{commits: make(chan error, 10), gather: 5 * time.Millisecond}
+			wr := StartWriter(e, slog.New(slog.DiscardHandler))
+			var ran []string
+			put := func(what string) *Write {
+				return &Write{What: what, Run: func(b Batch, w *Write) {
+					b.Exec(w, StPutFrame, nil, func(int64) error { ran = append(ran, what); return nil })
+				}}
+			}
+			audited := make(chan error, 1)
+			go func() {
+				w := put("audit rows")
+				if tc.await {
+					audited <- wr.Await(t.Context(), w)
+				} else {
+					audited <- wr.Do(t.Context(), w)
+				}
+			}()
+			synctest.Wait() // queued, and the writer gathers (or it committed)
+			if err := wr.Do(t.Context(), put("claim of a call")); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-audited; err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			wr.Stop()
+			if got := len(e.commits); got != tc.commits {
+				t.Errorf("%s: %d commits, want %d (ran %v)", tc.name, got, tc.commits, ran)
+			}
+			if len(ran) != 2 || ran[0] != "audit rows" {
+				t.Errorf("%s: ran %v; want the audit rows first", tc.name, ran)
+			}
+		})
+	}
+}
