@@ -686,18 +686,9 @@ func (l *Log) commit(batch []item) {
 			err = fmt.Errorf("appending to the audit log: %w", err)
 		}
 	} else if len(l.recs) > 0 {
-		// Recorded events alone, which no caller waits for, ride with the
-		// store's next batch (a call's claim) rather than a commit of
-		// their own.
-		gather, gathered := l.st.(store.AuditGatherer)
-		gathered = gathered && !waited(batch)
 		for try := 1; ; try++ {
 			seq, head, cps := l.chain()
-			if gathered {
-				err = gather.AppendAuditGathered(context.Background(), l.recs, cps)
-			} else {
-				err = l.st.AppendAudit(context.Background(), l.recs, cps)
-			}
+			err = l.st.AppendAudit(context.Background(), l.recs, cps)
 			if err == nil {
 				crashpoint.Reached("audit.appended")
 				l.committed(seq, head, cps)

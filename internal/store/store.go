@@ -530,14 +530,6 @@ type AuditChainer interface {
 	AppendAuditChained(ctx context.Context, recs []*AuditRecord, chain func(seq int64, hash []byte) []AuditCheckpoint) error
 }
 
-// AuditGatherer is an AuditLog that can carry an append no caller waits
-// for (recorded events) with its next batch of writes, instead of a
-// commit of its own: AppendAuditGathered is AppendAudit, durable when it
-// returns, which may be a little later.
-type AuditGatherer interface {
-	AppendAuditGathered(ctx context.Context, recs []*AuditRecord, cps []AuditCheckpoint) error
-}
-
 // Entities keeps entity versions (S3), for runtimes that share the store:
 // one counter for all entities, so that a write always gives its entities
 // a version greater than any seen before.

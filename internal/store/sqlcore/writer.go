@@ -94,7 +94,6 @@ type Write struct {
 	Claimed  bool
 	told     bool
 	flight   bool // the claim of a call in flight (see CallBegan)
-	gathered bool // its caller waits, but as for a queued write (Await)
 }
 
 // Fail sets the write's error, unless it has one: a conflict or a missing
@@ -311,25 +310,6 @@ func (wr *Writer) Do(ctx context.Context, w *Write) error {
 		return <-w.done
 	}
 	wr.mu.Unlock()
-	if err := wr.send(w); err != nil {
-		return err
-	}
-	select {
-	case err := <-w.done:
-		return err
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
-
-// Await queues w as Queue does, and waits for its outcome as Do does: for
-// a write that must be durable when it returns but need not be sooner
-// than a queued write is (the audit log's recorded events, which no caller
-// waits for). It is gathered, and carried by whichever batch comes next (a
-// call's claim), instead of a commit of its own. If ctx ends first, Await
-// returns its cause and w may or may not be written.
-func (wr *Writer) Await(ctx context.Context, w *Write) error {
-	w.done, w.gathered = make(chan error, 1), true
 	if err := wr.send(w); err != nil {
 		return err
 	}
@@ -716,9 +696,8 @@ func (w *Write) name() string {
 	return w.What
 }
 
-// waited reports whether a caller waits for w (Do or Decide; not Await,
-// whose write waits as a queued one does).
-func (w *Write) waited() bool { return w.done != nil && !w.gathered || w.decided != nil }
+// waited reports whether a caller waits for w (Do or Decide).
+func (w *Write) waited() bool { return w.done != nil || w.decided != nil }
 
 // commit runs ws as one transaction and commits it, and returns ws with the
 // writes that joined it. While a claim of the batch waits for its

@@ -380,30 +380,13 @@ func (s *Store) AppendAudit(ctx context.Context, recs []*store.AuditRecord, cps 
 	if len(recs) == 0 && len(cps) == 0 {
 		return nil
 	}
-	return s.W.Do(ctx, s.auditWrite(recs, cps))
-}
-
-// AppendAuditGathered implements store.AuditGatherer: AppendAudit, its
-// write carried by the next batch (Writer.Await), not committed alone.
-func (s *Store) AppendAuditGathered(ctx context.Context, recs []*store.AuditRecord, cps []store.AuditCheckpoint) error {
-	if s.Closed() {
-		return store.ErrClosed
-	}
-	if len(recs) == 0 && len(cps) == 0 {
-		return nil
-	}
-	return s.W.Await(ctx, s.auditWrite(recs, cps))
-}
-
-// auditWrite is the write of AppendAudit.
-func (s *Store) auditWrite(recs []*store.AuditRecord, cps []store.AuditCheckpoint) *sqlcore.Write {
-	return &sqlcore.Write{Run: func(b sqlcore.Batch, w *sqlcore.Write) {
+	return s.W.Do(ctx, &sqlcore.Write{Run: func(b sqlcore.Batch, w *sqlcore.Write) {
 		b.(*batch).run(w, func() error { return s.appendAudit(b.(*batch), recs, cps) })
 	}, After: func(committed bool) {
 		if committed {
 			s.indexedCommitted = s.indexed.Load()
 		}
-	}}
+	}})
 }
 
 // appendAudit is AppendAudit in the writer's batch.
