@@ -1055,6 +1055,9 @@ func (q *Queue) event(now time.Time, action, by, reason string, rec *record) Eve
 		for _, w := range rec.more {
 			a.addFrame(w.frame, w.root)
 		}
+		if settledAction(rec.Status) != "" { // they end with this event: none waits any more
+			rec.more, rec.moreRoots = nil, nil
+		}
 	}
 	e := Event{Time: now, Action: action, By: by, Reason: reason, Approval: a, version: rec.version}
 	q.outbox = append(q.outbox, e)
@@ -1571,7 +1574,9 @@ func (q *Queue) Adopt(ctx context.Context, alive func(instance string) bool) err
 		q.emit(ctx, q.mergeAll([]*store.ApprovalRecord{&took}))
 		q.mu.Lock()
 		var events []Event
-		if rec := q.byID[ar.ID]; rec != nil && rec.unaudited && rec.instance == q.o.Instance && rec.version == took.Version {
+		// Unless a newer change, with its own mark, came meanwhile (a
+		// waiting frame's write keeps the mark: its version may be newer).
+		if rec := q.byID[ar.ID]; rec != nil && rec.unaudited && rec.instance == q.o.Instance {
 			events = append(events, q.reaudit(time.Now(), rec, "(audited by instance "+q.o.Instance+": instance "+dead+
 				" stopped after the action was stored, before it was audited, and did not start again)"))
 		}
