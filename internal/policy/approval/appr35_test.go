@@ -207,3 +207,53 @@ func TestAppr35FramesPastMaxRoots(t *testing.T) {
 		t.Errorf("the approval shown lists %d frames; want at most %d", len(got.Frames), maxRoots)
 	}
 }
+
+// listHookStore runs hook once, after its first listing of the newest
+// approvals (live or not: Load's second).
+type listHookStore struct {
+	*sqlite.Store
+	hook func()
+}
+
+func (s *listHookStore) ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]*store.ApprovalRecord, error) {
+	ars, err := s.Store.ListApprovals(ctx, f)
+	if h := s.hook; h != nil && !f.Live {
+		s.hook = nil
+		h()
+	}
+	return ars, err
+}
+
+// TestAppr35RestartRacingAdoption: instance b starts again under its name
+// while c, which found b dead, takes over b's unaudited denial between
+// b's reading of it and its audit: the action is audited once, by c (b's
+// restart claims it first, conditionally on its version, and finds it
+// taken). Before, both audited it.
+func TestAppr35RestartRacingAdoption(t *testing.T) {
+	st := &refusingStore{Store: openStore(t, t.TempDir())}
+	var runs atomic.Int32
+	log := &auditLog{}
+	b := newLife(t, st, &runs, &Options{Shared: true, Instance: "b", Audit: func(ctx context.Context, e Event) {
+		if e.Action == "denied" {
+			st.refuse.Store(true) // killed before the event is appended
+			return
+		}
+		log.audit(ctx, e)
+	}})
+	id := WaitsFor(refund7(t, b, "r1").Error)
+	if _, err := b.q.Deny(id, Actor{Principal: "alice"}, "no"); err != nil {
+		t.Fatal(err)
+	}
+	st.refuse.Store(false)
+	c := newLife(t, st, &runs, &Options{Shared: true, Instance: "c", Audit: log.audit})
+	hs := &listHookStore{Store: st.Store}
+	hs.hook = func() {
+		if err := c.q.Adopt(t.Context(), func(name string) bool { return name != "b" }); err != nil {
+			t.Error(err)
+		}
+	}
+	newLife(t, hs, &runs, &Options{Shared: true, Instance: "b", Audit: log.audit})
+	if d := log.of("denied"); len(d) != 1 || !strings.Contains(d[0].Reason, "instance c") {
+		t.Errorf("the denial was audited as %+v; want once, by c", d)
+	}
+}

@@ -1475,6 +1475,16 @@ func (q *Queue) Load(ctx context.Context) error {
 			q.enforce(rec)
 		}
 		if rec.unaudited && rec.instance == q.o.Instance {
+			if q.o.Shared && q.o.Instance != "" {
+				// Claimed first, as Adopt takes it, conditionally on its
+				// version: another instance that found this name dead and
+				// took it over audits it, and this one does not.
+				if err := q.write(rec, true, q.o.Instance); err != nil {
+					q.o.Logger.Info("approvals: an unaudited action of an earlier life was taken over meanwhile; its taker audits it",
+						"approval", rec.ID, "err", err)
+					continue
+				}
+			}
 			events = append(events, q.reaudit(now, rec, "(audited at a restart: the gateway stopped after the action was stored, before it was audited)"))
 		}
 	}
