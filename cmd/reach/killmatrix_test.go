@@ -111,7 +111,11 @@ var killMatrix = map[string]killCover{
 	},
 	"approval.denied": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres", "TestKill34DeniedElsewhereOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres", "TestKill34DeniedElsewhereOnPostgres", "TestKill35DeadInstanceAuditedBySurvivorOnPostgres"},
+	},
+	"approval.audited": {
+		sqlite:   []string{"TestKill35ApprovalAuditedOnce"},
+		postgres: []string{"TestKill35ApprovalAuditedOnceOnPostgres"},
 	},
 	"approval.expired": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},

@@ -175,7 +175,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	if a := g.cfg.Approvals; a != nil {
 		ao.TTL, ao.Wait = time.Duration(a.TTL), time.Duration(a.Wait)
 	}
-	ao.Audit = g.approvalEvent
+	ao.Audit, ao.Audited = g.approvalEvent, g.approvalAudited
 	if g.store != nil {
 		ao.Store = g.store // pending approvals survive a restart
 		ao.Shared = g.cluster != nil
@@ -458,6 +458,7 @@ func (g *Gateway) recover(ctx context.Context) error {
 			return fmt.Errorf("recovering from the previous run: %w", err)
 		}
 	}
+	g.adoptApprovals(ctx) // a dead instance's unaudited approval actions, before its recovery forgets it
 	rep, err := durable.Recover(ctx, g.store, g.rt, ropts)
 	if err != nil {
 		return fmt.Errorf("recovering from the previous run: %w", err)
@@ -469,6 +470,7 @@ func (g *Gateway) recover(ctx context.Context) error {
 		// approvals they write, and the work of those that die.
 		g.cluster.OnEnd(g.owned.End) // a request its client ended through another instance
 		err := g.cluster.Start(g.rt, g.approvals.Refresh, func(ctx context.Context) error {
+			g.adoptApprovals(ctx)
 			rep, err := durable.Recover(ctx, g.store, g.rt, ropts)
 			if err == nil {
 				g.noteStopped(rep)

@@ -330,6 +330,12 @@ type Event struct {
 	// action (read from the store, it audited it): the frames that waited
 	// for it here end with it, and nothing is audited again.
 	Elsewhere bool
+	// Again says that the action is audited again: its change was stored
+	// and its mark (storedApproval.Unaudited) not cleared, by this
+	// instance's earlier life (Load) or by a dead instance (Adopt). The
+	// audit log may hold its event already (a kill after the event and
+	// before the mark's clearing): Options.Audited says whether it does.
+	Again bool
 
 	version int64 // the approval's version in the store after the action
 }
@@ -358,6 +364,15 @@ type Options struct {
 	// Audit, if not nil, is told about every action. It is called without
 	// locks held and must not block for long.
 	Audit func(ctx context.Context, e Event)
+	// Audited, if not nil, reports whether the audit log holds the event
+	// of e, an action audited again (Event.Again) already: then Audit is
+	// not told it again, and its mark is cleared. An action's event is
+	// found by its approval, its action and the approval's requirement
+	// (Approval.Requires): an approval takes each action at most once
+	// under each requirement (one vote, one decision, one use, one
+	// expiry; asked again only when its requirement grows to
+	// user+reviewer).
+	Audited func(ctx context.Context, e Event) bool
 	// MaxKept is how many decided approvals are kept for listing; if zero, 1000.
 	MaxKept int
 	// MaxPending is how many approvals one principal, in its tenant, may
@@ -419,6 +434,36 @@ type record struct {
 	// (storedApproval.Unaudited); instance wrote it.
 	unaudited bool
 	instance  string
+	// more are the waiting frames past those Frames lists (maxRoots),
+	// one of each other root request, kept in memory only (moreRoots
+	// their roots): the events of its decision, expiry or use name them
+	// too (event), so that the running gateway settles them; a graph
+	// read back from the store settles them by the approval their error
+	// names.
+	more      []waiting
+	moreRoots map[string]bool
+}
+
+// waiting is a waiting frame and its root request.
+type waiting struct{ frame, root string }
+
+// keepMore keeps frame f of the root request root among rec's waiting
+// frames past maxRoots (more), if none of root's is kept yet; q.mu is
+// held.
+func (rec *record) keepMore(f, root string) {
+	if f == "" || len(rec.Frames) < maxRoots || rec.moreRoots[root] {
+		return
+	}
+	for i := range rec.Frames {
+		if rec.FrameRoot(i) == root || rec.Frames[i] == f {
+			return
+		}
+	}
+	if rec.moreRoots == nil {
+		rec.moreRoots = map[string]bool{}
+	}
+	rec.moreRoots[root] = true
+	rec.more = append(rec.more, waiting{f, root})
 }
 
 // New returns a Queue with the options (nil for defaults).
@@ -557,6 +602,8 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 				rec.Frames, rec.FrameRoots = prevFrames, prevRoots
 				q.o.Logger.Warn("approval's waiting frame not recorded", "approval", rec.ID, "err", err)
 			}
+		} else if rec.Status == Pending {
+			rec.keepMore(f, root) // past the frames the store lists
 		}
 		snap, keyed := rec.Approval, k.idem != "" && rec.alt == k.idem
 		ch, until := rec.changed, time.Until(rec.Expires)
@@ -1003,6 +1050,15 @@ func (r *record) notify() {
 func (q *Queue) event(now time.Time, action, by, reason string, rec *record) Event {
 	a := rec.Approval
 	a.Votes = slices.Clone(a.Votes)
+	if len(rec.more) > 0 {
+		a.Frames, a.FrameRoots = slices.Clone(a.Frames), slices.Clone(a.FrameRoots)
+		for _, w := range rec.more {
+			a.addFrame(w.frame, w.root)
+		}
+		if settledAction(rec.Status) != "" { // they end with this event: none waits any more
+			rec.more, rec.moreRoots = nil, nil
+		}
+	}
 	e := Event{Time: now, Action: action, By: by, Reason: reason, Approval: a, version: rec.version}
 	q.outbox = append(q.outbox, e)
 	return e
@@ -1025,10 +1081,20 @@ func (q *Queue) emit(ctx context.Context, made []Event) {
 	for _, e := range events {
 		q.o.Logger.Info("approval "+e.Action, "approval", e.Approval.ID, "tool", e.Approval.Tool,
 			"principal", e.Approval.Principal, "by", e.By, "request", e.Approval.Request)
-		if q.o.Audit != nil {
-			q.o.Audit(context.WithoutCancel(ctx), e)
-			q.audited(&e)
+		if q.o.Audit == nil {
+			continue
 		}
+		if e.Again && q.o.Audited != nil && q.o.Audited(context.WithoutCancel(ctx), e) {
+			q.audited(&e) // its event was appended before a kill: the mark alone was left
+			continue
+		}
+		q.o.Audit(context.WithoutCancel(ctx), e)
+		if !e.Elsewhere {
+			// The event appended, the mark not cleared: the restart
+			// (or a survivor) finds the event (Options.Audited).
+			crashpoint.Reached("approval.audited")
+		}
+		q.audited(&e)
 	}
 }
 
@@ -1317,8 +1383,9 @@ func (q *Queue) write(rec *record, unaudited bool, instance string) error {
 
 // audited clears the unaudited mark of the approval whose event e was
 // audited, when nothing changed it since (a newer change clears its own
-// once audited). Not a crash point: a kill before it is written audits
-// the action once more at the restart (Load), saying so.
+// once audited). A kill before it is written (approval.audited) leaves
+// the mark: the restart (Load), or a survivor (Adopt), finds the event in
+// the audit log (Options.Audited) and writes nothing more.
 func (q *Queue) audited(e *Event) {
 	if q.o.Store == nil || e.Elsewhere {
 		return
@@ -1408,7 +1475,17 @@ func (q *Queue) Load(ctx context.Context) error {
 			q.enforce(rec)
 		}
 		if rec.unaudited && rec.instance == q.o.Instance {
-			events = append(events, q.reaudit(now, rec))
+			if q.o.Shared && q.o.Instance != "" {
+				// Claimed first, as Adopt takes it, conditionally on its
+				// version: another instance that found this name dead and
+				// took it over audits it, and this one does not.
+				if err := q.write(rec, true, q.o.Instance); err != nil {
+					q.o.Logger.Info("approvals: an unaudited action of an earlier life was taken over meanwhile; its taker audits it",
+						"approval", rec.ID, "err", err)
+					continue
+				}
+			}
+			events = append(events, q.reaudit(now, rec, "(audited at a restart: the gateway stopped after the action was stored, before it was audited)"))
 		}
 	}
 	events = q.expire(now, events)
@@ -1423,7 +1500,7 @@ func (q *Queue) Load(ctx context.Context) error {
 // two (docs/STATE.md, approval.*). Who acted and why are the vote's or
 // the denial's; its reason says it is audited at the restart. q.mu is
 // held.
-func (q *Queue) reaudit(now time.Time, rec *record) Event {
+func (q *Queue) reaudit(now time.Time, rec *record, note string) Event {
 	action, by, reason := "requested", "", ""
 	switch rec.Status {
 	case Pending:
@@ -1448,8 +1525,75 @@ func (q *Queue) reaudit(now time.Time, rec *record) Event {
 	if reason != "" {
 		reason += " "
 	}
-	reason += "(audited at a restart: the gateway stopped after the action was stored, before it was audited)"
-	return q.event(now, action, by, reason, rec)
+	reason += note
+	e := q.event(now, action, by, reason, rec)
+	e.Again = true
+	q.outbox[len(q.outbox)-1].Again = true
+	return e
+}
+
+// Adopt audits the actions that instances no longer alive stored and did
+// not audit (a kill between the two; Options.Instance names who wrote
+// each): an instance that never starts again under its name (whose Load
+// would) leaves them to the others. alive reports whether an instance,
+// by its name, has a live life (its heartbeat within the cluster's TTL).
+// Each such action is taken over first in the store, conditionally on
+// its version, so that one instance audits it however many adopt at
+// once, and the taker audits it (Event.Again, unless Options.Audited
+// finds it audited already). It reads the live approvals and the
+// MaxKept newest; a store of one instance (Instance empty) has none to
+// adopt. Call it when the cluster finds a dead life.
+func (q *Queue) Adopt(ctx context.Context, alive func(instance string) bool) error {
+	if q.o.Store == nil || q.o.Audit == nil || q.o.Instance == "" {
+		return nil
+	}
+	live, err := q.o.Store.ListApprovals(ctx, store.ApprovalFilter{Live: true, Limit: 1 << 30})
+	if err != nil {
+		return fmt.Errorf("adopting approvals: %w", err)
+	}
+	recent, err := q.o.Store.ListApprovals(ctx, store.ApprovalFilter{Limit: q.o.MaxKept})
+	if err != nil {
+		return fmt.Errorf("adopting approvals: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, ar := range append(live, recent...) {
+		if seen[ar.ID] {
+			continue
+		}
+		seen[ar.ID] = true
+		sa, err := decodeStored(ar)
+		if err != nil || !sa.Unaudited || sa.Instance == "" || sa.Instance == q.o.Instance || alive(sa.Instance) {
+			continue
+		}
+		// Taken over: its mark now names this instance, which audits it
+		// (and, killed before, audits it when it starts again).
+		dead := sa.Instance
+		sa.Instance = q.o.Instance
+		data, err := json.Marshal(sa)
+		if err != nil {
+			return err
+		}
+		took := *ar
+		took.Data = data
+		if err := q.o.Store.PutApproval(ctx, &took); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				continue // another instance took it, or it changed: its own mark then
+			}
+			return fmt.Errorf("adopting approval %s: %w", ar.ID, err)
+		}
+		q.emit(ctx, q.mergeAll([]*store.ApprovalRecord{&took}))
+		q.mu.Lock()
+		var events []Event
+		// Unless a newer change, with its own mark, came meanwhile (a
+		// waiting frame's write keeps the mark: its version may be newer).
+		if rec := q.byID[ar.ID]; rec != nil && rec.unaudited && rec.instance == q.o.Instance {
+			events = append(events, q.reaudit(time.Now(), rec, "(audited by instance "+q.o.Instance+": instance "+dead+
+				" stopped after the action was stored, before it was audited, and did not start again)"))
+		}
+		q.mu.Unlock()
+		q.emit(ctx, events)
+	}
+	return nil
 }
 
 // Refresh reads approval id again from the store, for a queue whose store

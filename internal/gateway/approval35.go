@@ -1,0 +1,74 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/agentreach/reach/internal/policy/approval"
+	"github.com/agentreach/reach/internal/store/postgres"
+)
+
+// approvalAudited implements approval.Options.Audited: whether the audit
+// log holds the event of e, an approval's action audited again at a
+// restart or by a survivor (approval.Event.Again), already: a kill came
+// after its event was appended and before its mark was cleared
+// (approval.audited). The event is found among its request's by its
+// approval, action and requirement, as auditApproval writes them.
+func (g *Gateway) approvalAudited(ctx context.Context, e approval.Event) bool {
+	if g.audit == nil {
+		return false
+	}
+	a := &e.Approval
+	evs, err := g.audit.Show(ctx, a.Request)
+	if err != nil {
+		g.log.Warn("approvals: reading the audit log for an action audited again; it is audited (again, if the log holds it)",
+			"approval", a.ID, "action", e.Action, "err", err)
+		return false
+	}
+	head := "approval " + a.ID + " (" + a.Requires + ")"
+	for _, ev := range evs {
+		if ev.Kind != "approval" || ev.Decision != e.Action {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(ev.Message, head); ok && (rest == "" || rest[0] == ' ' || rest[0] == ':') {
+			return true
+		}
+	}
+	return false
+}
+
+// lives is the store of several instances, which knows their lives.
+type lives interface {
+	Lives(ctx context.Context, ttl time.Duration) ([]postgres.Life, error)
+}
+
+// adoptApprovals audits, on several instances, the approval actions a
+// dead instance stored and did not audit, when one that never starts
+// again under its name leaves them (approval.Queue.Adopt): asked while
+// the store lists a life not alive, before the recovery forgets it.
+func (g *Gateway) adoptApprovals(ctx context.Context) {
+	st, ok := g.store.(lives)
+	if !ok || g.cluster == nil || g.approvals == nil {
+		return
+	}
+	ls, err := st.Lives(ctx, g.cluster.TTL())
+	if err != nil {
+		g.log.Warn("approvals: listing the instances to adopt a dead one's actions", "err", err)
+		return
+	}
+	alive, dead := map[string]bool{}, false
+	for _, l := range ls {
+		if l.Alive {
+			alive[l.Name] = true
+		} else {
+			dead = true
+		}
+	}
+	if !dead {
+		return
+	}
+	if err := g.approvals.Adopt(ctx, func(name string) bool { return alive[name] }); err != nil {
+		g.log.Warn("approvals: adopting a dead instance's unaudited actions", "err", err)
+	}
+}
