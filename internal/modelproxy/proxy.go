@@ -489,6 +489,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.refuseRate(ctx, w, req, model, route) {
 		return
 	}
+	// Folded before the context window's check: a long conversation
+	// folded may fit.
+	folded := fold(body, mc.Context, req)
+	if p.refuseContext(ctx, w, req, api, body, who, model, route) {
+		return
+	}
 	mctx, mf, err := p.opts.Models.BeginModel(reach.WithRoute(ctx, route), model)
 	if err != nil {
 		refuse(w, req, err)
@@ -508,8 +514,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.giveBackTurn(ctx, req)
 		}
 	}
-	if fs := fold(body, mc.Context, req); len(fs) > 0 {
-		mf.SetWhy(foldWhy(fs))
+	if len(folded) > 0 {
+		mf.SetWhy(foldWhy(folded))
 	}
 	timeout := time.Duration(mc.Timeout)
 	if timeout == 0 {
