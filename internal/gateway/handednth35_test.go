@@ -1,15 +1,18 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/pgtest"
 )
 
@@ -96,6 +99,39 @@ func TestHanded35TwoCallsOneTaskAcrossInstances(t *testing.T) {
 		}
 		if subs[0] == subs[1] {
 			t.Fatalf("%s: both sub-agents' first turns ran in one sub-request %s; want one each (the manager's turn made two calls)", task, subs[0])
+		}
+	}
+	// At once, one on each instance: each its own call's record (the
+	// claims seldom overlap here; TestPostgresHandedCallsClaimedAtOnce
+	// makes them, for the claim's lock).
+	for round := range 3 {
+		task := fmt.Sprintf("compare the budgets at once, round %d", round)
+		code, r1, tc := turnOn(t, a, []map[string]any{{"role": "user", "content": "twice " + task}}, "researcher")
+		if code != 200 || tc[1] != "researcher" || r1 == "" {
+			t.Fatalf("the manager's turn on a: %d %s %v", code, r1, tc)
+		}
+		body, _ := json.Marshal(map[string]any{"model": "scripted", "messages": []any{map[string]any{"role": "user", "content": task}}})
+		var subs [2]string
+		var codes [2]int
+		var wg sync.WaitGroup
+		for i, s := range []*shop{a, b} {
+			wg.Go(func() {
+				resp, err := http.Post(s.url+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+				if err != nil {
+					return
+				}
+				resp.Body.Close()
+				codes[i], subs[i] = resp.StatusCode, resp.Header.Get(link.HeaderRequest)
+			})
+		}
+		wg.Wait()
+		for i, s := range []*shop{a, b} {
+			if codes[i] != 200 || subs[i] == "" || subs[i] == r1 || storedParent(t, s.g, subs[i]) != r1 {
+				t.Fatalf("%s: a first turn at once: %d in %s, want a sub-request of %s", task, codes[i], subs[i], r1)
+			}
+		}
+		if subs[0] == subs[1] {
+			t.Fatalf("%s: both first turns at once ran in one sub-request %s; want one each", task, subs[0])
 		}
 	}
 }
