@@ -747,6 +747,11 @@ type ModelConfig struct {
 	// tokens, which every chat model takes), never one its provider would
 	// refuse as too large.
 	OutputLimits map[string]int64 `yaml:"output_limits"`
+	// ContextLimits per model name: the most tokens its context window
+	// holds, {gpt-4o: 128000}. A turn of a listed model whose prompt
+	// (estimated, with the answer it asks for) does not fit is refused
+	// before it is sent; a model not listed is not checked.
+	ContextLimits map[string]int64 `yaml:"context_limits"`
 	// Context folds the history of long conversations through the model
 	// proxy; nil (or all zero) leaves them as they are.
 	Context *ModelContext `yaml:"context"`
@@ -2252,6 +2257,11 @@ func (c *Config) check() error {
 		for name, v := range m.OutputLimits {
 			if v <= 0 {
 				return c.Errorf([]any{"model", "output_limits", name}, "model output_limits %s: %d is no number of tokens; give the most tokens the model writes in one answer (its max output tokens), or leave it out for 4096", name, v)
+			}
+		}
+		for name, v := range m.ContextLimits {
+			if v <= 0 {
+				return c.Errorf([]any{"model", "context_limits", name}, "model context_limits %s: %d is no number of tokens; give the most tokens the model's context window holds, or leave it out for no check", name, v)
 			}
 		}
 		for i, f := range m.Fallbacks {

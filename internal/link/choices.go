@@ -216,6 +216,10 @@ type choice struct {
 	name string // the function name the model called
 	at   time.Time
 	used bool // an MCP call matched it
+	// nth counts the choices of the same turn that handed the same task
+	// before this one (byTask's): the store's record of it has the same
+	// (store.HandedTask.Nth).
+	nth int
 	// handed is the hand-off of a sub-agent begun from it (Delegated):
 	// set the first time, under ModelChoices.mu.
 	handed *Handoff
@@ -302,7 +306,13 @@ func (c *ModelChoices) recordTasks(f *reach.Frame, o Owner, id, name string, arg
 		n := len(old)
 		cs := slices.DeleteFunc(old, func(o *choice) bool { return now.Sub(o.at) > ChoiceWindow })
 		c.taskOrder.drop(o, n-len(cs))
-		c.byTask[k] = append(cs, &choice{f: f, id: id, name: name, at: now})
+		nth := 0
+		for _, ch := range cs {
+			if ch.f == f {
+				nth++
+			}
+		}
+		c.byTask[k] = append(cs, &choice{f: f, id: id, name: name, at: now, nth: nth})
 		c.taskOrder.add(o, k.key, !had, 1)
 	}
 	c.taskOrder.trim(cmp.Or(c.maxTasks, maxChoices), func(k ownKey) int {
@@ -355,10 +365,11 @@ func TaskDigest(principal, tenant, task string) string {
 
 // Adopt is Handed for a task whose turn another instance ran: f, the turn
 // adopted here (its request joined), handed task by a call of the function
-// tool. The choice is remembered here as that turn's, begun from, so that
-// the sub-agent's first turn sent again finds the same hand-off (Handed);
-// one remembered already for f's request tree is returned instead.
-func (c *ModelChoices) Adopt(task string, f *reach.Frame, tool string) *Handoff {
+// tool, the turn's nth to hand it (store.HandedTask.Nth). The choice is
+// remembered here as that turn's, begun from, so that the sub-agent's
+// first turn sent again finds the same hand-off (Handed); one remembered
+// already for f's request tree and nth is returned instead.
+func (c *ModelChoices) Adopt(task string, f *reach.Frame, tool string, nth int) *Handoff {
 	task = strings.TrimSpace(task)
 	o := frameOwner(f)
 	k := ownKey{o, taskKey(task)}
@@ -366,7 +377,7 @@ func (c *ModelChoices) Adopt(task string, f *reach.Frame, tool string) *Handoff 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, ch := range c.byTask[k] {
-		if ch.handed != nil && ch.f.Request.Root() == f.Request.Root() && now.Sub(ch.at) <= ChoiceWindow {
+		if ch.handed != nil && ch.f.Request.Root() == f.Request.Root() && ch.nth == nth && now.Sub(ch.at) <= ChoiceWindow {
 			return ch.handed
 		}
 	}
@@ -375,7 +386,7 @@ func (c *ModelChoices) Adopt(task string, f *reach.Frame, tool string) *Handoff 
 	}
 	h := &Handoff{Turn: f, Tool: tool}
 	_, had := c.byTask[k]
-	c.byTask[k] = append(c.byTask[k], &choice{f: f, name: tool, at: now, used: true, handed: h})
+	c.byTask[k] = append(c.byTask[k], &choice{f: f, name: tool, at: now, used: true, handed: h, nth: nth})
 	c.taskOrder.add(o, k.key, !had, 1)
 	c.taskOrder.trim(cmp.Or(c.maxTasks, maxChoices), func(k ownKey) int {
 		n := len(c.byTask[k])
@@ -483,11 +494,12 @@ func (c *ModelChoices) Handed(task string, who *auth.Identity) *Handoff {
 // several instances chose for task (store.HandedTasks.ClaimHandedTask,
 // which decides for them all as Handed does for one): the hand-off from
 // this instance's choice of task in request (frame's, the turn the store
-// names, if remembered, else the newest), marked begun from; nil when
+// names, its nth to hand the task, if remembered, else the newest),
+// marked begun from; nil when
 // this instance remembers no such choice of who's (its turn ran on
 // another instance). The sub-agent goes by tool, the name the store
 // keeps, unless this instance's choices in request disagree on it.
-func (c *ModelChoices) HandedIn(task string, who *auth.Identity, request, frame, tool string) *Handoff {
+func (c *ModelChoices) HandedIn(task string, who *auth.Identity, request, frame, tool string, nth int) *Handoff {
 	task = strings.TrimSpace(task)
 	if task == "" || len(task) > maxTask {
 		return nil
@@ -496,6 +508,7 @@ func (c *ModelChoices) HandedIn(task string, who *auth.Identity, request, frame,
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var pick *choice
+	turn := false // a choice of frame is remembered
 	for _, ch := range c.byTask[ownKey{ownerOf(who), taskKey(task)}] {
 		if now.Sub(ch.at) > ChoiceWindow || ch.f.Request.ID() != request || CheckCaller(who, ch.f.Request) != nil {
 			continue
@@ -506,11 +519,16 @@ func (c *ModelChoices) HandedIn(task string, who *auth.Identity, request, frame,
 		if pick != nil && pick.name != ch.name {
 			tool = ""
 		}
-		if pick == nil || pick.f.ID.String() != frame {
+		if ch.f.ID.String() == frame {
+			turn = true
+		}
+		if pick == nil || !(pick.f.ID.String() == frame && pick.nth == nth) {
 			pick = ch
 		}
 	}
-	if pick == nil {
+	// The turn is remembered, its nth call's choice not (another call's
+	// was adopted here): none, for the caller to adopt that call's.
+	if pick == nil || turn && !(pick.f.ID.String() == frame && pick.nth == nth) {
 		return nil
 	}
 	pick.used = true

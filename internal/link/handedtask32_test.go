@@ -47,14 +47,14 @@ func TestAdoptFoundAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	var c ModelChoices
-	h := c.Adopt("do it", f, "researcher")
+	h := c.Adopt("do it", f, "researcher", 0)
 	if h == nil || h.Turn != f || h.Tool != "researcher" {
 		t.Fatalf("Adopt = %+v", h)
 	}
 	if got := c.Handed(" do it", nil); got != h {
 		t.Errorf("Handed after Adopt = %+v, want the adopted hand-off", got)
 	}
-	if got := c.Adopt("do it", f, "researcher"); got != h {
+	if got := c.Adopt("do it", f, "researcher", 0); got != h {
 		t.Errorf("a second Adopt = %+v, want the first's hand-off", got)
 	}
 }

@@ -206,7 +206,7 @@ func (s *putTasks) ClaimHandedTask(context.Context, string, string, string, time
 	return nil, nil
 }
 
-func (s *putTasks) SetHandedSub(context.Context, string, string, string, string) (bool, error) {
+func (s *putTasks) SetHandedSub(context.Context, string, string, int, string, string) (bool, error) {
 	return false, nil
 }
 

@@ -32,7 +32,7 @@ type HandedTasks interface {
 	PutHandedTasks(ctx context.Context, ts []*store.HandedTask, most int) error
 	HandedTasks(ctx context.Context, principal, tenant, digest string, at time.Time) ([]*store.HandedTask, error)
 	ClaimHandedTask(ctx context.Context, principal, tenant, digest string, at time.Time) (*store.HandedTask, error)
-	SetHandedSub(ctx context.Context, digest, request, prev, sub string) (bool, error)
+	SetHandedSub(ctx context.Context, digest, request string, nth int, prev, sub string) (bool, error)
 	HandedSubs(ctx context.Context, request, frame string) ([]string, error)
 }
 
@@ -175,7 +175,7 @@ func (p *Proxy) handedShared(ctx context.Context, task string, who *auth.Identit
 			done()
 		}
 	}
-	if sh.h = p.opts.Choices.HandedIn(task, who, row.Request, row.Frame, row.Tool); sh.h != nil {
+	if sh.h = p.opts.Choices.HandedIn(task, who, row.Request, row.Frame, row.Tool, row.Nth); sh.h != nil {
 		return sh, nil
 	}
 	h, done, err := p.adoptHanded(ctx, task, who, row)
@@ -222,7 +222,7 @@ func (p *Proxy) adoptHanded(ctx context.Context, task string, who *auth.Identity
 		done()
 		return nil, nil, nil
 	}
-	return p.opts.Choices.Adopt(task, f, row.Tool), done, nil
+	return p.opts.Choices.Adopt(task, f, row.Tool, row.Nth), done, nil
 }
 
 // begunFrom records in the store that the sub-agent's sub-request sub was
@@ -235,7 +235,7 @@ func (p *Proxy) begunFrom(ctx context.Context, row *store.HandedTask, sub string
 	if row == nil || sub == row.Sub {
 		return
 	}
-	if _, err := p.opts.Tasks.SetHandedSub(context.WithoutCancel(ctx), row.Digest, row.Request, row.Sub, sub); err != nil {
+	if _, err := p.opts.Tasks.SetHandedSub(context.WithoutCancel(ctx), row.Digest, row.Request, row.Nth, row.Sub, sub); err != nil {
 		p.log.Error("recording the sub-request a sub-agent runs in failed: it is found on this instance only",
 			"request", sub, "err", err)
 	}

@@ -489,6 +489,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.refuseRate(ctx, w, req, model, route) {
 		return
 	}
+	// Folded before the context window's check: a long conversation
+	// folded may fit.
+	folded := fold(body, mc.Context, req)
+	if p.refuseContext(ctx, w, req, api, body, who, model, route) {
+		return
+	}
 	mctx, mf, err := p.opts.Models.BeginModel(reach.WithRoute(ctx, route), model)
 	if err != nil {
 		refuse(w, req, err)
@@ -508,8 +514,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.giveBackTurn(ctx, req)
 		}
 	}
-	if fs := fold(body, mc.Context, req); len(fs) > 0 {
-		mf.SetWhy(foldWhy(fs))
+	if len(folded) > 0 {
+		mf.SetWhy(foldWhy(folded))
 	}
 	timeout := time.Duration(mc.Timeout)
 	if timeout == 0 {
@@ -692,6 +698,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// call a sub-agent's first turn belongs to cannot then be told from
 	// its task, and the record names neither (as Handed, in memory).
 	var handedTo map[string]string
+	// handedBefore counts the calls of this turn that handed each task
+	// (its digest) so far: each call's record is its own (its Nth), so
+	// that two sub-agents handed one task by this turn begin a
+	// sub-request each, on any instance.
+	var handedBefore map[string]int
 	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) },
 		tools: toolCalls{record: func(id, name string, args []byte) {
 			args = p.redact(args)
@@ -699,9 +710,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if p.opts.Tasks != nil && name != "" {
 				rows := p.handedRows(mf, name, args)
 				if handedTo == nil && len(rows) > 0 {
-					handedTo = map[string]string{}
+					handedTo, handedBefore = map[string]string{}, map[string]int{}
 				}
 				for _, row := range rows {
+					row.Nth = handedBefore[row.Digest]
+					handedBefore[row.Digest]++
 					if to, ok := handedTo[row.Digest]; ok && to != row.Tool {
 						row.Tool = ""
 					}

@@ -21,7 +21,7 @@ func (m *Memory) PutHandedTasks(ctx context.Context, ts []*HandedTask, most int)
 			return true
 		}
 		for _, t := range ts {
-			if h.Digest == t.Digest && h.Request == t.Request {
+			if h.Digest == t.Digest && h.Request == t.Request && (h.Nth == t.Nth || h.Frame != t.Frame) {
 				return true
 			}
 		}
@@ -89,21 +89,32 @@ func (m *Memory) ClaimHandedTask(ctx context.Context, principal, tenant, digest 
 	}
 	defer m.mu.Unlock()
 	live := m.liveHanded(principal, tenant, digest, at)
-	var pick *HandedTask
-	if len(live) == 1 {
-		pick = live[0]
-	} else {
-		for _, h := range live {
-			if !h.used {
-				if pick != nil {
-					return nil, nil // several wait: no guess
-				}
-				pick = h
-			}
+	// The request: the one whose turn handed it, else the one whose
+	// records are not all used yet.
+	var req string
+	reqs, waiting := map[string]bool{}, map[string]bool{}
+	for _, h := range live {
+		reqs[h.Request] = true
+		if !h.used {
+			waiting[h.Request] = true
 		}
 	}
-	if pick == nil {
-		return nil, nil
+	switch {
+	case len(reqs) == 1:
+		req = live[0].Request
+	case len(waiting) == 1:
+		for r := range waiting {
+			req = r
+		}
+	default:
+		return nil, nil // several wait, or none: no guess
+	}
+	// Its record not used yet of the lowest Nth, else its Nth 0.
+	var pick *HandedTask
+	for _, h := range live {
+		if h.Request == req && (pick == nil || h.used == pick.used && h.Nth < pick.Nth || pick.used && !h.used) {
+			pick = h
+		}
 	}
 	pick.used = true
 	c := *pick
@@ -112,13 +123,13 @@ func (m *Memory) ClaimHandedTask(ctx context.Context, principal, tenant, digest 
 }
 
 // SetHandedSub implements HandedTasks.
-func (m *Memory) SetHandedSub(ctx context.Context, digest, request, prev, sub string) (bool, error) {
+func (m *Memory) SetHandedSub(ctx context.Context, digest, request string, nth int, prev, sub string) (bool, error) {
 	if err := m.lock(ctx); err != nil {
 		return false, err
 	}
 	defer m.mu.Unlock()
 	for _, h := range m.handed {
-		if h.Digest == digest && h.Request == request && h.Sub == prev {
+		if h.Digest == digest && h.Request == request && h.Nth == nth && h.Sub == prev {
 			h.Sub = sub
 			return true, nil
 		}

@@ -684,6 +684,11 @@ type HandedTask struct {
 	Request   string // the request of the turn that chose the call
 	Frame     string // the turn's model frame
 	Tool      string // the function the model called
+	// Nth counts the turn's calls that handed the same task before this
+	// one's (0 for the first): each call is a record of its own, so that
+	// two sub-agents handed one task by one turn each begin their own
+	// sub-request.
+	Nth int
 	// Stack is the turn's ancestry as JSON (reach.Frame.Ancestry), for the
 	// instance that adopts it: its frames' ids, kinds, names and the
 	// hashes of their arguments, never the arguments.
@@ -701,8 +706,9 @@ type HandedTask struct {
 // until it expires, and no more than a bound of each principal's.
 type HandedTasks interface {
 	// PutHandedTasks stores ts (one principal's and tenant's, of one
-	// turn: the same Created), replacing a record of the same digest and
-	// request, deletes the records that expired at their Created or
+	// turn: the same Created), replacing a record of the same digest,
+	// request and Nth, and deleting those of the same digest and request
+	// put by another turn (Frame), deletes the records that expired at their Created or
 	// before, and the oldest of that principal's past the newest most,
 	// in one write. Durable when it returns.
 	PutHandedTasks(ctx context.Context, ts []*HandedTask, most int) error
@@ -712,17 +718,18 @@ type HandedTasks interface {
 	HandedTasks(ctx context.Context, principal, tenant, digest string, at time.Time) ([]*HandedTask, error)
 	// ClaimHandedTask marks used, and returns, the record of digest
 	// (principal's, tenant's, unexpired at at, its request running) that
-	// a sub-agent given the task joins, in one write: the one record when
-	// one request's turn handed the task; else the one not used yet when
-	// exactly one is; else none (nil), as one instance's memory decides
-	// (link.ModelChoices.Handed) for every instance. Two claims at once
-	// take one record not used yet once. A record put again (a later turn
+	// a sub-agent given the task joins, in one write: of the one request
+	// whose turn handed the task, else of the one request whose records
+	// are not all used yet, else none (nil), the record not used yet of
+	// the lowest Nth, or the Nth 0 when all are used, as one instance's
+	// memory decides (link.ModelChoices.Handed) for every instance. Two
+	// claims at once take one record not used yet once. A record put again (a later turn
 	// of its request handing the task) is not used, with no Sub.
 	ClaimHandedTask(ctx context.Context, principal, tenant, digest string, at time.Time) (*HandedTask, error)
 	// SetHandedSub records sub as the sub-request begun from the record
-	// of digest and request, if the one recorded is still prev; it
+	// of digest, request and nth, if the one recorded is still prev; it
 	// reports whether it did.
-	SetHandedSub(ctx context.Context, digest, request, prev, sub string) (bool, error)
+	SetHandedSub(ctx context.Context, digest, request string, nth int, prev, sub string) (bool, error)
 	// HandedSubs returns the sub-requests begun from the records of
 	// request's model turn frame.
 	HandedSubs(ctx context.Context, request, frame string) ([]string, error)

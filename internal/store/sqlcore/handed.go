@@ -3,6 +3,7 @@ package sqlcore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentreach/reach/internal/store"
@@ -20,8 +21,11 @@ func (c *Core) PutHandedTasks(ctx context.Context, ts []*store.HandedTask, most 
 	created := store.UnixNano(ts[0].Created)
 	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
 		b.Exec(w, StHandedSweep, []any{created}, nil)
-		for _, t := range ts {
-			b.Exec(w, StHandedPut, []any{t.Digest, t.Request, t.Principal, t.Tenant, t.Frame, t.Tool, EmptyNil(t.Stack), created, store.UnixNano(t.Expires)}, nil)
+		for i, t := range ts {
+			if !slices.ContainsFunc(ts[:i], func(o *store.HandedTask) bool { return o.Digest == t.Digest && o.Request == t.Request }) {
+				b.Exec(w, StHandedOthers, []any{t.Digest, t.Request, t.Frame}, nil)
+			}
+			b.Exec(w, StHandedPut, []any{t.Digest, t.Request, t.Principal, t.Tenant, t.Frame, t.Tool, EmptyNil(t.Stack), created, store.UnixNano(t.Expires), int64(t.Nth)}, nil)
 		}
 		b.Exec(w, StHandedTrim, []any{ts[0].Principal, ts[0].Tenant, int64(most)}, nil)
 	}})
@@ -39,15 +43,16 @@ func (c *Core) HandedTasks(ctx context.Context, principal, tenant, digest string
 	return queryAll(ctx, c.R, "reading the tasks model turns handed", func(sc interface{ Scan(...any) error }) (*store.HandedTask, error) {
 		var t store.HandedTask
 		var created, expires int64
-		if err := sc.Scan(&t.Digest, &t.Request, &t.Principal, &t.Tenant, &t.Frame, &t.Tool, &t.Stack, &created, &expires); err != nil {
+		var nth int64
+		if err := sc.Scan(&t.Digest, &t.Request, &t.Principal, &t.Tenant, &t.Frame, &t.Tool, &t.Stack, &created, &expires, &nth); err != nil {
 			return nil, err
 		}
-		t.Created, t.Expires = store.FromUnixNano(created), store.FromUnixNano(expires)
+		t.Created, t.Expires, t.Nth = store.FromUnixNano(created), store.FromUnixNano(expires), int(nth)
 		return &t, nil
-	}, `SELECT h.digest, h.request, h.principal, h.tenant, h.frame, h.tool, h.stack, h.created, h.expires
+	}, `SELECT h.digest, h.request, h.principal, h.tenant, h.frame, h.tool, h.stack, h.created, h.expires, h.nth
 	FROM handed_tasks h JOIN requests q ON q.id = h.request
 	WHERE h.digest = $1 AND h.principal = $2 AND h.tenant = $3 AND h.expires > $4 AND q.state = 'running'
-	ORDER BY h.created DESC LIMIT `+fmt.Sprint(store.MaxHandedRead),
+	ORDER BY h.created DESC, h.nth LIMIT `+fmt.Sprint(store.MaxHandedRead),
 		digest, principal, tenant, store.UnixNano(at))
 }
 
@@ -65,11 +70,11 @@ func (c *Core) ClaimHandedTask(ctx context.Context, principal, tenant, digest st
 				return nil
 			}
 			t := store.HandedTask{Digest: digest, Principal: principal, Tenant: tenant}
-			var created, expires int64
-			if err := rows.Scan(&t.Request, &t.Frame, &t.Tool, &t.Stack, &created, &expires, &t.Sub); err != nil {
+			var created, expires, nth int64
+			if err := rows.Scan(&t.Request, &t.Frame, &t.Tool, &t.Stack, &created, &expires, &t.Sub, &nth); err != nil {
 				return err
 			}
-			t.Created, t.Expires = store.FromUnixNano(created), store.FromUnixNano(expires)
+			t.Created, t.Expires, t.Nth = store.FromUnixNano(created), store.FromUnixNano(expires), int(nth)
 			got = &t
 			return nil
 		})
@@ -81,13 +86,13 @@ func (c *Core) ClaimHandedTask(ctx context.Context, principal, tenant, digest st
 }
 
 // SetHandedSub implements store.HandedTasks.
-func (c *Core) SetHandedSub(ctx context.Context, digest, request, prev, sub string) (bool, error) {
+func (c *Core) SetHandedSub(ctx context.Context, digest, request string, nth int, prev, sub string) (bool, error) {
 	if c.Closed() {
 		return false, store.ErrClosed
 	}
 	var set bool
 	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
-		b.Exec(w, StHandedSub, []any{digest, request, prev, sub}, func(n int64) error { set = n > 0; return nil })
+		b.Exec(w, StHandedSub, []any{digest, request, prev, sub, int64(nth)}, func(n int64) error { set = n > 0; return nil })
 	}})
 	if err != nil {
 		return false, fmt.Errorf("recording the sub-request begun from a task a model turn handed: %w", err)

@@ -109,24 +109,28 @@ const (
 	// to zero, if they are not.
 	StLedgerRefusedReset
 	// The tasks model turns handed (store.HandedTasks): StHandedSweep
-	// deletes those expired at $1; StHandedPut stores one ($1 digest, $2
-	// request, $3 principal, $4 tenant, $5 frame, $6 tool, $7 stack, $8 created,
-	// $9 expires), replacing the one of its digest and request; StHandedTrim
+	// deletes those expired at $1; StHandedOthers deletes those of digest
+	// $1 and request $2 another turn than $3 put; StHandedPut stores one
+	// ($1 digest, $2 request, $3 principal, $4 tenant, $5 frame, $6 tool,
+	// $7 stack, $8 created, $9 expires, $10 nth), replacing the one of its
+	// digest, request and nth; StHandedTrim
 	// deletes the principal $1's (tenant $2) past its newest $3 (those
 	// put at once with the last past it too).
 	StHandedSweep
+	StHandedOthers
 	StHandedPut
 	StHandedTrim
 	// StHandedClaim marks used, and returns, the record of digest $1,
 	// principal $2 and tenant $3 unexpired at $4 (its request running)
-	// that a sub-agent given the task joins: the one record when one
-	// request's turn handed it, else the one not used yet when exactly
-	// one is (a record used meanwhile by another claim is not taken
-	// again). Rows: request, frame, tool, stack, created, expires, sub.
+	// that a sub-agent given the task joins: of the one request whose
+	// turn handed it, else of the one request whose records are not all
+	// used yet, the one not used yet of the lowest nth, else its nth 0
+	// (a record used meanwhile by another claim is not taken again).
+	// Rows: request, frame, tool, stack, created, expires, sub, nth.
 	StHandedClaim
 	// StHandedSub records sub-request $4 as begun from the record of
-	// digest $1 and request $2, if the one recorded is still $3; rows
-	// changed.
+	// digest $1, request $2 and nth $5, if the one recorded is still $3;
+	// rows changed.
 	StHandedSub
 	// StHandedSubs returns the sub-requests begun from the records of
 	// request $1's turn $2.
@@ -188,19 +192,22 @@ func Shared() []string {
 		OR response_owners.expires <= excluded.created`
 	q[StOwnerSweep] = `DELETE FROM response_owners WHERE expires <= $1`
 	q[StHandedSweep] = `DELETE FROM handed_tasks WHERE expires <= $1`
-	q[StHandedPut] = `INSERT INTO handed_tasks (digest, request, principal, tenant, frame, tool, stack, created, expires)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-	ON CONFLICT (digest, request) DO UPDATE SET principal = excluded.principal, tenant = excluded.tenant, frame = excluded.frame,
+	q[StHandedOthers] = `DELETE FROM handed_tasks WHERE digest = $1 AND request = $2 AND frame <> $3`
+	q[StHandedPut] = `INSERT INTO handed_tasks (digest, request, principal, tenant, frame, tool, stack, created, expires, nth)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+	ON CONFLICT (digest, request, nth) DO UPDATE SET principal = excluded.principal, tenant = excluded.tenant, frame = excluded.frame,
 		tool = excluded.tool, stack = excluded.stack, created = excluded.created, expires = excluded.expires, used = 0, sub = ''`
 	handedLive := `FROM handed_tasks h JOIN requests q ON q.id = h.request
 		WHERE h.digest = $1 AND h.principal = $2 AND h.tenant = $3 AND h.expires > $4 AND q.state = 'running'`
+	// One writer runs the claims one after the other (SQLite's); PostgreSQL
+	// has its own, which locks the records it reads.
 	q[StHandedClaim] = `UPDATE handed_tasks SET used = 1
 	WHERE digest = $1 AND principal = $2 AND tenant = $3 AND expires > $4
-		AND request = (SELECT CASE WHEN count(*) = 1 THEN min(h.request)
-			WHEN sum(CASE WHEN h.used = 0 THEN 1 ELSE 0 END) = 1 THEN min(CASE WHEN h.used = 0 THEN h.request END) END ` + handedLive + `)
-		AND (used = 0 OR (SELECT count(*) ` + handedLive + `) = 1)
-	RETURNING request, frame, tool, stack, created, expires, sub`
-	q[StHandedSub] = `UPDATE handed_tasks SET sub = $4 WHERE digest = $1 AND request = $2 AND sub = $3`
+		AND request = (SELECT CASE WHEN count(DISTINCT h.request) = 1 THEN min(h.request)
+			WHEN count(DISTINCT CASE WHEN h.used = 0 THEN h.request END) = 1 THEN min(CASE WHEN h.used = 0 THEN h.request END) END ` + handedLive + `)
+		AND nth = (SELECT h.nth ` + handedLive + ` AND h.request = handed_tasks.request ORDER BY h.used, h.nth LIMIT 1)
+	RETURNING request, frame, tool, stack, created, expires, sub, nth`
+	q[StHandedSub] = `UPDATE handed_tasks SET sub = $4 WHERE digest = $1 AND request = $2 AND sub = $3 AND nth = $5`
 	q[StHandedSubs] = `SELECT sub FROM handed_tasks WHERE request = $1 AND frame = $2 AND sub <> ''`
 	q[StHandedTrim] = `DELETE FROM handed_tasks WHERE principal = $1 AND tenant = $2 AND created <= (SELECT created FROM handed_tasks
 		WHERE principal = $1 AND tenant = $2 ORDER BY created DESC LIMIT 1 OFFSET $3)`

@@ -497,4 +497,32 @@ ALTER TABLE handed_tasks ADD COLUMN used INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE handed_tasks ADD COLUMN sub TEXT NOT NULL DEFAULT '';
 CREATE INDEX handed_tasks_frame ON handed_tasks (request, frame);
 `},
+	{23, "the tasks model turns handed: one record a call", `
+-- A turn that hands one task in several calls (two sub-agents asked the
+-- same thing at once) keeps a record of each (nth: the calls of the turn
+-- that handed it before), so that each sub-agent given it begins a
+-- sub-request of its own, on any instance, as on one.
+CREATE TABLE handed_tasks_nth (
+	digest    TEXT NOT NULL,
+	request   TEXT NOT NULL,
+	nth       INTEGER NOT NULL DEFAULT 0,
+	principal TEXT NOT NULL DEFAULT '',
+	tenant    TEXT NOT NULL DEFAULT '',
+	frame     TEXT NOT NULL DEFAULT '',
+	tool      TEXT NOT NULL DEFAULT '',
+	stack     BLOB,
+	created   INTEGER NOT NULL,
+	expires   INTEGER NOT NULL,
+	used      INTEGER NOT NULL DEFAULT 0,
+	sub       TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (digest, request, nth)
+) WITHOUT ROWID;
+INSERT INTO handed_tasks_nth (digest, request, nth, principal, tenant, frame, tool, stack, created, expires, used, sub)
+	SELECT digest, request, 0, principal, tenant, frame, tool, stack, created, expires, used, sub FROM handed_tasks;
+DROP TABLE handed_tasks;
+ALTER TABLE handed_tasks_nth RENAME TO handed_tasks;
+CREATE INDEX handed_tasks_principal ON handed_tasks (principal, tenant, created);
+CREATE INDEX handed_tasks_expires ON handed_tasks (expires);
+CREATE INDEX handed_tasks_frame ON handed_tasks (request, frame);
+`},
 }

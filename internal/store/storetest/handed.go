@@ -143,10 +143,10 @@ func testHandedTaskClaim(t *testing.T, open Opener) {
 	if got := claim("bob"); got != "none" {
 		t.Fatalf("bob's claim of alice's task: %s", got)
 	}
-	if ok, err := s.SetHandedSub(ctx, "d", "r1", "", "s1"); err != nil || !ok {
+	if ok, err := s.SetHandedSub(ctx, "d", "r1", 0, "", "s1"); err != nil || !ok {
 		t.Fatalf("SetHandedSub = %v, %v", ok, err)
 	}
-	if ok, err := s.SetHandedSub(ctx, "d", "r1", "", "s9"); err != nil || ok {
+	if ok, err := s.SetHandedSub(ctx, "d", "r1", 0, "", "s9"); err != nil || ok {
 		t.Fatalf("SetHandedSub over another = %v, %v; want not set", ok, err)
 	}
 	if got := claim("alice"); got != "r1/f1/s1" {
@@ -173,5 +173,70 @@ func testHandedTaskClaim(t *testing.T, open Opener) {
 	}
 	if subs, err := s.HandedSubs(ctx, "r1", "f1"); err != nil || len(subs) != 0 {
 		t.Fatalf("HandedSubs(r1, f1) after r1's record was put again = %v, %v", subs, err)
+	}
+}
+
+// testHandedTaskCalls: a turn that handed one task in two calls keeps a
+// record of each (its Nth): claims take the one not used yet of the
+// lowest Nth, then the first again once both are used; the sub-request
+// begun from each is its own; put by two writes (a streamed turn), both
+// stay; a later turn of the request replaces both. Before, one record a
+// digest and request: the second sub-agent's claim took the first's
+// record, and joined its sub-request.
+func testHandedTaskCalls(t *testing.T, open Opener) {
+	s := open(t)
+	ctx := t.Context()
+	t0 := time.Unix(1_800_000_000, 0)
+	if err := s.PutRequest(ctx, &store.Request{ID: "r1", Principal: "alice", State: "running", Started: t0}); err != nil {
+		t.Fatal(err)
+	}
+	row := func(frame string, nth int) *store.HandedTask {
+		return &store.HandedTask{Digest: "d", Principal: "alice", Request: "r1", Frame: frame, Tool: "research", Nth: nth,
+			Created: t0, Expires: t0.Add(2 * time.Minute)}
+	}
+	claim := func() string {
+		t.Helper()
+		h, err := s.ClaimHandedTask(ctx, "alice", "", "d", t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h == nil {
+			return "none"
+		}
+		return fmt.Sprintf("%s/%d/%s", h.Frame, h.Nth, h.Sub)
+	}
+	// Two writes, as a streamed turn's calls are put one by one.
+	for nth := range 2 {
+		if err := s.PutHandedTasks(ctx, []*store.HandedTask{row("f1", nth)}, 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := claim(); got != "f1/0/" {
+		t.Fatalf("first claim: %s, want f1/0/", got)
+	}
+	if ok, err := s.SetHandedSub(ctx, "d", "r1", 0, "", "s1"); err != nil || !ok {
+		t.Fatalf("SetHandedSub(0) = %v, %v", ok, err)
+	}
+	if got := claim(); got != "f1/1/" {
+		t.Fatalf("second claim (the second call's sub-agent): %s, want f1/1/ (its own record, no sub-request)", got)
+	}
+	if ok, err := s.SetHandedSub(ctx, "d", "r1", 1, "", "s2"); err != nil || !ok {
+		t.Fatalf("SetHandedSub(1) = %v, %v", ok, err)
+	}
+	if got := claim(); got != "f1/0/s1" {
+		t.Fatalf("a claim with both used: %s, want f1/0/s1", got)
+	}
+	if subs, err := s.HandedSubs(ctx, "r1", "f1"); err != nil || fmt.Sprint(subs) != "[s1 s2]" && fmt.Sprint(subs) != "[s2 s1]" {
+		t.Fatalf("HandedSubs(r1, f1) = %v, %v; want s1 and s2", subs, err)
+	}
+	// The request's next turn hands it once: its one record replaces both.
+	if err := s.PutHandedTasks(ctx, []*store.HandedTask{row("f2", 0)}, 100); err != nil {
+		t.Fatal(err)
+	}
+	if hs, err := s.HandedTasks(ctx, "alice", "", "d", t0); err != nil || len(hs) != 1 || hs[0].Frame != "f2" {
+		t.Fatalf("records after the next turn: %d, %v; want f2's alone", len(hs), err)
+	}
+	if got := claim(); got != "f2/0/" {
+		t.Fatalf("claim after the next turn: %s, want f2/0/", got)
 	}
 }

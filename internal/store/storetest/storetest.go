@@ -56,6 +56,7 @@ func Run(t *testing.T, open Opener) {
 		{"ResponseOwners", testResponseOwners},
 		{"HandedTasks", testHandedTasks},
 		{"HandedTaskClaim", testHandedTaskClaim},
+		{"HandedTaskCalls", testHandedTaskCalls},
 		{"IdempotencyRepeat", testIdempotencyRepeat},
 		{"IdempotencyConcurrentOnce", testIdempotencyConcurrentOnce},
 		{"IdempotencyRelease", testIdempotencyRelease},

@@ -121,17 +121,20 @@ CREATE TABLE frames_held (
 -- index frames_request on frames
 CREATE INDEX frames_request ON frames (request) WHERE listed;
 -- table handed_tasks on handed_tasks
-CREATE TABLE handed_tasks (
+CREATE TABLE "handed_tasks" (
 	digest    TEXT NOT NULL,
 	request   TEXT NOT NULL,
+	nth       INTEGER NOT NULL DEFAULT 0,
 	principal TEXT NOT NULL DEFAULT '',
 	tenant    TEXT NOT NULL DEFAULT '',
 	frame     TEXT NOT NULL DEFAULT '',
 	tool      TEXT NOT NULL DEFAULT '',
 	stack     BLOB,
 	created   INTEGER NOT NULL,
-	expires   INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0, sub TEXT NOT NULL DEFAULT '',
-	PRIMARY KEY (digest, request)
+	expires   INTEGER NOT NULL,
+	used      INTEGER NOT NULL DEFAULT 0,
+	sub       TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (digest, request, nth)
 ) WITHOUT ROWID;
 -- index handed_tasks_expires on handed_tasks
 CREATE INDEX handed_tasks_expires ON handed_tasks (expires);

@@ -1,0 +1,61 @@
+package modelproxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/openai"
+)
+
+// overContext is the refusal of a turn to model whose prompt (body, after
+// any fold; estimated as the token budget estimates it, with a stored
+// conversation's history) and the answer it asks for (max_tokens or its
+// like, when set) do not fit the context window model.context_limits lists
+// for model: its provider would refuse it. nil when it fits, or when the
+// model is not listed (its window is not known: no check).
+func (p *Proxy) overContext(api apiKind, body map[string]json.RawMessage, who *auth.Identity, model string) *reach.Error {
+	limit := p.opts.Model.ContextLimits[model]
+	if limit <= 0 {
+		return nil
+	}
+	out, _ := json.Marshal(body)
+	prompt := openai.EstimateTokens(len(out)) + p.kept(api, body, who)
+	asked := askedTokens(api, body)
+	if prompt+asked <= limit {
+		return nil
+	}
+	msg := fmt.Sprintf("This turn's prompt is about %d tokens, and model %s holds at most %d (its context window, model.context_limits): it was not sent to the model.",
+		prompt, model, limit)
+	if asked > 0 && prompt <= limit {
+		msg = fmt.Sprintf("This turn's prompt is about %d tokens and it asks for an answer of up to %d, and model %s holds at most %d (its context window, model.context_limits): it was not sent to the model.",
+			prompt, asked, model, limit)
+	}
+	return &reach.Error{Guard: "admit", Type: reach.TypeInvalidArgs, Code: "context_length_exceeded", Message: msg,
+		Suggestion: "Shorten the conversation's history (drop or summarize older messages and tool results, or ask for a shorter answer), then send the turn again; sent as it is, it is refused again."}
+}
+
+// refuseContext refuses a turn overContext refuses, before it is begun:
+// it reaches no model and spends none of its request's turns, and is
+// recorded as a refused model frame (as refuseRate's). The answer is a 403
+// no SDK retries (x-should-retry: false; a 400 the OpenAI SDKs would not
+// retry either, but LangChain's would), its message saying what to do.
+func (p *Proxy) refuseContext(ctx context.Context, w http.ResponseWriter, req *reach.Request, api apiKind, body map[string]json.RawMessage,
+	who *auth.Identity, model, route string) bool {
+	e := p.overContext(api, body, who, model)
+	if e == nil {
+		return false
+	}
+	if mr, ok := p.opts.Models.(ModelRefuser); ok {
+		mr.RefuseModelTurn(reach.WithRoute(ctx, route), model, e)
+	}
+	p.log.Info("model turn refused: its prompt does not fit the model's context window", "request", req.ID(), "model", model)
+	w.Header().Set(link.HeaderRequest, req.ID())
+	w.Header().Set("X-Should-Retry", "false")
+	proxyError(w, http.StatusForbidden, "invalid_request_error", e.Code, e.Message+" "+e.Suggestion)
+	return true
+}

@@ -1,0 +1,31 @@
+package postgres
+
+func init() {
+	pgMigrations = append(pgMigrations, migration{33, "the tasks model turns handed: one record a call", `
+-- A turn that hands one task in several calls (two sub-agents asked the
+-- same thing at once) keeps a record of each (nth: the calls of the turn
+-- that handed it before), so that each sub-agent given it begins a
+-- sub-request of its own, on any instance, as on one. Run again (its
+-- record lost), it changes nothing.
+ALTER TABLE handed_tasks ADD COLUMN IF NOT EXISTS nth INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE handed_tasks DROP CONSTRAINT IF EXISTS handed_tasks_pkey;
+ALTER TABLE handed_tasks ADD PRIMARY KEY (digest, request, nth);
+`})
+}
+
+// handedClaimSQL is PostgreSQL's sqlcore.StHandedClaim: the live records
+// of the task are locked as they are read (FOR UPDATE), so that of two
+// claims at once, on two instances, the second reads what the first took
+// (READ COMMITTED reads a locked row anew once its lock is let go) and
+// takes the next record not used yet, or none.
+const handedClaimSQL = `WITH live AS (
+	SELECT h.request, h.nth, h.used FROM handed_tasks h JOIN requests q ON q.id = h.request
+	WHERE h.digest = $1 AND h.principal = $2 AND h.tenant = $3 AND h.expires > $4 AND q.state = 'running'
+	FOR UPDATE OF h),
+pick AS (SELECT CASE WHEN count(DISTINCT request) = 1 THEN min(request)
+		WHEN count(DISTINCT CASE WHEN used = 0 THEN request END) = 1 THEN min(CASE WHEN used = 0 THEN request END) END AS request
+	FROM live),
+one AS (SELECT l.request, l.nth FROM live l JOIN pick p ON p.request = l.request ORDER BY l.used, l.nth LIMIT 1)
+UPDATE handed_tasks t SET used = 1 FROM one
+WHERE t.digest = $1 AND t.request = one.request AND t.nth = one.nth
+RETURNING t.request, t.frame, t.tool, t.stack, t.created, t.expires, t.sub, t.nth`
