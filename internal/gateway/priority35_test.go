@@ -147,3 +147,27 @@ func TestMetaPriorityTSSDK(t *testing.T) {
 		}
 	}
 }
+
+// TestServedPriorityLevels (R8): with principals of two levels above 0
+// (rate_limit.priorities {bob: 1, dave: 2}), the reserve serves them in
+// order: bob (1) takes his share of it and is refused the rest, kept for
+// the higher level; dave (2) takes it.
+func TestServedPriorityLevels(t *testing.T) {
+	_, url, _, keys := authGateway(t, "rate_limit: {per_second: 0.001, burst: 4, reserved: 0.5, priorities: {bob: 1, dave: 2}}\n")
+	for i, c := range []struct{ who, says string }{
+		{"alice", ""},
+		{"alice", ""},
+		{"alice", "global (capacity reserved for priority requests)"},
+		{"bob", ""},
+		{"bob", "global (capacity reserved for higher-priority requests)"},
+		{"dave", ""},
+		{"dave", "Too many calls (global rate limit)."},
+	} {
+		status, out := do(t, "POST", url+"/v1/calls", `{"tool_calls":[{"call_id":"c1","tool":"search_kb","arguments":{"query":"refund"}}]}`,
+			map[string]string{"Authorization": "Bearer " + keys[c.who]})
+		msg := fmt.Sprint(path(out, "results", 0, "error", "message"))
+		if c.says == "" && msg != "<nil>" || c.says != "" && !strings.Contains(msg, c.says) {
+			t.Errorf("call %d, %s: %d %q, want %q", i+1, c.who, status, msg, c.says)
+		}
+	}
+}
