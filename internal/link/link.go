@@ -132,9 +132,12 @@ func FromMeta(meta map[string]any) (Meta, error) {
 				return nil, badMetaPriority(v.String())
 			}
 			return priorityNumber(f)
+		case bool:
+			return nil, badMetaPriority(strconv.FormatBool(v))
+		case []any:
+			return nil, badMetaPriority("an array")
 		default:
-			b, _ := json.Marshal(v)
-			return nil, badMetaPriority(string(b))
+			return nil, badMetaPriority("an object")
 		}
 	})
 }
@@ -237,7 +240,11 @@ func FromRawMeta(r *RawMeta) (Meta, error) {
 				return nil, badMetaPriority(string(v))
 			}
 			return priorityNumber(f)
-		default:
+		case v[0] == '[':
+			return nil, badMetaPriority("an array")
+		case v[0] == '{':
+			return nil, badMetaPriority("an object")
+		default: // true or false
 			return nil, badMetaPriority(string(v))
 		}
 	})
