@@ -1048,7 +1048,7 @@ func (rt *Runtime) recordStop(r *Request, c Cause) {
 	rt.log.Info("request stopped", "request", r.id, "mode", c.Mode.String(), "by", c.By, "reason", c.Reason)
 	if rt.opts.Recorder != nil {
 		rt.opts.Recorder.Record(context.Background(), &Event{Time: c.At, Root: r.root.id, Trace: r.root.trace, Request: r.id, Principal: r.principal, Tenant: r.tenant,
-			Agent: r.agent, State: Cancelled, Error: (&StopError{Cause: c}).Refusal(), Remaining: r.Remaining(), Stop: &c})
+			Priority: int(r.priority), Agent: r.agent, State: Cancelled, Error: (&StopError{Cause: c}).Refusal(), Remaining: r.Remaining(), Stop: &c})
 	}
 }
 
@@ -1057,7 +1057,7 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 		return
 	}
 	e := &Event{Time: time.Now(), Started: f.Started, Root: f.Request.root.id, Trace: f.Request.root.trace, Request: f.Request.id,
-		Principal: f.Request.principal, Tenant: f.Request.tenant, Frame: f.ID, CallID: f.CallID, Kind: f.Kind, Name: f.Name, Agent: f.Agent, Args: f.Args, State: f.State(), Error: f.Err(),
+		Principal: f.Request.principal, Tenant: f.Request.tenant, Priority: int(f.Request.priority), Frame: f.ID, CallID: f.CallID, Kind: f.Kind, Name: f.Name, Agent: f.Agent, Args: f.Args, State: f.State(), Error: f.Err(),
 		Summary: f.Summary(), Tokens: f.Tokens(), Remaining: f.Request.Remaining(), Upstream: f.upstream}
 	if f.Kind == ModelFrame {
 		u := f.Usage()

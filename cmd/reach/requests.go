@@ -187,12 +187,23 @@ func newRequests() *cobra.Command {
 				Cost                                          float64  `json:"cost"`
 				Refusals                                      int      `json:"refusals"`
 				RunningOn                                     []string `json:"running_on"`
+				Priority                                      int      `json:"priority"`
 			} `json:"requests"`
 		}
 		if _, err := client().do(cmd.Context(), http.MethodGet, path, nil, &out); err != nil {
 			return err
 		}
-		tw := table(cmd.OutOrStdout(), len(out.Requests), "no requests", "ID\tSTATE\tPRINCIPAL\tAGENT\tPARENT\tSTARTED\tTOOL CALLS\tREFUSED\tTURNS\tTOKENS\tCOST")
+		// The priority (R8) has a column when a request listed has one
+		// other than the default, 0.
+		prio := false
+		for _, r := range out.Requests {
+			prio = prio || r.Priority != 0
+		}
+		header := "ID\tSTATE\tPRINCIPAL\tAGENT\tPARENT\tSTARTED\tTOOL CALLS\tREFUSED\tTURNS\tTOKENS\tCOST"
+		if prio {
+			header = "ID\tSTATE\tPRINCIPAL\tPRIORITY\tAGENT\tPARENT\tSTARTED\tTOOL CALLS\tREFUSED\tTURNS\tTOKENS\tCOST"
+		}
+		tw := table(cmd.OutOrStdout(), len(out.Requests), "no requests", header)
 		if tw == nil {
 			return nil
 		}
@@ -210,7 +221,11 @@ func newRequests() *cobra.Command {
 			}
 			// A sub-request (an agent's hand-off) names its parent, so that
 			// the tree of one run reads from the table.
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", printable(r.ID), printable(st), printable(r.Principal),
+			who := printable(r.Principal)
+			if prio {
+				who += "\t" + strconv.Itoa(r.Priority)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", printable(r.ID), printable(st), who,
 				orDash(printable(r.Agent)), orDash(printable(r.Parent)), r.Started.Local().Format("15:04:05"), r.ToolCalls, r.Refusals, r.Turns, r.Tokens, cost)
 		}
 		return tw.Flush()

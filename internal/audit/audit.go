@@ -98,6 +98,10 @@ type Event struct {
 	// prefix its tools' names carry. "" for a tool of none, and in the
 	// logs written before it was recorded.
 	Upstream string `json:"upstream,omitempty"`
+	// Priority is the priority of the event's request (R8), when it is
+	// not the default, 0; left out otherwise, and in the logs written
+	// before it was recorded.
+	Priority int    `json:"priority,omitempty"`
 	PrevHash []byte `json:"-"`
 	Hash     []byte `json:"-"`
 }
@@ -174,6 +178,12 @@ func appendData(dst []byte, e *Event) []byte {
 		dst = append(dst, '"')
 		dst = jsonscan.AppendEscaped(dst, e.Upstream)
 		dst = append(dst, '"')
+	}
+	if e.Priority != 0 {
+		// Likewise: only when not the default, so that the older logs
+		// verify.
+		key("priority")
+		dst = strconv.AppendInt(dst, int64(e.Priority), 10)
 	}
 	return append(dst, '}')
 }
@@ -947,7 +957,7 @@ func (l *Log) encode(e *reach.Event) *store.AuditRecord {
 // fromReach fills ev from e, but for its result and its frame ids (see
 // FromReach and encode).
 func fromReach(e *reach.Event, ev *Event) {
-	*ev = Event{Time: e.Time, Request: e.Request, Agent: e.Agent, Principal: e.Principal, Tenant: e.Tenant,
+	*ev = Event{Time: e.Time, Request: e.Request, Agent: e.Agent, Principal: e.Principal, Tenant: e.Tenant, Priority: e.Priority,
 		Kind: e.Kind.String(), Name: e.Name, CallID: e.CallID, Why: e.Why, Decision: e.State.String(),
 		Args: e.Args, Result: e.Summary, Tokens: e.Tokens, Latency: e.Latency}
 	if e.Root != e.Request {

@@ -485,7 +485,17 @@ func (r *RateLimit) Limits() *reach.RateLimit {
 	if r == nil || r.PerSecond == 0 && r.PerPrincipal == 0 {
 		return nil
 	}
-	return &reach.RateLimit{PerSecond: r.PerSecond, Burst: r.Burst, PerPrincipal: r.PerPrincipal, PerPrincipalBurst: r.PerPrincipalBurst, Reserved: r.Reserved}
+	return &reach.RateLimit{PerSecond: r.PerSecond, Burst: r.Burst, PerPrincipal: r.PerPrincipal, PerPrincipalBurst: r.PerPrincipalBurst, Reserved: r.Reserved, Levels: r.levels()}
+}
+
+// levels is the highest of rate_limit.priorities: the reserve serves the
+// levels above 0 in order (ratelimit.Limits.Levels).
+func (r *RateLimit) levels() int {
+	n := 0
+	for _, p := range r.Priorities {
+		n = max(n, p)
+	}
+	return n
 }
 
 // ModelLimits are the limits of the model proxy's turns (nil: no
@@ -496,7 +506,7 @@ func (r *RateLimit) ModelLimits() *reach.RateLimit {
 		return nil
 	}
 	m := r.Model
-	return &reach.RateLimit{PerSecond: m.PerSecond, Burst: m.Burst, PerPrincipal: m.PerPrincipal, PerPrincipalBurst: m.PerPrincipalBurst, Reserved: cmp.Or(m.Reserved, r.Reserved)}
+	return &reach.RateLimit{PerSecond: m.PerSecond, Burst: m.Burst, PerPrincipal: m.PerPrincipal, PerPrincipalBurst: m.PerPrincipalBurst, Reserved: cmp.Or(m.Reserved, r.Reserved), Levels: r.levels()}
 }
 
 // Priority is the highest priority principal's requests may have: its

@@ -46,7 +46,8 @@ func TestRateLimitConfig(t *testing.T) {
 // each bucket for priority requests; priorities names the highest
 // priority each principal may use (others 0); model limits the model
 // proxy's turns with buckets of their own (the same keys, the same
-// reserve), nil when absent or all zero. A reserved share outside [0, 1),
+// reserve), nil when absent or all zero; both serve the reserve to the
+// levels up to the highest priority in order (Levels). A reserved share outside [0, 1),
 // or a model section with priorities or a model of its own, is an error
 // naming its line.
 func TestRateLimitPrioritiesConfig(t *testing.T) {
@@ -55,8 +56,8 @@ func TestRateLimitPrioritiesConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.RateLimit.Limits(); got == nil || got.Reserved != 0.2 || got.PerSecond != 50 {
-		t.Errorf("Limits() = %+v, want 50 a second with 0.2 reserved", got)
+	if got := c.RateLimit.Limits(); got == nil || got.Reserved != 0.2 || got.PerSecond != 50 || got.Levels != 2 {
+		t.Errorf("Limits() = %+v, want 50 a second with 0.2 reserved for 2 levels (the highest priority)", got)
 	}
 	for p, want := range map[string]int{"oncall": 1, "ops": 2, "someone": 0} {
 		if got := c.RateLimit.Priority(p); got != want {
@@ -64,8 +65,8 @@ func TestRateLimitPrioritiesConfig(t *testing.T) {
 		}
 	}
 	m := c.RateLimit.ModelLimits()
-	if m == nil || *m != (reach.RateLimit{PerPrincipal: 0.5, PerPrincipalBurst: 4, Reserved: 0.2}) {
-		t.Errorf("ModelLimits() = %+v, want 0.5 a second per principal, a burst of 4, 0.2 reserved", m)
+	if m == nil || *m != (reach.RateLimit{PerPrincipal: 0.5, PerPrincipalBurst: 4, Reserved: 0.2, Levels: 2}) {
+		t.Errorf("ModelLimits() = %+v, want 0.5 a second per principal, a burst of 4, 0.2 reserved for 2 levels", m)
 	}
 	c, err = Parse([]byte("rate_limit: {per_second: 5}\n"), none)
 	if err != nil {

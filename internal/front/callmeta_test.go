@@ -88,6 +88,8 @@ func FuzzCallMeta(f *testing.F) {
 		`{"baggage":"reach.request=abc,reach.budget=small"}`, `{"baggage":"reach.request=%zz"}`,
 		"{\"reach/request\":\"a\xffb\"}", "{\"reach/req\xffuest\":\"x\"}", `{"reach\u002frequest":"esc"}`,
 		`{"reach/request":"` + string(make([]byte, 300)) + `"}`,
+		`{"reach/priority":1}`, `{"reach/priority":"-2"}`, `{"reach/priority":1.5}`, `{"reach/priority":"x\u00e9"}`,
+		`{"reach/priority": { "b":1, "a":[ 2 ] }}`, `{"reach/priority":[1]}`, `{"reach/priority":false}`, `{"reach/priority":1e-400}`,
 	} {
 		f.Add([]byte(s))
 	}

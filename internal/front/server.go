@@ -816,9 +816,10 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 			return linkRefusal(err)
 		}
 	}
-	if c.header != nil {
+	if c.header != nil && m.Priority == nil {
 		// The priority a request begun for the call asks for (R8), read
-		// whatever links the call: at most its principal's.
+		// whatever links the call: _meta reach/priority's, else the
+		// header's; at most its principal's.
 		if m.Priority, err = link.PriorityFromHeaders(c.header); err != nil {
 			return linkRefusal(err)
 		}

@@ -678,10 +678,13 @@ type requestSummary struct {
 	State reach.RequestState `json:"state"`
 	// Activity is what it is doing now: running, waiting_for_approval,
 	// idle, stopped or done (telemetry.RequestActivity).
-	Activity  string    `json:"activity"`
-	Principal string    `json:"principal"`
-	Agent     string    `json:"agent"`
-	Parent    string    `json:"parent,omitempty"`
+	Activity  string `json:"activity"`
+	Principal string `json:"principal"`
+	Agent     string `json:"agent"`
+	Parent    string `json:"parent,omitempty"`
+	// Priority is the request's priority for the rate limits (R8), left
+	// out when it is the default, 0.
+	Priority  int       `json:"priority,omitempty"`
 	Started   time.Time `json:"started"`
 	ToolCalls int       `json:"tool_calls"`
 	Turns     int       `json:"turns"`
@@ -732,7 +735,7 @@ func (a *API) elsewhere(ctx context.Context, rs ...*reach.Request) map[string][]
 
 func summarize(r *reach.Request, a telemetry.Activity) requestSummary {
 	u := r.Usage()
-	s := requestSummary{ID: r.ID(), State: r.State(), Activity: a.State, Principal: r.Principal(), Agent: r.Agent(),
+	s := requestSummary{ID: r.ID(), State: r.State(), Activity: a.State, Principal: r.Principal(), Agent: r.Agent(), Priority: r.Priority(),
 		Started: r.Started().UTC(), ToolCalls: u.ToolCalls, Turns: u.Turns, Tokens: u.Tokens, Cost: u.Cost, Refusals: a.Refused}
 	if p := r.Parent(); p != nil {
 		s.Parent = p.ID()
@@ -970,10 +973,10 @@ func (a *API) getGraph(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, http.StatusOK, render.GraphOf(req))
 	case "dot":
 		w.Header().Set("Content-Type", "text/vnd.graphviz; charset=utf-8")
-		w.Write(render.DOT(render.Frames(req)))
+		w.Write(render.DOTWith(render.Frames(req), render.Caption(req)))
 	case "svg":
 		w.Header().Set("Content-Type", "image/svg+xml")
-		w.Write(render.SVG(render.Frames(req)))
+		w.Write(render.SVGWith(render.Frames(req), &render.SVGOptions{Caption: render.Caption(req)}))
 	default:
 		httpjson.WriteError(w, http.StatusBadRequest, "bad_format", fmt.Sprintf("Unknown graph format %q.", f), "Use format=json, format=dot or format=svg.")
 	}

@@ -78,7 +78,7 @@ var (
 	KindBadScene = declare(Kind{Code: "bad_scene", Status: http.StatusBadRequest,
 		When: "The scene a call names (Reach-Scene, _meta reach/scene) has characters a scene may not."})
 	KindBadPriority = declare(Kind{Code: "bad_priority", Status: http.StatusBadRequest,
-		When: "The priority a call asks for (Reach-Priority) is not a whole number."})
+		When: "The priority a call asks for (Reach-Priority, _meta reach/priority) is not a whole number."})
 	KindBadBudget = declare(Kind{Code: "bad_budget", Status: http.StatusBadRequest,
 		When: "An A2A message's reach/budget is neither a budget's name nor amounts."})
 	KindBadRequestID = declare(Kind{Code: "bad_request_id", Status: http.StatusBadRequest,

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -30,6 +31,7 @@ const (
 	MetaRequest        = "reach/request"         // the request a call belongs to
 	MetaBudget         = "reach/budget"          // a budget name or amounts, for a new request
 	MetaScene          = "reach/scene"           // the conversation's scene (e.g. chitchat), for a new request
+	MetaPriority       = "reach/priority"        // a new request's priority, as Reach-Priority: lowers its principal's, never raises it
 	MetaWhy            = "reach/why"             // the caller's reason, recorded as Call.Why
 	MetaParent         = "reach/parent"          // the parent frame id (16 hex digits)
 	MetaCallID         = "reach/call_id"         // the caller's call id
@@ -116,14 +118,35 @@ func FromMeta(meta map[string]any) (Meta, error) {
 			return "", notString(k)
 		}
 		return s, nil
-	}, func() (*BudgetSpec, error) { return ParseBudgetSpec(meta[MetaBudget]) })
+	}, func() (*BudgetSpec, error) { return ParseBudgetSpec(meta[MetaBudget]) }, func() (*int, error) {
+		switch v := meta[MetaPriority].(type) {
+		case nil:
+			return nil, nil
+		case string:
+			return priorityText(v)
+		case float64: // as encoding/json reads a number into any
+			return priorityNumber(v)
+		case json.Number:
+			f, err := v.Float64()
+			if err != nil {
+				return nil, badMetaPriority(v.String())
+			}
+			return priorityNumber(f)
+		case bool:
+			return nil, badMetaPriority(strconv.FormatBool(v))
+		case []any:
+			return nil, badMetaPriority("an array")
+		default:
+			return nil, badMetaPriority("an object")
+		}
+	})
 }
 
 // RawMeta is a tools/call's _meta as FromRawMeta reads it: the value of
 // each key FromMeta reads, as JSON (nil when absent), kept by Set as a
 // reader of the _meta's members finds them, without a map.
 type RawMeta struct {
-	request, why, idempotencyKey, callID, budget, scene, parent, traceparent, baggage []byte
+	request, why, idempotencyKey, callID, budget, scene, parent, traceparent, baggage, priority []byte
 }
 
 // Set keeps value, valid JSON, as the value of key (as it reads: quotes
@@ -150,6 +173,8 @@ func (r *RawMeta) Set(key, value []byte) bool {
 		r.traceparent = value
 	case MetaBaggage:
 		r.baggage = value
+	case MetaPriority:
+		r.priority = value
 	default:
 		return false
 	}
@@ -198,16 +223,69 @@ func FromRawMeta(r *RawMeta) (Meta, error) {
 			return nil, fmt.Errorf("reach/budget: %v", err)
 		}
 		return ParseBudgetSpec(v)
+	}, func() (*int, error) {
+		v := r.priority
+		switch {
+		case v == nil || string(v) == "null":
+			return nil, nil
+		case v[0] == '"':
+			s, ok := jsonscan.Unquote(v)
+			if !ok {
+				return nil, badMetaPriority(string(v))
+			}
+			return priorityText(s)
+		case v[0] == '-' || v[0] >= '0' && v[0] <= '9':
+			f, err := strconv.ParseFloat(string(v), 64)
+			if err != nil && !errors.Is(err, strconv.ErrRange) {
+				return nil, badMetaPriority(string(v))
+			}
+			return priorityNumber(f)
+		case v[0] == '[':
+			return nil, badMetaPriority("an array")
+		case v[0] == '{':
+			return nil, badMetaPriority("an object")
+		default: // true or false
+			return nil, badMetaPriority(string(v))
+		}
 	})
+}
+
+// priorityText reads a priority written as text (Reach-Priority, or a
+// string in _meta reach/priority): a whole number of 32 bits.
+func priorityText(v string) (*int, error) {
+	p, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	if err != nil {
+		return nil, badMetaPriority(strconv.Quote(v))
+	}
+	n := int(p)
+	return &n, nil
+}
+
+// priorityNumber reads a priority written as a JSON number in _meta
+// reach/priority: a whole one of 32 bits (1, or 1.0 as encoding/json reads
+// it alike).
+func priorityNumber(f float64) (*int, error) {
+	if f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
+		return nil, badMetaPriority(strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	n := int(f)
+	return &n, nil
+}
+
+// badMetaPriority is the bad_priority refusal of a _meta reach/priority
+// whose value, as JSON, is v.
+func badMetaPriority(v string) error {
+	return KindBadPriority.New(fmt.Sprintf("_meta[%q]: %s is not a whole number.", MetaPriority, v),
+		"Send a whole number (0 for bulk work, 1 for urgent; never above what your principal may use), or leave the key out.")
 }
 
 // notString is the error of a _meta value of key k that must be a string.
 func notString(k string) error { return fmt.Errorf("_meta[%q] must be a string", k) }
 
 // fromMeta is FromMeta of a _meta whose string values str reads ("" for
-// none; an error for a value that is not a string) and whose budget spec
-// budget reads.
-func fromMeta(str func(k string) (string, error), budget func() (*BudgetSpec, error)) (Meta, error) {
+// none; an error for a value that is not a string), whose budget spec
+// budget reads, and whose priority (nil when absent) priority reads.
+func fromMeta(str func(k string) (string, error), budget func() (*BudgetSpec, error), priority func() (*int, error)) (Meta, error) {
 	var m Meta
 	var err error
 	if m.Request, err = str(MetaRequest); err != nil {
@@ -226,6 +304,9 @@ func fromMeta(str func(k string) (string, error), budget func() (*BudgetSpec, er
 		return m, err
 	}
 	if m.Scene, err = str(MetaScene); err != nil {
+		return m, err
+	}
+	if m.Priority, err = priority(); err != nil {
 		return m, err
 	}
 	if err := CheckScene(m.Scene); err != nil {

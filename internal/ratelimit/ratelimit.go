@@ -30,6 +30,14 @@ type Limits struct {
 	// traffic has drained the bucket; in whole tokens, rounded down (a
 	// bucket of one token keeps none); if zero, none.
 	Reserved float64
+	// Levels is the highest priority a request may have (the highest of
+	// rate_limit.priorities). Above 1, the levels above 0 take the
+	// reserve in order: a request of priority p below Levels leaves
+	// (Levels-p)/Levels of it (in whole tokens, rounded down) to the
+	// higher ones, so that a flood of level 1 cannot take the tokens of a
+	// level-2 request; if 0 or 1, every priority above 0 may take the
+	// whole reserve.
+	Levels int
 }
 
 // Limiter holds the global and per-principal token buckets. Safe for
@@ -41,6 +49,7 @@ type Limiter struct {
 	burst    int
 	preserve float64 // each principal's tokens kept for its high-priority requests
 	maxN     int
+	levels   int
 
 	mu         sync.Mutex
 	principals map[string]*rate.Limiter
@@ -65,6 +74,7 @@ func New(o Limits) *Limiter {
 		}
 		l.preserve = wholeTokens(o.Reserved, l.burst)
 	}
+	l.levels = o.Levels
 	l.maxN = o.MaxPrincipalsKnown
 	if l.maxN == 0 {
 		l.maxN = 10000
@@ -76,7 +86,8 @@ func New(o Limits) *Limiter {
 // there and which bucket is empty (as the refusal names it: "global",
 // "per-principal", ...). A request of priority 0 or below may not take the
 // tokens reserved for higher priorities, in its principal's bucket or the
-// global one.
+// global one; one above 0, the share of them kept for the levels above
+// its own (Limits.Levels).
 func (l *Limiter) Allow(principal string, priority int) (time.Duration, string) {
 	if l.per <= 0 && l.global == nil {
 		return 0, "" // no limit: no clock to read (every call asks)
@@ -97,8 +108,8 @@ func (l *Limiter) Allow(principal string, priority int) (time.Duration, string) 
 			l.principals[principal] = pl
 		}
 		l.mu.Unlock()
-		if priority <= 0 && l.preserve > 0 && pl.TokensAt(now)-1 < l.preserve {
-			return reserveWait(pl, l.preserve, now), "per-principal (capacity reserved for priority requests)"
+		if keep := l.kept(l.preserve, priority); keep > 0 && pl.TokensAt(now)-1 < keep {
+			return reserveWait(pl, keep, now), "per-principal (" + reservedFor(priority) + ")"
 		}
 		mine = pl.ReserveN(now, 1)
 		if !mine.OK() || mine.DelayFrom(now) > 0 {
@@ -107,11 +118,11 @@ func (l *Limiter) Allow(principal string, priority int) (time.Duration, string) 
 		}
 	}
 	if l.global != nil {
-		if priority <= 0 && l.reserve > 0 && l.global.TokensAt(now)-1 < l.reserve {
+		if keep := l.kept(l.reserve, priority); keep > 0 && l.global.TokensAt(now)-1 < keep {
 			if mine != nil {
 				mine.CancelAt(now)
 			}
-			return reserveWait(l.global, l.reserve, now), "global (capacity reserved for priority requests)"
+			return reserveWait(l.global, keep, now), "global (" + reservedFor(priority) + ")"
 		}
 		if !l.global.AllowN(now, 1) {
 			if mine != nil {
@@ -121,6 +132,29 @@ func (l *Limiter) Allow(principal string, priority int) (time.Duration, string) 
 		}
 	}
 	return 0, ""
+}
+
+// kept is how many of a bucket's reserved tokens a request of priority
+// may not take: all of them at 0 or below; above, the higher levels'
+// share (Limits.Levels), none at the highest.
+func (l *Limiter) kept(reserve float64, priority int) float64 {
+	switch {
+	case reserve <= 0:
+		return 0
+	case priority <= 0:
+		return reserve
+	case priority >= l.levels:
+		return 0
+	}
+	return math.Floor(reserve*float64(l.levels-priority)/float64(l.levels) + 1e-9)
+}
+
+// reservedFor is what a refusal by a bucket's reserve says of it.
+func reservedFor(priority int) string {
+	if priority > 0 {
+		return "capacity reserved for higher-priority requests"
+	}
+	return "capacity reserved for priority requests"
 }
 
 // evict makes room in the full principals table: it forgets the idle

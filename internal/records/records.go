@@ -28,6 +28,7 @@ type Event struct {
 	Request   string
 	Principal string
 	Tenant    string // the principal's tenant
+	Priority  int    // the request's priority (R8)
 	Frame     frames.ID
 	Parent    frames.ID // zero for a root frame
 	// RemoteParent is the span in another process that a root frame is

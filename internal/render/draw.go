@@ -144,7 +144,13 @@ type SVGOptions struct {
 	// Link, if set, makes each frame's box a link to Link(id) (the UI
 	// folds and unfolds a frame's subtree so). The renderer escapes it.
 	Link func(id reach.FrameID) string
+	// Caption, if set, is a line drawn above the frames: what of the
+	// request itself is not the default (Caption).
+	Caption string
 }
+
+// captionH is the height the caption line takes above the frames.
+const captionH = 20.0
 
 // SVG renders the frames as a standalone SVG document: a tidy tree, boxes
 // coloured by status, per-frame tokens and latency, and a dashed red edge
@@ -156,13 +162,20 @@ func SVG(nodes []Frame) []byte { return SVGWith(nodes, nil) }
 func SVGWith(nodes []Frame, o *SVGOptions) []byte {
 	wrap := 8
 	var link func(reach.FrameID) string
+	caption := ""
 	if o != nil {
 		if o.Wrap != 0 {
 			wrap = o.Wrap
 		}
-		link = o.Link
+		link, caption = o.Link, o.Caption
 	}
 	pos, index, w, h := layout(nodes, max(wrap, 0))
+	if caption != "" {
+		for i := range pos {
+			pos[i].y += captionH
+		}
+		h += captionH
+	}
 	for _, n := range nodes {
 		if _, ok := at(index, n.CycleTo); ok {
 			w += 80 // room for the re-entry edges, which bend out to the right
@@ -173,6 +186,9 @@ func SVGWith(nodes []Frame, o *SVGOptions) []byte {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", w, h, w, h)
 	b.WriteString(`<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#c62828"/></marker></defs>` + "\n")
 	b.WriteString(`<rect width="100%" height="100%" fill="#ffffff"/>` + "\n")
+	if caption != "" {
+		fmt.Fprintf(&b, `<text class="caption" x="%.1f" y="%.1f" fill="#37474f">%s</text>`+"\n", margin, margin+4, esc(clip(caption, 80)))
+	}
 	// Tree edges first, so boxes cover their ends. The children of a
 	// parent drawn in one row get a curve each; those wrapped into several
 	// rows hang from a comb: a trunk left of them, a rail above each row.
@@ -273,9 +289,17 @@ func SVGWith(nodes []Frame, o *SVGOptions) []byte {
 
 // DOT renders the frames for Graphviz: the same colours, and dashed red
 // edges for refused re-entries.
-func DOT(nodes []Frame) []byte {
+func DOT(nodes []Frame) []byte { return DOTWith(nodes, "") }
+
+// DOTWith renders the frames as DOT does, with caption (if not "") as the
+// graph's label, above its frames.
+func DOTWith(nodes []Frame, caption string) []byte {
 	var b bytes.Buffer
-	b.WriteString("digraph reach {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontname=\"sans-serif\", fontsize=10];\n")
+	b.WriteString("digraph reach {\n  rankdir=TB;\n")
+	if caption != "" {
+		fmt.Fprintf(&b, "  labelloc=t;\n  label=%s;\n", dotString(caption))
+	}
+	b.WriteString("  node [shape=box, style=\"rounded,filled\", fontname=\"sans-serif\", fontsize=10];\n")
 	ids := map[reach.FrameID]bool{}
 	for _, n := range nodes {
 		ids[n.ID] = true

@@ -9,6 +9,7 @@ package render
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -46,13 +47,26 @@ type Frame struct {
 
 // Graph is a request's call graph as the API answers it.
 type Graph struct {
-	Request string  `json:"request"`
-	Frames  []Frame `json:"frames"`
+	Request string `json:"request"`
+	// Priority is the request's priority for the rate limits (R8), left
+	// out when it is the default, 0.
+	Priority int     `json:"priority,omitempty"`
+	Frames   []Frame `json:"frames"`
 }
 
 // GraphOf returns r's call graph.
 func GraphOf(r *reach.Request) Graph {
-	return Graph{Request: r.ID(), Frames: Frames(r)}
+	return Graph{Request: r.ID(), Priority: r.Priority(), Frames: Frames(r)}
+}
+
+// Caption is the line the drawings of r's graph show above its frames
+// (SVGOptions.Caption, DOTWith): what of the request itself is not the
+// default, its priority; "" when nothing is.
+func Caption(r *reach.Request) string {
+	if p := r.Priority(); p != 0 {
+		return "request " + r.ID() + ": priority " + strconv.Itoa(p)
+	}
+	return ""
 }
 
 // Frames lists the frames of r and of its sub-requests, each request's in

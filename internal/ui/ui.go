@@ -871,7 +871,7 @@ func (u *UI) graphOf(q *reach.Request, folded map[reach.FrameID]bool, id string)
 		}
 		return requestPath(id) + "?fold=" + url.QueryEscape(strings.Join(ids, ",")) + "#graph"
 	}
-	return render.SVGWith(nodes, &render.SVGOptions{Link: link})
+	return render.SVGWith(nodes, &render.SVGOptions{Link: link, Caption: render.Caption(q)})
 }
 
 func (u *UI) graphSVG(w http.ResponseWriter, r *http.Request, id string) {
@@ -880,7 +880,7 @@ func (u *UI) graphSVG(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
-	w.Write(render.SVG(render.Fold(render.Frames(q), foldParam(r))))
+	w.Write(render.SVGWith(render.Fold(render.Frames(q), foldParam(r)), &render.SVGOptions{Caption: render.Caption(q)}))
 }
 
 func (u *UI) stop(w http.ResponseWriter, r *http.Request) {
