@@ -11,6 +11,7 @@
 package jsonscan
 
 import (
+	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -245,4 +246,32 @@ func hex4(b []byte, i int) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
+}
+
+// NumbersFit reports whether every number in the JSON text b fits a
+// float64, as encoding/json needs of a number it decodes into an any: a
+// number past ±1.8e308 makes it refuse the whole value. Only numbers with
+// an exponent or of more than 300 bytes are parsed; strings are skipped.
+func NumbersFit(b []byte) bool {
+	for i := 0; i < len(b); {
+		switch c := b[i]; {
+		case c == '"':
+			i = SkipString(b, i)
+		case c == '-' || c >= '0' && c <= '9':
+			j, exp := i, false
+			for j < len(b) && !isDelim(b[j]) {
+				exp = exp || b[j] == 'e' || b[j] == 'E'
+				j++
+			}
+			if exp || j-i > 300 {
+				if _, err := strconv.ParseFloat(string(b[i:j]), 64); err != nil {
+					return false
+				}
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return true
 }

@@ -183,3 +183,32 @@ func FuzzUnquote(f *testing.F) {
 	}
 	f.Fuzz(checkUnquote)
 }
+
+// TestNumbersFit: a number past a float64, anywhere in the text and in any
+// spelling encoding/json takes, does not fit; one in a string is no number;
+// a number that underflows to 0 fits, as encoding/json takes it.
+func TestNumbersFit(t *testing.T) {
+	long := strings.Repeat("9", 310)
+	for _, c := range []struct {
+		in   string
+		want bool
+	}{
+		{`{"a":1,"b":[2.5,-3e10,{"c":1E308}]}`, true},
+		{`{"a":1e-400}`, true},
+		{`{"a":"1e700"}`, true},
+		{`{"\"1e700":"x\\"}`, true},
+		{`{"":1e700}`, false},
+		{`{"a":[1,{"b":-1E+309}]}`, false},
+		{`{"a":` + long + `}`, false},
+		{`{"a":` + long[:300] + `}`, true},
+		{`[true,false,null,0]`, true},
+	} {
+		if got := jsonscan.NumbersFit([]byte(c.in)); got != c.want {
+			t.Errorf("NumbersFit(%.40s) = %v, want %v", c.in, got, c.want)
+		}
+		var v any
+		if err := json.Unmarshal([]byte(c.in), &v); (err == nil) != c.want {
+			t.Errorf("%.40s: encoding/json err %v, but the case wants fit=%v", c.in, err, c.want)
+		}
+	}
+}

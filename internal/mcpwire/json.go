@@ -166,6 +166,9 @@ func ParseCallParamsKnown(params []byte, p *CallParams, known func(name []byte) 
 			switch {
 			case value[0] == '{':
 				p.RawMeta = value
+				// A number past a float64 makes encoding/json, and so the
+				// SDK, refuse the whole _meta: refused here as there.
+				badMeta = !jsonscan.NumbersFit(value)
 			case string(value) != "null":
 				badMeta = true // refused, whatever the keys' order
 			}
