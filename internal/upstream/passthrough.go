@@ -504,7 +504,7 @@ func (p *Pool) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 				p.subMu.Unlock()
 				return err
 			}
-			u.addSubLocked(uri, ss)
+			u.addSubLocked(ctx, req, uri, ss)
 			p.subMu.Unlock()
 			return nil // the upstream sends this resource's updates already
 		}
@@ -520,7 +520,7 @@ func (p *Pool) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 			return false, err
 		}
 		p.subMu.Lock()
-		u.addSubLocked(uri, ss)
+		u.addSubLocked(ctx, req, uri, ss)
 		p.subMu.Unlock()
 		return false, nil
 	})
@@ -545,6 +545,7 @@ func (p *Pool) unsubscribeURI(ctx context.Context, uri string, ss *mcp.ServerSes
 			continue
 		}
 		delete(u.subs[uri], ss)
+		delete(p.subAsked, subscribeKey{uri, ss})
 		if len(u.subs[uri]) == 0 {
 			delete(u.subs, uri)
 			last = u
@@ -594,11 +595,112 @@ type uriLock struct {
 	refs int // holders and waiters; guarded by p.subMu
 }
 
-// addSubLocked records that ss subscribed to uri through u; p.subMu is
-// held. The first subscription of a client starts the one watcher that
-// ends its subscriptions when it leaves.
-func (u *upstream) addSubLocked(uri string, ss *mcp.ServerSession) {
+// endForbiddenSubs ends the subscriptions to uri, through u, of the
+// clients the Guard no longer lets read it (a policy reload forbade it
+// since they subscribed, their key was revoked): asked again, as each
+// client that subscribed, before an update of uri is passed on. Each such
+// client is unsubscribed (the upstream too, when it was the last) and
+// told so by a log message (at level warning, if it asked for log
+// messages) with the Guard's refusal; updatesOfSubscribed keeps the
+// update from it. Before, a subscription outlived the policy that allowed
+// it, and every update of the resource reached the client.
+func (u *upstream) endForbiddenSubs(uri string) {
 	p := u.p
+	if p.guard == nil {
+		return
+	}
+	type sub struct {
+		ss *mcp.ServerSession
+		a  asker
+	}
+	var subs []sub
+	p.subMu.Lock()
+	for ss := range u.subs[uri] {
+		subs = append(subs, sub{ss, p.subAsked[subscribeKey{uri, ss}]})
+	}
+	p.subMu.Unlock()
+	for _, s := range subs {
+		ctx := s.a.ctx
+		if ctx == nil {
+			ctx = p.life
+		}
+		err := u.guarded(ctx, s.a.req, "read_resource", false, uri)
+		if err == nil {
+			continue
+		}
+		unlock := p.lockURI(uri)
+		if uerr := p.unsubscribeURI(p.life, uri, s.ss, nil); uerr != nil {
+			u.log.Debug("unsubscribing the upstream from a resource no client may read any more failed", "uri", uri, "err", uerr)
+		}
+		unlock()
+		msg := err.Error()
+		if je, ok := errors.AsType[*jsonrpc.Error](err); ok {
+			msg = je.Message
+		}
+		lctx, cancel := context.WithTimeout(p.life, u.timeout())
+		s.ss.Log(lctx, &mcp.LoggingMessageParams{Level: "warning", Logger: "reach",
+			Data: p.redactor.RedactString(fmt.Sprintf("reach ended your subscription to %q: you may no longer read it (%s). Subscribe again once a policy allows it.", uri, msg))})
+		cancel()
+	}
+}
+
+// subscribed reports whether ss has a subscription to uri through any
+// upstream.
+func (p *Pool) subscribed(uri string, ss *mcp.ServerSession) bool {
+	p.subMu.Lock()
+	defer p.subMu.Unlock()
+	for _, u := range p.ups {
+		if u.subs[uri][ss] {
+			return true
+		}
+	}
+	return false
+}
+
+// updatesOfSubscribed is the gateway's server's sending middleware that
+// passes an update of a resource on only to a client that is subscribed
+// to it here: the server keeps subscriptions of its own, which reach
+// cannot end but by the client's unsubscribe, and would otherwise send
+// updates to a client whose subscription reach ended (endForbiddenSubs).
+func (p *Pool) updatesOfSubscribed(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "notifications/resources/updated" {
+			return next(ctx, method, req)
+		}
+		ss, ok := req.GetSession().(*mcp.ServerSession)
+		params, pok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
+		if ok && pok && params != nil && !p.subscribed(params.URI, ss) {
+			return nil, nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// subscribeKey is one client's subscription to one resource.
+type subscribeKey struct {
+	uri string
+	ss  *mcp.ServerSession
+}
+
+// asker is who asked for a subscription, for the Guard: the subscribe
+// request and its context's values (who sent it), not its end.
+type asker struct {
+	ctx context.Context
+	req mcp.Request
+}
+
+// addSubLocked records that ss subscribed to uri through u, by the
+// request req (in ctx); p.subMu is held. The first subscription of a
+// client starts the one watcher that ends its subscriptions when it
+// leaves.
+func (u *upstream) addSubLocked(ctx context.Context, req mcp.Request, uri string, ss *mcp.ServerSession) {
+	p := u.p
+	if p.guard != nil {
+		if p.subAsked == nil {
+			p.subAsked = map[subscribeKey]asker{}
+		}
+		p.subAsked[subscribeKey{uri, ss}] = asker{context.WithoutCancel(ctx), req}
+	}
 	if u.subs == nil {
 		u.subs = map[string]map[*mcp.ServerSession]bool{}
 	}

@@ -111,6 +111,10 @@ type Pool struct {
 	subMu      sync.Mutex
 	subWatched map[*mcp.ServerSession]bool
 	uriLocks   map[string]*uriLock
+	// subAsked is who asked for each subscription (subscribeKey): the
+	// Guard is asked again, as that client, before an update of the
+	// resource is passed on to it (forbiddenSubs).
+	subAsked map[subscribeKey]asker
 	// mirrorMu guards every upstream's mirrored: what it put on the
 	// server of its resources and prompts.
 	mirrorMu sync.Mutex
@@ -253,6 +257,7 @@ func (p *Pool) Statuses() []Status {
 // resource updates on to it.
 func (p *Pool) Serve(ctx context.Context, server *mcp.Server) {
 	p.server = server
+	server.AddSendingMiddleware(p.updatesOfSubscribed)
 	for _, u := range p.ups {
 		u.mirror(ctx)
 	}

@@ -1,0 +1,178 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/atomicfile"
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// recorder keeps what a test's upstream or client saw, in order.
+type recorder struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (r *recorder) add(s string) { r.mu.Lock(); r.seen = append(r.seen, s); r.mu.Unlock() }
+
+func (r *recorder) has(s string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, x := range r.seen {
+		if strings.Contains(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// watchedUpstream serves doc://a and doc://b, takes subscriptions to them
+// and records the subscribes and unsubscribes it is sent.
+func watchedUpstream(t *testing.T, rec *recorder) (*mcp.Server, *httptest.Server) {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
+			rec.add("subscribe " + req.Params.URI)
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+			rec.add("unsubscribe " + req.Params.URI)
+			return nil
+		},
+	})
+	for _, uri := range []string{"doc://a", "doc://b"} {
+		s.AddResource(&mcp.Resource{URI: uri, Name: uri}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "text of " + req.Params.URI}}}, nil
+		})
+	}
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	return s, up
+}
+
+// policyGatewayFile is policyGateway with the policy file's path, for a
+// test that rewrites it, and the upstream named name.
+func policyGatewayFile(t *testing.T, policies, name, upURL string) (url, key, pol string) {
+	t.Helper()
+	dir := t.TempDir()
+	pol = filepath.Join(dir, "policy.cedar")
+	if err := os.WriteFile(pol, []byte(policies), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ks, err := auth.OpenKeys(auth.KeysPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, err = ks.Create(auth.KeySpec{Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\npolicy: {path: "+pol+"}\n"+
+		"upstreams:\n  - {name: "+name+", url: '"+upURL+"'}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serveTest(t, newTestGateway(t, cfg)).URL, key, pol
+}
+
+// rewritePolicy writes a policy file whole, as an editor's save does,
+// with a later modification time, for the watcher to reload it.
+func rewritePolicy(t *testing.T, pol, text string) {
+	t.Helper()
+	if err := atomicfile.Write(pol, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(2 * time.Second)
+	os.Chtimes(pol, later, later)
+}
+
+const watchPolicies = `
+@id("docs")
+permit (principal, action in [Reach::Action::"read_resource", Reach::Action::"complete", Reach::Action::"get_prompt"], resource in Reach::Upstream::"docs")
+when { principal.authenticated };
+`
+
+// TestSec35SubscriptionEndsWhenForbidden: alice subscribes to doc://a and
+// doc://b while the policies let her read both; then a reload forbids
+// doc://a. The upstream's next update of doc://a does not reach her: reach
+// ends her subscription (the upstream, whose only subscriber she was, is
+// unsubscribed) and tells her client so in a log message with the
+// forbid's reason; doc://b's updates still reach her. Before, the
+// subscription outlived the reload and every update of doc://a reached
+// her client.
+func TestSec35SubscriptionEndsWhenForbidden(t *testing.T) {
+	var up, got recorder
+	s, srv := watchedUpstream(t, &up)
+	url, key, pol := policyGatewayFile(t, watchPolicies, "docs", srv.URL)
+	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			got.add("updated " + req.Params.URI)
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			b, _ := json.Marshal(req.Params.Data)
+			got.add("log " + string(b))
+		},
+	})
+	alice, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{key, http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { alice.Close() })
+	ctx := t.Context()
+	if err := alice.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, uri := range []string{"doc://a", "doc://b"} {
+		if err := alice.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatalf("alice subscribes to %s: %v", uri, err)
+		}
+	}
+	s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "doc://a"})
+	waitUntil(t, "the update of doc://a before the reload", func() bool { return got.has("updated doc://a") })
+
+	rewritePolicy(t, pol, watchPolicies+`
+@id("no-a")
+@reason("doc://a is no longer for agents")
+forbid (principal, action, resource == Reach::Resource::"doc://a");
+`)
+	waitUntil(t, "the reload", func() bool {
+		_, err := alice.ReadResource(ctx, &mcp.ReadResourceParams{URI: "doc://a"})
+		return err != nil
+	})
+	got.mu.Lock()
+	got.seen = nil
+	got.mu.Unlock()
+	s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "doc://a"})
+	deadline := time.Now().Add(20 * time.Second)
+	for !up.has("unsubscribe doc://a") && !got.has("updated doc://a") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !up.has("unsubscribe doc://a") {
+		t.Errorf("the upstream was not unsubscribed from doc://a after the reload forbade it: %v", up.seen)
+	}
+	waitUntil(t, "the log message saying the subscription ended", func() bool { return got.has("log ") || got.has("updated doc://a") })
+	s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "doc://b"})
+	waitUntil(t, "the update of doc://b", func() bool { return got.has("updated doc://b") })
+	if got.has("updated doc://a") {
+		t.Errorf("alice's client got an update of doc://a after a reload forbade it: %v", got.seen)
+	}
+	if !got.has("doc://a is no longer for agents") {
+		t.Errorf("alice's client was not told why her subscription ended: %v", got.seen)
+	}
+	if up.has("unsubscribe doc://b") {
+		t.Errorf("the upstream was unsubscribed from doc://b, which alice may still read: %v", up.seen)
+	}
+}
