@@ -66,7 +66,13 @@ func watchedUpstream(t *testing.T, rec *recorder) (*mcp.Server, *httptest.Server
 // test that rewrites it, and the upstream named name.
 func policyGatewayFile(t *testing.T, policies, name, upURL string) (url, key, pol string) {
 	t.Helper()
-	dir := t.TempDir()
+	return policyGatewayWith(t, t.TempDir(), "", policies, name, upURL)
+}
+
+// policyGatewayWith is policyGatewayFile in the data folder dir, with
+// extra lines of configuration.
+func policyGatewayWith(t *testing.T, dir, extra, policies, name, upURL string) (url, key, pol string) {
+	t.Helper()
 	pol = filepath.Join(dir, "policy.cedar")
 	if err := os.WriteFile(pol, []byte(policies), 0o600); err != nil {
 		t.Fatal(err)
@@ -79,7 +85,7 @@ func policyGatewayFile(t *testing.T, policies, name, upURL string) (url, key, po
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\npolicy: {path: "+pol+"}\n"+
+	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\npolicy: {path: "+pol+"}\n"+extra+
 		"upstreams:\n  - {name: "+name+", url: '"+upURL+"'}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
@@ -174,5 +180,94 @@ forbid (principal, action, resource == Reach::Resource::"doc://a");
 	}
 	if up.has("unsubscribe doc://b") {
 		t.Errorf("the upstream was unsubscribed from doc://b, which alice may still read: %v", up.seen)
+	}
+}
+
+// completingUpstream serves files by the template file:///{+path} and a
+// prompt "open" whose argument uri names a file; it completes both with
+// a public file, a private one and a value holding the secret given.
+func completingUpstream(t *testing.T, secret string) *httptest.Server {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1"}, &mcp.ServerOptions{
+		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			vals := []string{"public/readme", "private/key", "public/../private/key", "tokens/" + secret}
+			if req.Params.Ref.Type == "ref/prompt" {
+				vals = []string{"file:///public/readme", "file:///private/key", "file:///public/..;/private/key", "file:///tokens/" + secret}
+			}
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: vals, Total: len(vals)}}, nil
+		},
+	})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "file:///{+path}", Name: "files"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "file"}}}, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "open", Arguments: []*mcp.PromptArgument{{Name: "uri"}}}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "open it"}}}}, nil
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	return up
+}
+
+const completePolicies = `
+@id("files")
+permit (principal, action in [Reach::Action::"read_resource", Reach::Action::"get_prompt", Reach::Action::"complete"], resource in Reach::Upstream::"files")
+when { principal.authenticated };
+
+@id("no-private")
+@reason("private files stay on the server")
+forbid (principal, action, resource) when { resource.name like "file:///private/*" };
+`
+
+// TestSec35CompletionsOfForbiddenResources: an upstream completes a
+// resource template's argument, and a prompt's argument that names a file,
+// with files alice may read and files a forbid keeps from her (spelled
+// plainly and as another spelling of the same file), and with a value
+// that holds a configured secret. Each value is asked of the policies as
+// a read of the URI it makes (the template expanded with it, or the value
+// itself when it is a URI): the private file's values are left out, the
+// public one's kept, the total counts only those kept, and the secret
+// reaches her neither as it is nor masked. Before, every value passed, so
+// a completion listed the names of files she may not read.
+func TestSec35CompletionsOfForbiddenResources(t *testing.T) {
+	const secret = "tok-sec35-0123456789abcdef"
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "secrets.env"), []byte("FILES_TOKEN="+secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url, key, _ := policyGatewayWith(t, dir, "secrets: {file: "+filepath.Join(dir, "secrets.env")+"}\n", completePolicies, "files", completingUpstream(t, secret).URL)
+	for _, proto := range []string{"", mcpwire.SessionProtocol} {
+		c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+		alice, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp",
+			HTTPClient: &http.Client{Transport: bearer{key, http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: proto})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ref := range []*mcp.CompleteReference{
+			{Type: "ref/resource", URI: "file:///{+path}"},
+			{Type: "ref/prompt", Name: "files__open"},
+		} {
+			arg := "path"
+			if ref.Type == "ref/prompt" {
+				arg = "uri"
+			}
+			res, err := alice.Complete(t.Context(), &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: arg, Value: ""}})
+			if err != nil {
+				t.Fatalf("%s: alice completes %s: %v", proto, ref.Type, err)
+			}
+			b, _ := json.Marshal(res)
+			if strings.Contains(string(b), "private") {
+				t.Errorf("%s: a completion of %s offers alice the private file: %s", proto, ref.Type, b)
+			}
+			if !strings.Contains(string(b), "public/readme") {
+				t.Errorf("%s: a completion of %s left out the public file: %s", proto, ref.Type, b)
+			}
+			if strings.Contains(string(b), secret) || strings.Contains(string(b), "REDACTED") {
+				t.Errorf("%s: a completion of %s offers a value with the secret in it: %s", proto, ref.Type, b)
+			}
+			if res.Completion.Total != len(res.Completion.Values) {
+				t.Errorf("%s: a completion of %s counts %d values, has %d: %s", proto, ref.Type, res.Completion.Total, len(res.Completion.Values), b)
+			}
+		}
+		alice.Close()
 	}
 }

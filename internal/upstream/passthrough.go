@@ -477,6 +477,7 @@ func (p *Pool) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 		}
 		res, err := cs.Complete(ctx, &q)
 		if err == nil {
+			u.completionsAllowed(ctx, req, &params, res)
 			return answerMasked(res, p.redactor.Redact)
 		}
 		last = err
@@ -485,6 +486,53 @@ func (p *Pool) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 		return nil, refused
 	}
 	return nil, p.maskedErr(last)
+}
+
+// completionsAllowed leaves out of res, the upstream's completion of
+// params, the values the client that sent req may not have: a value
+// that names a resource it may not read, asked of the Guard as a read of
+// that resource (for a resource template, the URI the template makes
+// with the value and the arguments already given; for either reference,
+// the value itself when it is a URI), and a value that holds a secret
+// (masked, it completes nothing, and says there is one). The total the
+// upstream counted is lowered by as many. Before, every value passed, and
+// a completion listed the names of resources the client may not read.
+func (u *upstream) completionsAllowed(ctx context.Context, req mcp.Request, params *mcp.CompleteParams, res *mcp.CompleteResult) {
+	if res == nil || len(res.Completion.Values) == 0 {
+		return
+	}
+	var tmpl *uritemplate.Template
+	if params.Ref != nil && params.Ref.Type == "ref/resource" {
+		tmpl, _ = uritemplate.New(params.Ref.URI)
+	}
+	n := len(res.Completion.Values)
+	res.Completion.Values = slices.DeleteFunc(slices.Clone(res.Completion.Values), func(v string) bool {
+		if u.p.redactor.RedactString(v) != v {
+			return true
+		}
+		if u.p.guard == nil {
+			return false
+		}
+		if tmpl != nil {
+			vals := uritemplate.Values{}
+			if params.Context != nil {
+				for k, a := range params.Context.Arguments {
+					vals.Set(k, uritemplate.String(a))
+				}
+			}
+			vals.Set(params.Argument.Name, uritemplate.String(v))
+			if uri, err := tmpl.Expand(vals); err != nil || u.guarded(ctx, req, "read_resource", false, uri) != nil {
+				return true
+			}
+		}
+		if r, err := url.Parse(v); err == nil && len(r.Scheme) > 1 {
+			return u.guarded(ctx, req, "read_resource", false, v) != nil
+		}
+		return false
+	})
+	if dropped := n - len(res.Completion.Values); dropped > 0 && res.Completion.Total > 0 {
+		res.Completion.Total = max(res.Completion.Total-dropped, len(res.Completion.Values))
+	}
 }
 
 // Subscribe subscribes the upstream to a resource for a client: the
