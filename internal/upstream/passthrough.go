@@ -76,6 +76,9 @@ type mirrored struct {
 	resources map[string]*mcp.Resource
 	templates map[string]*mcp.ResourceTemplate
 	prompts   map[string]*mcp.Prompt // as exposed (under the upstream's prefix)
+	// held are those of them whose definition the Pinner holds, by pin
+	// key (PinKey): on the server, but neither listed nor served.
+	held map[string]any
 }
 
 // maxMirrored bounds the resources, the resource templates and the prompts
@@ -190,6 +193,7 @@ func (u *upstream) mirror(ctx context.Context) {
 			}
 		}
 	}
+	now.held = u.heldOf(now, old.held)
 	p.mirrorMu.Lock()
 	defer p.mirrorMu.Unlock()
 	for _, r := range now.resources {
@@ -229,6 +233,192 @@ func (u *upstream) mirror(ctx context.Context) {
 		}
 	}
 	u.mirrored = now
+}
+
+// Pinning. Besides its tools, what an upstream offers a client's model
+// to read or use is pinned as its tools are (P7): a prompt's title,
+// description, arguments and icons, a resource's and a resource
+// template's name, title, description, MIME type, annotations and icons.
+// A changed one is held, as a changed tool is: left out of the listings,
+// a get of the prompt or a read of the resource (or of a URI of the
+// template) refused with what to do, until an operator approves the
+// change (`reach tools approve KEY`, KEY its PinKey). Before, an
+// upstream that changed what its prompt or resource said after it was
+// approved changed what the model sees, unnoticed.
+
+// Pinner checks the pin of what an upstream offers besides tools, by its
+// pin key (PinKey) and its definition as listed (a *mcp.Prompt, as
+// exposed, *mcp.Resource or *mcp.ResourceTemplate), pinning it when first
+// seen; it reports whether it is held.
+type Pinner func(key string, def any) (held bool)
+
+// SetPinner pins the prompts, resources and resource templates the pool
+// mirrors with f; call it before Serve.
+func (p *Pool) SetPinner(f Pinner) { p.pinner = f }
+
+// PinKey is the key of a prompt (by exposed name), resource (by URI) or
+// resource template in the pin store, beside the tools' names: kind is
+// "prompt", "resource" or "resource_template".
+func PinKey(kind, name string) string { return kind + ":" + name }
+
+// heldOf asks the Pinner about each of m, and returns the held ones by pin
+// key; it logs each newly held (not in was).
+func (u *upstream) heldOf(m mirrored, was map[string]any) map[string]any {
+	if u.p.pinner == nil {
+		return nil
+	}
+	held := map[string]any{}
+	check := func(key string, def any) {
+		if u.p.pinner(key, def) {
+			held[key] = def
+			if _, ok := was[key]; !ok {
+				u.log.Warn("an upstream's prompt or resource changed its definition: it is held until approved (reach tools diff/approve)", "pin", key)
+			}
+		}
+	}
+	for name, pr := range m.prompts {
+		check(PinKey("prompt", name), pr)
+	}
+	for uri, r := range m.resources {
+		check(PinKey("resource", uri), r)
+	}
+	for tmpl, t := range m.templates {
+		check(PinKey("resource_template", tmpl), t)
+	}
+	return held
+}
+
+// heldErr returns the refusal of a get or read of what the pin key names,
+// held: its definition changed since it was approved.
+func heldErr(what, key string) error {
+	return &jsonrpc.Error{Code: codeHeld, Message: fmt.Sprintf("%s is held: its definition changed upstream since it was approved, and reach does not serve it until an operator reviews the change. "+
+		"Use another for now. An operator lets it through with `reach tools diff '%s'`, then `reach tools approve '%s'`.", what, key, key)}
+}
+
+// codeHeld is the JSON-RPC code of a refused get or read of a held prompt
+// or resource: the code of the Guard's refusals.
+const codeHeld = -32010
+
+// promptHeld returns heldErr for the prompt (by exposed name) if it is
+// held, else nil.
+func (u *upstream) promptHeld(name string) error {
+	key := PinKey("prompt", name)
+	u.p.mirrorMu.Lock()
+	_, held := u.mirrored.held[key]
+	u.p.mirrorMu.Unlock()
+	if held {
+		return heldErr(fmt.Sprintf("Prompt %q", name), key)
+	}
+	return nil
+}
+
+// resourceHeld returns heldErr if the resource uri is held, or, when it is
+// no resource the upstream listed, a held resource template of the
+// upstream's matches it; else nil.
+func (u *upstream) resourceHeld(uri string) error {
+	u.p.mirrorMu.Lock()
+	m := u.mirrored
+	u.p.mirrorMu.Unlock()
+	if len(m.held) == 0 {
+		return nil
+	}
+	key := PinKey("resource", uri)
+	if _, held := m.held[key]; held {
+		return heldErr(fmt.Sprintf("Resource %q", uri), key)
+	}
+	if m.resources[uri] != nil {
+		return nil
+	}
+	for k := range m.held {
+		tmpl, ok := strings.CutPrefix(k, "resource_template:")
+		if !ok {
+			continue
+		}
+		if t, err := uritemplate.New(tmpl); err == nil && t.Match(uri) != nil {
+			return heldErr(fmt.Sprintf("Resource %q (of the resource template %q)", uri, tmpl), k)
+		}
+	}
+	return nil
+}
+
+// RecheckPins asks the Pinner again about the held prompts and resources,
+// and serves again those it no longer holds (approved, or the upstream
+// went back to the pinned definition): put on the server again, which
+// tells its clients their list changed.
+func (p *Pool) RecheckPins() {
+	if p.pinner == nil {
+		return
+	}
+	for _, u := range p.ups {
+		p.mirrorMu.Lock()
+		held := maps.Clone(u.mirrored.held)
+		p.mirrorMu.Unlock()
+		for key, def := range held {
+			if p.pinner(key, def) {
+				continue
+			}
+			p.mirrorMu.Lock()
+			if u.mirrored.held[key] == def {
+				delete(u.mirrored.held, key)
+				switch d := def.(type) {
+				case *mcp.Prompt:
+					if u.mirrored.prompts[d.Name] == d {
+						p.server.AddPrompt(d, u.getPrompt(strings.TrimPrefix(d.Name, u.prefix())))
+					}
+				case *mcp.Resource:
+					if u.mirrored.resources[d.URI] == d {
+						p.server.AddResource(d, u.readResource)
+					}
+				case *mcp.ResourceTemplate:
+					if u.mirrored.templates[d.URITemplate] == d {
+						p.server.AddResourceTemplate(d, u.readResource)
+					}
+				}
+				u.log.Info("an approved prompt or resource definition is in force", "pin", key)
+			}
+			p.mirrorMu.Unlock()
+		}
+	}
+}
+
+// isHeld reports whether any upstream holds the pin key.
+func (p *Pool) isHeld(key string) bool {
+	p.mirrorMu.Lock()
+	defer p.mirrorMu.Unlock()
+	for _, u := range p.ups {
+		if _, ok := u.mirrored.held[key]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// listedUnheld is the gateway's server's middleware that leaves the held
+// prompts, resources and resource templates out of their listings.
+func (p *Pool) listedUnheld(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		switch r := res.(type) {
+		case *mcp.ListResourcesResult:
+			out := *r
+			out.Resources = slices.DeleteFunc(slices.Clone(r.Resources), func(x *mcp.Resource) bool { return p.isHeld(PinKey("resource", x.URI)) })
+			return &out, nil
+		case *mcp.ListResourceTemplatesResult:
+			out := *r
+			out.ResourceTemplates = slices.DeleteFunc(slices.Clone(r.ResourceTemplates), func(x *mcp.ResourceTemplate) bool {
+				return p.isHeld(PinKey("resource_template", x.URITemplate))
+			})
+			return &out, nil
+		case *mcp.ListPromptsResult:
+			out := *r
+			out.Prompts = slices.DeleteFunc(slices.Clone(r.Prompts), func(x *mcp.Prompt) bool { return p.isHeld(PinKey("prompt", x.Name)) })
+			return &out, nil
+		}
+		return res, err
+	}
 }
 
 // promptName reports whether a prompt's name, as exposed, is one reach
@@ -310,6 +500,9 @@ func (u *upstream) remirror() {
 
 func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	if err := u.guarded(ctx, req, "read_resource", false, req.Params.URI); err != nil {
+		return nil, err
+	}
+	if err := u.resourceHeld(req.Params.URI); err != nil {
 		return nil, err
 	}
 	cs, err := u.session(ctx)
@@ -411,6 +604,9 @@ func upstreamMeta(m mcp.Meta) mcp.Meta {
 func (u *upstream) getPrompt(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		if err := u.guarded(ctx, req, "get_prompt", true, u.prefix()+name); err != nil {
+			return nil, err
+		}
+		if err := u.promptHeld(u.prefix() + name); err != nil {
 			return nil, err
 		}
 		cs, err := u.session(ctx)

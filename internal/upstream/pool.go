@@ -118,7 +118,8 @@ type Pool struct {
 	// mirrorMu guards every upstream's mirrored: what it put on the
 	// server of its resources and prompts.
 	mirrorMu sync.Mutex
-	guard    Guard // set before Serve; nil: nothing is asked
+	guard    Guard  // set before Serve; nil: nothing is asked
+	pinner   Pinner // set before Serve; nil: nothing is pinned
 }
 
 // Connect connects every configured upstream concurrently and lists its
@@ -258,6 +259,9 @@ func (p *Pool) Statuses() []Status {
 func (p *Pool) Serve(ctx context.Context, server *mcp.Server) {
 	p.server = server
 	server.AddSendingMiddleware(p.updatesOfSubscribed)
+	if p.pinner != nil {
+		server.AddReceivingMiddleware(p.listedUnheld)
+	}
 	for _, u := range p.ups {
 		u.mirror(ctx)
 	}
