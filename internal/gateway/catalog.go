@@ -204,7 +204,8 @@ func (g *Gateway) pinContent(key string, def any) bool {
 
 // contentDefinition is what is pinned of a prompt, resource or resource
 // template: what reach lists of it to clients but its name or URI (the
-// pin's key) and a resource's size (which changes with what it holds).
+// pin's key), a resource's size and its lastModified annotation (which
+// change with what it holds).
 // A prompt's arguments stand as its input schema, the rest of a resource
 // as its annotations.
 func contentDefinition(def any) pin.Definition {
@@ -219,6 +220,14 @@ func contentDefinition(def any) pin.Definition {
 		MIMEType    string           `json:"mimeType,omitempty"`
 		Annotations *mcp.Annotations `json:"annotations,omitempty"`
 	}
+	unstamped := func(a *mcp.Annotations) *mcp.Annotations {
+		if a == nil || a.LastModified == "" {
+			return a
+		}
+		c := *a
+		c.LastModified = ""
+		return &c
+	}
 	switch v := def.(type) {
 	case *mcp.Prompt:
 		d.Title, d.Description = v.Title, v.Description
@@ -228,11 +237,11 @@ func contentDefinition(def any) pin.Definition {
 		icons(v.Icons)
 	case *mcp.Resource:
 		d.Title, d.Description = v.Title, v.Description
-		d.Annotations, _ = json.Marshal(rest{v.Name, v.MIMEType, v.Annotations})
+		d.Annotations, _ = json.Marshal(rest{v.Name, v.MIMEType, unstamped(v.Annotations)})
 		icons(v.Icons)
 	case *mcp.ResourceTemplate:
 		d.Title, d.Description = v.Title, v.Description
-		d.Annotations, _ = json.Marshal(rest{v.Name, v.MIMEType, v.Annotations})
+		d.Annotations, _ = json.Marshal(rest{v.Name, v.MIMEType, unstamped(v.Annotations)})
 		icons(v.Icons)
 	}
 	return d

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -380,5 +381,55 @@ func TestSec35PromptsAndResourcesPinned(t *testing.T) {
 	}
 	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "doc://pages/3"}); err != nil {
 		t.Errorf("doc://pages/3 once approved: %v", err)
+	}
+}
+
+// TestSec35CompletionsNPM: reach in front of the real server-everything,
+// whose text resource template completes a resource id with the id typed,
+// with a policy that forbids reading the text resource 2; the official
+// TypeScript SDK client completing the id gets 1 for 1, and nothing for
+// 2: the name of a resource it may not read is not offered. Before, reach
+// passed the upstream's "2" on.
+func TestSec35CompletionsNPM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	cache := npmCache(t)
+	everything := startEverything(t, cache)
+	url, key, _ := policyGatewayFile(t, `
+@id("everything")
+permit (principal, action in [Reach::Action::"read_resource", Reach::Action::"complete"], resource in Reach::Upstream::"everything")
+when { principal.authenticated };
+
+@id("not-two")
+@reason("resource 2 is not for agents")
+forbid (principal, action, resource == Reach::Resource::"demo://resource/dynamic/text/2");
+`, "everything", everything)
+	src, err := os.ReadFile("testdata/npm-complete35.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := writeScript(t, cache, "reach-npm-complete35", src)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "node", script, url+"/mcp", key).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var got map[string]struct {
+		Completion struct {
+			Values []string `json:"values"`
+		} `json:"completion"`
+		Thrown string `json:"thrown"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
+		t.Fatalf("node client printed %s", out)
+	}
+	if v := got["complete1"]; v.Thrown != "" || len(v.Completion.Values) != 1 || v.Completion.Values[0] != "1" {
+		t.Errorf("completing 1: %+v, want [1]", v)
+	}
+	if v := got["complete2"]; v.Thrown != "" || len(v.Completion.Values) != 0 {
+		t.Errorf("completing 2: %+v, want no value (resource 2 may not be read)", v)
 	}
 }
