@@ -433,3 +433,62 @@ forbid (principal, action, resource == Reach::Resource::"demo://resource/dynamic
 		t.Errorf("completing 2: %+v, want no value (resource 2 may not be read)", v)
 	}
 }
+
+// TestSec35ClientMetaNamesNoFrameUpstream: reach names a call's frame to
+// an upstream in _meta (reach/parent, reach/request, traceparent), and an
+// upstream's sampling request on a shared session is routed by the frame
+// it names to that call's client. A client's own _meta on a resource
+// read, a prompt get or a completion is passed on, but without those
+// keys: a client that named another principal's call in flight there
+// (frame ids are shown in the API and its graphs) would have the
+// upstream's sampling during the read routed to that principal's client.
+// The keys of its own the client sends pass.
+func TestSec35ClientMetaNamesNoFrameUpstream(t *testing.T) {
+	var seen recorder
+	s := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1"}, &mcp.ServerOptions{
+		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			b, _ := json.Marshal(req.Params.Meta)
+			seen.add("complete " + string(b))
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
+		},
+	})
+	s.AddResource(&mcp.Resource{URI: "doc://a", Name: "a"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		b, _ := json.Marshal(req.Params.Meta)
+		seen.add("read " + string(b))
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "a"}}}, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		b, _ := json.Marshal(req.Params.Meta)
+		seen.add("get " + string(b))
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}, nil
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	url, key, _ := policyGatewayFile(t, watchPolicies, "docs", up.URL)
+	cs := sessionAs(t, url, key)
+	ctx := t.Context()
+	meta := mcp.Meta{"reach/parent": "00000000000000aa", "reach/request": "req_x", "traceparent": "00-0af7651916cd43dd8448eb211c80319c-00000000000000aa-01", "mine": "kept"}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: meta, URI: "doc://a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: meta, Name: "docs__greet"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.Complete(ctx, &mcp.CompleteParams{Meta: meta, Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "docs__greet"},
+		Argument: mcp.CompleteParamsArgument{Name: "who"}}); err != nil {
+		t.Fatal(err)
+	}
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	if len(seen.seen) != 3 {
+		t.Fatalf("the upstream saw %v, want a read, a get and a completion", seen.seen)
+	}
+	for _, s := range seen.seen {
+		if strings.Contains(s, "reach/") || strings.Contains(s, "traceparent") || strings.Contains(s, "00000000000000aa") {
+			t.Errorf("a client's _meta names a frame to the upstream: %s", s)
+		}
+		if !strings.Contains(s, `"mine":"kept"`) {
+			t.Errorf("a client's own _meta key was not passed on: %s", s)
+		}
+	}
+}

@@ -586,11 +586,17 @@ func (p *Pool) maskedErr(err error) error {
 // upstreamMeta returns a client's _meta without the keys of its protocol
 // (io.modelcontextprotocol/..., which name its protocol version, say): the
 // gateway's session with the upstream has a protocol of its own, and an
-// upstream refuses a request that names another.
+// upstream refuses a request that names another. Nor the keys by which
+// reach names a call's frame to an upstream (reach/..., traceparent,
+// tracestate): an upstream's sampling request on a shared session goes to
+// the client of the call its _meta names, and a client that named
+// another principal's call in flight on a read would have the sampling
+// the upstream does meanwhile, its _meta passed along, sent to that
+// principal's client.
 func upstreamMeta(m mcp.Meta) mcp.Meta {
 	var out mcp.Meta
 	for k, v := range m {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") || strings.HasPrefix(k, "reach/") || k == "traceparent" || k == "tracestate" {
 			continue
 		}
 		if out == nil {
