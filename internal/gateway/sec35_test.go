@@ -280,7 +280,11 @@ func TestSec35CompletionsOfForbiddenResources(t *testing.T) {
 // describe; the SDK tells the gateway of each change (list_changed).
 func changingUpstream(t *testing.T) (describe func(note string), marker func(), up *httptest.Server) {
 	t.Helper()
-	s := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1"}, nil)
+	s := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1"}, &mcp.ServerOptions{
+		CompletionHandler: func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"7"}}}, nil
+		},
+	})
 	describe = func(note string) {
 		args := []*mcp.PromptArgument{{Name: "who", Description: "whom to greet"}}
 		if note != "" {
@@ -315,7 +319,8 @@ func changingUpstream(t *testing.T) (describe func(note string), marker func(), 
 // of the listings and refused (a get of the prompt, a read of the
 // resource and of a URI of the template) with an error that says the
 // definition changed and how an operator lets it through; the diff shows
-// the change. Once approved, each is listed and served again. Before,
+// the change; so is a completion of the prompt's or the template's
+// arguments. Once approved, each is listed and served again. Before,
 // the changed prompt and resources were listed to every client at once.
 func TestSec35PromptsAndResourcesPinned(t *testing.T) {
 	old := pinRecheck
@@ -356,6 +361,10 @@ func TestSec35PromptsAndResourcesPinned(t *testing.T) {
 	held("doc://a", err, "resource:doc://a")
 	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "doc://pages/3"})
 	held("doc://pages/3", err, "resource_template:doc://pages/{n}")
+	_, err = cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "docs__greet"}, Argument: mcp.CompleteParamsArgument{Name: "who"}})
+	held("a completion of docs__greet", err, "prompt:docs__greet")
+	_, err = cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "doc://pages/{n}"}, Argument: mcp.CompleteParamsArgument{Name: "n"}})
+	held("a completion of doc://pages/{n}", err, "resource_template:doc://pages/{n}")
 
 	st, err := sqlite.Open(ctx, g.Config().DataDir(), &sqlite.Options{NoCreate: true})
 	if err != nil {
@@ -381,6 +390,9 @@ func TestSec35PromptsAndResourcesPinned(t *testing.T) {
 	}
 	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "doc://pages/3"}); err != nil {
 		t.Errorf("doc://pages/3 once approved: %v", err)
+	}
+	if _, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "docs__greet"}, Argument: mcp.CompleteParamsArgument{Name: "who"}}); err != nil {
+		t.Errorf("a completion of docs__greet once approved: %v", err)
 	}
 }
 

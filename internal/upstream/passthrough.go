@@ -341,6 +341,24 @@ func (u *upstream) resourceHeld(uri string) error {
 	return nil
 }
 
+// completionHeld returns heldErr when a completion is of a held prompt's
+// arguments (prompt, by exposed name) or a held resource template's (uri,
+// as written), else nil: what is held is not served, its arguments' values
+// neither.
+func (u *upstream) completionHeld(prompt, uri string) error {
+	if prompt != "" {
+		return u.promptHeld(prompt)
+	}
+	key := PinKey("resource_template", uri)
+	u.p.mirrorMu.Lock()
+	_, held := u.mirrored.held[key]
+	u.p.mirrorMu.Unlock()
+	if held {
+		return heldErr(fmt.Sprintf("Resource template %q", uri), key)
+	}
+	return nil
+}
+
 // RecheckPins asks the Pinner again about the held prompts and resources,
 // and serves again those it no longer holds (approved, or the upstream
 // went back to the pinned definition): put on the server again, which
@@ -660,6 +678,10 @@ func (p *Pool) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 			what = params.Ref.URI
 		}
 		if err := u.guarded(ctx, req, "complete", prompt != "", what); err != nil {
+			refused = cmp.Or(refused, err)
+			continue
+		}
+		if err := u.completionHeld(prompt, what); err != nil {
 			refused = cmp.Or(refused, err)
 			continue
 		}
