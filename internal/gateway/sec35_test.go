@@ -122,6 +122,22 @@ when { principal.authenticated };
 // subscription outlived the reload and every update of doc://a reached
 // her client.
 func TestSec35SubscriptionEndsWhenForbidden(t *testing.T) {
+	for _, proto := range []string{mcpwire.SessionProtocol, ""} {
+		t.Run("protocol="+cmpOr(proto, "newest"), func(t *testing.T) { testSubscriptionEnds(t, proto) })
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// testSubscriptionEnds is TestSec35SubscriptionEndsWhenForbidden on the
+// protocol given ("" the client's newest, which takes no session-wide
+// log level: its client is not told, only unsubscribed).
+func testSubscriptionEnds(t *testing.T, proto string) {
 	var up, got recorder
 	s, srv := watchedUpstream(t, &up)
 	url, key, pol := policyGatewayFile(t, watchPolicies, "docs", srv.URL)
@@ -135,14 +151,17 @@ func TestSec35SubscriptionEndsWhenForbidden(t *testing.T) {
 		},
 	})
 	alice, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{key, http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol})
+		HTTPClient: &http.Client{Transport: bearer{key, http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: proto})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { alice.Close() })
 	ctx := t.Context()
-	if err := alice.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
-		t.Fatal(err)
+	told := proto != ""
+	if told {
+		if err := alice.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, uri := range []string{"doc://a", "doc://b"} {
 		if err := alice.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
@@ -172,13 +191,15 @@ forbid (principal, action, resource == Reach::Resource::"doc://a");
 	if !up.has("unsubscribe doc://a") {
 		t.Errorf("the upstream was not unsubscribed from doc://a after the reload forbade it: %v", up.seen)
 	}
-	waitUntil(t, "the log message saying the subscription ended", func() bool { return got.has("log ") || got.has("updated doc://a") })
+	if told {
+		waitUntil(t, "the log message saying the subscription ended", func() bool { return got.has("log ") || got.has("updated doc://a") })
+	}
 	s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "doc://b"})
 	waitUntil(t, "the update of doc://b", func() bool { return got.has("updated doc://b") })
 	if got.has("updated doc://a") {
 		t.Errorf("alice's client got an update of doc://a after a reload forbade it: %v", got.seen)
 	}
-	if !got.has("doc://a is no longer for agents") {
+	if told && !got.has("doc://a is no longer for agents") {
 		t.Errorf("alice's client was not told why her subscription ended: %v", got.seen)
 	}
 	if up.has("unsubscribe doc://b") {
