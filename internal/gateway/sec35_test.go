@@ -305,6 +305,8 @@ func changingUpstream(t *testing.T) (describe func(note string), marker func(), 
 		CompletionHandler: func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"7"}}}, nil
 		},
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
 	describe = func(note string) {
 		args := []*mcp.PromptArgument{{Name: "who", Description: "whom to greet"}}
@@ -341,12 +343,12 @@ func changingUpstream(t *testing.T) (describe func(note string), marker func(), 
 // resource and of a URI of the template) with an error that says the
 // definition changed and how an operator lets it through; the diff shows
 // the change; so is a completion of the prompt's or the template's
-// arguments. Once approved, each is listed and served again. Before,
+// arguments, and a subscription to the resource. Once approved, each is listed and served again. Before,
 // the changed prompt and resources were listed to every client at once.
 func TestSec35PromptsAndResourcesPinned(t *testing.T) {
-	old := pinRecheck
+	was := pinRecheck
 	pinRecheck = 50 * time.Millisecond
-	t.Cleanup(func() { pinRecheck = old })
+	t.Cleanup(func() { pinRecheck = was })
 	describe, marker, up := changingUpstream(t)
 	dir := t.TempDir()
 	cfg, err := config.Parse([]byte("data: "+dir+"\nupstreams:\n  - {name: docs, url: '"+up.URL+"'}\n"), os.LookupEnv)
@@ -382,6 +384,10 @@ func TestSec35PromptsAndResourcesPinned(t *testing.T) {
 	held("doc://a", err, "resource:doc://a")
 	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "doc://pages/3"})
 	held("doc://pages/3", err, "resource_template:doc://pages/{n}")
+	// A subscription on the session protocol (on the newest, the client's
+	// Subscribe returns before the server answers).
+	old := sessionAs(t, serveTest(t, g).URL, "")
+	held("a subscription to doc://a", old.Subscribe(ctx, &mcp.SubscribeParams{URI: "doc://a"}), "resource:doc://a")
 	_, err = cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "docs__greet"}, Argument: mcp.CompleteParamsArgument{Name: "who"}})
 	held("a completion of docs__greet", err, "prompt:docs__greet")
 	_, err = cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "doc://pages/{n}"}, Argument: mcp.CompleteParamsArgument{Name: "n"}})

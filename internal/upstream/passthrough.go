@@ -776,6 +776,10 @@ func (p *Pool) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 				p.subMu.Unlock()
 				return err
 			}
+			if err := u.resourceHeld(uri); err != nil {
+				p.subMu.Unlock()
+				return err
+			}
 			u.addSubLocked(ctx, req, uri, ss)
 			p.subMu.Unlock()
 			return nil // the upstream sends this resource's updates already
@@ -784,6 +788,9 @@ func (p *Pool) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	p.subMu.Unlock()
 	return p.eachSubscribable(ctx, func(u *upstream, cs *mcp.ClientSession) (bool, error) {
 		if err := u.guarded(ctx, req, "read_resource", false, uri); err != nil {
+			return true, err
+		}
+		if err := u.resourceHeld(uri); err != nil {
 			return true, err
 		}
 		sctx, cancel := context.WithTimeout(ctx, u.timeout())
