@@ -191,6 +191,62 @@ func pinDefinition(t *mcp.Tool) pin.Definition {
 	return d
 }
 
+// pinContent is the pool's Pinner: it pins an upstream's prompt, resource
+// or resource template (by its pin key, upstream.PinKey) in the tools' pin
+// store, and reports whether its definition is held.
+func (g *Gateway) pinContent(key string, def any) bool {
+	st, err := g.pins.Check(key, contentDefinition(def))
+	if err != nil {
+		g.log.Warn("checking a prompt's or resource's pin failed; it is held", "pin", key, "err", err)
+	}
+	return st == pin.Held
+}
+
+// contentDefinition is what is pinned of a prompt, resource or resource
+// template: what reach lists of it to clients but its name or URI (the
+// pin's key), a resource's size and its lastModified annotation (which
+// change with what it holds).
+// A prompt's arguments stand as its input schema, the rest of a resource
+// as its annotations.
+func contentDefinition(def any) pin.Definition {
+	var d pin.Definition
+	icons := func(is []mcp.Icon) {
+		if len(is) > 0 {
+			d.Icons, _ = json.Marshal(is)
+		}
+	}
+	type rest struct {
+		Name        string           `json:"name,omitempty"`
+		MIMEType    string           `json:"mimeType,omitempty"`
+		Annotations *mcp.Annotations `json:"annotations,omitempty"`
+	}
+	unstamped := func(a *mcp.Annotations) *mcp.Annotations {
+		if a == nil || a.LastModified == "" {
+			return a
+		}
+		c := *a
+		c.LastModified = ""
+		return &c
+	}
+	switch v := def.(type) {
+	case *mcp.Prompt:
+		d.Title, d.Description = v.Title, v.Description
+		if len(v.Arguments) > 0 {
+			d.InputSchema, _ = json.Marshal(v.Arguments)
+		}
+		icons(v.Icons)
+	case *mcp.Resource:
+		d.Title, d.Description = v.Title, v.Description
+		d.Annotations, _ = json.Marshal(rest{v.Name, v.MIMEType, unstamped(v.Annotations)})
+		icons(v.Icons)
+	case *mcp.ResourceTemplate:
+		d.Title, d.Description = v.Title, v.Description
+		d.Annotations, _ = json.Marshal(rest{v.Name, v.MIMEType, unstamped(v.Annotations)})
+		icons(v.Icons)
+	}
+	return d
+}
+
 // pinned returns the tools whose definitions are pinned (new or unchanged),
 // marking the others held; tools not from upstreams pass.
 func (g *Gateway) pinned(tools []reach.Tool) []reach.Tool {
@@ -232,6 +288,7 @@ func (g *Gateway) recheckPins(every time.Duration) {
 			return
 		case <-t.C:
 		}
+		g.pool.RecheckPins()
 		if !g.anyAwaitingApproval() {
 			continue
 		}

@@ -298,6 +298,9 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *Gateway, er
 			g.pool.SetGuard(g.contentGuard)
 			g.front.MCP().AddReceivingMiddleware(g.filterContent)
 		}
+		if g.pins != nil { // prompts and resources pinned as tools are (catalog.go)
+			g.pool.SetPinner(g.pinContent)
+		}
 		g.pool.Serve(ctx, g.front.MCP())
 	}
 	g.front.SyncTools()

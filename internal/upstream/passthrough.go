@@ -76,6 +76,9 @@ type mirrored struct {
 	resources map[string]*mcp.Resource
 	templates map[string]*mcp.ResourceTemplate
 	prompts   map[string]*mcp.Prompt // as exposed (under the upstream's prefix)
+	// held are those of them whose definition the Pinner holds, by pin
+	// key (PinKey): on the server, but neither listed nor served.
+	held map[string]any
 }
 
 // maxMirrored bounds the resources, the resource templates and the prompts
@@ -190,6 +193,7 @@ func (u *upstream) mirror(ctx context.Context) {
 			}
 		}
 	}
+	now.held = u.heldOf(now, old.held)
 	p.mirrorMu.Lock()
 	defer p.mirrorMu.Unlock()
 	for _, r := range now.resources {
@@ -229,6 +233,210 @@ func (u *upstream) mirror(ctx context.Context) {
 		}
 	}
 	u.mirrored = now
+}
+
+// Pinning. Besides its tools, what an upstream offers a client's model
+// to read or use is pinned as its tools are (P7): a prompt's title,
+// description, arguments and icons, a resource's and a resource
+// template's name, title, description, MIME type, annotations and icons.
+// A changed one is held, as a changed tool is: left out of the listings,
+// a get of the prompt or a read of the resource (or of a URI of the
+// template) refused with what to do, until an operator approves the
+// change (`reach tools approve KEY`, KEY its PinKey). Before, an
+// upstream that changed what its prompt or resource said after it was
+// approved changed what the model sees, unnoticed.
+
+// Pinner checks the pin of what an upstream offers besides tools, by its
+// pin key (PinKey) and its definition as listed (a *mcp.Prompt, as
+// exposed, *mcp.Resource or *mcp.ResourceTemplate), pinning it when first
+// seen; it reports whether it is held.
+type Pinner func(key string, def any) (held bool)
+
+// SetPinner pins the prompts, resources and resource templates the pool
+// mirrors with f; call it before Serve.
+func (p *Pool) SetPinner(f Pinner) { p.pinner = f }
+
+// PinKey is the key of a prompt (by exposed name), resource (by URI) or
+// resource template in the pin store, beside the tools' names: kind is
+// "prompt", "resource" or "resource_template".
+func PinKey(kind, name string) string { return kind + ":" + name }
+
+// heldOf asks the Pinner about each of m, and returns the held ones by pin
+// key; it logs each newly held (not in was).
+func (u *upstream) heldOf(m mirrored, was map[string]any) map[string]any {
+	if u.p.pinner == nil {
+		return nil
+	}
+	held := map[string]any{}
+	check := func(key string, def any) {
+		if u.p.pinner(key, def) {
+			held[key] = def
+			if _, ok := was[key]; !ok {
+				u.log.Warn("an upstream's prompt or resource changed its definition: it is held until approved (reach tools diff/approve)", "pin", key)
+			}
+		}
+	}
+	for name, pr := range m.prompts {
+		check(PinKey("prompt", name), pr)
+	}
+	for uri, r := range m.resources {
+		check(PinKey("resource", uri), r)
+	}
+	for tmpl, t := range m.templates {
+		check(PinKey("resource_template", tmpl), t)
+	}
+	return held
+}
+
+// heldErr returns the refusal of a get or read of what the pin key names,
+// held: its definition changed since it was approved.
+func heldErr(what, key string) error {
+	return &jsonrpc.Error{Code: codeHeld, Message: fmt.Sprintf("%s is held: its definition changed upstream since it was approved, and reach does not serve it until an operator reviews the change. "+
+		"Use another for now. An operator lets it through with `reach tools diff '%s'`, then `reach tools approve '%s'`.", what, key, key)}
+}
+
+// codeHeld is the JSON-RPC code of a refused get or read of a held prompt
+// or resource: the code of the Guard's refusals.
+const codeHeld = -32010
+
+// promptHeld returns heldErr for the prompt (by exposed name) if it is
+// held, else nil.
+func (u *upstream) promptHeld(name string) error {
+	key := PinKey("prompt", name)
+	u.p.mirrorMu.Lock()
+	_, held := u.mirrored.held[key]
+	u.p.mirrorMu.Unlock()
+	if held {
+		return heldErr(fmt.Sprintf("Prompt %q", name), key)
+	}
+	return nil
+}
+
+// resourceHeld returns heldErr if the resource uri is held, or, when it is
+// no resource the upstream listed, a held resource template of the
+// upstream's matches it; else nil.
+func (u *upstream) resourceHeld(uri string) error {
+	u.p.mirrorMu.Lock()
+	m := u.mirrored
+	u.p.mirrorMu.Unlock()
+	if len(m.held) == 0 {
+		return nil
+	}
+	key := PinKey("resource", uri)
+	if _, held := m.held[key]; held {
+		return heldErr(fmt.Sprintf("Resource %q", uri), key)
+	}
+	if m.resources[uri] != nil {
+		return nil
+	}
+	for k := range m.held {
+		tmpl, ok := strings.CutPrefix(k, "resource_template:")
+		if !ok {
+			continue
+		}
+		if t, err := uritemplate.New(tmpl); err == nil && t.Match(uri) != nil {
+			return heldErr(fmt.Sprintf("Resource %q (of the resource template %q)", uri, tmpl), k)
+		}
+	}
+	return nil
+}
+
+// completionHeld returns heldErr when a completion is of a held prompt's
+// arguments (prompt, by exposed name) or a held resource template's (uri,
+// as written), else nil: what is held is not served, its arguments' values
+// neither.
+func (u *upstream) completionHeld(prompt, uri string) error {
+	if prompt != "" {
+		return u.promptHeld(prompt)
+	}
+	key := PinKey("resource_template", uri)
+	u.p.mirrorMu.Lock()
+	_, held := u.mirrored.held[key]
+	u.p.mirrorMu.Unlock()
+	if held {
+		return heldErr(fmt.Sprintf("Resource template %q", uri), key)
+	}
+	return nil
+}
+
+// RecheckPins asks the Pinner again about the held prompts and resources,
+// and serves again those it no longer holds (approved, or the upstream
+// went back to the pinned definition): put on the server again, which
+// tells its clients their list changed.
+func (p *Pool) RecheckPins() {
+	if p.pinner == nil {
+		return
+	}
+	for _, u := range p.ups {
+		p.mirrorMu.Lock()
+		held := maps.Clone(u.mirrored.held)
+		p.mirrorMu.Unlock()
+		for key, def := range held {
+			if p.pinner(key, def) {
+				continue
+			}
+			p.mirrorMu.Lock()
+			if u.mirrored.held[key] == def {
+				delete(u.mirrored.held, key)
+				switch d := def.(type) {
+				case *mcp.Prompt:
+					if u.mirrored.prompts[d.Name] == d {
+						p.server.AddPrompt(d, u.getPrompt(strings.TrimPrefix(d.Name, u.prefix())))
+					}
+				case *mcp.Resource:
+					if u.mirrored.resources[d.URI] == d {
+						p.server.AddResource(d, u.readResource)
+					}
+				case *mcp.ResourceTemplate:
+					if u.mirrored.templates[d.URITemplate] == d {
+						p.server.AddResourceTemplate(d, u.readResource)
+					}
+				}
+				u.log.Info("an approved prompt or resource definition is in force", "pin", key)
+			}
+			p.mirrorMu.Unlock()
+		}
+	}
+}
+
+// isHeld reports whether any upstream holds the pin key.
+func (p *Pool) isHeld(key string) bool {
+	p.mirrorMu.Lock()
+	defer p.mirrorMu.Unlock()
+	for _, u := range p.ups {
+		if _, ok := u.mirrored.held[key]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// listedUnheld is the gateway's server's middleware that leaves the held
+// prompts, resources and resource templates out of their listings.
+func (p *Pool) listedUnheld(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		switch r := res.(type) {
+		case *mcp.ListResourcesResult:
+			out := *r
+			out.Resources = slices.DeleteFunc(slices.Clone(r.Resources), func(x *mcp.Resource) bool { return p.isHeld(PinKey("resource", x.URI)) })
+			return &out, nil
+		case *mcp.ListResourceTemplatesResult:
+			out := *r
+			out.ResourceTemplates = slices.DeleteFunc(slices.Clone(r.ResourceTemplates), func(x *mcp.ResourceTemplate) bool {
+				return p.isHeld(PinKey("resource_template", x.URITemplate))
+			})
+			return &out, nil
+		case *mcp.ListPromptsResult:
+			out := *r
+			out.Prompts = slices.DeleteFunc(slices.Clone(r.Prompts), func(x *mcp.Prompt) bool { return p.isHeld(PinKey("prompt", x.Name)) })
+			return &out, nil
+		}
+		return res, err
+	}
 }
 
 // promptName reports whether a prompt's name, as exposed, is one reach
@@ -312,6 +520,9 @@ func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceReques
 	if err := u.guarded(ctx, req, "read_resource", false, req.Params.URI); err != nil {
 		return nil, err
 	}
+	if err := u.resourceHeld(req.Params.URI); err != nil {
+		return nil, err
+	}
 	cs, err := u.session(ctx)
 	if err != nil {
 		return nil, err
@@ -393,11 +604,17 @@ func (p *Pool) maskedErr(err error) error {
 // upstreamMeta returns a client's _meta without the keys of its protocol
 // (io.modelcontextprotocol/..., which name its protocol version, say): the
 // gateway's session with the upstream has a protocol of its own, and an
-// upstream refuses a request that names another.
+// upstream refuses a request that names another. Nor the keys by which
+// reach names a call's frame to an upstream (reach/..., traceparent,
+// tracestate): an upstream's sampling request on a shared session goes to
+// the client of the call its _meta names, and a client that named
+// another principal's call in flight on a read would have the sampling
+// the upstream does meanwhile, its _meta passed along, sent to that
+// principal's client.
 func upstreamMeta(m mcp.Meta) mcp.Meta {
 	var out mcp.Meta
 	for k, v := range m {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") || strings.HasPrefix(k, "reach/") || k == "traceparent" || k == "tracestate" {
 			continue
 		}
 		if out == nil {
@@ -411,6 +628,9 @@ func upstreamMeta(m mcp.Meta) mcp.Meta {
 func (u *upstream) getPrompt(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		if err := u.guarded(ctx, req, "get_prompt", true, u.prefix()+name); err != nil {
+			return nil, err
+		}
+		if err := u.promptHeld(u.prefix() + name); err != nil {
 			return nil, err
 		}
 		cs, err := u.session(ctx)
@@ -461,6 +681,10 @@ func (p *Pool) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 			refused = cmp.Or(refused, err)
 			continue
 		}
+		if err := u.completionHeld(prompt, what); err != nil {
+			refused = cmp.Or(refused, err)
+			continue
+		}
 		cs, err := u.session(ctx)
 		if err != nil {
 			last = err
@@ -477,6 +701,7 @@ func (p *Pool) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 		}
 		res, err := cs.Complete(ctx, &q)
 		if err == nil {
+			u.completionsAllowed(ctx, req, &params, res)
 			return answerMasked(res, p.redactor.Redact)
 		}
 		last = err
@@ -485,6 +710,53 @@ func (p *Pool) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 		return nil, refused
 	}
 	return nil, p.maskedErr(last)
+}
+
+// completionsAllowed leaves out of res, the upstream's completion of
+// params, the values the client that sent req may not have: a value
+// that names a resource it may not read, asked of the Guard as a read of
+// that resource (for a resource template, the URI the template makes
+// with the value and the arguments already given; for either reference,
+// the value itself when it is a URI), and a value that holds a secret
+// (masked, it completes nothing, and says there is one). The total the
+// upstream counted is lowered by as many. Before, every value passed, and
+// a completion listed the names of resources the client may not read.
+func (u *upstream) completionsAllowed(ctx context.Context, req mcp.Request, params *mcp.CompleteParams, res *mcp.CompleteResult) {
+	if res == nil || len(res.Completion.Values) == 0 {
+		return
+	}
+	var tmpl *uritemplate.Template
+	if params.Ref != nil && params.Ref.Type == "ref/resource" {
+		tmpl, _ = uritemplate.New(params.Ref.URI)
+	}
+	n := len(res.Completion.Values)
+	res.Completion.Values = slices.DeleteFunc(slices.Clone(res.Completion.Values), func(v string) bool {
+		if u.p.redactor.RedactString(v) != v {
+			return true
+		}
+		if u.p.guard == nil {
+			return false
+		}
+		if tmpl != nil {
+			vals := uritemplate.Values{}
+			if params.Context != nil {
+				for k, a := range params.Context.Arguments {
+					vals.Set(k, uritemplate.String(a))
+				}
+			}
+			vals.Set(params.Argument.Name, uritemplate.String(v))
+			if uri, err := tmpl.Expand(vals); err != nil || u.guarded(ctx, req, "read_resource", false, uri) != nil {
+				return true
+			}
+		}
+		if r, err := url.Parse(v); err == nil && len(r.Scheme) > 1 {
+			return u.guarded(ctx, req, "read_resource", false, v) != nil
+		}
+		return false
+	})
+	if dropped := n - len(res.Completion.Values); dropped > 0 && res.Completion.Total > 0 {
+		res.Completion.Total = max(res.Completion.Total-dropped, len(res.Completion.Values))
+	}
 }
 
 // Subscribe subscribes the upstream to a resource for a client: the
@@ -504,7 +776,11 @@ func (p *Pool) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 				p.subMu.Unlock()
 				return err
 			}
-			u.addSubLocked(uri, ss)
+			if err := u.resourceHeld(uri); err != nil {
+				p.subMu.Unlock()
+				return err
+			}
+			u.addSubLocked(ctx, req, uri, ss)
 			p.subMu.Unlock()
 			return nil // the upstream sends this resource's updates already
 		}
@@ -514,13 +790,16 @@ func (p *Pool) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 		if err := u.guarded(ctx, req, "read_resource", false, uri); err != nil {
 			return true, err
 		}
+		if err := u.resourceHeld(uri); err != nil {
+			return true, err
+		}
 		sctx, cancel := context.WithTimeout(ctx, u.timeout())
 		defer cancel()
 		if err := cs.Subscribe(sctx, &mcp.SubscribeParams{Meta: upstreamMeta(req.Params.Meta), URI: uri}); err != nil {
 			return false, err
 		}
 		p.subMu.Lock()
-		u.addSubLocked(uri, ss)
+		u.addSubLocked(ctx, req, uri, ss)
 		p.subMu.Unlock()
 		return false, nil
 	})
@@ -545,6 +824,7 @@ func (p *Pool) unsubscribeURI(ctx context.Context, uri string, ss *mcp.ServerSes
 			continue
 		}
 		delete(u.subs[uri], ss)
+		delete(p.subAsked, subscribeKey{uri, ss})
 		if len(u.subs[uri]) == 0 {
 			delete(u.subs, uri)
 			last = u
@@ -594,11 +874,112 @@ type uriLock struct {
 	refs int // holders and waiters; guarded by p.subMu
 }
 
-// addSubLocked records that ss subscribed to uri through u; p.subMu is
-// held. The first subscription of a client starts the one watcher that
-// ends its subscriptions when it leaves.
-func (u *upstream) addSubLocked(uri string, ss *mcp.ServerSession) {
+// endForbiddenSubs ends the subscriptions to uri, through u, of the
+// clients the Guard no longer lets read it (a policy reload forbade it
+// since they subscribed, their key was revoked): asked again, as each
+// client that subscribed, before an update of uri is passed on. Each such
+// client is unsubscribed (the upstream too, when it was the last) and
+// told so by a log message (at level warning, if it asked for log
+// messages) with the Guard's refusal; updatesOfSubscribed keeps the
+// update from it. Before, a subscription outlived the policy that allowed
+// it, and every update of the resource reached the client.
+func (u *upstream) endForbiddenSubs(uri string) {
 	p := u.p
+	if p.guard == nil {
+		return
+	}
+	type sub struct {
+		ss *mcp.ServerSession
+		a  asker
+	}
+	var subs []sub
+	p.subMu.Lock()
+	for ss := range u.subs[uri] {
+		subs = append(subs, sub{ss, p.subAsked[subscribeKey{uri, ss}]})
+	}
+	p.subMu.Unlock()
+	for _, s := range subs {
+		ctx := s.a.ctx
+		if ctx == nil {
+			ctx = p.life
+		}
+		err := u.guarded(ctx, s.a.req, "read_resource", false, uri)
+		if err == nil {
+			continue
+		}
+		unlock := p.lockURI(uri)
+		if uerr := p.unsubscribeURI(p.life, uri, s.ss, nil); uerr != nil {
+			u.log.Debug("unsubscribing the upstream from a resource no client may read any more failed", "uri", uri, "err", uerr)
+		}
+		unlock()
+		msg := err.Error()
+		if je, ok := errors.AsType[*jsonrpc.Error](err); ok {
+			msg = je.Message
+		}
+		lctx, cancel := context.WithTimeout(p.life, u.timeout())
+		s.ss.Log(lctx, &mcp.LoggingMessageParams{Level: "warning", Logger: "reach",
+			Data: p.redactor.RedactString(fmt.Sprintf("reach ended your subscription to %q: you may no longer read it (%s). Subscribe again once a policy allows it.", uri, msg))})
+		cancel()
+	}
+}
+
+// subscribed reports whether ss has a subscription to uri through any
+// upstream.
+func (p *Pool) subscribed(uri string, ss *mcp.ServerSession) bool {
+	p.subMu.Lock()
+	defer p.subMu.Unlock()
+	for _, u := range p.ups {
+		if u.subs[uri][ss] {
+			return true
+		}
+	}
+	return false
+}
+
+// updatesOfSubscribed is the gateway's server's sending middleware that
+// passes an update of a resource on only to a client that is subscribed
+// to it here: the server keeps subscriptions of its own, which reach
+// cannot end but by the client's unsubscribe, and would otherwise send
+// updates to a client whose subscription reach ended (endForbiddenSubs).
+func (p *Pool) updatesOfSubscribed(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "notifications/resources/updated" {
+			return next(ctx, method, req)
+		}
+		ss, ok := req.GetSession().(*mcp.ServerSession)
+		params, pok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
+		if ok && pok && params != nil && !p.subscribed(params.URI, ss) {
+			return nil, nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// subscribeKey is one client's subscription to one resource.
+type subscribeKey struct {
+	uri string
+	ss  *mcp.ServerSession
+}
+
+// asker is who asked for a subscription, for the Guard: the subscribe
+// request and its context's values (who sent it), not its end.
+type asker struct {
+	ctx context.Context
+	req mcp.Request
+}
+
+// addSubLocked records that ss subscribed to uri through u, by the
+// request req (in ctx); p.subMu is held. The first subscription of a
+// client starts the one watcher that ends its subscriptions when it
+// leaves.
+func (u *upstream) addSubLocked(ctx context.Context, req mcp.Request, uri string, ss *mcp.ServerSession) {
+	p := u.p
+	if p.guard != nil {
+		if p.subAsked == nil {
+			p.subAsked = map[subscribeKey]asker{}
+		}
+		p.subAsked[subscribeKey{uri, ss}] = asker{context.WithoutCancel(ctx), req}
+	}
 	if u.subs == nil {
 		u.subs = map[string]map[*mcp.ServerSession]bool{}
 	}

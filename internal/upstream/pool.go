@@ -111,10 +111,15 @@ type Pool struct {
 	subMu      sync.Mutex
 	subWatched map[*mcp.ServerSession]bool
 	uriLocks   map[string]*uriLock
+	// subAsked is who asked for each subscription (subscribeKey): the
+	// Guard is asked again, as that client, before an update of the
+	// resource is passed on to it (forbiddenSubs).
+	subAsked map[subscribeKey]asker
 	// mirrorMu guards every upstream's mirrored: what it put on the
 	// server of its resources and prompts.
 	mirrorMu sync.Mutex
-	guard    Guard // set before Serve; nil: nothing is asked
+	guard    Guard  // set before Serve; nil: nothing is asked
+	pinner   Pinner // set before Serve; nil: nothing is pinned
 }
 
 // Connect connects every configured upstream concurrently and lists its
@@ -253,6 +258,10 @@ func (p *Pool) Statuses() []Status {
 // resource updates on to it.
 func (p *Pool) Serve(ctx context.Context, server *mcp.Server) {
 	p.server = server
+	server.AddSendingMiddleware(p.updatesOfSubscribed)
+	if p.pinner != nil {
+		server.AddReceivingMiddleware(p.listedUnheld)
+	}
 	for _, u := range p.ups {
 		u.mirror(ctx)
 	}

@@ -862,6 +862,7 @@ func (u *upstream) resourceChanged(params *mcp.ResourceUpdatedNotificationParams
 func (u *upstream) passUpdates(uri string, params *mcp.ResourceUpdatedNotificationParams) {
 	p := u.p
 	for {
+		u.endForbiddenSubs(uri)
 		u.resourceUpdated(params)
 		p.subMu.Lock()
 		next := u.updating[uri]
