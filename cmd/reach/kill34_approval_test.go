@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -34,16 +33,7 @@ func TestKill34ApprovalActionAuditedOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
-	pg := pgtest.Own(t)
-	n := 0
-	killApprovalAudited(t, func(t *testing.T) string {
-		n++
-		url, err := pg.CreateDatabase(t.Context(), fmt.Sprint("kill34_", n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return url
-	})
+	killApprovalAudited(t, pgDatabaseEach(pgtest.Own(t), "kill34_"))
 }
 
 func killApprovalAudited(t *testing.T, pg func(t *testing.T) string) {
@@ -54,34 +44,9 @@ func killApprovalAudited(t *testing.T, pg func(t *testing.T) string) {
 		{"approval.used", "used"},
 	} {
 		t.Run(tc.point, func(t *testing.T) {
-			h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
-			head, where := "", []string{"--data", h.data}
-			if pg != nil {
-				url := pg(t)
-				head, where = "store: "+url+"\ninstance: a\ninstance_ttl: 1s\n", []string{"--store", url}
-			}
-			cfg := writeConfig(t, head+travelYAML(sideEffectsUpstream(t, h.fx), "  travel__close: {access: high_risk}\n"))
-			addr := freeAddr(t)
-			h.base = "http://" + addr
+			h, cfg, addr, where := approvalCrash(t, pg)
 			id := ""
-			h.kill(t, cfg, addr, tc.point, func(t *testing.T, h *crashRun) {
-				if tc.action == "requested" { // killed before the call is answered
-					h.post("/v1/calls", closeAccount("r34", "c34"))
-					return
-				}
-				id = h.ask(t, "r34", "c34")
-				switch tc.action {
-				case "denied":
-					h.post("/v1/approvals/"+id+"/deny", `{"reason":"no"}`)
-				case "approved":
-					h.post("/v1/approvals/"+id+"/approve", `{"reason":"fine"}`)
-				case "used":
-					if status, out := postJSON(t, h.base+"/v1/approvals/"+id+"/approve", `{"reason":"fine"}`); status != 200 {
-						t.Errorf("approve: %d %v", status, out)
-					}
-					h.post("/v1/calls", closeAccount("r34", "c34"))
-				}
-			})
+			h.kill(t, cfg, addr, tc.point, driveApproval(tc.action, "r34", "c34", &id))
 			cmd := startReach(t, cfg, addr, h.data)
 			killAtEnd(t, cmd)
 			if tc.action == "requested" { // the call, repeated with its key, finds it
@@ -90,16 +55,7 @@ func killApprovalAudited(t *testing.T, pg func(t *testing.T) string) {
 			if id == "" {
 				t.Fatal("no approval was asked for")
 			}
-			audited := func() int {
-				n := 0
-				for _, e := range fw33bAudit(t, h.base, "request=r34") {
-					ev, _ := e["event"].(map[string]any)
-					if msg, _ := ev["message"].(string); ev["kind"] == "approval" && ev["decision"] == tc.action && strings.Contains(msg, id) {
-						n++
-					}
-				}
-				return n
-			}
+			audited := func() int { return len(approvalAudits(t, h.base, "r34", tc.action, id)) }
 			if n := audited(); n != 1 {
 				t.Errorf("after the restart the audit log holds %d %s events of %s; want 1: %v", n, tc.action, id, fw33bAudit(t, h.base, "request=r34"))
 			}

@@ -32,16 +32,7 @@ func TestKill35ApprovalAuditedOnceOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
-	pg := pgtest.Own(t)
-	n := 0
-	killApprovalAuditedOnce(t, func(t *testing.T) string {
-		n++
-		url, err := pg.CreateDatabase(t.Context(), fmt.Sprint("kill35_", n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return url
-	})
+	killApprovalAuditedOnce(t, pgDatabaseEach(pgtest.Own(t), "kill35_"))
 }
 
 func killApprovalAuditedOnce(t *testing.T, pg func(t *testing.T) string) {
@@ -57,34 +48,9 @@ func killApprovalAuditedOnce(t *testing.T, pg func(t *testing.T) string) {
 		{"used", 3},
 	} {
 		t.Run(tc.action, func(t *testing.T) {
-			h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
-			head, where := "", []string{"--data", h.data}
-			if pg != nil {
-				url := pg(t)
-				head, where = "store: "+url+"\ninstance: a\ninstance_ttl: 1s\n", []string{"--store", url}
-			}
-			cfg := writeConfig(t, head+travelYAML(sideEffectsUpstream(t, h.fx), "  travel__close: {access: high_risk}\n"))
-			addr := freeAddr(t)
-			h.base = "http://" + addr
+			h, cfg, addr, where := approvalCrash(t, pg)
 			id := ""
-			h.kill(t, cfg, addr, fmt.Sprint("approval.audited#", tc.nth), func(t *testing.T, h *crashRun) {
-				if tc.action == "requested" { // killed before the call is answered
-					h.post("/v1/calls", closeAccount("r35", "c35"))
-					return
-				}
-				id = h.ask(t, "r35", "c35")
-				switch tc.action {
-				case "denied":
-					h.post("/v1/approvals/"+id+"/deny", `{"reason":"no"}`)
-				case "approved":
-					h.post("/v1/approvals/"+id+"/approve", `{"reason":"fine"}`)
-				case "used":
-					if status, out := postJSON(t, h.base+"/v1/approvals/"+id+"/approve", `{"reason":"fine"}`); status != 200 {
-						t.Errorf("approve: %d %v", status, out)
-					}
-					h.post("/v1/calls", closeAccount("r35", "c35"))
-				}
-			})
+			h.kill(t, cfg, addr, fmt.Sprint("approval.audited#", tc.nth), driveApproval(tc.action, "r35", "c35", &id))
 			cmd := startReach(t, cfg, addr, h.data)
 			killAtEnd(t, cmd)
 			if tc.action == "requested" { // the call, repeated with its key, finds it
@@ -94,16 +60,13 @@ func killApprovalAuditedOnce(t *testing.T, pg func(t *testing.T) string) {
 				t.Fatal("no approval was asked for")
 			}
 			audited := func() (n int, again int) {
-				for _, e := range fw33bAudit(t, h.base, "request=r35") {
-					ev, _ := e["event"].(map[string]any)
-					if msg, _ := ev["message"].(string); ev["kind"] == "approval" && ev["decision"] == tc.action && strings.Contains(msg, id) {
-						n++
-						if strings.Contains(msg, "audited at a restart") {
-							again++
-						}
+				msgs := approvalAudits(t, h.base, "r35", tc.action, id)
+				for _, msg := range msgs {
+					if strings.Contains(msg, "audited at a restart") {
+						again++
 					}
 				}
-				return n, again
+				return len(msgs), again
 			}
 			if n, again := audited(); n != 1 || again != 0 {
 				t.Errorf("after the restart the audit log holds %d %s events of %s (%d audited at the restart); want 1, the first: %v",

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	pathpkg "path"
 	"path/filepath"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/policy/pin"
 	"github.com/agentreach/reach/internal/store/sqlite"
@@ -88,25 +86,8 @@ forbid (principal, action, resource) when { resource.name like "file:///private/
 // gateway's URL and alice's key.
 func policyGateway(t *testing.T, name, policies, upURL string) (string, string) {
 	t.Helper()
-	dir := t.TempDir()
-	pol := filepath.Join(dir, "policy.cedar")
-	if err := os.WriteFile(pol, []byte(policies), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ks, err := auth.OpenKeys(auth.KeysPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, _, err := ks.Create(auth.KeySpec{Principal: "alice"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\npolicy: {path: "+pol+"}\n"+
-		"upstreams:\n  - {name: "+name+", url: '"+upURL+"'}\n"), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return serveTest(t, newTestGateway(t, cfg)).URL, key
+	url, key, _ := policyGatewayWith(t, t.TempDir(), "", policies, name, upURL)
+	return url, key
 }
 
 // TestSec34EmbeddedResourcesUnderPolicies: a resource an upstream embeds
@@ -414,22 +395,8 @@ when { principal.authenticated };
 @reason("resource 2 is not for agents")
 forbid (principal, action, resource == Reach::Resource::"demo://resource/dynamic/text/2");
 `, everything)
-	src, err := os.ReadFile("testdata/npm-embedded.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := writeScript(t, cache, "reach-npm-embedded", src)
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "node", script, url+"/mcp", key).CombinedOutput()
-	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, out)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	var got map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
-		t.Fatalf("node client printed %s", out)
-	}
+	runNodeClient(t, cache, "npm-embedded.mjs", "reach-npm-embedded", url, key, &got)
 	for _, k := range []string{"tool1", "prompt1", "read1"} {
 		if !strings.Contains(string(got[k]), "Resource 1: This is a plaintext resource") {
 			t.Errorf("%s = %s, want resource 1's text", k, got[k])

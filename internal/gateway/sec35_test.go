@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -444,27 +443,13 @@ when { principal.authenticated };
 @reason("resource 2 is not for agents")
 forbid (principal, action, resource == Reach::Resource::"demo://resource/dynamic/text/2");
 `, "everything", everything)
-	src, err := os.ReadFile("testdata/npm-complete35.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := writeScript(t, cache, "reach-npm-complete35", src)
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "node", script, url+"/mcp", key).CombinedOutput()
-	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, out)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	var got map[string]struct {
 		Completion struct {
 			Values []string `json:"values"`
 		} `json:"completion"`
 		Thrown string `json:"thrown"`
 	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
-		t.Fatalf("node client printed %s", out)
-	}
+	runNodeClient(t, cache, "npm-complete35.mjs", "reach-npm-complete35", url, key, &got)
 	if v := got["complete1"]; v.Thrown != "" || len(v.Completion.Values) != 1 || v.Completion.Values[0] != "1" {
 		t.Errorf("completing 1: %+v, want [1]", v)
 	}

@@ -30,49 +30,5 @@ var p29Known = map[string]string{
 // label's nor the one p29Known records: a newly detected loop or a newly
 // allowed legit run is a change to record, as a new miss or refusal is.
 func TestProbe29(t *testing.T) {
-	traces, err := LoadDir("../loops/testdata/probe29")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(traces) < 24 {
-		t.Fatalf("%d traces, want at least 24", len(traces))
-	}
-	r := Run(traces, nil)
-	loops, detected, legit, refused := 0, 0, 0, 0
-	for i, tr := range traces {
-		f := r.Flags["reach"][i]
-		o := Score(tr, f)
-		got := "ok"
-		switch {
-		case o.FalseKill && tr.Label.Loop:
-			got = "early"
-		case o.FalseKill:
-			got = "false_kill"
-		case o.Missed:
-			got = "missed"
-		}
-		if tr.Label.Loop {
-			loops++
-			if o.Detected {
-				detected++
-			}
-		} else {
-			legit++
-			if o.FalseKill {
-				refused++
-			}
-		}
-		want := p29Known[tr.ID]
-		if want == "" {
-			want = "ok"
-		}
-		if got != want {
-			reason := ""
-			if f.Flagged != nil {
-				reason = " at " + *f.Flagged + ": " + f.Reason
-			}
-			t.Errorf("%s (%s): %s, want %s%s", tr.ID, tr.Label.Kind, got, want, reason)
-		}
-	}
-	t.Logf("twenty-ninth probe: %d of %d loops detected, %d of %d legit runs refused", detected, loops, refused, legit)
+	checkProbe(t, "twenty-ninth probe", "../loops/testdata/probe29", p29Known)
 }

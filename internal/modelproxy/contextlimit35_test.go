@@ -3,11 +3,9 @@ package modelproxy
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,14 +24,7 @@ import (
 // a model not listed (no check: its window is not known). Before, every
 // turn was sent, and the provider refused the long one itself.
 func TestContextLimit35(t *testing.T) {
-	var asked atomic.Int64
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked.Add(1)
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`))
-	}))
-	defer up.Close()
+	up, asked := countingModel(t, okCompletion)
 	rt := reach.New(&reach.Options{})
 	p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", Name: "small", ContextLimits: map[string]int64{"small": 1000}},
 		Choices: &link.ModelChoices{}, Models: rt, Breakers: rt,
@@ -71,15 +62,7 @@ func TestContextLimit35(t *testing.T) {
 	if n := asked.Load(); n != 1 {
 		t.Errorf("the model was asked %d times, want 1 (the short turn)", n)
 	}
-	var r *reach.Request
-	for _, q := range rt.Requests() {
-		if q.ID() == "req-long" {
-			r = q
-		}
-	}
-	if r == nil {
-		t.Fatal("no request req-long")
-	}
+	r := requestNamed(t, rt, "req-long")
 	if u := r.Usage(); u.Turns != 0 {
 		t.Errorf("the refused turn's request counted %d turns, want 0", u.Turns)
 	}

@@ -44,13 +44,7 @@ func (l *eventLog) Record(_ context.Context, e *reach.Event) {
 // its audit event; it reaches no model and counts no turn. Before, it left
 // a log line only.
 func TestRateLimitedTurnRecorded(t *testing.T) {
-	var asked atomic.Int64
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`))
-	}))
-	defer up.Close()
+	up, asked := countingModel(t, okCompletion)
 	log := &eventLog{}
 	rt := reach.New(&reach.Options{Recorder: log})
 	lim := &burstLimiter{}
@@ -75,15 +69,7 @@ func TestRateLimitedTurnRecorded(t *testing.T) {
 	if n := asked.Load(); n != 1 {
 		t.Errorf("the model was asked %d times, want 1", n)
 	}
-	var r *reach.Request
-	for _, q := range rt.Requests() {
-		if q.ID() == "req-rate" {
-			r = q
-		}
-	}
-	if r == nil {
-		t.Fatal("no request req-rate")
-	}
+	r := requestNamed(t, rt, "req-rate")
 	if u := r.Usage(); u.Turns != 1 {
 		t.Errorf("the request counted %d turns, want 1 (the refused one counts none)", u.Turns)
 	}

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,14 +31,7 @@ func (*spentTurnsLedger) AdmitTurn(_ context.Context, req *reach.Request) (int64
 // eighth stops the request, its error the stop's text, and the model is
 // never asked. Before, these turns were not counted and ran on.
 func TestSharedTurnRefusalsCounted(t *testing.T) {
-	var asked atomic.Int64
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked.Add(1)
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`)
-	}))
-	defer up.Close()
+	up, asked := countingModel(t, `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`)
 	rt := reach.New(nil)
 	p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", Name: "m", APIKey: config.Secret("sk-gateway")},
 		Choices: &link.ModelChoices{}, Models: rt, Breakers: rt, Ledger: &spentTurnsLedger{},

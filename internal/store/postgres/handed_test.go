@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -92,23 +94,12 @@ func TestPostgresHandedClaimOnceAcrossStores(t *testing.T) {
 				}
 			}
 		}
-		var got [2]*store.HandedTask
-		var errs [2]error
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i, s := range []*Store{a, b} {
-			wg.Go(func() {
-				<-start
-				got[i], errs[i] = s.ClaimHandedTask(ctx, "alice", "", digest, t0)
-			})
+		got, err := claimAtOnce(ctx, a, b, digest, t0)
+		if err != nil {
+			t.Fatal(err)
 		}
-		close(start)
-		wg.Wait()
 		taken := 0
 		for i := range got {
-			if errs[i] != nil {
-				t.Fatal(errs[i])
-			}
 			if got[i] != nil {
 				if got[i].Request != r2 {
 					t.Fatalf("round %d: a claim took %s's record, want r2's (the one waiting) or none", round, got[i].Request)
@@ -120,4 +111,23 @@ func TestPostgresHandedClaimOnceAcrossStores(t *testing.T) {
 			t.Fatalf("round %d: %d claims took r2's waiting record, want exactly 1", round, taken)
 		}
 	}
+}
+
+// claimAtOnce is alice's claims of the task digest, at t0, on a and b
+// started at the same moment: the record each took (nil for none), or
+// their errors.
+func claimAtOnce(ctx context.Context, a, b *Store, digest string, t0 time.Time) ([2]*store.HandedTask, error) {
+	var got [2]*store.HandedTask
+	var errs [2]error
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, s := range []*Store{a, b} {
+		wg.Go(func() {
+			<-start
+			got[i], errs[i] = s.ClaimHandedTask(ctx, "alice", "", digest, t0)
+		})
+	}
+	close(start)
+	wg.Wait()
+	return got, errors.Join(errs[:]...)
 }

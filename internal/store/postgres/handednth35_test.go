@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,22 +32,11 @@ func TestPostgresHandedCallsClaimedAtOnce(t *testing.T) {
 		if err := a.PutHandedTasks(ctx, rows, 100); err != nil {
 			t.Fatal(err)
 		}
-		var got [2]*store.HandedTask
-		var errs [2]error
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i, s := range []*Store{a, b} {
-			wg.Go(func() {
-				<-start
-				got[i], errs[i] = s.ClaimHandedTask(ctx, "alice", "", digest, t0)
-			})
+		got, err := claimAtOnce(ctx, a, b, digest, t0)
+		if err != nil {
+			t.Fatal(err)
 		}
-		close(start)
-		wg.Wait()
 		for i := range got {
-			if errs[i] != nil {
-				t.Fatal(errs[i])
-			}
 			if got[i] == nil {
 				t.Fatalf("round %d: claim %d took no record; want one of the two calls' each", round, i)
 			}

@@ -14,47 +14,27 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
 	"strings"
-)
 
-type obj = map[string]any
+	"github.com/agentreach/reach/internal/loops/testdata/tracegen"
+)
 
 var bad bool
 
-type contract struct {
-	Access     string   `json:"access,omitempty"`
-	Reentrancy string   `json:"reentrancy,omitempty"`
-	Key        []string `json:"key,omitempty"`
-	Retryable  bool     `json:"retryable,omitempty"`
-}
+type (
+	obj      = tracegen.Obj
+	contract = tracegen.Contract
+	event    = tracegen.Event
+	trace    = tracegen.Trace
+)
 
-type event struct {
-	ID        string          `json:"id"`
-	Parent    *string         `json:"parent"`
-	Type      string          `json:"type"`
-	Agent     string          `json:"agent,omitempty"`
-	Tokens    int64           `json:"tokens,omitempty"`
-	Text      string          `json:"text,omitempty"`
-	Tool      string          `json:"tool,omitempty"`
-	Args      json.RawMessage `json:"args,omitempty"`
-	Status    string          `json:"status,omitempty"`
-	ErrorType string          `json:"error_type,omitempty"`
-	Result    json.RawMessage `json:"result,omitempty"`
-	To        string          `json:"to,omitempty"`
-	Task      string          `json:"task,omitempty"`
-}
-
-type trace struct {
-	ID          string              `json:"id"`
-	Description string              `json:"description"`
-	Tools       map[string]contract `json:"tools"`
-	Events      []event             `json:"events"`
-	Label       obj                 `json:"label"`
-}
+var (
+	raw = tracegen.Raw
+	ptr = tracegen.Ptr
+)
 
 type b struct {
 	t     *trace
@@ -78,18 +58,6 @@ func (r *b) retryable(name string) {
 	r.t.Tools[name] = c
 }
 
-func raw(v any) json.RawMessage {
-	if s, ok := v.(string); ok {
-		b, _ := json.Marshal(s)
-		return b
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
 func (r *b) add(e event) string {
 	e.ID = fmt.Sprintf("e%d", len(r.t.Events)+1)
 	if e.Agent == "" {
@@ -97,13 +65,6 @@ func (r *b) add(e event) string {
 	}
 	r.t.Events = append(r.t.Events, e)
 	return e.ID
-}
-
-func ptr(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // turn is a model turn with its text (may be empty).
@@ -148,22 +109,7 @@ func (r *b) write() {
 		fmt.Fprintf(os.Stderr, "%s: %d steps, want 40 to 300\n", r.t.ID, n)
 		bad = true
 	}
-	for name := range r.t.Tools {
-		used := false
-		for _, e := range r.t.Events {
-			used = used || e.Tool == name
-		}
-		if !used {
-			panic(r.t.ID + ": tool " + name + " declared, never called")
-		}
-	}
-	data, err := json.MarshalIndent(r.t, "", " ")
-	if err != nil {
-		panic(err)
-	}
-	if err := os.WriteFile(r.t.ID+".json", append(data, '\n'), 0o644); err != nil {
-		panic(err)
-	}
+	r.t.Save()
 }
 
 func sh(stdout, stderr string, code int) obj {

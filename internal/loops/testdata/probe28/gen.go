@@ -34,182 +34,25 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
+
+	"github.com/agentreach/reach/internal/loops/testdata/tracegen"
 )
 
-type obj = map[string]any
+type (
+	obj = tracegen.Obj
+	b   = tracegen.Probe
+	c   = tracegen.C
+)
 
-type contract struct {
-	Access     string   `json:"access,omitempty"`
-	Reentrancy string   `json:"reentrancy,omitempty"`
-	Key        []string `json:"key,omitempty"`
-	Retryable  bool     `json:"retryable,omitempty"`
-}
-
-type event struct {
-	ID        string          `json:"id"`
-	Parent    *string         `json:"parent"`
-	Type      string          `json:"type"`
-	Agent     string          `json:"agent,omitempty"`
-	Tokens    int64           `json:"tokens,omitempty"`
-	Text      string          `json:"text,omitempty"`
-	Tool      string          `json:"tool,omitempty"`
-	Args      json.RawMessage `json:"args,omitempty"`
-	Status    string          `json:"status,omitempty"`
-	ErrorType string          `json:"error_type,omitempty"`
-	Result    json.RawMessage `json:"result,omitempty"`
-	To        string          `json:"to,omitempty"`
-	Task      string          `json:"task,omitempty"`
-}
-
-type trace struct {
-	ID          string              `json:"id"`
-	Description string              `json:"description"`
-	Tools       map[string]contract `json:"tools"`
-	Events      []event             `json:"events"`
-	Label       obj                 `json:"label"`
-}
-
-type b struct {
-	t      *trace
-	agent  string
-	up     string // the parent of the next model turn ("" at the top)
-	tokens int64
-	mark   bool // the next call or hand-off is the loop's earliest and onset
-}
+var (
+	ok    = tracegen.OK
+	fail  = tracegen.Fail
+	clock = tracegen.Clock
+)
 
 func run(id, desc string, loop bool, kind string) *b {
-	return &b{t: &trace{ID: "probe28-" + id, Description: desc, Tools: map[string]contract{}, Label: obj{"loop": loop, "kind": kind}}, agent: "main"}
-}
-
-func (r *b) tool(name, access string) *b {
-	r.t.Tools[name] = contract{Access: access, Reentrancy: "reentrant"}
-	return r
-}
-
-func (r *b) retryable(name string) *b {
-	c := r.t.Tools[name]
-	c.Retryable = true
-	r.t.Tools[name] = c
-	return r
-}
-
-func raw(v any) json.RawMessage {
-	if s, ok := v.(string); ok {
-		b, _ := json.Marshal(s)
-		return b
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-func ptr(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func (r *b) add(e event) string {
-	e.ID = fmt.Sprintf("e%d", len(r.t.Events)+1)
-	if e.Agent == "" {
-		e.Agent = r.agent
-	}
-	if r.mark && (e.Type == "tool_call" || e.Type == "delegate") {
-		r.mark = false
-		r.t.Label["earliest"], r.t.Label["onset"] = e.ID, e.ID
-	}
-	r.t.Events = append(r.t.Events, e)
-	return e.ID
-}
-
-// then marks the next call or hand-off as the loop's.
-func (r *b) then() { r.mark = true }
-
-func (r *b) turn(text string) string {
-	r.tokens = (r.tokens*7 + 911) % 2300
-	return r.add(event{Parent: ptr(r.up), Type: "model", Tokens: 700 + r.tokens, Text: text})
-}
-
-// c is one call of a parallel batch or of a turn.
-type c struct {
-	tool    string
-	args    any
-	errType string // "" answered ok
-	result  any
-}
-
-func ok(tool string, args, result any) c { return c{tool: tool, args: args, result: result} }
-func fail(tool string, args any, errType string, result any) c {
-	return c{tool: tool, args: args, errType: errType, result: result}
-}
-
-// calls is a model turn choosing one or more calls at once (parallel tool
-// calls), each answered before the next turn.
-func (r *b) calls(say string, cs ...c) {
-	m := r.turn(say)
-	for _, x := range cs {
-		e := event{Parent: ptr(m), Type: "tool_call", Tool: x.tool, Args: raw(x.args), Status: "ok", Result: raw(x.result)}
-		if x.errType != "" {
-			e.Status, e.ErrorType = "error", x.errType
-		}
-		if _, ok := r.t.Tools[x.tool]; !ok {
-			panic(r.t.ID + ": undeclared tool " + x.tool)
-		}
-		r.add(e)
-	}
-}
-
-// delegate hands task to agent to; body plays the sub-agent's turns; the
-// sub-agent's last turn says verdict.
-func (r *b) delegate(say, to, task string, body func(), verdict string) {
-	m := r.turn(say)
-	r.delegateFrom(m, to, task, body, verdict)
-}
-
-func (r *b) delegateFrom(m, to, task string, body func(), verdict string) {
-	d := r.add(event{Parent: ptr(m), Type: "delegate", To: to, Task: task})
-	saveA, saveUp := r.agent, r.up
-	r.agent, r.up = to, d
-	if body != nil {
-		body()
-	}
-	r.turn(verdict)
-	r.agent, r.up = saveA, saveUp
-}
-
-func (r *b) write() {
-	if l := r.t.Label; l["loop"] == true && l["earliest"] == nil {
-		panic(r.t.ID + ": a loop without its mark")
-	}
-	if l := r.t.Label; l["loop"] == false && l["earliest"] != nil {
-		panic(r.t.ID + ": legitimate work with a mark")
-	}
-	r.turn("Done.")
-	for name := range r.t.Tools {
-		used := false
-		for _, e := range r.t.Events {
-			used = used || e.Tool == name
-		}
-		if !used {
-			panic(r.t.ID + ": tool " + name + " declared, never called")
-		}
-	}
-	data, err := json.MarshalIndent(r.t, "", " ")
-	if err != nil {
-		panic(err)
-	}
-	if err := os.WriteFile(r.t.ID+".json", append(data, '\n'), 0o644); err != nil {
-		panic(err)
-	}
-}
-
-func clock(n int) string {
-	return fmt.Sprintf("2026-12-07T%02d:%02d:%02d.%03dZ", 9+n/3600, (n/60)%60, n%60, (n*37)%1000)
+	return tracegen.NewProbe("probe28-"+id, desc, loop, kind)
 }
 
 func main() {
@@ -270,23 +113,23 @@ func airflowRun(state string, done, running, n int) obj {
 
 func airflowStuck() {
 	r := run("airflow-backoff-queued", "an ops agent polls a DAG run with exponential backoff; the run stays queued (its pool is full) and only the scheduler's last decision time moves", true, "noisy_repeat")
-	r.tool("get_dag_run", "read").tool("sleep", "read")
+	r.Tool("get_dag_run", "read").Tool("sleep", "read")
 	args := obj{"dag_id": "ledger_daily", "dag_run_id": "scheduled__2026-12-07T06:00:00+00:00"}
 	wait := 15
 	for i := 0; i < 5; i++ {
 		if i == 2 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Checking the ledger run.", ok("get_dag_run", args, airflowRun("queued", 0, 0, 30+i*97)))
-		r.calls(fmt.Sprintf("Still queued; backing off %ds.", wait), ok("sleep", obj{"seconds": wait}, obj{"slept_s": wait}))
+		r.Calls("Checking the ledger run.", ok("get_dag_run", args, airflowRun("queued", 0, 0, 30+i*97)))
+		r.Calls(fmt.Sprintf("Still queued; backing off %ds.", wait), ok("sleep", obj{"seconds": wait}, obj{"slept_s": wait}))
 		wait *= 2
 	}
-	r.write()
+	r.Write()
 }
 
 func airflowProgress() {
 	r := run("airflow-backoff-progress", "an ops agent polls a DAG run with exponential backoff; the run leaves the queue and its tasks finish one after another", false, "polling")
-	r.tool("get_dag_run", "read").tool("sleep", "read")
+	r.Tool("get_dag_run", "read").Tool("sleep", "read")
 	args := obj{"dag_id": "ledger_daily", "dag_run_id": "scheduled__2026-12-07T06:00:00+00:00"}
 	steps := []struct {
 		state         string
@@ -294,15 +137,15 @@ func airflowProgress() {
 	}{{"queued", 0, 0}, {"running", 0, 2}, {"running", 2, 2}, {"running", 4, 1}, {"running", 5, 1}, {"running", 6, 1}, {"success", 8, 0}}
 	wait := 15
 	for i, s := range steps {
-		r.calls("Checking the ledger run.", ok("get_dag_run", args, airflowRun(s.state, s.done, s.running, 30+i*97)))
+		r.Calls("Checking the ledger run.", ok("get_dag_run", args, airflowRun(s.state, s.done, s.running, 30+i*97)))
 		if s.state != "success" {
-			r.calls(fmt.Sprintf("Waiting %ds.", wait), ok("sleep", obj{"seconds": wait}, obj{"slept_s": wait}))
+			r.Calls(fmt.Sprintf("Waiting %ds.", wait), ok("sleep", obj{"seconds": wait}, obj{"slept_s": wait}))
 			if wait < 120 {
 				wait *= 2
 			}
 		}
 	}
-	r.write()
+	r.Write()
 }
 
 // --- a home battery: parallel reads in each turn ---
@@ -321,41 +164,41 @@ func tariff(n int) obj {
 
 func batteryParallelStuck() {
 	r := run("battery-parallel-reread", "an energy agent reads the inverter, the battery and the tariff in parallel each turn to decide when to charge; nothing changes between turns but the time stamps", true, "noisy_repeat")
-	r.tool("inverter_status", "read").tool("battery_status", "read").tool("tariff_now", "read")
+	r.Tool("inverter_status", "read").Tool("battery_status", "read").Tool("tariff_now", "read")
 	for i := 0; i < 4; i++ {
 		if i == 2 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Reading the system to decide on charging.",
+		r.Calls("Reading the system to decide on charging.",
 			ok("inverter_status", obj{"serial": "SH10RT-2291"}, inverter("self_consumption", 0, 640, 640, 10+i*61)),
 			ok("battery_status", obj{"bank": "bat-1"}, battery(12, 0, 12, 11+i*61)),
 			ok("tariff_now", obj{"region": "H"}, tariff(12+i*61)))
 	}
-	r.write()
+	r.Write()
 }
 
 func batteryParallelAfterWrite() {
 	r := run("battery-parallel-after-setpoint", "an energy agent reads three meters in parallel, raises the battery's charge limit, and reads them again in parallel while the battery charges", false, "revisit_with_progress")
-	r.tool("inverter_status", "read").tool("battery_status", "read").tool("tariff_now", "read").tool("set_charge_limit", "write")
-	r.calls("Reading the system.",
+	r.Tool("inverter_status", "read").Tool("battery_status", "read").Tool("tariff_now", "read").Tool("set_charge_limit", "write")
+	r.Calls("Reading the system.",
 		ok("inverter_status", obj{"serial": "SH10RT-2291"}, inverter("self_consumption", 0, 640, 640, 10)),
 		ok("battery_status", obj{"bank": "bat-1"}, battery(12, 0, 12, 11)),
 		ok("tariff_now", obj{"region": "H"}, tariff(12)))
-	r.calls("Cheap slot: raising the charge limit to 90%.", ok("set_charge_limit", obj{"bank": "bat-1", "limit_pct": 90, "mode": "force_charge"}, obj{"accepted": true}))
+	r.Calls("Cheap slot: raising the charge limit to 90%.", ok("set_charge_limit", obj{"bank": "bat-1", "limit_pct": 90, "mode": "force_charge"}, obj{"accepted": true}))
 	for i, soc := range []int{13, 18, 24} {
-		r.calls("Reading the system again.",
+		r.Calls("Reading the system again.",
 			ok("inverter_status", obj{"serial": "SH10RT-2291"}, inverter("force_charge", 0, 640, 640+3000+i*10, 100+i*300)),
 			ok("battery_status", obj{"bank": "bat-1"}, battery(soc, -3000, 90, 101+i*300)),
 			ok("tariff_now", obj{"region": "H"}, tariff(102+i*300)))
 	}
-	r.write()
+	r.Write()
 }
 
 // --- wedding venues: a parallel fan-out over distinct ids ---
 
 func venuesParallelFanout() {
 	r := run("venues-parallel-fanout", "a planning agent checks eight venues for one date in parallel, most of them booked alike, then holds the free one", false, "batch_progress")
-	r.tool("venue_availability", "read").tool("place_hold", "write")
+	r.Tool("venue_availability", "read").Tool("place_hold", "write")
 	var cs []c
 	ids := []string{"ven_oakbarn", "ven_millhouse", "ven_quayside", "ven_orangery", "ven_hallfarm", "ven_citygallery", "ven_lakeside", "ven_chapelyard"}
 	for i, id := range ids {
@@ -365,9 +208,9 @@ func venuesParallelFanout() {
 		}
 		cs = append(cs, ok("venue_availability", obj{"venue_id": id, "date": "2027-06-12", "guests": 110}, res))
 	}
-	r.calls("Checking all eight shortlisted venues for 12 June.", cs...)
-	r.calls("Lakeside is free: placing a hold.", ok("place_hold", obj{"venue_id": "ven_lakeside", "date": "2027-06-12", "contact": "amira.k@example.com"}, obj{"hold_id": "hold_7731", "expires": "2027-01-14"}))
-	r.write()
+	r.Calls("Checking all eight shortlisted venues for 12 June.", cs...)
+	r.Calls("Lakeside is free: placing a hold.", ok("place_hold", obj{"venue_id": "ven_lakeside", "date": "2027-06-12", "contact": "amira.k@example.com"}, obj{"hold_id": "hold_7731", "expires": "2027-01-14"}))
+	r.Write()
 }
 
 // --- CRISPR guide design through an MCP server whose errors come back as results ---
@@ -380,17 +223,17 @@ const exon = "ATGGCCCTGTGGATGCGCCTCCTGCCCCTGCTGGCGCTGCTGGCCCTCTGGGGACCTGACCCAGCC
 
 func crisprMCPError() {
 	r := run("crispr-mcp-iserror", "a lab agent asks a guide-design MCP tool for guides on one exon under other spellings of its sequence (lower case, FASTA, split in lines); the sequence holds an ambiguous base each time and the tool answers isError", true, "error_retry_loop")
-	r.tool("design_guides", "read")
+	r.Tool("design_guides", "read")
 	seq := exon[:200] + "N" + exon[201:]
 	forms := []string{seq, strings.ToLower(seq), ">INS_exon2\n" + seq, seq[:100] + "\n" + seq[100:], ">ins exon 2 (hg38)\n" + strings.ToLower(seq)}
 	for i, s := range forms {
 		if i == 3 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Designing SpCas9 guides for INS exon 2.", ok("design_guides", obj{"sequence": s, "enzyme": "SpCas9", "genome": "hg38", "max_guides": 5},
+		r.Calls("Designing SpCas9 guides for INS exon 2.", ok("design_guides", obj{"sequence": s, "enzyme": "SpCas9", "genome": "hg38", "max_guides": 5},
 			mcpText("Error: invalid sequence: ambiguous base 'N' at position 201; only A, C, G, T are accepted", true)))
 	}
-	r.write()
+	r.Write()
 }
 
 func guides(offset int) string {
@@ -405,15 +248,15 @@ func guides(offset int) string {
 
 func crisprMCPFixed() {
 	r := run("crispr-mcp-fixed", "a lab agent's guide design fails once on an ambiguous base, it resolves the base from the reference and designs guides for that exon and two others", false, "search_until_found")
-	r.tool("design_guides", "read").tool("fetch_reference", "read")
+	r.Tool("design_guides", "read").Tool("fetch_reference", "read")
 	seq := exon[:200] + "N" + exon[201:]
-	r.calls("Designing guides for INS exon 2.", ok("design_guides", obj{"sequence": seq, "enzyme": "SpCas9", "genome": "hg38", "max_guides": 5},
+	r.Calls("Designing guides for INS exon 2.", ok("design_guides", obj{"sequence": seq, "enzyme": "SpCas9", "genome": "hg38", "max_guides": 5},
 		mcpText("Error: invalid sequence: ambiguous base 'N' at position 201; only A, C, G, T are accepted", true)))
-	r.calls("Fetching the reference to resolve position 201.", ok("fetch_reference", obj{"region": "chr11:2160970-2161300", "genome": "hg38"}, mcpText(">chr11:2160970-2161300\n"+exon, false)))
+	r.Calls("Fetching the reference to resolve position 201.", ok("fetch_reference", obj{"region": "chr11:2160970-2161300", "genome": "hg38"}, mcpText(">chr11:2160970-2161300\n"+exon, false)))
 	for i, name := range []string{"INS_exon2", "INS_exon3", "IGF2_exon1"} {
-		r.calls("Designing guides for "+name+".", ok("design_guides", obj{"sequence": exon[i*20:], "enzyme": "SpCas9", "genome": "hg38", "max_guides": 5}, mcpText(guides(i*20+3), false)))
+		r.Calls("Designing guides for "+name+".", ok("design_guides", obj{"sequence": exon[i*20:], "enzyme": "SpCas9", "genome": "hg38", "max_guides": 5}, mcpText(guides(i*20+3), false)))
 	}
-	r.write()
+	r.Write()
 }
 
 // --- a library catalog behind a framework that wraps each output with its call id ---
@@ -440,22 +283,22 @@ func record(isbn, title, pub string, year int, ed string) obj {
 
 func catalogCallIDSame() {
 	r := run("catalog-callid-reworded", "a librarian agent searches the catalog for a first edition in reworded queries; every search finds the same three records, each output wrapped with a new call id", true, "paraphrase_loop")
-	r.tool("catalog_search", "read")
+	r.Tool("catalog_search", "read")
 	recs := []obj{record("", "Dune", "Chilton Books", 1965, "1st ed."), record("0801950775", "Dune", "Chilton Books", 1965, "Book club ed."), record("0441172717", "Dune", "Ace Books", 1990, "Reissue")}
 	qs := []string{"dune first edition chilton", "Frank Herbert Dune 1965 first printing", "Dune Chilton 1965 1st ed", "herbert dune original hardcover chilton", "Dune first published edition Chilton Books"}
 	for i, q := range qs {
 		if i == 3 {
-			r.then()
+			r.Then()
 		}
 		rs := []obj{recs[i%3], recs[(i+1)%3], recs[(i+2)%3]}
-		r.calls("Searching the catalog.", ok("catalog_search", obj{"q": q, "limit": 10}, envelope(i+1, obj{"total": 3, "records": rs})))
+		r.Calls("Searching the catalog.", ok("catalog_search", obj{"q": q, "limit": 10}, envelope(i+1, obj{"total": 3, "records": rs})))
 	}
-	r.write()
+	r.Write()
 }
 
 func catalogCallIDLearns() {
 	r := run("catalog-callid-refined", "a librarian agent refines its catalog searches for a translator's works; each refinement finds records it had not seen beside ones it had", false, "query_refinement")
-	r.tool("catalog_search", "read")
+	r.Tool("catalog_search", "read")
 	all := []obj{}
 	for i, t := range []string{"Der Zauberberg", "Buddenbrooks", "Doktor Faustus", "Tonio Kröger", "Der Tod in Venedig", "Joseph und seine Brüder", "Lotte in Weimar", "Felix Krull", "Der Erwählte"} {
 		all = append(all, obj{"isbn": fmt.Sprintf("978067972%03d", 100+i*7), "title": t, "author": "Mann, Thomas", "translator": "Woods, John E.", "year": 1993 + i})
@@ -463,9 +306,9 @@ func catalogCallIDLearns() {
 	qs := []string{"thomas mann translated john woods", "Mann Woods translation Knopf", "John E. Woods translator Mann novels", "Woods Mann Everyman's Library", "Thomas Mann Woods 1990s translations"}
 	for i, q := range qs {
 		rs := []obj{all[i], all[i+1], all[i+2], all[i+4]}
-		r.calls("Searching the catalog.", ok("catalog_search", obj{"q": q, "limit": 10}, envelope(i+11, obj{"total": 4, "records": rs})))
+		r.Calls("Searching the catalog.", ok("catalog_search", obj{"q": q, "limit": 10}, envelope(i+11, obj{"total": 4, "records": rs})))
 	}
-	r.write()
+	r.Write()
 }
 
 // --- real estate listings: offset pages ---
@@ -485,34 +328,34 @@ func page(from, n int) []obj {
 
 func listingsOffsetIgnored() {
 	r := run("listings-offset-ignored", "a real-estate agent pages through listings by offset, but the API reads another parameter name and answers the first page every time", true, "hidden_loop")
-	r.tool("search_listings", "read")
+	r.Tool("search_listings", "read")
 	for i := 0; i < 6; i++ {
 		if i == 3 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Next page of 3-bed listings.", ok("search_listings", obj{"city": "Portland", "state": "OR", "min_beds": 3, "max_price": 650000, "offset": i * 8, "limit": 8},
+		r.Calls("Next page of 3-bed listings.", ok("search_listings", obj{"city": "Portland", "state": "OR", "min_beds": 3, "max_price": 650000, "offset": i * 8, "limit": 8},
 			obj{"total": 212, "count": 8, "listings": page(0, 8)}))
 	}
-	r.write()
+	r.Write()
 }
 
 func listingsOffsetOverlap() {
 	r := run("listings-offset-overlap", "a real-estate agent pages through listings by offset while new listings arrive, so each page repeats one or two of the last page's but brings new ones", false, "pagination")
-	r.tool("search_listings", "read")
+	r.Tool("search_listings", "read")
 	start := 0
 	for i := 0; i < 6; i++ {
-		r.calls("Next page of 3-bed listings.", ok("search_listings", obj{"city": "Portland", "state": "OR", "min_beds": 3, "max_price": 650000, "offset": i * 8, "limit": 8},
+		r.Calls("Next page of 3-bed listings.", ok("search_listings", obj{"city": "Portland", "state": "OR", "min_beds": 3, "max_price": 650000, "offset": i * 8, "limit": 8},
 			obj{"total": 212 + i, "count": 8, "listings": page(start, 8)}))
 		start += 6 + i%2
 	}
-	r.write()
+	r.Write()
 }
 
 // --- census tables through a supervisor and its data worker ---
 
 func censusSupervisorReworded() {
 	r := run("census-supervisor-reworded", "a supervisor hands a data worker one census lookup in other words; the worker's query fails on the same unknown variable each time and it reports the same", true, "reworded_delegation")
-	r.tool("census_query", "read")
+	r.Tool("census_query", "read")
 	tasks := []string{
 		"Get the median household income for census tract 41051001202 from the 2023 ACS 5-year estimates",
 		"Look up median household income (ACS 2023 5-year) for tract 41051001202 in Multnomah County",
@@ -521,113 +364,113 @@ func censusSupervisorReworded() {
 	}
 	for i, task := range tasks {
 		if i == 2 {
-			r.then()
+			r.Then()
 		}
-		r.delegate("Handing the income lookup to the data worker.", "data_worker", task, func() {
-			r.calls("Querying the ACS API.", fail("census_query", obj{"dataset": "2023/acs/acs5", "get": "NAME,B19013_001E_MEDIAN", "for": "tract:001202", "in": "state:41 county:051"}, "invalid_args",
+		r.Delegate("Handing the income lookup to the data worker.", "data_worker", task, func() {
+			r.Calls("Querying the ACS API.", fail("census_query", obj{"dataset": "2023/acs/acs5", "get": "NAME,B19013_001E_MEDIAN", "for": "tract:001202", "in": "state:41 county:051"}, "invalid_args",
 				"error: unknown variable 'B19013_001E_MEDIAN'"))
 		}, "I could not get it: the Census API says the variable B19013_001E_MEDIAN is unknown.")
 	}
-	r.write()
+	r.Write()
 }
 
 func censusSupervisorDistinct() {
 	r := run("census-supervisor-distinct", "a supervisor hands a data worker four census lookups, one per tract; the first comes back unclear and is asked again with the variable named, then each answers", false, "legit_recursion")
-	r.tool("census_query", "read")
-	r.delegate("Handing the income lookup to the data worker.", "data_worker", "Get the median household income for census tract 41051001202 from the 2023 ACS 5-year estimates", func() {
-		r.calls("Querying the ACS API.", fail("census_query", obj{"dataset": "2023/acs/acs5", "get": "NAME,B19013_001E_MEDIAN", "for": "tract:001202", "in": "state:41 county:051"}, "invalid_args", "error: unknown variable 'B19013_001E_MEDIAN'"))
+	r.Tool("census_query", "read")
+	r.Delegate("Handing the income lookup to the data worker.", "data_worker", "Get the median household income for census tract 41051001202 from the 2023 ACS 5-year estimates", func() {
+		r.Calls("Querying the ACS API.", fail("census_query", obj{"dataset": "2023/acs/acs5", "get": "NAME,B19013_001E_MEDIAN", "for": "tract:001202", "in": "state:41 county:051"}, "invalid_args", "error: unknown variable 'B19013_001E_MEDIAN'"))
 	}, "I could not get it: the variable B19013_001E_MEDIAN is unknown. Which table should I use?")
 	tracts := []string{"001202", "001301", "002203", "003801"}
 	for i, tr := range tracts {
 		task := fmt.Sprintf("Get variable B19013_001E (median household income) for tract 41051%s, ACS 2023 5-year", tr)
-		r.delegate("Handing the lookup on.", "data_worker", task, func() {
-			r.calls("Querying the ACS API.", ok("census_query", obj{"dataset": "2023/acs/acs5", "get": "NAME,B19013_001E", "for": "tract:" + tr, "in": "state:41 county:051"},
+		r.Delegate("Handing the lookup on.", "data_worker", task, func() {
+			r.Calls("Querying the ACS API.", ok("census_query", obj{"dataset": "2023/acs/acs5", "get": "NAME,B19013_001E", "for": "tract:" + tr, "in": "state:41 county:051"},
 				[][]string{{"NAME", "B19013_001E", "state", "county", "tract"}, {fmt.Sprintf("Census Tract %s; Multnomah County; Oregon", strings.TrimLeft(tr, "0")), fmt.Sprint(71250 + i*8125), "41", "051", tr}}))
 		}, fmt.Sprintf("Tract 41051%s: median household income $%d.", tr, 71250+i*8125))
 	}
-	r.write()
+	r.Write()
 }
 
 func censusRateLimited() {
 	r := run("census-rate-limited", "a data agent's query is rate limited three times, waits as told, and succeeds; then it goes on with other tables", false, "transient_retry")
-	r.tool("census_query", "read").retryable("census_query").tool("sleep", "read")
+	r.Tool("census_query", "read").Retryable("census_query").Tool("sleep", "read")
 	q := obj{"dataset": "2023/acs/acs5", "get": "NAME,B25064_001E", "for": "county:*", "in": "state:41"}
 	for i := 0; i < 3; i++ {
-		r.calls("Querying median gross rent by county.", fail("census_query", q, "rate_limited", fmt.Sprintf("429 Too Many Requests: retry after %d seconds (request %s)", 10*(i+1), token(200 + i)[:12])))
-		r.calls("Waiting as told.", ok("sleep", obj{"seconds": 10 * (i + 1)}, obj{"slept_s": 10 * (i + 1)}))
+		r.Calls("Querying median gross rent by county.", fail("census_query", q, "rate_limited", fmt.Sprintf("429 Too Many Requests: retry after %d seconds (request %s)", 10*(i+1), token(200 + i)[:12])))
+		r.Calls("Waiting as told.", ok("sleep", obj{"seconds": 10 * (i + 1)}, obj{"slept_s": 10 * (i + 1)}))
 	}
 	rows := [][]string{{"NAME", "B25064_001E", "state", "county"}}
 	for i, cty := range []string{"Multnomah", "Washington", "Clackamas", "Lane", "Marion"} {
 		rows = append(rows, []string{cty + " County, Oregon", fmt.Sprint(1410 + i*37), "41", fmt.Sprintf("%03d", 51+i*2)})
 	}
-	r.calls("Querying median gross rent by county.", ok("census_query", q, rows))
-	r.calls("And median home value.", ok("census_query", obj{"dataset": "2023/acs/acs5", "get": "NAME,B25077_001E", "for": "county:*", "in": "state:41"}, [][]string{{"NAME", "B25077_001E", "state", "county"}, {"Multnomah County, Oregon", "512300", "41", "051"}}))
-	r.write()
+	r.Calls("Querying median gross rent by county.", ok("census_query", q, rows))
+	r.Calls("And median home value.", ok("census_query", obj{"dataset": "2023/acs/acs5", "get": "NAME,B25077_001E", "for": "county:*", "in": "state:41"}, [][]string{{"NAME", "B25077_001E", "state", "county"}, {"Multnomah County, Oregon", "512300", "41", "051"}}))
+	r.Write()
 }
 
 // --- a support desk's hand-offs between agents ---
 
 func supportHandoffsBounce() {
 	r := run("support-handoff-bounce", "a triage agent hands a double charge to billing, which says it is a technical fault; tech support says it is billing's; triage hands it to billing again and again", true, "livelock_agents")
-	r.tool("lookup_customer", "read").tool("list_charges", "read").tool("check_payment_logs", "read")
-	r.calls("Looking up the customer.", ok("lookup_customer", obj{"email": "dana.whitfield@example.net"}, obj{"customer_id": "cus_88213", "plan": "Team", "seats": 12, "since": "2023-04-02"}))
+	r.Tool("lookup_customer", "read").Tool("list_charges", "read").Tool("check_payment_logs", "read")
+	r.Calls("Looking up the customer.", ok("lookup_customer", obj{"email": "dana.whitfield@example.net"}, obj{"customer_id": "cus_88213", "plan": "Team", "seats": 12, "since": "2023-04-02"}))
 	for i := 0; i < 3; i++ {
 		if i == 2 {
-			r.then()
+			r.Then()
 		}
-		r.delegate("Transferring to billing.", "billing_agent", "Customer cus_88213 was charged twice for invoice INV-2026-1204; resolve the duplicate charge", func() {
-			r.calls("Listing the charges.", ok("list_charges", obj{"customer": "cus_88213", "invoice": "INV-2026-1204"}, obj{"charges": []obj{{"id": "ch_3PqA11", "amount": 14400, "status": "succeeded"}, {"id": "ch_3PqA12", "amount": 14400, "status": "succeeded"}}}))
+		r.Delegate("Transferring to billing.", "billing_agent", "Customer cus_88213 was charged twice for invoice INV-2026-1204; resolve the duplicate charge", func() {
+			r.Calls("Listing the charges.", ok("list_charges", obj{"customer": "cus_88213", "invoice": "INV-2026-1204"}, obj{"charges": []obj{{"id": "ch_3PqA11", "amount": 14400, "status": "succeeded"}, {"id": "ch_3PqA12", "amount": 14400, "status": "succeeded"}}}))
 		}, "Two charges exist, both from the payment page's double submit: a technical fault, hand to tech support.")
-		r.delegate("Transferring to tech support.", "tech_agent", "Investigate the double submit on the payment page for customer cus_88213 (invoice INV-2026-1204)", func() {
-			r.calls("Reading the payment logs.", ok("check_payment_logs", obj{"customer": "cus_88213", "invoice": "INV-2026-1204"}, obj{"attempts": 2, "idempotency_key_sent": false, "client": "web 4.18.2"}))
+		r.Delegate("Transferring to tech support.", "tech_agent", "Investigate the double submit on the payment page for customer cus_88213 (invoice INV-2026-1204)", func() {
+			r.Calls("Reading the payment logs.", ok("check_payment_logs", obj{"customer": "cus_88213", "invoice": "INV-2026-1204"}, obj{"attempts": 2, "idempotency_key_sent": false, "client": "web 4.18.2"}))
 		}, "The page sent no idempotency key; the refund of the duplicate is billing's to make.")
 	}
-	r.write()
+	r.Write()
 }
 
 func supportHandoffsResolve() {
 	r := run("support-handoff-resolve", "a triage agent hands each of three customers' issues to billing or tech support; one goes to billing twice, for two customers", false, "legit_recursion")
-	r.tool("lookup_customer", "read").tool("list_charges", "read").tool("refund_charge", "write").tool("check_payment_logs", "read")
+	r.Tool("lookup_customer", "read").Tool("list_charges", "read").Tool("refund_charge", "write").Tool("check_payment_logs", "read")
 	for i, cu := range []struct{ email, id, inv string }{{"dana.whitfield@example.net", "cus_88213", "INV-2026-1204"}, {"li.na@example.org", "cus_90110", "INV-2026-1311"}} {
-		r.calls("Looking up the customer.", ok("lookup_customer", obj{"email": cu.email}, obj{"customer_id": cu.id, "plan": "Team", "seats": 12 - i*7, "since": "2023-04-02"}))
-		r.delegate("Transferring to billing.", "billing_agent", fmt.Sprintf("Customer %s was charged twice for invoice %s; refund the duplicate", cu.id, cu.inv), func() {
+		r.Calls("Looking up the customer.", ok("lookup_customer", obj{"email": cu.email}, obj{"customer_id": cu.id, "plan": "Team", "seats": 12 - i*7, "since": "2023-04-02"}))
+		r.Delegate("Transferring to billing.", "billing_agent", fmt.Sprintf("Customer %s was charged twice for invoice %s; refund the duplicate", cu.id, cu.inv), func() {
 			ch := fmt.Sprintf("ch_3Pq%02d", 40+i*11)
-			r.calls("Listing the charges.", ok("list_charges", obj{"customer": cu.id, "invoice": cu.inv}, obj{"charges": []obj{{"id": ch + "A", "amount": 14400 - i*8400, "status": "succeeded"}, {"id": ch + "B", "amount": 14400 - i*8400, "status": "succeeded"}}}))
-			r.calls("Refunding the second.", ok("refund_charge", obj{"charge": ch + "B", "reason": "duplicate"}, obj{"refund": fmt.Sprintf("re_%d", 771+i), "status": "succeeded"}))
+			r.Calls("Listing the charges.", ok("list_charges", obj{"customer": cu.id, "invoice": cu.inv}, obj{"charges": []obj{{"id": ch + "A", "amount": 14400 - i*8400, "status": "succeeded"}, {"id": ch + "B", "amount": 14400 - i*8400, "status": "succeeded"}}}))
+			r.Calls("Refunding the second.", ok("refund_charge", obj{"charge": ch + "B", "reason": "duplicate"}, obj{"refund": fmt.Sprintf("re_%d", 771+i), "status": "succeeded"}))
 		}, "Refunded the duplicate charge.")
 	}
-	r.delegate("Transferring to tech support.", "tech_agent", "Find why the payment page double submits (customers cus_88213 and cus_90110)", func() {
-		r.calls("Reading the payment logs.", ok("check_payment_logs", obj{"customer": "cus_88213", "invoice": "INV-2026-1204"}, obj{"attempts": 2, "idempotency_key_sent": false, "client": "web 4.18.2"}))
-		r.calls("And the other one.", ok("check_payment_logs", obj{"customer": "cus_90110", "invoice": "INV-2026-1311"}, obj{"attempts": 2, "idempotency_key_sent": false, "client": "web 4.18.2"}))
+	r.Delegate("Transferring to tech support.", "tech_agent", "Find why the payment page double submits (customers cus_88213 and cus_90110)", func() {
+		r.Calls("Reading the payment logs.", ok("check_payment_logs", obj{"customer": "cus_88213", "invoice": "INV-2026-1204"}, obj{"attempts": 2, "idempotency_key_sent": false, "client": "web 4.18.2"}))
+		r.Calls("And the other one.", ok("check_payment_logs", obj{"customer": "cus_90110", "invoice": "INV-2026-1311"}, obj{"attempts": 2, "idempotency_key_sent": false, "client": "web 4.18.2"}))
 	}, "web 4.18.2 sends no idempotency key on retry; filed as a bug.")
-	r.write()
+	r.Write()
 }
 
 // --- DNS records for mail authentication ---
 
 func dmarcInvalidTXT() {
 	r := run("dns-txt-invalid-requoted", "a mail admin agent upserts a DKIM TXT record under other quotings of one too-long string; the DNS provider refuses it the same way each time", true, "error_retry_loop")
-	r.tool("dns_upsert_record", "write")
+	r.Tool("dns_upsert_record", "write")
 	key := "v=DKIM1; k=rsa; p=" + strings.Repeat("MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA", 7)
 	forms := []string{key, `"` + key + `"`, strings.ReplaceAll(key, "; ", ";"), " " + key + " ", `"` + strings.ReplaceAll(key, "; ", ";") + `"`}
 	for i, v := range forms {
 		if i == 3 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Publishing the DKIM key.", fail("dns_upsert_record", obj{"zone": "example-mail.org", "name": "s2026._domainkey", "type": "TXT", "ttl": 3600, "value": v}, "invalid_args",
+		r.Calls("Publishing the DKIM key.", fail("dns_upsert_record", obj{"zone": "example-mail.org", "name": "s2026._domainkey", "type": "TXT", "ttl": 3600, "value": v}, "invalid_args",
 			fmt.Sprintf(`{"code":"InvalidChangeBatch","message":"Invalid Resource Record: FATAL problem: CharacterStringTooLong (Value is too long) encountered with '%s'","requestId":"%s"}`, v[:24], token(300 + i)[:20])))
 	}
-	r.write()
+	r.Write()
 }
 
 func dmarcFixAndPropagate() {
 	r := run("dns-txt-split-propagate", "a mail admin agent's DKIM record is refused as too long once, it splits the value into two strings, and checks four resolvers in parallel until all serve it", false, "polling")
-	r.tool("dns_upsert_record", "write").tool("dns_lookup", "read").tool("sleep", "read")
+	r.Tool("dns_upsert_record", "write").Tool("dns_lookup", "read").Tool("sleep", "read")
 	key := "v=DKIM1; k=rsa; p=" + strings.Repeat("MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA", 7)
-	r.calls("Publishing the DKIM key.", fail("dns_upsert_record", obj{"zone": "example-mail.org", "name": "s2026._domainkey", "type": "TXT", "ttl": 3600, "value": key}, "invalid_args",
+	r.Calls("Publishing the DKIM key.", fail("dns_upsert_record", obj{"zone": "example-mail.org", "name": "s2026._domainkey", "type": "TXT", "ttl": 3600, "value": key}, "invalid_args",
 		fmt.Sprintf(`{"code":"InvalidChangeBatch","message":"Invalid Resource Record: FATAL problem: CharacterStringTooLong (Value is too long) encountered with '%s'","requestId":"%s"}`, key[:24], token(400)[:20])))
 	split := `"` + key[:250] + `" "` + key[250:] + `"`
-	r.calls("Splitting it into 255-byte strings.", ok("dns_upsert_record", obj{"zone": "example-mail.org", "name": "s2026._domainkey", "type": "TXT", "ttl": 3600, "value": split}, obj{"change_id": "C0471AB2Q", "status": "PENDING"}))
+	r.Calls("Splitting it into 255-byte strings.", ok("dns_upsert_record", obj{"zone": "example-mail.org", "name": "s2026._domainkey", "type": "TXT", "ttl": 3600, "value": split}, obj{"change_id": "C0471AB2Q", "status": "PENDING"}))
 	resolvers := []string{"1.1.1.1", "8.8.8.8", "9.9.9.9", "208.67.222.222"}
 	for round, served := range []int{1, 3, 4} {
 		var cs []c
@@ -638,12 +481,12 @@ func dmarcFixAndPropagate() {
 			}
 			cs = append(cs, ok("dns_lookup", obj{"name": "s2026._domainkey.example-mail.org", "type": "TXT", "resolver": rs}, res))
 		}
-		r.calls("Checking propagation on four resolvers.", cs...)
+		r.Calls("Checking propagation on four resolvers.", cs...)
 		if served < 4 {
-			r.calls("Waiting a minute.", ok("sleep", obj{"seconds": 60}, obj{"slept_s": 60}))
+			r.Calls("Waiting a minute.", ok("sleep", obj{"seconds": 60}, obj{"slept_s": 60}))
 		}
 	}
-	r.write()
+	r.Write()
 }
 
 // --- a message queue's consumer lag, through a function response wrapper ---
@@ -660,25 +503,25 @@ func lagResponse(lags []int, n int) obj {
 
 func kafkaLagStuck() {
 	r := run("kafka-lag-stuck", "an on-call agent polls a consumer group's lag through a function-response wrapper; the consumers are stuck and the lag never moves, only its collection time", true, "noisy_repeat")
-	r.tool("get_consumer_lag", "read")
+	r.Tool("get_consumer_lag", "read")
 	for i := 0; i < 5; i++ {
 		if i == 2 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Is the lag going down?", ok("get_consumer_lag", obj{"group": "billing-consumers", "topic": "invoices.v2"}, lagResponse([]int{16020, 15877, 16314}, 20+i*45)))
+		r.Calls("Is the lag going down?", ok("get_consumer_lag", obj{"group": "billing-consumers", "topic": "invoices.v2"}, lagResponse([]int{16020, 15877, 16314}, 20+i*45)))
 	}
-	r.write()
+	r.Write()
 }
 
 func kafkaLagDraining() {
 	r := run("kafka-lag-draining", "an on-call agent restarts a stuck consumer group and polls its lag through a function-response wrapper while it drains", false, "polling")
-	r.tool("get_consumer_lag", "read").tool("restart_consumers", "write")
-	r.calls("Is the lag going down?", ok("get_consumer_lag", obj{"group": "billing-consumers", "topic": "invoices.v2"}, lagResponse([]int{16020, 15877, 16314}, 20)))
-	r.calls("Restarting the group.", ok("restart_consumers", obj{"group": "billing-consumers", "deployment": "billing-consumer"}, obj{"name": "restart_consumers", "response": obj{"restarted": 3}}))
+	r.Tool("get_consumer_lag", "read").Tool("restart_consumers", "write")
+	r.Calls("Is the lag going down?", ok("get_consumer_lag", obj{"group": "billing-consumers", "topic": "invoices.v2"}, lagResponse([]int{16020, 15877, 16314}, 20)))
+	r.Calls("Restarting the group.", ok("restart_consumers", obj{"group": "billing-consumers", "deployment": "billing-consumer"}, obj{"name": "restart_consumers", "response": obj{"restarted": 3}}))
 	for i, f := range []float64{0.8, 0.55, 0.31, 0.12, 0.0} {
-		r.calls("Is the lag going down?", ok("get_consumer_lag", obj{"group": "billing-consumers", "topic": "invoices.v2"}, lagResponse([]int{int(16020 * f), int(15877 * f), int(16314 * f)}, 120+i*45)))
+		r.Calls("Is the lag going down?", ok("get_consumer_lag", obj{"group": "billing-consumers", "topic": "invoices.v2"}, lagResponse([]int{int(16020 * f), int(15877 * f), int(16314 * f)}, 120+i*45)))
 	}
-	r.write()
+	r.Write()
 }
 
 // --- variant interpretation through text observations ---
@@ -698,46 +541,46 @@ var brca2 = []string{
 
 func clinvarObservationSame() {
 	r := run("clinvar-observation-reworded", "a genetics agent searches ClinVar in reworded queries for one frameshift (HGVS, its legacy name, its protein change); every observation lists the same two records under a new search time", true, "paraphrase_loop")
-	r.tool("clinvar_search", "read")
+	r.Tool("clinvar_search", "read")
 	qs := []string{"BRCA2 c.5946delT pathogenic", "BRCA2 6174delT Ashkenazi founder", "BRCA2 p.Ser1982fs frameshift", "BRCA2 c.5946del classification", "BRCA2 6174delT variant significance"}
 	for i, q := range qs {
 		if i == 3 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Searching ClinVar.", ok("clinvar_search", obj{"term": q}, clinvarText(30+i*53, q, brca2)))
+		r.Calls("Searching ClinVar.", ok("clinvar_search", obj{"term": q}, clinvarText(30+i*53, q, brca2)))
 	}
-	r.write()
+	r.Write()
 }
 
 func clinvarObservationLearns() {
 	r := run("clinvar-observation-refined", "a genetics agent refines its ClinVar searches across a gene's variants; each observation brings records it had not seen beside ones it had", false, "query_refinement")
-	r.tool("clinvar_search", "read")
+	r.Tool("clinvar_search", "read")
 	var recs []string
 	for i := 0; i < 9; i++ {
 		recs = append(recs, fmt.Sprintf("%d. VCV0000%05d NM_000059.4(BRCA2):c.%d%s - %s; review status: criteria provided, single submitter", i+1, 38000+i*811, 7000+i*131, []string{"C>T", "del", "G>A"}[i%3], []string{"Uncertain significance", "Likely pathogenic", "Benign"}[i%3]))
 	}
 	qs := []string{"BRCA2 exon 14 missense VUS", "BRCA2 exon 14 variants uncertain significance", "BRCA2 c.7000-7500 variants", "BRCA2 exon 14 and 15 reclassified", "BRCA2 DNA binding domain variants"}
 	for i, q := range qs {
-		r.calls("Searching ClinVar.", ok("clinvar_search", obj{"term": q}, clinvarText(30+i*53, q, []string{recs[i], recs[i+2], recs[i+4]})))
+		r.Calls("Searching ClinVar.", ok("clinvar_search", obj{"term": q}, clinvarText(30+i*53, q, []string{recs[i], recs[i+2], recs[i+4]})))
 	}
-	r.write()
+	r.Write()
 }
 
 // --- an election results feed: transient failures ---
 
 func electionFeedDown() {
 	r := run("election-feed-503-backoff", "a newsroom agent retries one race's results with backoff while the feed answers 503 every time, six attempts", true, "error_retry_loop")
-	r.tool("race_results", "read").retryable("race_results").tool("sleep", "read")
+	r.Tool("race_results", "read").Retryable("race_results").Tool("sleep", "read")
 	wait := 5
 	for i := 0; i < 6; i++ {
 		if i == 4 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Fetching the Senate race.", fail("race_results", obj{"state": "GA", "race": "senate-runoff", "level": "county"}, "unavailable", fmt.Sprintf("503 Service Unavailable (request %s)", token(500 + i)[:16])))
-		r.calls(fmt.Sprintf("Backing off %ds.", wait), ok("sleep", obj{"seconds": wait}, obj{"slept_s": wait}))
+		r.Calls("Fetching the Senate race.", fail("race_results", obj{"state": "GA", "race": "senate-runoff", "level": "county"}, "unavailable", fmt.Sprintf("503 Service Unavailable (request %s)", token(500 + i)[:16])))
+		r.Calls(fmt.Sprintf("Backing off %ds.", wait), ok("sleep", obj{"seconds": wait}, obj{"slept_s": wait}))
 		wait *= 2
 	}
-	r.write()
+	r.Write()
 }
 
 func raceResults(reporting int, a, b int, n int) obj {
@@ -746,17 +589,17 @@ func raceResults(reporting int, a, b int, n int) obj {
 
 func electionFeedRecovers() {
 	r := run("election-feed-recovers", "a newsroom agent's results feed answers 503 twice, then the race is polled as counties report", false, "transient_retry")
-	r.tool("race_results", "read").retryable("race_results").tool("sleep", "read")
+	r.Tool("race_results", "read").Retryable("race_results").Tool("sleep", "read")
 	args := obj{"state": "GA", "race": "senate-runoff", "level": "state"}
 	for i := 0; i < 2; i++ {
-		r.calls("Fetching the Senate race.", fail("race_results", args, "unavailable", fmt.Sprintf("503 Service Unavailable (request %s)", token(600 + i)[:16])))
-		r.calls("Backing off.", ok("sleep", obj{"seconds": 5 << i}, obj{"slept_s": 5 << i}))
+		r.Calls("Fetching the Senate race.", fail("race_results", args, "unavailable", fmt.Sprintf("503 Service Unavailable (request %s)", token(600 + i)[:16])))
+		r.Calls("Backing off.", ok("sleep", obj{"seconds": 5 << i}, obj{"slept_s": 5 << i}))
 	}
 	for i, pct := range []int{12, 12, 31, 47, 66} {
-		r.calls("Fetching the Senate race.", ok("race_results", args, raceResults(pct, 180000+pct*9100+i*300, 176000+pct*9300, 600+i*300)))
-		r.calls("Waiting for more counties.", ok("sleep", obj{"seconds": 300}, obj{"slept_s": 300}))
+		r.Calls("Fetching the Senate race.", ok("race_results", args, raceResults(pct, 180000+pct*9100+i*300, 176000+pct*9300, 600+i*300)))
+		r.Calls("Waiting for more counties.", ok("sleep", obj{"seconds": 300}, obj{"slept_s": 300}))
 	}
-	r.write()
+	r.Write()
 }
 
 // --- a thesis's LaTeX build through a sub-agent ---
@@ -772,22 +615,22 @@ func latexLog(run int, pages int, errs []string, t float64) obj {
 
 func latexSubagentFlags() {
 	r := run("latex-subagent-flags", "a writing supervisor asks a build worker to make the thesis PDF; the worker re-runs latexmk with other flags while one undefined citation command fails the build the same way", true, "error_retry_loop")
-	r.tool("shell", "write")
+	r.Tool("shell", "write")
 	err := "! Undefined control sequence.\nl.212 ...results agree with earlier work~\\citet\n                                                  {hale2024}."
-	r.delegate("Asking the build worker for the PDF.", "build_worker", "Build thesis.pdf from thesis.tex and report any errors", func() {
+	r.Delegate("Asking the build worker for the PDF.", "build_worker", "Build thesis.pdf from thesis.tex and report any errors", func() {
 		for i, cmd := range []string{"latexmk -pdf thesis.tex", "latexmk -pdf -interaction=nonstopmode thesis.tex", "latexmk -pdf -f thesis.tex", "latexmk -pdf -halt-on-error -interaction=nonstopmode thesis.tex", "latexmk -pdflatex='pdflatex -file-line-error' -pdf thesis.tex"} {
 			if i == 3 {
-				r.then()
+				r.Then()
 			}
-			r.calls("Building.", ok("shell", obj{"cmd": cmd, "cwd": "/home/ana/thesis"}, latexLog(1, 87, []string{err}, 3.1+float64(i)*0.27)))
+			r.Calls("Building.", ok("shell", obj{"cmd": cmd, "cwd": "/home/ana/thesis"}, latexLog(1, 87, []string{err}, 3.1+float64(i)*0.27)))
 		}
 	}, "The build fails on an undefined control sequence at line 212.")
-	r.write()
+	r.Write()
 }
 
 func latexSubagentEdits() {
 	r := run("latex-subagent-edits", "a build worker runs the same latexmk command after each fix to the thesis; the errors change and shrink until it builds", false, "revisit_with_progress")
-	r.tool("shell", "write").tool("edit_file", "write")
+	r.Tool("shell", "write").Tool("edit_file", "write")
 	errs := [][]string{
 		{"! Undefined control sequence.\nl.212 ...results agree with earlier work~\\citet", "! LaTeX Error: File `siunitx.sty' not found.", "! Missing $ inserted.\nl.388 the error is below 5%_"},
 		{"! LaTeX Error: File `siunitx.sty' not found.", "! Missing $ inserted.\nl.388 the error is below 5%_"},
@@ -795,32 +638,32 @@ func latexSubagentEdits() {
 		nil,
 	}
 	fixes := []obj{{"path": "thesis.tex", "find": "\\usepackage{natbib}", "replace": "\\usepackage[numbers]{natbib}"}, {"path": "thesis.tex", "find": "\\usepackage{siunitx}", "replace": "% siunitx not installed\n\\newcommand{\\SI}[2]{#1\\,#2}"}, {"path": "chapters/results.tex", "find": "below 5%_", "replace": "below 5\\%"}}
-	r.delegate("Asking the build worker for the PDF.", "build_worker", "Build thesis.pdf from thesis.tex, fixing errors as you go", func() {
+	r.Delegate("Asking the build worker for the PDF.", "build_worker", "Build thesis.pdf from thesis.tex, fixing errors as you go", func() {
 		for i, e := range errs {
-			r.calls("Building.", ok("shell", obj{"cmd": "latexmk -pdf -interaction=nonstopmode thesis.tex", "cwd": "/home/ana/thesis"}, latexLog(1, 87+i*2, e, 3.1+float64(i)*0.31)))
+			r.Calls("Building.", ok("shell", obj{"cmd": "latexmk -pdf -interaction=nonstopmode thesis.tex", "cwd": "/home/ana/thesis"}, latexLog(1, 87+i*2, e, 3.1+float64(i)*0.31)))
 			if i < len(fixes) {
-				r.calls("Fixing the first error.", ok("edit_file", fixes[i], obj{"ok": true, "replacements": 1}))
+				r.Calls("Fixing the first error.", ok("edit_file", fixes[i], obj{"ok": true, "replacements": 1}))
 			}
 		}
 	}, "thesis.pdf builds: 93 pages.")
-	r.write()
+	r.Write()
 }
 
 // --- a fan-out of researchers, in parallel hand-offs from one turn ---
 
 func fanout(r *b, say string, tasks [][3]string) {
-	m := r.turn(say)
+	m := r.Turn(say)
 	for _, t := range tasks {
 		t := t
-		r.delegateFrom(m, t[0], t[1], func() {
-			r.calls("Searching.", ok("web_search", obj{"query": t[1]}, obj{"results": []obj{{"title": t[2], "url": "https://example.org/" + strings.ReplaceAll(strings.ToLower(t[0]), "_", "-")}}}))
+		r.DelegateFrom(m, t[0], t[1], func() {
+			r.Calls("Searching.", ok("web_search", obj{"query": t[1]}, obj{"results": []obj{{"title": t[2], "url": "https://example.org/" + strings.ReplaceAll(strings.ToLower(t[0]), "_", "-")}}}))
 		}, t[2])
 	}
 }
 
 func researchFanoutAgain() {
 	r := run("research-fanout-repeated", "a lead agent fans three sub-questions out to three researchers at once, gets their answers, and fans the same three out again and again", true, "livelock_agents")
-	r.tool("web_search", "read")
+	r.Tool("web_search", "read")
 	tasks := [][3]string{
 		{"researcher_policy", "Summarise the EU heat pump subsidy rules for 2027", "Member states fund 30 to 50% of a heat pump; the 2027 cap is EUR 9,000 per home."},
 		{"researcher_market", "Estimate heat pump sales in Germany in 2026", "About 290,000 units in 2026, down from 356,000 in 2024."},
@@ -828,16 +671,16 @@ func researchFanoutAgain() {
 	}
 	for round := 0; round < 3; round++ {
 		if round == 2 {
-			r.then()
+			r.Then()
 		}
 		fanout(r, "Fanning the three questions out.", tasks)
 	}
-	r.write()
+	r.Write()
 }
 
 func researchFanoutDistinct() {
 	r := run("research-fanout-rounds", "a lead agent fans sub-questions out to three researchers at once in three rounds, each round's questions following from the last's answers", false, "legit_recursion")
-	r.tool("web_search", "read")
+	r.Tool("web_search", "read")
 	rounds := [][][3]string{
 		{{"researcher_policy", "Summarise the EU heat pump subsidy rules for 2027", "Member states fund 30 to 50%; the 2027 cap is EUR 9,000."},
 			{"researcher_market", "Estimate heat pump sales in Germany in 2026", "About 290,000 units in 2026."},
@@ -852,7 +695,7 @@ func researchFanoutDistinct() {
 	for _, tasks := range rounds {
 		fanout(r, "Fanning the next questions out.", tasks)
 	}
-	r.write()
+	r.Write()
 }
 
 // --- subtitle tracks: page tokens ---
@@ -869,20 +712,20 @@ func cues(from, n int) []obj {
 
 func subtitlesTokenStuck() {
 	r := run("subtitles-page-token-stuck", "a localisation agent reads a subtitle track page by page; the API hands back the token it was given and the same page, and the agent follows it", true, "consecutive_repeat")
-	r.tool("list_captions", "read")
-	r.calls("Reading the French track.", ok("list_captions", obj{"track": "trk_fr_0192", "pageSize": 50}, obj{"cues": cues(0, 50), "nextPageToken": "CDIQAA"}))
+	r.Tool("list_captions", "read")
+	r.Calls("Reading the French track.", ok("list_captions", obj{"track": "trk_fr_0192", "pageSize": 50}, obj{"cues": cues(0, 50), "nextPageToken": "CDIQAA"}))
 	for i := 0; i < 4; i++ {
 		if i == 2 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Next page.", ok("list_captions", obj{"track": "trk_fr_0192", "pageSize": 50, "pageToken": "CDIQAA"}, obj{"cues": cues(50, 50), "nextPageToken": "CDIQAA"}))
+		r.Calls("Next page.", ok("list_captions", obj{"track": "trk_fr_0192", "pageSize": 50, "pageToken": "CDIQAA"}, obj{"cues": cues(50, 50), "nextPageToken": "CDIQAA"}))
 	}
-	r.write()
+	r.Write()
 }
 
 func subtitlesPaged() {
 	r := run("subtitles-paged", "a localisation agent reads a subtitle track page by page with the tokens the API hands back, then fixes two cues", false, "pagination")
-	r.tool("list_captions", "read").tool("update_caption", "write")
+	r.Tool("list_captions", "read").Tool("update_caption", "write")
 	tokens := []string{"", "CDIQAA", "CGQQAA", "CJYBEAA", "CMgBEAA"}
 	for i, tk := range tokens {
 		args := obj{"track": "trk_fr_0192", "pageSize": 50}
@@ -893,22 +736,22 @@ func subtitlesPaged() {
 		if i+1 < len(tokens) {
 			res["nextPageToken"] = tokens[i+1]
 		}
-		r.calls("Reading the French track.", ok("list_captions", args, res))
+		r.Calls("Reading the French track.", ok("list_captions", args, res))
 	}
-	r.calls("Fixing cue 117.", ok("update_caption", obj{"track": "trk_fr_0192", "index": 117, "text": "Pour qui ?"}, obj{"updated": true}))
-	r.calls("Fixing cue 204.", ok("update_caption", obj{"track": "trk_fr_0192", "index": 204, "text": "Parce qu'elle avait dit qu'elle viendrait."}, obj{"updated": true}))
-	r.write()
+	r.Calls("Fixing cue 117.", ok("update_caption", obj{"track": "trk_fr_0192", "index": 117, "text": "Pour qui ?"}, obj{"updated": true}))
+	r.Calls("Fixing cue 204.", ok("update_caption", obj{"track": "trk_fr_0192", "index": 204, "text": "Parce qu'elle avait dit qu'elle viendrait."}, obj{"updated": true}))
+	r.Write()
 }
 
 // --- a write retried after transient errors with its idempotency key ---
 
 func depositIdempotentRetry() {
 	r := run("deposit-idempotent-retry", "a planning agent pays a venue deposit; the payment API times out twice and is retried with the same idempotency key, then succeeds; then the florist's deposit", false, "transient_retry")
-	r.tool("create_payment", "high_risk").retryable("create_payment")
+	r.Tool("create_payment", "high_risk").Retryable("create_payment")
 	args := obj{"payee": "ven_lakeside", "amount_gbp": 2670, "reference": "hold_7731 deposit", "idempotency_key": "dep-hold_7731-1"}
-	r.calls("Paying the venue deposit.", fail("create_payment", args, "timeout", "upstream timed out after 30s"))
-	r.calls("Retrying with the same idempotency key.", fail("create_payment", args, "timeout", "upstream timed out after 30s"))
-	r.calls("Retrying once more.", ok("create_payment", args, obj{"payment_id": "pay_55120", "status": "succeeded", "amount_gbp": 2670}))
-	r.calls("Paying the florist's deposit.", ok("create_payment", obj{"payee": "sup_petalandstem", "amount_gbp": 450, "reference": "florals deposit", "idempotency_key": "dep-florals-1"}, obj{"payment_id": "pay_55121", "status": "succeeded", "amount_gbp": 450}))
-	r.write()
+	r.Calls("Paying the venue deposit.", fail("create_payment", args, "timeout", "upstream timed out after 30s"))
+	r.Calls("Retrying with the same idempotency key.", fail("create_payment", args, "timeout", "upstream timed out after 30s"))
+	r.Calls("Retrying once more.", ok("create_payment", args, obj{"payment_id": "pay_55120", "status": "succeeded", "amount_gbp": 2670}))
+	r.Calls("Paying the florist's deposit.", ok("create_payment", obj{"payee": "sup_petalandstem", "amount_gbp": 450, "reference": "florals deposit", "idempotency_key": "dep-florals-1"}, obj{"payment_id": "pay_55121", "status": "succeeded", "amount_gbp": 450}))
+	r.Write()
 }

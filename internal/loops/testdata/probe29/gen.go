@@ -28,184 +28,26 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
+
+	"github.com/agentreach/reach/internal/loops/testdata/tracegen"
 )
 
-type obj = map[string]any
+type (
+	obj = tracegen.Obj
+	b   = tracegen.Probe
+	c   = tracegen.C
+)
 
-type contract struct {
-	Access     string   `json:"access,omitempty"`
-	Reentrancy string   `json:"reentrancy,omitempty"`
-	Key        []string `json:"key,omitempty"`
-	Retryable  bool     `json:"retryable,omitempty"`
-}
-
-type event struct {
-	ID        string          `json:"id"`
-	Parent    *string         `json:"parent"`
-	Type      string          `json:"type"`
-	Agent     string          `json:"agent,omitempty"`
-	Tokens    int64           `json:"tokens,omitempty"`
-	Text      string          `json:"text,omitempty"`
-	Tool      string          `json:"tool,omitempty"`
-	Args      json.RawMessage `json:"args,omitempty"`
-	Status    string          `json:"status,omitempty"`
-	ErrorType string          `json:"error_type,omitempty"`
-	Result    json.RawMessage `json:"result,omitempty"`
-	To        string          `json:"to,omitempty"`
-	Task      string          `json:"task,omitempty"`
-}
-
-type trace struct {
-	ID          string              `json:"id"`
-	Description string              `json:"description"`
-	Tools       map[string]contract `json:"tools"`
-	Events      []event             `json:"events"`
-	Label       obj                 `json:"label"`
-}
-
-type b struct {
-	t      *trace
-	agent  string
-	up     string // the parent of the next model turn ("" at the top)
-	tokens int64
-	mark   bool // the next call or hand-off is the loop's earliest and onset
-}
+var (
+	ok    = tracegen.OK
+	fail  = tracegen.Fail
+	clock = tracegen.Clock
+)
 
 func run(id, desc string, loop bool, kind string) *b {
-	return &b{t: &trace{ID: "probe29-" + id, Description: desc, Tools: map[string]contract{}, Label: obj{"loop": loop, "kind": kind}}, agent: "main"}
-}
-
-func (r *b) tool(name, access string) *b {
-	r.t.Tools[name] = contract{Access: access, Reentrancy: "reentrant"}
-	return r
-}
-
-func (r *b) retryable(name string) *b {
-	c := r.t.Tools[name]
-	c.Retryable = true
-	r.t.Tools[name] = c
-	return r
-}
-
-func raw(v any) json.RawMessage {
-	if s, ok := v.(string); ok {
-		b, _ := json.Marshal(s)
-		return b
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-func ptr(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func (r *b) add(e event) string {
-	e.ID = fmt.Sprintf("e%d", len(r.t.Events)+1)
-	if e.Agent == "" {
-		e.Agent = r.agent
-	}
-	if r.mark && (e.Type == "tool_call" || e.Type == "delegate") {
-		r.mark = false
-		r.t.Label["earliest"], r.t.Label["onset"] = e.ID, e.ID
-	}
-	r.t.Events = append(r.t.Events, e)
-	return e.ID
-}
-
-// then marks the next call or hand-off as the loop's.
-func (r *b) then() { r.mark = true }
-
-func (r *b) turn(text string) string {
-	r.tokens = (r.tokens*7 + 911) % 2300
-	return r.add(event{Parent: ptr(r.up), Type: "model", Tokens: 700 + r.tokens, Text: text})
-}
-
-// c is one call of a parallel batch or of a turn.
-type c struct {
-	tool    string
-	args    any
-	errType string // "" answered ok
-	result  any
-}
-
-func ok(tool string, args, result any) c { return c{tool: tool, args: args, result: result} }
-func fail(tool string, args any, errType string, result any) c {
-	return c{tool: tool, args: args, errType: errType, result: result}
-}
-
-// calls is a model turn choosing one or more calls at once (parallel tool
-// calls), each answered before the next turn.
-func (r *b) calls(say string, cs ...c) {
-	m := r.turn(say)
-	for _, x := range cs {
-		e := event{Parent: ptr(m), Type: "tool_call", Tool: x.tool, Args: raw(x.args), Status: "ok", Result: raw(x.result)}
-		if x.errType != "" {
-			e.Status, e.ErrorType = "error", x.errType
-		}
-		if _, ok := r.t.Tools[x.tool]; !ok {
-			panic(r.t.ID + ": undeclared tool " + x.tool)
-		}
-		r.add(e)
-	}
-}
-
-// delegate hands task to agent to; body plays the sub-agent's turns; the
-// sub-agent's last turn says verdict.
-func (r *b) delegate(say, to, task string, body func(), verdict string) {
-	m := r.turn(say)
-	r.delegateFrom(m, to, task, body, verdict)
-}
-
-func (r *b) delegateFrom(m, to, task string, body func(), verdict string) {
-	d := r.add(event{Parent: ptr(m), Type: "delegate", To: to, Task: task})
-	saveA, saveUp := r.agent, r.up
-	r.agent, r.up = to, d
-	if body != nil {
-		body()
-	}
-	r.turn(verdict)
-	r.agent, r.up = saveA, saveUp
-}
-
-func (r *b) write() {
-	if l := r.t.Label; l["loop"] == true && l["earliest"] == nil {
-		panic(r.t.ID + ": a loop without its mark")
-	}
-	if l := r.t.Label; l["loop"] == false && l["earliest"] != nil {
-		panic(r.t.ID + ": legitimate work with a mark")
-	}
-	r.turn("Done.")
-	for name := range r.t.Tools {
-		used := false
-		for _, e := range r.t.Events {
-			used = used || e.Tool == name
-		}
-		if !used {
-			panic(r.t.ID + ": tool " + name + " declared, never called")
-		}
-	}
-	data, err := json.MarshalIndent(r.t, "", " ")
-	if err != nil {
-		panic(err)
-	}
-	if err := os.WriteFile(r.t.ID+".json", append(data, '\n'), 0o644); err != nil {
-		panic(err)
-	}
-}
-
-func clock(n int) string {
-	return fmt.Sprintf("2026-12-07T%02d:%02d:%02d.%03dZ", 9+n/3600, (n/60)%60, n%60, (n*37)%1000)
+	return tracegen.NewProbe("probe29-"+id, desc, loop, kind)
 }
 
 func uuidish(n int) string {
@@ -222,13 +64,13 @@ type h struct {
 }
 
 // fan hands every h out from one model turn.
-func (r *b) fan(say string, hs ...h) {
-	m := r.turn(say)
+func fan(r *b, say string, hs ...h) {
+	m := r.Turn(say)
 	for _, x := range hs {
 		if x.mark {
-			r.then()
+			r.Then()
 		}
-		r.delegateFrom(m, x.to, x.task, x.body, x.verdict)
+		r.DelegateFrom(m, x.to, x.task, x.body, x.verdict)
 	}
 }
 
@@ -271,48 +113,48 @@ func main() {
 
 func translateFanoutOneStuck() {
 	r := run("translate-fanout-one-stuck", "a localisation lead fans each round's paragraphs out to three translators from one turn; the German and French ones get the next paragraph each round, the Japanese one is handed paragraph 1 again each round and answers it alike", true, "livelock_agents")
-	r.tool("tm_lookup", "read")
+	r.Tool("tm_lookup", "read")
 	paras := []string{"Welcome to your new thermostat.", "Press and hold the dial for three seconds to pair it.", "The display dims after thirty seconds of inactivity."}
 	de := []string{"Willkommen bei Ihrem neuen Thermostat.", "Halten Sie das Rad drei Sekunden lang gedrückt, um es zu koppeln.", "Die Anzeige wird nach dreißig Sekunden Inaktivität gedimmt."}
 	fr := []string{"Bienvenue dans votre nouveau thermostat.", "Maintenez la molette enfoncée trois secondes pour l'appairer.", "L'écran s'assombrit après trente secondes d'inactivité."}
 	for round := 0; round < 3; round++ {
 		p := paras[round]
-		r.fan("Handing out this round's paragraphs.",
+		fan(r, "Handing out this round's paragraphs.",
 			h{to: "translator_de", task: fmt.Sprintf("Translate paragraph %d into German: %q", round+1, p), verdict: de[round], body: func() {
-				r.calls("Checking the translation memory.", ok("tm_lookup", obj{"source": p, "target_lang": "de"}, obj{"matches": []obj{}, "fuzzy_best": 0.41}))
+				r.Calls("Checking the translation memory.", ok("tm_lookup", obj{"source": p, "target_lang": "de"}, obj{"matches": []obj{}, "fuzzy_best": 0.41}))
 			}},
 			h{to: "translator_fr", task: fmt.Sprintf("Translate paragraph %d into French: %q", round+1, p), verdict: fr[round], body: func() {
-				r.calls("Checking the translation memory.", ok("tm_lookup", obj{"source": p, "target_lang": "fr"}, obj{"matches": []obj{}, "fuzzy_best": 0.38}))
+				r.Calls("Checking the translation memory.", ok("tm_lookup", obj{"source": p, "target_lang": "fr"}, obj{"matches": []obj{}, "fuzzy_best": 0.38}))
 			}},
 			h{to: "translator_ja", task: fmt.Sprintf("Translate paragraph 1 into Japanese: %q", paras[0]), verdict: "新しいサーモスタットへようこそ。", mark: round == 2, body: func() {
-				r.calls("Checking the translation memory.", ok("tm_lookup", obj{"source": paras[0], "target_lang": "ja"}, obj{"matches": []obj{{"target": "新しいサーモスタットへようこそ。", "score": 1.0}}}))
+				r.Calls("Checking the translation memory.", ok("tm_lookup", obj{"source": paras[0], "target_lang": "ja"}, obj{"matches": []obj{{"target": "新しいサーモスタットへようこそ。", "score": 1.0}}}))
 			}},
 		)
 	}
-	r.write()
+	r.Write()
 }
 
 func translateFanoutLastSame() {
 	r := run("translate-fanout-last-same", "a localisation lead fans each round's paragraph out to a German translator, a French translator and a terminology checker from one turn; the translators move on each round, and the checker, handed each round's new paragraph, finds nothing each time", false, "legit_recursion")
-	r.tool("tm_lookup", "read").tool("termbase_search", "read")
+	r.Tool("tm_lookup", "read").Tool("termbase_search", "read")
 	paras := []string{"Welcome to your new thermostat.", "Press and hold the dial for three seconds to pair it.", "The display dims after thirty seconds of inactivity.", "Remove the batteries before mounting the back plate."}
 	de := []string{"Willkommen bei Ihrem neuen Thermostat.", "Halten Sie das Rad drei Sekunden lang gedrückt, um es zu koppeln.", "Die Anzeige wird nach dreißig Sekunden Inaktivität gedimmt.", "Entnehmen Sie die Batterien, bevor Sie die Rückplatte montieren."}
 	fr := []string{"Bienvenue dans votre nouveau thermostat.", "Maintenez la molette enfoncée trois secondes pour l'appairer.", "L'écran s'assombrit après trente secondes d'inactivité.", "Retirez les piles avant de fixer la plaque arrière."}
 	for round, p := range paras {
 		round, p := round, p
-		r.fan("Handing out the next paragraph.",
+		fan(r, "Handing out the next paragraph.",
 			h{to: "translator_de", task: fmt.Sprintf("Translate paragraph %d into German: %q", round+1, p), verdict: de[round], body: func() {
-				r.calls("Checking the translation memory.", ok("tm_lookup", obj{"source": p, "target_lang": "de"}, obj{"matches": []obj{}, "fuzzy_best": 0.3 + float64(round)/20}))
+				r.Calls("Checking the translation memory.", ok("tm_lookup", obj{"source": p, "target_lang": "de"}, obj{"matches": []obj{}, "fuzzy_best": 0.3 + float64(round)/20}))
 			}},
 			h{to: "translator_fr", task: fmt.Sprintf("Translate paragraph %d into French: %q", round+1, p), verdict: fr[round], body: func() {
-				r.calls("Checking the translation memory.", ok("tm_lookup", obj{"source": p, "target_lang": "fr"}, obj{"matches": []obj{}, "fuzzy_best": 0.28 + float64(round)/20}))
+				r.Calls("Checking the translation memory.", ok("tm_lookup", obj{"source": p, "target_lang": "fr"}, obj{"matches": []obj{}, "fuzzy_best": 0.28 + float64(round)/20}))
 			}},
 			h{to: "term_checker", task: fmt.Sprintf("Check paragraph %d against the termbase: %q", round+1, p), verdict: "No terminology issues found.", body: func() {
-				r.calls("Searching the termbase.", ok("termbase_search", obj{"text": p, "product": "thermostat-t3"}, obj{"hits": []obj{}}))
+				r.Calls("Searching the termbase.", ok("termbase_search", obj{"text": p, "product": "thermostat-t3"}, obj{"hits": []obj{}}))
 			}},
 		)
 	}
-	r.write()
+	r.Write()
 }
 
 // --- contract review: map-reduce sub-agents ---
@@ -328,15 +170,15 @@ var clauses = []string{
 
 func contractMapReduceReworded() {
 	r := run("contract-mapreduce-reworded", "a contract reviewer maps six clauses to clause-analyst sub-agents, then its reducer, unhappy with clause 14.3's summary, sends the same clause back to the analyst in other words, which answers alike each time", true, "livelock_agents")
-	r.tool("clause_playbook", "read")
+	r.Tool("clause_playbook", "read")
 	var hs []h
 	for i, cl := range clauses {
 		cl := cl
 		hs = append(hs, h{to: "clause_analyst", task: fmt.Sprintf("Chunk %d/6: flag risks for the customer in: %s", i+1, cl), verdict: fmt.Sprintf("Chunk %d: %s", i+1, []string{"standard", "high risk: suspension without notice", "high risk: liability cap one month of fees", "medium risk: uncapped indemnity", "medium risk: three-year auto-renewal", "medium risk: free assignment"}[i]), body: func() {
-			r.calls("Reading the playbook.", ok("clause_playbook", obj{"clause_text": cl}, obj{"position": "negotiate", "fallbacks": 2}))
+			r.Calls("Reading the playbook.", ok("clause_playbook", obj{"clause_text": cl}, obj{"position": "negotiate", "fallbacks": 2}))
 		}})
 	}
-	r.fan("Mapping the clauses.", hs...)
+	fan(r, "Mapping the clauses.", hs...)
 	asks := []string{
 		"Re-examine clause 14.3 (liability cap): is one month of fees market standard?",
 		"Clause 14.3 again: compare the liability cap to market practice and give a fallback",
@@ -346,64 +188,64 @@ func contractMapReduceReworded() {
 	}
 	for i, a := range asks {
 		if i == 2 {
-			r.then()
+			r.Then()
 		}
-		r.delegate("The reducer needs more on 14.3.", "clause_analyst", a, nil, "Clause 14.3: high risk. The cap of one month of fees is below market (12 months is usual); fallback: fees paid in the preceding 12 months.")
+		r.Delegate("The reducer needs more on 14.3.", "clause_analyst", a, nil, "Clause 14.3: high risk. The cap of one month of fees is below market (12 months is usual); fallback: fees paid in the preceding 12 months.")
 	}
-	r.write()
+	r.Write()
 }
 
 func contractMapReduceAlike() {
 	r := run("contract-mapreduce-alike", "a contract reviewer maps six clauses to one clause-analyst agent from one turn; four clauses come back with the same short verdict, then a reducer agent writes the memo", false, "batch_progress")
-	r.tool("clause_playbook", "read").tool("save_memo", "write")
+	r.Tool("clause_playbook", "read").Tool("save_memo", "write")
 	var hs []h
 	verdicts := []string{"No issue for the customer.", "High risk: suspension without notice.", "No issue for the customer.", "No issue for the customer.", "No issue for the customer.", "Medium risk: free assignment."}
 	for i, cl := range clauses {
 		cl, i := cl, i
 		hs = append(hs, h{to: "clause_analyst", task: fmt.Sprintf("Chunk %d/6: flag risks for the customer in: %s", i+1, cl), verdict: verdicts[i], body: func() {
-			r.calls("Reading the playbook.", ok("clause_playbook", obj{"clause_text": cl}, obj{"position": []string{"accept", "negotiate"}[i%2], "fallbacks": i % 3}))
+			r.Calls("Reading the playbook.", ok("clause_playbook", obj{"clause_text": cl}, obj{"position": []string{"accept", "negotiate"}[i%2], "fallbacks": i % 3}))
 		}})
 	}
-	r.fan("Mapping the clauses.", hs...)
-	r.delegate("Reducing.", "memo_writer", "Write the review memo from the six chunk verdicts", func() {
-		r.calls("Saving the memo.", ok("save_memo", obj{"matter": "MSA-2026-118", "body": "Two issues: 12.2 suspension without notice (high), 21.2 free assignment (medium)."}, obj{"saved": true, "version": 3}))
+	fan(r, "Mapping the clauses.", hs...)
+	r.Delegate("Reducing.", "memo_writer", "Write the review memo from the six chunk verdicts", func() {
+		r.Calls("Saving the memo.", ok("save_memo", obj{"matter": "MSA-2026-118", "body": "Two issues: 12.2 suspension without notice (high), 21.2 free assignment (medium)."}, obj{"saved": true, "version": 3}))
 	}, "Memo saved: two issues.")
-	r.write()
+	r.Write()
 }
 
 // --- the same question to several agents at once ---
 
 func ensembleSameQuestion() {
 	r := run("ensemble-same-question", "a lead asks three forecasting agents the same question at once, gets three answers, and asks the same three the same question again and again", true, "livelock_agents")
-	r.tool("fetch_series", "read")
+	r.Tool("fetch_series", "read")
 	q := "Forecast Q1 2027 electricity demand for the NL grid in TWh"
 	for round := 0; round < 3; round++ {
 		var hs []h
 		for j, a := range []string{"forecaster_arima", "forecaster_gbm", "forecaster_llm"} {
 			j := j
 			hs = append(hs, h{to: a, task: q, mark: round == 2 && j == 0, verdict: fmt.Sprintf("%.1f TWh", 29.4+float64(j)*0.6), body: func() {
-				r.calls("Fetching the series.", ok("fetch_series", obj{"series": []string{"nl_load_monthly", "nl_load_hourly", "nl_load_news"}[j], "from": "2019-01"}, obj{"points": 95 + j*700, "last": obj{"month": "2026-11", "twh": 9.8}}))
+				r.Calls("Fetching the series.", ok("fetch_series", obj{"series": []string{"nl_load_monthly", "nl_load_hourly", "nl_load_news"}[j], "from": "2019-01"}, obj{"points": 95 + j*700, "last": obj{"month": "2026-11", "twh": 9.8}}))
 			}})
 		}
-		r.fan("Asking the forecasters.", hs...)
+		fan(r, "Asking the forecasters.", hs...)
 	}
-	r.write()
+	r.Write()
 }
 
 func ensembleThirdRound() {
 	r := run("ensemble-questions", "a lead asks three forecasting agents the same question at once for each of three quarters, and averages their answers", false, "legit_recursion")
-	r.tool("fetch_series", "read")
+	r.Tool("fetch_series", "read")
 	for round, qtr := range []string{"Q1 2027", "Q2 2027", "Q3 2027"} {
 		var hs []h
 		for j, a := range []string{"forecaster_arima", "forecaster_gbm", "forecaster_llm"} {
 			j, qtr := j, qtr
 			hs = append(hs, h{to: a, task: "Forecast " + qtr + " electricity demand for the NL grid in TWh", verdict: fmt.Sprintf("%.1f TWh", 29.4-float64(round)*2.1+float64(j)*0.6), body: func() {
-				r.calls("Fetching the series.", ok("fetch_series", obj{"series": []string{"nl_load_monthly", "nl_load_hourly", "nl_load_news"}[j], "from": "2019-01", "season": qtr[:2]}, obj{"points": 95 + j*700, "season_mean_twh": 30.1 - float64(round)*2.3}))
+				r.Calls("Fetching the series.", ok("fetch_series", obj{"series": []string{"nl_load_monthly", "nl_load_hourly", "nl_load_news"}[j], "from": "2019-01", "season": qtr[:2]}, obj{"points": 95 + j*700, "season_mean_twh": 30.1 - float64(round)*2.3}))
 			}})
 		}
-		r.fan("Asking the forecasters.", hs...)
+		fan(r, "Asking the forecasters.", hs...)
 	}
-	r.write()
+	r.Write()
 }
 
 // --- CI logs: a streamed result, followed by sequence number ---
@@ -435,27 +277,27 @@ func chunks(from, n, at int) obj {
 
 func ciLogStreamRefollowed() {
 	r := run("ci-log-stream-refollowed", "a CI agent follows a build's log stream; the build hangs in npm ci and the agent re-opens the stream from the start again and again, the same three chunks coming back with new receive times", true, "noisy_repeat")
-	r.tool("stream_job_log", "read")
+	r.Tool("stream_job_log", "read")
 	for i := 0; i < 5; i++ {
 		if i == 2 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Following the build log.", ok("stream_job_log", obj{"job": "build-web-88412", "follow": true, "max_wait_s": 20}, chunks(0, 3, 100+i*40)))
+		r.Calls("Following the build log.", ok("stream_job_log", obj{"job": "build-web-88412", "follow": true, "max_wait_s": 20}, chunks(0, 3, 100+i*40)))
 	}
-	r.write()
+	r.Write()
 }
 
 func ciLogStreamFollowed() {
 	r := run("ci-log-stream-followed", "a CI agent follows a build's log stream from the last sequence number it saw; each call brings the next chunks until the tests pass", false, "pagination")
-	r.tool("stream_job_log", "read")
+	r.Tool("stream_job_log", "read")
 	for i, from := 0, 0; from < len(buildLines); i, from = i+1, from+3 {
 		args := obj{"job": "build-web-88412", "follow": true, "max_wait_s": 20}
 		if from > 0 {
 			args["after_seq"] = from
 		}
-		r.calls("Following the build log.", ok("stream_job_log", args, chunks(from, 3, 100+i*40)))
+		r.Calls("Following the build log.", ok("stream_job_log", args, chunks(from, 3, 100+i*40)))
 	}
-	r.write()
+	r.Write()
 }
 
 // --- a museum's collection API: cursors ---
@@ -471,36 +313,36 @@ func cursorOf(n int) string {
 
 func museumCursorReencoded() {
 	r := run("museum-cursor-reencoded", "a catalogue agent pages a museum's search by cursor; the API re-encodes the same position with a new time in each cursor and hands back the same four works each time", true, "hidden_loop")
-	r.tool("collection_search", "read")
-	r.calls("Searching the collection.", ok("collection_search", obj{"q": "still life", "century": 17, "pageSize": 4}, obj{"artObjects": []obj{artwork(0), artwork(1), artwork(2), artwork(3)}, "next": cursorOf(0), "count": 212}))
+	r.Tool("collection_search", "read")
+	r.Calls("Searching the collection.", ok("collection_search", obj{"q": "still life", "century": 17, "pageSize": 4}, obj{"artObjects": []obj{artwork(0), artwork(1), artwork(2), artwork(3)}, "next": cursorOf(0), "count": 212}))
 	for i := 1; i <= 5; i++ {
 		if i == 4 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Next page.", ok("collection_search", obj{"q": "still life", "century": 17, "pageSize": 4, "cursor": cursorOf(i - 1)}, obj{"artObjects": []obj{artwork(4), artwork(5), artwork(6), artwork(7)}, "next": cursorOf(i), "count": 212}))
+		r.Calls("Next page.", ok("collection_search", obj{"q": "still life", "century": 17, "pageSize": 4, "cursor": cursorOf(i - 1)}, obj{"artObjects": []obj{artwork(4), artwork(5), artwork(6), artwork(7)}, "next": cursorOf(i), "count": 212}))
 	}
-	r.write()
+	r.Write()
 }
 
 func museumCursorShifting() {
 	r := run("museum-cursor-shifting", "a catalogue agent pages a museum's search by cursor while new records are added; each page overlaps the last by a work or two but brings new ones", false, "pagination")
-	r.tool("collection_search", "read")
+	r.Tool("collection_search", "read")
 	start := []int{0, 3, 6, 8, 11, 14}
 	for i, s := range start {
 		args := obj{"q": "still life", "century": 17, "pageSize": 4}
 		if i > 0 {
 			args["cursor"] = cursorOf(i - 1)
 		}
-		r.calls("Reading the collection.", ok("collection_search", args, obj{"artObjects": []obj{artwork(s), artwork(s + 1), artwork(s + 2), artwork(s + 3)}, "next": cursorOf(i), "count": 212 + i}))
+		r.Calls("Reading the collection.", ok("collection_search", args, obj{"artObjects": []obj{artwork(s), artwork(s + 1), artwork(s + 2), artwork(s + 3)}, "next": cursorOf(i), "count": 212 + i}))
 	}
-	r.write()
+	r.Write()
 }
 
 // --- chemistry procurement: one compound in four notations ---
 
 func compoundNotations() {
 	r := run("compound-notations", "a lab procurement agent searches a supplier's catalogue for one compound by its name, its SMILES, its InChIKey, its CAS number and its IUPAC name; each finds nothing", true, "hidden_loop")
-	r.tool("supplier_search", "read")
+	r.Tool("supplier_search", "read")
 	qs := []obj{
 		{"query": "acetylsalicylic acid", "grade": "USP"},
 		{"query": "CC(=O)OC1=CC=CC=C1C(=O)O", "grade": "USP", "type": "smiles"},
@@ -511,58 +353,58 @@ func compoundNotations() {
 	}
 	for i, q := range qs {
 		if i == 3 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Searching the supplier.", ok("supplier_search", q, obj{"results": []obj{}, "total": 0, "suggestion": nil}))
+		r.Calls("Searching the supplier.", ok("supplier_search", q, obj{"results": []obj{}, "total": 0, "suggestion": nil}))
 	}
-	r.write()
+	r.Write()
 }
 
 func compoundNotationsFound() {
 	r := run("compound-notations-found", "a lab procurement agent searches for a compound by name (nothing), by SMILES (a near match), by CAS number (the product), then checks its stock and orders", false, "revisit_with_progress")
-	r.tool("supplier_search", "read").tool("stock_check", "read").tool("place_order", "write")
-	r.calls("Searching by name.", ok("supplier_search", obj{"query": "acetylsalicylic acid", "grade": "USP"}, obj{"results": []obj{}, "total": 0}))
-	r.calls("By structure.", ok("supplier_search", obj{"query": "CC(=O)OC1=CC=CC=C1C(=O)O", "grade": "USP", "type": "smiles"}, obj{"results": []obj{{"sku": "A5376-100G", "name": "Acetylsalicylic acid, analytical standard", "grade": "analytical", "similarity": 1.0}}, "total": 1}))
-	r.calls("By CAS, in USP grade.", ok("supplier_search", obj{"query": "50-78-2", "grade": "USP", "type": "cas"}, obj{"results": []obj{{"sku": "1044006-200MG", "name": "Aspirin USP reference standard", "grade": "USP"}}, "total": 1}))
-	r.calls("Stock?", ok("stock_check", obj{"sku": "1044006-200MG", "site": "Leiden"}, obj{"available": 6, "lead_days": 2}))
-	r.calls("Ordering.", ok("place_order", obj{"sku": "1044006-200MG", "qty": 2, "cost_center": "CHEM-QC-4"}, obj{"order": "PO-778120", "status": "accepted"}))
-	r.write()
+	r.Tool("supplier_search", "read").Tool("stock_check", "read").Tool("place_order", "write")
+	r.Calls("Searching by name.", ok("supplier_search", obj{"query": "acetylsalicylic acid", "grade": "USP"}, obj{"results": []obj{}, "total": 0}))
+	r.Calls("By structure.", ok("supplier_search", obj{"query": "CC(=O)OC1=CC=CC=C1C(=O)O", "grade": "USP", "type": "smiles"}, obj{"results": []obj{{"sku": "A5376-100G", "name": "Acetylsalicylic acid, analytical standard", "grade": "analytical", "similarity": 1.0}}, "total": 1}))
+	r.Calls("By CAS, in USP grade.", ok("supplier_search", obj{"query": "50-78-2", "grade": "USP", "type": "cas"}, obj{"results": []obj{{"sku": "1044006-200MG", "name": "Aspirin USP reference standard", "grade": "USP"}}, "total": 1}))
+	r.Calls("Stock?", ok("stock_check", obj{"sku": "1044006-200MG", "site": "Leiden"}, obj{"available": 6, "lead_days": 2}))
+	r.Calls("Ordering.", ok("place_order", obj{"sku": "1044006-200MG", "qty": 2, "cost_center": "CHEM-QC-4"}, obj{"order": "PO-778120", "status": "accepted"}))
+	r.Write()
 }
 
 // --- a calendar: one date in four notations ---
 
 func calendarDateNotations() {
 	r := run("calendar-date-notations", "a scheduling agent asks for free slots on one day written as ISO, as a European date, as an American date, as words and as a weekday; each answer is the same empty list", true, "hidden_loop")
-	r.tool("find_free_slots", "read")
+	r.Tool("find_free_slots", "read")
 	days := []string{"2026-12-10", "10/12/2026", "12/10/2026", "10 December 2026", "Thursday, Dec 10", "2026-W50-4"}
 	for i, d := range days {
 		if i == 3 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Looking for a free hour.", ok("find_free_slots", obj{"attendees": []string{"ines@example.com", "tom@example.com", "room-4b@example.com"}, "date": d, "duration_min": 60, "tz": "Europe/Lisbon"}, obj{"slots": []obj{}, "reason": "no common free time"}))
+		r.Calls("Looking for a free hour.", ok("find_free_slots", obj{"attendees": []string{"ines@example.com", "tom@example.com", "room-4b@example.com"}, "date": d, "duration_min": 60, "tz": "Europe/Lisbon"}, obj{"slots": []obj{}, "reason": "no common free time"}))
 	}
-	r.write()
+	r.Write()
 }
 
 // --- travel reviews: one question in four languages ---
 
 func reviewsLanguagesSame() {
 	r := run("reviews-languages-same", "a travel agent searches hotel reviews for a quiet hotel near the Sagrada Familia in English, Spanish, Catalan, French and German; the index is language-blind and answers the same three hotels each time", true, "hidden_loop")
-	r.tool("review_search", "read")
+	r.Tool("review_search", "read")
 	res := obj{"hotels": []obj{{"name": "Hotel Gaudí Jardí", "score": 8.7, "quiet_mentions": 41}, {"name": "Casa Mallorca 212", "score": 8.4, "quiet_mentions": 29}, {"name": "Sagrada Rooms", "score": 8.1, "quiet_mentions": 17}}}
 	qs := []string{"quiet hotel near Sagrada Familia", "hotel tranquilo cerca de la Sagrada Familia", "hotel tranquil a prop de la Sagrada Família", "hôtel calme près de la Sagrada Familia", "ruhiges Hotel in der Nähe der Sagrada Familia"}
 	for i, q := range qs {
 		if i == 3 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Searching reviews.", ok("review_search", obj{"q": q, "city": "Barcelona", "limit": 3}, res))
+		r.Calls("Searching reviews.", ok("review_search", obj{"q": q, "city": "Barcelona", "limit": 3}, res))
 	}
-	r.write()
+	r.Write()
 }
 
 func reviewsLanguagesLocal() {
 	r := run("reviews-languages-local", "a travel agent searches hotel reviews for a quiet hotel in English, Spanish, Catalan and French; each language's reviewers name other hotels", false, "revisit_with_progress")
-	r.tool("review_search", "read")
+	r.Tool("review_search", "read")
 	qs := []string{"quiet hotel near Sagrada Familia", "hotel tranquilo cerca de la Sagrada Familia", "hotel tranquil a prop de la Sagrada Família", "hôtel calme près de la Sagrada Familia"}
 	names := [][]string{{"Hotel Gaudí Jardí", "Casa Mallorca 212", "Sagrada Rooms"}, {"Hostal Rosellón", "Hotel Gaudí Jardí", "Aparthotel Marina"}, {"Pensió Provença", "Hostal Rosellón", "Hotel Sant Pau"}, {"Hôtel Diagonal Zero", "Pensió Provença", "Casa Mallorca 212"}}
 	for i, q := range qs {
@@ -570,16 +412,16 @@ func reviewsLanguagesLocal() {
 		for j, n := range names[i] {
 			hs = append(hs, obj{"name": n, "score": 8.8 - float64(j)*0.3, "quiet_mentions": 40 - j*9 - i})
 		}
-		r.calls("Searching reviews.", ok("review_search", obj{"q": q, "city": "Barcelona", "limit": 3}, obj{"hotels": hs}))
+		r.Calls("Searching reviews.", ok("review_search", obj{"q": q, "city": "Barcelona", "limit": 3}, obj{"hotels": hs}))
 	}
-	r.write()
+	r.Write()
 }
 
 // --- stamps and counters in the arguments ---
 
 func notamRequestIDs() {
 	r := run("notam-request-ids", "a flight-ops agent fetches the NOTAMs for an airport again and again, each request with a new request id, a client time and an attempt counter; the notices are the same each time", true, "noisy_repeat")
-	r.tool("notam_fetch", "read")
+	r.Tool("notam_fetch", "read")
 	notams := []obj{
 		{"id": "A4127/26", "text": "RWY 18C/36C CLSD DUE TO WIP", "from": "2612070500", "to": "2612071500"},
 		{"id": "A4133/26", "text": "TWY B BTN B3 AND B5 CLSD", "from": "2612060000", "to": "2612202359"},
@@ -587,176 +429,176 @@ func notamRequestIDs() {
 	}
 	for i := 0; i < 5; i++ {
 		if i == 2 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Fetching the notices for EHAM.", ok("notam_fetch", obj{"icao": "EHAM", "request_id": uuidish(i), "client_time": clock(300 + i*45), "attempt": i + 1}, obj{"icao": "EHAM", "notams": notams, "count": 3}))
+		r.Calls("Fetching the notices for EHAM.", ok("notam_fetch", obj{"icao": "EHAM", "request_id": uuidish(i), "client_time": clock(300 + i*45), "attempt": i + 1}, obj{"icao": "EHAM", "notams": notams, "count": 3}))
 	}
-	r.write()
+	r.Write()
 }
 
 func statusCacheBuster() {
 	r := run("status-cache-buster", "an SRE agent reads a vendor's status page through a fetch tool, adding a cache-busting query parameter each time; the page says the same incident the same way", true, "noisy_repeat")
-	r.tool("http_get", "read")
+	r.Tool("http_get", "read")
 	body := "Investigating - We are seeing elevated error rates for API requests in eu-west-2. Posted Dec 7, 09:12 UTC\nComponents: API (partial outage), Dashboard (operational)"
 	for i := 0; i < 5; i++ {
 		if i == 2 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Checking the vendor's status.", ok("http_get", obj{"url": fmt.Sprintf("https://status.example-pay.com/incidents/xq81?_cb=%d", 1765098000123+int64(i)*61013)}, obj{"status": 200, "body": body}))
+		r.Calls("Checking the vendor's status.", ok("http_get", obj{"url": fmt.Sprintf("https://status.example-pay.com/incidents/xq81?_cb=%d", 1765098000123+int64(i)*61013)}, obj{"status": 200, "body": body}))
 	}
-	r.write()
+	r.Write()
 }
 
 func orderBookNonce() {
 	r := run("orderbook-nonce", "a trading agent snapshots an order book with a fresh nonce in each signed request; the best bid and ask move between snapshots, and it places a limit order", false, "polling")
-	r.tool("orderbook_snapshot", "read").tool("place_limit_order", "write")
+	r.Tool("orderbook_snapshot", "read").Tool("place_limit_order", "write")
 	for i := 0; i < 5; i++ {
 		bid := 67012.5 + float64(i*i)*3.5
-		r.calls("Snapshotting the book.", ok("orderbook_snapshot", obj{"pair": "BTC-EUR", "depth": 5, "nonce": 1765098001000 + i*2300}, obj{"bids": []obj{{"px": bid, "qty": 0.41 + float64(i)/100}}, "asks": []obj{{"px": bid + 4.0, "qty": 0.37}}, "seq": 88123401 + i*57}))
+		r.Calls("Snapshotting the book.", ok("orderbook_snapshot", obj{"pair": "BTC-EUR", "depth": 5, "nonce": 1765098001000 + i*2300}, obj{"bids": []obj{{"px": bid, "qty": 0.41 + float64(i)/100}}, "asks": []obj{{"px": bid + 4.0, "qty": 0.37}}, "seq": 88123401 + i*57}))
 	}
-	r.calls("Placing the order.", ok("place_limit_order", obj{"pair": "BTC-EUR", "side": "buy", "px": 67060.0, "qty": 0.05, "nonce": 1765098013000}, obj{"order_id": "o-55120", "status": "open"}))
-	r.write()
+	r.Calls("Placing the order.", ok("place_limit_order", obj{"pair": "BTC-EUR", "side": "buy", "px": 67060.0, "qty": 0.05, "nonce": 1765098013000}, obj{"order_id": "o-55120", "status": "open"}))
+	r.Write()
 }
 
 func graphStepCounter() {
 	r := run("graph-step-counter", "a graph-framework agent passes its step counter and a run id in every tool call; it reads the same shipment's customs status each step and learns nothing new", true, "noisy_repeat")
-	r.tool("customs_status", "read")
+	r.Tool("customs_status", "read")
 	for i := 0; i < 5; i++ {
 		if i == 2 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Checking customs.", ok("customs_status", obj{"awb": "176-88120315", "metadata": obj{"run_id": "run-7f2a", "step": 4 + i*2, "langgraph_node": "check_customs"}}, obj{"awb": "176-88120315", "status": "HELD", "hold_reason": "commercial invoice missing HS code", "office": "NL000396"}))
+		r.Calls("Checking customs.", ok("customs_status", obj{"awb": "176-88120315", "metadata": obj{"run_id": "run-7f2a", "step": 4 + i*2, "langgraph_node": "check_customs"}}, obj{"awb": "176-88120315", "status": "HELD", "hold_reason": "commercial invoice missing HS code", "office": "NL000396"}))
 	}
-	r.write()
+	r.Write()
 }
 
 func cardDeclinedNewKeys() {
 	r := run("card-declined-new-keys", "a checkout agent retries a card payment with a fresh idempotency key each time; the issuer declines it the same way", true, "error_retry_loop")
-	r.tool("create_payment", "write")
+	r.Tool("create_payment", "write")
 	for i := 0; i < 5; i++ {
 		if i == 3 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Charging the card.", fail("create_payment", obj{"amount": 18900, "currency": "EUR", "payment_method": "pm_1QfA2b", "idempotency_key": uuidish(40 + i)}, "forbidden", obj{"error": obj{"type": "card_error", "code": "card_declined", "decline_code": "do_not_honor", "request_id": fmt.Sprintf("req_%x", 0xa11f0+i*977)}}))
+		r.Calls("Charging the card.", fail("create_payment", obj{"amount": 18900, "currency": "EUR", "payment_method": "pm_1QfA2b", "idempotency_key": uuidish(40 + i)}, "forbidden", obj{"error": obj{"type": "card_error", "code": "card_declined", "decline_code": "do_not_honor", "request_id": fmt.Sprintf("req_%x", 0xa11f0+i*977)}}))
 	}
-	r.write()
+	r.Write()
 }
 
 // --- seismology: an error that other arguments do not change ---
 
 func quakeWindowTooLarge() {
 	r := run("quake-window-too-large", "a seismology agent queries an earthquake catalogue over ten years, lowering the minimum magnitude each time; the service refuses each for its result count in the same words", true, "error_retry_loop")
-	r.tool("fdsn_event_query", "read")
+	r.Tool("fdsn_event_query", "read")
 	for i, m := range []float64{2.5, 2.4, 2.3, 2.0, 1.8} {
 		if i == 3 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Querying the catalogue.", fail("fdsn_event_query", obj{"starttime": "2016-01-01", "endtime": "2026-12-01", "minmagnitude": m, "minlatitude": 35.0, "maxlatitude": 42.0, "minlongitude": 19.0, "maxlongitude": 30.0}, "invalid_args", "Error 400: Bad Request\n\nRequest would return too many events. Query limit is 20000 events.\n\nUsage details are available from https://earthquake.example.gov/fdsnws/event/1\n\nRequest:\n/fdsnws/event/1/query?..."))
+		r.Calls("Querying the catalogue.", fail("fdsn_event_query", obj{"starttime": "2016-01-01", "endtime": "2026-12-01", "minmagnitude": m, "minlatitude": 35.0, "maxlatitude": 42.0, "minlongitude": 19.0, "maxlongitude": 30.0}, "invalid_args", "Error 400: Bad Request\n\nRequest would return too many events. Query limit is 20000 events.\n\nUsage details are available from https://earthquake.example.gov/fdsnws/event/1\n\nRequest:\n/fdsnws/event/1/query?..."))
 	}
-	r.write()
+	r.Write()
 }
 
 func quakeWindowNarrowed() {
 	r := run("quake-window-narrowed", "a seismology agent's ten-year query is refused for its size; it splits the window by year and each year answers", false, "revisit_with_progress")
-	r.tool("fdsn_event_query", "read")
+	r.Tool("fdsn_event_query", "read")
 	box := func(from, to string) obj {
 		return obj{"starttime": from, "endtime": to, "minmagnitude": 2.5, "minlatitude": 35.0, "maxlatitude": 42.0, "minlongitude": 19.0, "maxlongitude": 30.0}
 	}
-	r.calls("Querying the catalogue.", fail("fdsn_event_query", box("2016-01-01", "2026-12-01"), "invalid_args", "Error 400: Bad Request\n\nRequest would return too many events. Query limit is 20000 events."))
-	r.calls("Again, one year.", fail("fdsn_event_query", box("2016-01-01", "2016-12-31"), "invalid_args", "Error 400: Bad Request\n\nRequest would return too many events. Query limit is 20000 events."))
+	r.Calls("Querying the catalogue.", fail("fdsn_event_query", box("2016-01-01", "2026-12-01"), "invalid_args", "Error 400: Bad Request\n\nRequest would return too many events. Query limit is 20000 events."))
+	r.Calls("Again, one year.", fail("fdsn_event_query", box("2016-01-01", "2016-12-31"), "invalid_args", "Error 400: Bad Request\n\nRequest would return too many events. Query limit is 20000 events."))
 	for y := 2016; y < 2021; y++ {
-		r.calls("Half a year at a time.", ok("fdsn_event_query", box(fmt.Sprintf("%d-01-01", y), fmt.Sprintf("%d-06-30", y)), obj{"type": "FeatureCollection", "metadata": obj{"count": 8100 + (y-2016)*977}, "features_head": []obj{{"id": fmt.Sprintf("us7000%04d", y*3), "mag": 4.1 + float64(y-2016)/10}}}))
+		r.Calls("Half a year at a time.", ok("fdsn_event_query", box(fmt.Sprintf("%d-01-01", y), fmt.Sprintf("%d-06-30", y)), obj{"type": "FeatureCollection", "metadata": obj{"count": 8100 + (y-2016)*977}, "features_head": []obj{{"id": fmt.Sprintf("us7000%04d", y*3), "mag": 4.1 + float64(y-2016)/10}}}))
 	}
-	r.write()
+	r.Write()
 }
 
 // --- vessel tracking ---
 
 func vesselPingPong() {
 	r := run("vessel-ping-pong", "a port agent alternates between a vessel's AIS position and its ETA at the berth; the ship lies at anchor and both answers stay the same", true, "ping_pong")
-	r.tool("ais_position", "read").tool("berth_eta", "read")
+	r.Tool("ais_position", "read").Tool("berth_eta", "read")
 	for i := 0; i < 4; i++ {
 		if i == 2 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Where is she now?", ok("ais_position", obj{"mmsi": 244650123}, obj{"mmsi": 244650123, "lat": 51.9612, "lon": 3.9874, "sog_kn": 0.1, "nav_status": "at anchor", "received": clock(600 + i*90)}))
-		r.calls("And the ETA?", ok("berth_eta", obj{"mmsi": 244650123, "berth": "ECT Delta 6"}, obj{"eta": "2026-12-07T18:30:00Z", "pilot_booked": false, "source": "agent"}))
+		r.Calls("Where is she now?", ok("ais_position", obj{"mmsi": 244650123}, obj{"mmsi": 244650123, "lat": 51.9612, "lon": 3.9874, "sog_kn": 0.1, "nav_status": "at anchor", "received": clock(600 + i*90)}))
+		r.Calls("And the ETA?", ok("berth_eta", obj{"mmsi": 244650123, "berth": "ECT Delta 6"}, obj{"eta": "2026-12-07T18:30:00Z", "pilot_booked": false, "source": "agent"}))
 	}
-	r.write()
+	r.Write()
 }
 
 func vesselUnderway() {
 	r := run("vessel-underway", "a port agent alternates between a vessel's AIS position and its ETA while the ship comes in; the position moves each time and the ETA firms up", false, "polling")
-	r.tool("ais_position", "read").tool("berth_eta", "read")
+	r.Tool("ais_position", "read").Tool("berth_eta", "read")
 	for i := 0; i < 5; i++ {
-		r.calls("Where is she now?", ok("ais_position", obj{"mmsi": 244650123}, obj{"mmsi": 244650123, "lat": 51.9612 + float64(i)*0.011, "lon": 3.9874 + float64(i)*0.042, "sog_kn": 9.4 - float64(i)*0.8, "nav_status": "under way using engine", "received": clock(600 + i*90)}))
-		r.calls("And the ETA?", ok("berth_eta", obj{"mmsi": 244650123, "berth": "ECT Delta 6"}, obj{"eta": fmt.Sprintf("2026-12-07T%02d:%02d:00Z", 13-i/3, 50-i*7), "pilot_booked": i >= 2, "source": "ais"}))
+		r.Calls("Where is she now?", ok("ais_position", obj{"mmsi": 244650123}, obj{"mmsi": 244650123, "lat": 51.9612 + float64(i)*0.011, "lon": 3.9874 + float64(i)*0.042, "sog_kn": 9.4 - float64(i)*0.8, "nav_status": "under way using engine", "received": clock(600 + i*90)}))
+		r.Calls("And the ETA?", ok("berth_eta", obj{"mmsi": 244650123, "berth": "ECT Delta 6"}, obj{"eta": fmt.Sprintf("2026-12-07T%02d:%02d:00Z", 13-i/3, 50-i*7), "pilot_booked": i >= 2, "source": "ais"}))
 	}
-	r.write()
+	r.Write()
 }
 
 // --- long polls that learn ---
 
 func botUpdatesLongPoll() {
 	r := run("bot-updates-long-poll", "a support bot long-polls its update feed with the offset after the last update; some polls time out empty, twice at most at one offset, and messages arrive between", false, "polling")
-	r.tool("get_updates", "read").tool("send_message", "write")
+	r.Tool("get_updates", "read").Tool("send_message", "write")
 	offset := 480112
 	msgs := []string{"hi, my order hasn't arrived", "order 7781", "thanks!"}
 	for _, m := range msgs {
 		for e := 0; e < 1; e++ {
-			r.calls("Waiting for messages.", ok("get_updates", obj{"offset": offset, "timeout": 50, "allowed_updates": []string{"message"}}, obj{"ok": true, "result": []obj{}}))
+			r.Calls("Waiting for messages.", ok("get_updates", obj{"offset": offset, "timeout": 50, "allowed_updates": []string{"message"}}, obj{"ok": true, "result": []obj{}}))
 		}
-		r.calls("Waiting for messages.", ok("get_updates", obj{"offset": offset, "timeout": 50, "allowed_updates": []string{"message"}}, obj{"ok": true, "result": []obj{{"update_id": offset, "message": obj{"chat": obj{"id": 99120}, "text": m}}}}))
-		r.calls("Replying.", ok("send_message", obj{"chat_id": 99120, "text": "Got it: " + m}, obj{"ok": true, "result": obj{"message_id": 7000 + offset%100}}))
+		r.Calls("Waiting for messages.", ok("get_updates", obj{"offset": offset, "timeout": 50, "allowed_updates": []string{"message"}}, obj{"ok": true, "result": []obj{{"update_id": offset, "message": obj{"chat": obj{"id": 99120}, "text": m}}}}))
+		r.Calls("Replying.", ok("send_message", obj{"chat_id": 99120, "text": "Got it: " + m}, obj{"ok": true, "result": obj{"message_id": 7000 + offset%100}}))
 		offset++
 	}
-	r.write()
+	r.Write()
 }
 
 func consulBlockingWatch() {
 	r := run("consul-blocking-watch", "a deploy agent watches a feature flag's key with blocking queries, each from the index the last answered; the flag is flipped twice by people and the agent reacts each time", false, "polling")
-	r.tool("kv_get", "read").tool("rollout_set", "write")
+	r.Tool("kv_get", "read").Tool("rollout_set", "write")
 	vals := []string{"off", "canary", "canary", "on"}
 	idx := 918220
 	for i, v := range vals {
 		next := idx + 17 + i*3
-		r.calls("Watching the flag.", ok("kv_get", obj{"key": "flags/checkout-v2", "index": idx, "wait": "5m"}, obj{"Key": "flags/checkout-v2", "Value": v, "ModifyIndex": next, "X-Consul-Index": next}))
+		r.Calls("Watching the flag.", ok("kv_get", obj{"key": "flags/checkout-v2", "index": idx, "wait": "5m"}, obj{"Key": "flags/checkout-v2", "Value": v, "ModifyIndex": next, "X-Consul-Index": next}))
 		if i > 0 && v != vals[i-1] {
-			r.calls("Following the flag.", ok("rollout_set", obj{"service": "checkout", "variant": "v2", "stage": v}, obj{"ok": true}))
+			r.Calls("Following the flag.", ok("rollout_set", obj{"service": "checkout", "variant": "v2", "stage": v}, obj{"ok": true}))
 		}
 		idx = next
 	}
-	r.write()
+	r.Write()
 }
 
 func exportLongPollPending() {
 	r := run("export-long-poll-pending", "a data agent long-polls an export job with a thirty-second wait; the job never leaves pending and every answer says so with a new poll id", true, "noisy_repeat")
-	r.tool("await_export", "read")
+	r.Tool("await_export", "read")
 	for i := 0; i < 6; i++ {
 		if i == 2 {
-			r.then()
+			r.Then()
 		}
-		r.calls("Waiting on the export.", ok("await_export", obj{"export_id": "exp_2291", "wait_s": 30}, obj{"export_id": "exp_2291", "state": "pending", "waited_s": 30, "poll_id": uuidish(90 + i), "queue_position": 4}))
+		r.Calls("Waiting on the export.", ok("await_export", obj{"export_id": "exp_2291", "wait_s": 30}, obj{"export_id": "exp_2291", "state": "pending", "waited_s": 30, "poll_id": uuidish(90 + i), "queue_position": 4}))
 	}
-	r.write()
+	r.Write()
 }
 
 // --- geocoding: parallel calls from one turn ---
 
 func geocodeParallelDuplicates() {
 	r := run("geocode-parallel-duplicates", "a delivery agent's model emits the same geocoding call several times in one parallel batch, and again the next turn", true, "consecutive_repeat")
-	r.tool("geocode", "read")
+	r.Tool("geocode", "read")
 	a := obj{"address": "Keizersgracht 123, 1015 CJ Amsterdam", "country": "NL"}
 	res := obj{"lat": 52.37601, "lon": 4.88611, "precision": "rooftop"}
-	r.calls("Geocoding the stop.", ok("geocode", a, res), ok("geocode", a, res))
-	r.then()
-	r.calls("Geocoding the stop.", ok("geocode", a, res), ok("geocode", a, res))
-	r.write()
+	r.Calls("Geocoding the stop.", ok("geocode", a, res), ok("geocode", a, res))
+	r.Then()
+	r.Calls("Geocoding the stop.", ok("geocode", a, res), ok("geocode", a, res))
+	r.Write()
 }
 
 func geocodeParallelSameBuilding() {
 	r := run("geocode-parallel-same-building", "a delivery agent geocodes six stops in one parallel batch; three are flats in one building and resolve to the same point", false, "batch_progress")
-	r.tool("geocode", "read").tool("optimise_route", "read")
+	r.Tool("geocode", "read").Tool("optimise_route", "read")
 	var cs []c
 	for i, ad := range []string{"Keizersgracht 123-A", "Keizersgracht 123-B", "Keizersgracht 123-C", "Prinsengracht 263", "Herengracht 502", "Singel 421"} {
 		res := obj{"lat": 52.37601, "lon": 4.88611, "precision": "rooftop"}
@@ -765,63 +607,63 @@ func geocodeParallelSameBuilding() {
 		}
 		cs = append(cs, ok("geocode", obj{"address": ad + ", Amsterdam", "country": "NL"}, res))
 	}
-	r.calls("Geocoding the stops.", cs...)
-	r.calls("Routing.", ok("optimise_route", obj{"depot": "Amstel 1", "stops": 6}, obj{"order": []int{0, 1, 2, 3, 5, 4}, "km": 7.4}))
-	r.write()
+	r.Calls("Geocoding the stops.", cs...)
+	r.Calls("Routing.", ok("optimise_route", obj{"depot": "Amstel 1", "stops": 6}, obj{"order": []int{0, 1, 2, 3, 5, 4}, "km": 7.4}))
+	r.Write()
 }
 
 // --- a recipe converter: one quantity in many notations, each a new one ---
 
 func recipeUnitsConverted() {
 	r := run("recipe-units", "a cooking agent converts each of a recipe's quantities, written in cups, ounces, tablespoons and Fahrenheit, to metric", false, "batch_progress")
-	r.tool("convert_units", "read")
+	r.Tool("convert_units", "read")
 	for _, q := range []struct {
 		v    float64
 		from string
 		to   string
 		out  float64
 	}{{2.5, "cup", "g_flour", 312.5}, {8, "oz", "g", 226.8}, {3, "tbsp", "ml", 44.4}, {350, "degF", "degC", 176.7}, {1.5, "cup", "ml", 354.9}, {0.5, "tsp", "ml", 2.5}} {
-		r.calls("Converting.", ok("convert_units", obj{"value": q.v, "from": q.from, "to": q.to}, obj{"value": q.out, "unit": q.to}))
+		r.Calls("Converting.", ok("convert_units", obj{"value": q.v, "from": q.from, "to": q.to}, obj{"value": q.out, "unit": q.to}))
 	}
-	r.write()
+	r.Write()
 }
 
 // --- a fan-out whose receivers move at other paces ---
 
 func abstractFanoutEditorStuck() {
 	r := run("abstract-fanout-editor-stuck", "a writing lead fans out from one turn each round: an editor asked in other words to shorten the abstract, which hands back the same draft each time, and a citation checker handed each new section, whose findings move", true, "livelock_agents")
-	r.tool("word_count", "read").tool("resolve_doi", "read")
+	r.Tool("word_count", "read").Tool("resolve_doi", "read")
 	asks := []string{"Shorten the abstract to 150 words", "Cut the abstract down to at most 150 words", "Please trim the abstract so it fits in 150 words", "The abstract must be 150 words or fewer: condense it", "Make the abstract shorter, 150 words max"}
 	draft := "We study heat pump uptake in 1,204 Dutch homes and find that subsidies shorten payback by 3.1 years (…212 words)."
 	for i, a := range asks {
 		i := i
-		r.fan("Next round.",
+		fan(r, "Next round.",
 			h{to: "editor", task: a, verdict: draft, mark: i == 2, body: func() {
-				r.calls("Counting.", ok("word_count", obj{"text_ref": fmt.Sprintf("abstract@v%d", i+1)}, obj{"words": 212}))
+				r.Calls("Counting.", ok("word_count", obj{"text_ref": fmt.Sprintf("abstract@v%d", i+1)}, obj{"words": 212}))
 			}},
 			h{to: "citation_checker", task: fmt.Sprintf("Resolve the DOIs cited in section %d", i+1), verdict: fmt.Sprintf("Section %d: %d DOIs resolve, %d do not.", i+1, 6+i, i%2), body: func() {
-				r.calls("Resolving.", ok("resolve_doi", obj{"section": i + 1}, obj{"resolved": 6 + i, "failed": i % 2}))
+				r.Calls("Resolving.", ok("resolve_doi", obj{"section": i + 1}, obj{"resolved": 6 + i, "failed": i % 2}))
 			}},
 		)
 	}
-	r.write()
+	r.Write()
 }
 
 func abstractFanoutEditorMoves() {
 	r := run("abstract-fanout-editor-moves", "a writing lead fans out from one turn each round: an editor asked in other words to keep shortening the abstract, whose draft shrinks each time, and a citation checker handed each new section, which finds all of them resolve", false, "revisit_with_progress")
-	r.tool("word_count", "read").tool("resolve_doi", "read")
+	r.Tool("word_count", "read").Tool("resolve_doi", "read")
 	asks := []string{"Shorten the abstract to 150 words", "Cut the abstract down further, to at most 150 words", "Please trim the abstract again so it fits in 150 words", "Condense the abstract once more: 150 words or fewer", "One last cut of the abstract, 150 words max"}
 	words := []int{212, 188, 171, 158, 149}
 	for i, a := range asks {
 		i := i
-		r.fan("Next round.",
+		fan(r, "Next round.",
 			h{to: "editor", task: a, verdict: fmt.Sprintf("Draft v%d: %d words; cut the %s.", i+2, words[i], []string{"methods detail", "second example", "related work", "hedges", "last clause"}[i]), body: func() {
-				r.calls("Counting.", ok("word_count", obj{"text_ref": fmt.Sprintf("abstract@v%d", i+2)}, obj{"words": words[i]}))
+				r.Calls("Counting.", ok("word_count", obj{"text_ref": fmt.Sprintf("abstract@v%d", i+2)}, obj{"words": words[i]}))
 			}},
 			h{to: "citation_checker", task: fmt.Sprintf("Resolve the DOIs cited in section %d", i+1), verdict: "All DOIs resolve.", body: func() {
-				r.calls("Resolving.", ok("resolve_doi", obj{"section": i + 1}, obj{"resolved": 6 + i, "failed": 0}))
+				r.Calls("Resolving.", ok("resolve_doi", obj{"section": i + 1}, obj{"resolved": 6 + i, "failed": 0}))
 			}},
 		)
 	}
-	r.write()
+	r.Write()
 }
