@@ -377,7 +377,12 @@ func (p *Pool) RecheckPins() {
 			}
 			p.mirrorMu.Lock()
 			if u.mirrored.held[key] == def {
-				delete(u.mirrored.held, key)
+				// A new map, not a delete in place: readers (resourceHeld)
+				// range over the map they took under the lock after letting
+				// go of it, as mirror replaces it whole.
+				kept := maps.Clone(u.mirrored.held)
+				delete(kept, key)
+				u.mirrored.held = kept
 				switch d := def.(type) {
 				case *mcp.Prompt:
 					if u.mirrored.prompts[d.Name] == d {
