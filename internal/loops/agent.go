@@ -31,7 +31,7 @@ type agentState struct {
 	// once the ring has wrapped as before it: rounds.go reads them.
 	recv  [maxRecv]verdict
 	nrecv uint64 // verdicts received
-	turns uint64 // model calls it made: which turn a hand-off of its was made in
+	turns uint32 // model calls it made: which turn a hand-off of its was made in
 
 	pushes, writePush uint64 // calls pushed on the ring; the number of the last write's push
 }

@@ -66,7 +66,7 @@ func (d *Detector) checkDelegation(s *Step) *Verdict {
 	s.key = taskKey(to, trimPunct(s.Task))
 	others := d.epoch - d.agent(to).writes
 	s.turn = d.agent(from).turns
-	rs, rv := d.checkRounds(from, to, s.Task, others, s.turn)
+	rs, rv := d.checkRounds(from, to, s.Task, others, uint64(s.turn))
 	if rv != nil {
 		return rv
 	}
@@ -142,7 +142,7 @@ func (d *Detector) doneDelegation(s *Step, o *Outcome) {
 		ts.said = append(ts.said[:0], ws...)
 		ts.saidNums, ts.prevNums = ts.prevNums, ts.saidNums
 		ts.saidNums = append(ts.saidNums[:0], ns...)
-		d.received(s.Agent, s.To, v, s.turn)
+		d.received(s.Agent, s.To, v, uint64(s.turn))
 	}
 }
 

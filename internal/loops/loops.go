@@ -142,8 +142,10 @@ type Step struct {
 	// writes: fold left out the ref of the element acted on (writeFold)
 	unref bool
 	widen bool // tool calls: this call widens the previous call of its tool
-	// delegations: the turn of its agent's it was made in (agentState.turns)
-	turn uint64
+	// delegations: the turn of its agent's it was made in
+	// (agentState.turns), in the room the two bools leave (a Step is in
+	// every reach.Call: TestCallSizeClass)
+	turn uint32
 	// tool calls: the question the call asks, free text left out; 0 when
 	// its arguments hold no free text
 	question uint64
