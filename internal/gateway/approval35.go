@@ -45,8 +45,12 @@ type lives interface {
 
 // adoptApprovals audits, on several instances, the approval actions a
 // dead instance stored and did not audit, when one that never starts
-// again under its name leaves them (approval.Queue.Adopt): asked while
-// the store lists a life not alive, before the recovery forgets it.
+// again under its name leaves them (approval.Queue.Adopt): those whose
+// mark names an instance with no live life, listed dead or forgotten.
+// Asked at each recovery (each death, and the cluster's sweep now and
+// then), not only while the store lists a dead life: the recovery
+// forgets the life, and an adoption that failed, or a mark written
+// after, is taken by the next.
 func (g *Gateway) adoptApprovals(ctx context.Context) {
 	st, ok := g.store.(lives)
 	if !ok || g.cluster == nil || g.approvals == nil {
@@ -57,16 +61,11 @@ func (g *Gateway) adoptApprovals(ctx context.Context) {
 		g.log.Warn("approvals: listing the instances to adopt a dead one's actions", "err", err)
 		return
 	}
-	alive, dead := map[string]bool{}, false
+	alive := map[string]bool{}
 	for _, l := range ls {
 		if l.Alive {
 			alive[l.Name] = true
-		} else {
-			dead = true
 		}
-	}
-	if !dead {
-		return
 	}
 	if err := g.approvals.Adopt(ctx, func(name string) bool { return alive[name] }); err != nil {
 		g.log.Warn("approvals: adopting a dead instance's unaudited actions", "err", err)

@@ -458,7 +458,7 @@ func (g *Gateway) recover(ctx context.Context) error {
 			return fmt.Errorf("recovering from the previous run: %w", err)
 		}
 	}
-	g.adoptApprovals(ctx) // a dead instance's unaudited approval actions, before its recovery forgets it
+	g.adoptApprovals(ctx) // the unaudited approval actions of instances not alive, dead or forgotten
 	rep, err := durable.Recover(ctx, g.store, g.rt, ropts)
 	if err != nil {
 		return fmt.Errorf("recovering from the previous run: %w", err)

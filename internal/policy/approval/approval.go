@@ -1479,10 +1479,16 @@ func (q *Queue) Load(ctx context.Context) error {
 				// Claimed first, as Adopt takes it, conditionally on its
 				// version: another instance that found this name dead and
 				// took it over audits it, and this one does not.
-				if err := q.write(rec, true, q.o.Instance); err != nil {
+				// Any other failure (the store went away for a moment)
+				// takes nothing over: audited here all the same, as an
+				// instance that is not shared does.
+				if err := q.write(rec, true, q.o.Instance); errors.Is(err, store.ErrConflict) {
 					q.o.Logger.Info("approvals: an unaudited action of an earlier life was taken over meanwhile; its taker audits it",
-						"approval", rec.ID, "err", err)
+						"approval", rec.ID)
 					continue
+				} else if err != nil {
+					q.o.Logger.Warn("approvals: claiming an unaudited action of an earlier life failed; audited here all the same",
+						"approval", rec.ID, "err", err)
 				}
 			}
 			events = append(events, q.reaudit(now, rec, "(audited at a restart: the gateway stopped after the action was stored, before it was audited)"))
@@ -1542,7 +1548,10 @@ func (q *Queue) reaudit(now time.Time, rec *record, note string) Event {
 // once, and the taker audits it (Event.Again, unless Options.Audited
 // finds it audited already). It reads the live approvals and the
 // MaxKept newest; a store of one instance (Instance empty) has none to
-// adopt. Call it when the cluster finds a dead life.
+// adopt. A take-over that fails (not a conflict) leaves its action to
+// the next Adopt and does not stop the others': their errors come back
+// joined. Call it when the cluster finds a dead life, and now and then
+// after (a dead life is forgotten, its actions are not).
 func (q *Queue) Adopt(ctx context.Context, alive func(instance string) bool) error {
 	if q.o.Store == nil || q.o.Audit == nil || q.o.Instance == "" {
 		return nil
@@ -1556,6 +1565,7 @@ func (q *Queue) Adopt(ctx context.Context, alive func(instance string) bool) err
 		return fmt.Errorf("adopting approvals: %w", err)
 	}
 	seen := map[string]bool{}
+	var errs []error
 	for _, ar := range append(live, recent...) {
 		if seen[ar.ID] {
 			continue
@@ -1571,15 +1581,16 @@ func (q *Queue) Adopt(ctx context.Context, alive func(instance string) bool) err
 		sa.Instance = q.o.Instance
 		data, err := json.Marshal(sa)
 		if err != nil {
-			return err
+			errs = append(errs, fmt.Errorf("adopting approval %s: %w", ar.ID, err))
+			continue
 		}
 		took := *ar
 		took.Data = data
 		if err := q.o.Store.PutApproval(ctx, &took); err != nil {
-			if errors.Is(err, store.ErrConflict) {
-				continue // another instance took it, or it changed: its own mark then
+			if !errors.Is(err, store.ErrConflict) { // else another instance took it, or it changed: its own mark then
+				errs = append(errs, fmt.Errorf("adopting approval %s: %w", ar.ID, err))
 			}
-			return fmt.Errorf("adopting approval %s: %w", ar.ID, err)
+			continue
 		}
 		q.emit(ctx, q.mergeAll([]*store.ApprovalRecord{&took}))
 		q.mu.Lock()
@@ -1593,7 +1604,7 @@ func (q *Queue) Adopt(ctx context.Context, alive func(instance string) bool) err
 		q.mu.Unlock()
 		q.emit(ctx, events)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Refresh reads approval id again from the store, for a queue whose store
