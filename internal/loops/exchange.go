@@ -111,27 +111,32 @@ var exchangeIDWords = map[string]bool{
 // other stamps (a nonce, the clock, the attempt, a step counter); so a
 // read stamped with a nonce alone asks nothing, as before.
 func readKey(tool string, write bool, args []byte) uint64 {
+	k, _ := readKeyIDs(tool, write, args)
+	return k
+}
+
+// readKeyIDs is readKey, and whether it kept the ids of the exchange
+// because they were all the read asked.
+func readKeyIDs(tool string, write bool, args []byte) (uint64, bool) {
 	if write || !holdsExchangeKey(args) {
-		return callKey(tool, args)
+		return callKey(tool, args), false
 	}
 	v, ok := decodeArgs(args)
-	if !ok {
-		return callKey(tool, args)
+	if !ok || !dropExchange(v, false, false) {
+		return callKey(tool, args), false
 	}
-	if !dropExchange(v, false, false) {
-		return callKey(tool, args)
-	}
-	if !asksAny(v) {
+	kept := !asksAny(v)
+	if kept {
 		// The stamps were all it asked: decoded anew, the ids stay.
 		if v, ok = decodeArgs(args); !ok || !dropExchange(v, false, true) {
-			return callKey(tool, args)
+			return callKey(tool, args), false
 		}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return callKey(tool, args)
+		return callKey(tool, args), false
 	}
-	return callKey(tool, b)
+	return callKey(tool, b), kept
 }
 
 // decodeArgs decodes a call's JSON arguments, its numbers as written.
@@ -246,8 +251,15 @@ func dropExchange(v any, meta, keepIDs bool) bool {
 // left out, when it left some out: a model that stamped each call anew
 // reads why another stamp is no other call.
 func exchangeAside(s *Step) string {
-	if isWrite(s.Access) || !holdsExchangeKey(s.Args) || readKey(s.Tool, false, s.Args) == callKey(s.Tool, s.Args) {
+	if isWrite(s.Access) || !holdsExchangeKey(s.Args) {
 		return ""
+	}
+	k, kept := readKeyIDs(s.Tool, false, s.Args)
+	switch {
+	case k == callKey(s.Tool, s.Args):
+		return ""
+	case kept:
+		return " (its clock and attempt or step counters aside)"
 	}
 	return " (its request ids, clock and attempt or step counters aside)"
 }

@@ -103,3 +103,21 @@ func TestExchangeArgsAsked(t *testing.T) {
 		{"the same trace id asked again", nil, []op{trace("4bf92f35"), trace("4bf92f35"), refused(trace("4bf92f35"), "repeat")}},
 	})
 }
+
+// TestExchangeArgsAskedSaid: the refusal of a trace retried with a new
+// attempt does not say its ids were set aside: its trace id is what it
+// asked, and another would have been another call.
+func TestExchangeArgsAskedSaid(t *testing.T) {
+	d := New(nil)
+	var v *Verdict
+	for i := range 3 {
+		s := &Step{Kind: ToolCall, Tool: "get_trace", Access: "read", Args: []byte(fmt.Sprintf(`{"attempt":%d,"trace_id":"4bf92f35"}`, i+1))}
+		if v = d.Check(s); v != nil {
+			break
+		}
+		d.Done(s, Outcome{Result: []byte(`"trace not found"`)})
+	}
+	if v == nil || !strings.Contains(v.Message, "(its clock and attempt or step counters aside)") {
+		t.Fatalf("verdict %+v, want a repeat that says its clock and counters, not its ids, were set aside", v)
+	}
+}
