@@ -28,51 +28,70 @@ var exchangeCounters = map[string]bool{
 	"attempt": true, "attempts": true, "retry": true, "retries": true,
 }
 
+// What an argument's key names (exchangeKind): the question, an id of
+// the exchange, or another stamp of it (a nonce, the client's clock, the
+// attempt's number).
+const (
+	askedKey = iota
+	exchangeIDKey
+	exchangeStampKey
+)
+
 // exchangeArgKey reports whether argument key k names the exchange rather
-// than the question: a nonce, the request's own id (its one word, as
-// volatileAlone's requestid, or an id after a word of volatileIDWords
-// that names an exchange: request, trace, correlation, ...), the client's
-// clock (a time after a word of exchangeClockWords), or the attempt's
-// number (attempt, retry_count, attempt_number; a limit such as
-// max_retries is the caller's setting, kept).
-func exchangeArgKey(k []byte) bool {
+// than the question (exchangeKind).
+func exchangeArgKey(k []byte) bool { return exchangeKind(k) != askedKey }
+
+// exchangeKind says what argument key k names: the request's own id (its
+// one word, as volatileAlone's requestid, or an id after a word of
+// volatileIDWords that names an exchange: request, trace, correlation,
+// ...) is exchangeIDKey; a nonce, the client's clock (a time after a word
+// of exchangeClockWords) or the attempt's number (attempt, retry_count,
+// attempt_number; a limit such as max_retries is the caller's setting,
+// kept) is exchangeStampKey; any other is askedKey.
+func exchangeKind(k []byte) int {
 	var w keyWords
 	if !w.split(k) || w.n == 0 {
-		return false
+		return askedKey
 	}
 	n := w.n
 	last := string(w.word(n - 1))
 	if n == 1 {
 		switch last {
-		case "nonce", "rid", "reqid", "requestid", "traceid", "spanid":
-			return true
+		case "rid", "reqid", "requestid", "traceid", "spanid":
+			return exchangeIDKey
+		case "nonce":
+			return exchangeStampKey
 		}
-		return exchangeCounters[last]
+		if exchangeCounters[last] {
+			return exchangeStampKey
+		}
+		return askedKey
 	}
 	first := string(w.word(0))
 	if first == "max" || first == "min" {
-		return false
+		return askedKey
 	}
 	if exchangeCounters[last] || (last == "count" || last == "number" || last == "no") && exchangeCounters[string(w.word(n-2))] {
-		return true
+		return exchangeStampKey
 	}
 	var in map[string]bool
+	kind := exchangeStampKey
 	switch last {
 	case "id", "ids", "uuid", "guid":
-		in = exchangeIDWords
+		in, kind = exchangeIDWords, exchangeIDKey
 	case "time", "ts", "at", "timestamp":
 		in = exchangeClockWords
 	case "nonce":
-		return true
+		return exchangeStampKey
 	default:
-		return false
+		return askedKey
 	}
 	for i := range n - 1 {
 		if in[string(w.word(i))] {
-			return true
+			return kind
 		}
 	}
-	return false
+	return askedKey
 }
 
 // exchangeIDWords are the words of volatileIDWords that, before an id in
@@ -86,25 +105,70 @@ var exchangeIDWords = map[string]bool{
 // readKey is callKey of a read's arguments with the members that name the
 // exchange left out (exchangeArgKey, and metaCounter in a metadata
 // object), at any depth; a write's, or a read's that holds none, is
-// callKey.
+// callKey. A read that, its stamps left out, would ask nothing (asksAny)
+// asks for what its ids of the exchange name (a trace by its trace_id, a
+// ticket by its request_id): its key keeps them, and leaves out only its
+// other stamps (a nonce, the clock, the attempt, a step counter); so a
+// read stamped with a nonce alone asks nothing, as before.
 func readKey(tool string, write bool, args []byte) uint64 {
+	k, _ := readKeyIDs(tool, write, args)
+	return k
+}
+
+// readKeyIDs is readKey, and whether it kept the ids of the exchange
+// because they were all the read asked.
+func readKeyIDs(tool string, write bool, args []byte) (uint64, bool) {
 	if write || !holdsExchangeKey(args) {
-		return callKey(tool, args)
+		return callKey(tool, args), false
 	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
-		return callKey(tool, args)
+	v, ok := decodeArgs(args)
+	if !ok || !dropExchange(v, false, false) {
+		return callKey(tool, args), false
 	}
-	if !dropExchange(v, false) {
-		return callKey(tool, args)
+	kept := !asksAny(v)
+	if kept {
+		// The stamps were all it asked: decoded anew, the ids stay.
+		if v, ok = decodeArgs(args); !ok || !dropExchange(v, false, true) {
+			return callKey(tool, args), false
+		}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return callKey(tool, args)
+		return callKey(tool, args), false
 	}
-	return callKey(tool, b)
+	return callKey(tool, b), kept
+}
+
+// decodeArgs decodes a call's JSON arguments, its numbers as written.
+func decodeArgs(args []byte) (any, bool) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	return v, dec.Decode(&v) == nil
+}
+
+// asksAny reports whether decoded arguments v hold a value at any depth
+// other than a null: an empty object or list, or a null, asks nothing.
+func asksAny(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case map[string]any:
+		for _, e := range x {
+			if asksAny(e) {
+				return true
+			}
+		}
+		return false
+	case []any:
+		for _, e := range x {
+			if asksAny(e) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // metaCounter reports whether key k, in an object of a read's arguments
@@ -160,23 +224,24 @@ func holdsExchangeKey(args []byte) bool {
 }
 
 // dropExchange deletes from decoded arguments v the members that name the
-// exchange, inside an object of metadata when meta is true too its step
-// counters, and reports whether it deleted any.
-func dropExchange(v any, meta bool) bool {
+// exchange (but its ids when keepIDs is true), inside an object of
+// metadata when meta is true too its step counters, and reports whether
+// it deleted any.
+func dropExchange(v any, meta, keepIDs bool) bool {
 	dropped := false
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if exchangeArgKey([]byte(k)) || meta && metaCounter([]byte(k)) {
+			if kind := exchangeKind([]byte(k)); kind == exchangeStampKey || kind == exchangeIDKey && !keepIDs || meta && metaCounter([]byte(k)) {
 				delete(x, k)
 				dropped = true
 				continue
 			}
-			dropped = dropExchange(e, metaKey([]byte(k))) || dropped
+			dropped = dropExchange(e, metaKey([]byte(k)), keepIDs) || dropped
 		}
 	case []any:
 		for _, e := range x {
-			dropped = dropExchange(e, false) || dropped
+			dropped = dropExchange(e, false, keepIDs) || dropped
 		}
 	}
 	return dropped
@@ -186,8 +251,15 @@ func dropExchange(v any, meta bool) bool {
 // left out, when it left some out: a model that stamped each call anew
 // reads why another stamp is no other call.
 func exchangeAside(s *Step) string {
-	if isWrite(s.Access) || !holdsExchangeKey(s.Args) || readKey(s.Tool, false, s.Args) == callKey(s.Tool, s.Args) {
+	if isWrite(s.Access) || !holdsExchangeKey(s.Args) {
 		return ""
+	}
+	k, kept := readKeyIDs(s.Tool, false, s.Args)
+	switch {
+	case k == callKey(s.Tool, s.Args):
+		return ""
+	case kept:
+		return " (its clock and attempt or step counters aside)"
 	}
 	return " (its request ids, clock and attempt or step counters aside)"
 }

@@ -73,3 +73,51 @@ func TestExchangeArgsSaid(t *testing.T) {
 		t.Fatalf("verdict %+v, want a repeat that says the stamps were set aside", v)
 	}
 }
+
+// TestExchangeArgsAsked: a read that asks nothing but an id of the
+// exchange (a trace looked up by its trace_id, a ticket's status by its
+// request_id) asks for that trace or that ticket: another id is another
+// question, even answered alike. Its clock, attempt counter and nonce are
+// still the exchange's: the same id asked again with only those new is
+// the same call.
+func TestExchangeArgsAsked(t *testing.T) {
+	trace := func(id string) op { return call("get_trace", `{"trace_id":"`+id+`"}`, `"trace not found"`) }
+	ticket := func(n int) op {
+		return call("get_ticket_status", fmt.Sprintf(`{"request_id":"REQ-%d"}`, 1001+n), `{"status":"open"}`)
+	}
+	retried := func(i int) op {
+		return call("get_trace", fmt.Sprintf(`{"attempt":%d,"client_time":"2026-12-07T09:0%d:00Z","trace_id":"4bf92f35"}`, i+1, i), `"trace not found"`)
+	}
+	spans := func(i int) op {
+		return call("list_spans", fmt.Sprintf(`{"meta":{"step":%d},"span_id":"s-%d","filter":null}`, i, i), `[]`)
+	}
+	signed := func(i int) op {
+		return call("account", fmt.Sprintf(`{"nonce":%d}`, 1765098001000+i*2300), `{"free":1.5}`)
+	}
+	runCases(t, []testCase{
+		{"three traces looked up by id", nil, []op{trace("4bf92f35"), trace("a3ce929d"), trace("00f067aa")}},
+		{"three tickets by request id", nil, []op{ticket(0), ticket(1), ticket(2)}},
+		{"three spans by id, a step counter and a null aside", nil, []op{spans(0), spans(1), spans(2)}},
+		{"one trace retried with a new clock and attempt", nil, []op{retried(0), retried(1), refused(retried(2), "repeat")}},
+		{"a nonce alone asks nothing", nil, []op{signed(0), signed(1), refused(signed(2), "repeat")}},
+		{"the same trace id asked again", nil, []op{trace("4bf92f35"), trace("4bf92f35"), refused(trace("4bf92f35"), "repeat")}},
+	})
+}
+
+// TestExchangeArgsAskedSaid: the refusal of a trace retried with a new
+// attempt does not say its ids were set aside: its trace id is what it
+// asked, and another would have been another call.
+func TestExchangeArgsAskedSaid(t *testing.T) {
+	d := New(nil)
+	var v *Verdict
+	for i := range 3 {
+		s := &Step{Kind: ToolCall, Tool: "get_trace", Access: "read", Args: []byte(fmt.Sprintf(`{"attempt":%d,"trace_id":"4bf92f35"}`, i+1))}
+		if v = d.Check(s); v != nil {
+			break
+		}
+		d.Done(s, Outcome{Result: []byte(`"trace not found"`)})
+	}
+	if v == nil || !strings.Contains(v.Message, "(its clock and attempt or step counters aside)") {
+		t.Fatalf("verdict %+v, want a repeat that says its clock and counters, not its ids, were set aside", v)
+	}
+}
