@@ -788,8 +788,9 @@ func pointCases() []durablePoint {
 			},
 		},
 		{
-			// The first tool's pin is durable, the others' not yet: the
-			// restart pins them, and serves every tool, none held.
+			// The tools' pins are durable (pinned together, in one
+			// write): the restart finds them pinned, and serves every
+			// tool, none held.
 			point: "pin.stored",
 			drive: func(t *testing.T, h *crashRun) {},
 			check: func(t *testing.T, h *crashRun) {

@@ -191,15 +191,25 @@ func pinDefinition(t *mcp.Tool) pin.Definition {
 	return d
 }
 
-// pinContent is the pool's Pinner: it pins an upstream's prompt, resource
-// or resource template (by its pin key, upstream.PinKey) in the tools' pin
-// store, and reports whether its definition is held.
-func (g *Gateway) pinContent(key string, def any) bool {
-	st, err := g.pins.Check(key, contentDefinition(def))
-	if err != nil {
-		g.log.Warn("checking a prompt's or resource's pin failed; it is held", "pin", key, "err", err)
+// pinContent is the pool's Pinner: it pins an upstream's prompts,
+// resources and resource templates (by pin key, upstream.PinKey) in the
+// tools' pin store, in one write for all, and returns the held ones.
+func (g *Gateway) pinContent(defs map[string]any) map[string]bool {
+	ds := make(map[string]pin.Definition, len(defs))
+	for key, def := range defs {
+		ds[key] = contentDefinition(def)
 	}
-	return st == pin.Held
+	sts, err := g.pins.CheckAll(ds)
+	if err != nil {
+		g.log.Warn("checking prompts' or resources' pins failed; those it names are held", "err", err)
+	}
+	held := map[string]bool{}
+	for key, st := range sts {
+		if st == pin.Held {
+			held[key] = true
+		}
+	}
+	return held
 }
 
 // contentDefinition is what is pinned of a prompt, resource or resource
@@ -253,14 +263,24 @@ func (g *Gateway) pinned(tools []reach.Tool) []reach.Tool {
 	if g.pins == nil {
 		return tools
 	}
-	return slices.DeleteFunc(tools, func(t reach.Tool) bool {
-		orig := g.pool.Original(t)
-		if orig == nil {
-			return false
+	// All checked at once: what is new or changed is saved in one write.
+	defs := map[string]pin.Definition{}
+	for _, t := range tools {
+		if orig := g.pool.Original(t); orig != nil {
+			defs[t.Name] = pinDefinition(orig)
 		}
-		st, err := g.pins.Check(t.Name, pinDefinition(orig))
-		if err != nil {
-			g.log.Warn("checking a tool's pin failed; the tool is held", "tool", t.Name, "err", err)
+	}
+	if len(defs) == 0 {
+		return tools
+	}
+	sts, err := g.pins.CheckAll(defs)
+	if err != nil {
+		g.log.Warn("checking tools' pins failed; those it names are held", "err", err)
+	}
+	return slices.DeleteFunc(tools, func(t reach.Tool) bool {
+		st, ok := sts[t.Name]
+		if !ok {
+			return false
 		}
 		if st == pin.Held {
 			if _, was := g.awaiting.Swap(t.Name, struct{}{}); !was {
@@ -292,14 +312,14 @@ func (g *Gateway) recheckPins(every time.Duration) {
 		if !g.anyAwaitingApproval() {
 			continue
 		}
-		var back []reach.Tool
+		var waiting, back []reach.Tool
 		for _, tool := range g.pool.Tools() {
-			if !g.awaitingApproval(tool.Name) {
-				continue
+			if g.awaitingApproval(tool.Name) {
+				waiting = append(waiting, tool)
 			}
-			if ok := g.pinned([]reach.Tool{tool}); len(ok) == 1 {
-				back = append(back, g.prepare(tool))
-			}
+		}
+		for _, tool := range g.pinned(waiting) {
+			back = append(back, g.prepare(tool))
 		}
 		if len(back) == 0 {
 			continue

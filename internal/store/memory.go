@@ -787,6 +787,19 @@ func (m *Memory) PutPin(ctx context.Context, tool string, data []byte) (int64, e
 	return m.pinsV, nil
 }
 
+// PutPins implements Pins.
+func (m *Memory) PutPins(ctx context.Context, data map[string][]byte) (int64, error) {
+	if err := m.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	for tool, d := range data {
+		m.pins[tool] = clone(d)
+	}
+	m.pinsV++
+	return m.pinsV, nil
+}
+
 // ListPins implements Pins.
 func (m *Memory) ListPins(ctx context.Context) (map[string][]byte, int64, error) {
 	if err := m.lock(ctx); err != nil {

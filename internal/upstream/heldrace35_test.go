@@ -28,10 +28,14 @@ func TestHeldReadWhileApproved(t *testing.T) {
 		held[PinKey("resource_template", tm.URITemplate)] = tm
 	}
 	u.mirrored = mirrored{templates: templates, held: held}
-	approved := 0
-	p.pinner = func(key string, def any) bool { // every other one approved
-		approved++
-		return approved%2 == 0
+	p.pinner = func(defs map[string]any) map[string]bool { // every other one approved
+		held, i := map[string]bool{}, 0
+		for key := range defs {
+			if i++; i%2 == 0 {
+				held[key] = true
+			}
+		}
+		return held
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -246,11 +246,13 @@ func (u *upstream) mirror(ctx context.Context) {
 // upstream that changed what its prompt or resource said after it was
 // approved changed what the model sees, unnoticed.
 
-// Pinner checks the pin of what an upstream offers besides tools, by its
-// pin key (PinKey) and its definition as listed (a *mcp.Prompt, as
-// exposed, *mcp.Resource or *mcp.ResourceTemplate), pinning it when first
-// seen; it reports whether it is held.
-type Pinner func(key string, def any) (held bool)
+// Pinner checks the pins of what an upstream offers besides tools, by
+// pin key (PinKey) each with its definition as listed (a *mcp.Prompt, as
+// exposed, *mcp.Resource or *mcp.ResourceTemplate), pinning those first
+// seen; it returns the keys of the held ones. A mirror asks once for all
+// it lists, so that pinning thousands of resources is one write of the
+// pins, not one each.
+type Pinner func(defs map[string]any) (held map[string]bool)
 
 // SetPinner pins the prompts, resources and resource templates the pool
 // mirrors with f; call it before Serve.
@@ -261,29 +263,35 @@ func (p *Pool) SetPinner(f Pinner) { p.pinner = f }
 // "prompt", "resource" or "resource_template".
 func PinKey(kind, name string) string { return kind + ":" + name }
 
-// heldOf asks the Pinner about each of m, and returns the held ones by pin
-// key; it logs each newly held (not in was).
+// heldOf asks the Pinner about all of m at once, and returns the held
+// ones by pin key; it logs each newly held (not in was).
 func (u *upstream) heldOf(m mirrored, was map[string]any) map[string]any {
 	if u.p.pinner == nil {
 		return nil
 	}
-	held := map[string]any{}
-	check := func(key string, def any) {
-		if u.p.pinner(key, def) {
-			held[key] = def
-			if _, ok := was[key]; !ok {
-				u.log.Warn("an upstream's prompt or resource changed its definition: it is held until approved (reach tools diff/approve)", "pin", key)
-			}
-		}
-	}
+	defs := make(map[string]any, len(m.prompts)+len(m.resources)+len(m.templates))
 	for name, pr := range m.prompts {
-		check(PinKey("prompt", name), pr)
+		defs[PinKey("prompt", name)] = pr
 	}
 	for uri, r := range m.resources {
-		check(PinKey("resource", uri), r)
+		defs[PinKey("resource", uri)] = r
 	}
 	for tmpl, t := range m.templates {
-		check(PinKey("resource_template", tmpl), t)
+		defs[PinKey("resource_template", tmpl)] = t
+	}
+	held := map[string]any{}
+	if len(defs) == 0 {
+		return held
+	}
+	for key := range u.p.pinner(defs) {
+		def, ok := defs[key]
+		if !ok {
+			continue
+		}
+		held[key] = def
+		if _, ok := was[key]; !ok {
+			u.log.Warn("an upstream's prompt or resource changed its definition: it is held until approved (reach tools diff/approve)", "pin", key)
+		}
 	}
 	return held
 }
@@ -371,36 +379,38 @@ func (p *Pool) RecheckPins() {
 		p.mirrorMu.Lock()
 		held := maps.Clone(u.mirrored.held)
 		p.mirrorMu.Unlock()
-		for key, def := range held {
-			if p.pinner(key, def) {
-				continue
-			}
-			p.mirrorMu.Lock()
-			if u.mirrored.held[key] == def {
-				// A new map, not a delete in place: readers (resourceHeld)
-				// range over the map they took under the lock after letting
-				// go of it, as mirror replaces it whole.
-				kept := maps.Clone(u.mirrored.held)
-				delete(kept, key)
-				u.mirrored.held = kept
-				switch d := def.(type) {
-				case *mcp.Prompt:
-					if u.mirrored.prompts[d.Name] == d {
-						p.server.AddPrompt(d, u.getPrompt(strings.TrimPrefix(d.Name, u.prefix())))
-					}
-				case *mcp.Resource:
-					if u.mirrored.resources[d.URI] == d {
-						p.server.AddResource(d, u.readResource)
-					}
-				case *mcp.ResourceTemplate:
-					if u.mirrored.templates[d.URITemplate] == d {
-						p.server.AddResourceTemplate(d, u.readResource)
-					}
-				}
-				u.log.Info("an approved prompt or resource definition is in force", "pin", key)
-			}
-			p.mirrorMu.Unlock()
+		if len(held) == 0 {
+			continue
 		}
+		still := p.pinner(held)
+		p.mirrorMu.Lock()
+		// A new map, not deletes in place: readers (resourceHeld) range
+		// over the map they took under the lock after letting go of it, as
+		// mirror replaces it whole.
+		kept := maps.Clone(u.mirrored.held)
+		for key, def := range held {
+			if still[key] || kept[key] != def {
+				continue // still held, or mirrored anew meanwhile
+			}
+			delete(kept, key)
+			switch d := def.(type) {
+			case *mcp.Prompt:
+				if u.mirrored.prompts[d.Name] == d {
+					p.server.AddPrompt(d, u.getPrompt(strings.TrimPrefix(d.Name, u.prefix())))
+				}
+			case *mcp.Resource:
+				if u.mirrored.resources[d.URI] == d {
+					p.server.AddResource(d, u.readResource)
+				}
+			case *mcp.ResourceTemplate:
+				if u.mirrored.templates[d.URITemplate] == d {
+					p.server.AddResourceTemplate(d, u.readResource)
+				}
+			}
+			u.log.Info("an approved prompt or resource definition is in force", "pin", key)
+		}
+		u.mirrored.held = kept
+		p.mirrorMu.Unlock()
 	}
 }
 

@@ -239,14 +239,27 @@ func (s *Store) refresh() error {
 	return nil
 }
 
-// save writes the pin of tool (to the file: every pin); s.mu is held.
-func (s *Store) save(tool string) error {
+// save writes the pins of tools, in one write (to the file: every pin);
+// s.mu is held.
+func (s *Store) save(tools ...string) error {
 	if s.db != nil {
-		b, err := json.Marshal(s.pins[tool])
-		if err != nil {
-			return err
+		var v int64
+		var err error
+		if len(tools) == 1 {
+			var b []byte
+			if b, err = json.Marshal(s.pins[tools[0]]); err != nil {
+				return err
+			}
+			v, err = s.db.PutPin(context.Background(), tools[0], b)
+		} else {
+			data := make(map[string][]byte, len(tools))
+			for _, tool := range tools {
+				if data[tool], err = json.Marshal(s.pins[tool]); err != nil {
+					return err
+				}
+			}
+			v, err = s.db.PutPins(context.Background(), data)
 		}
-		v, err := s.db.PutPin(context.Background(), tool, b)
 		if err != nil {
 			return fmt.Errorf("writing pins: %w", err)
 		}
@@ -288,13 +301,75 @@ func (s *Store) Check(tool string, d Definition) (Status, error) {
 	if err := s.refresh(); err != nil {
 		return Held, err
 	}
+	st, changed := s.check(tool, c, h, time.Now().UTC().Truncate(time.Second))
+	if changed {
+		return st, s.save(tool)
+	}
+	return st, nil
+}
+
+// CheckAll is Check of many tools at once (an upstream's prompts and
+// resources as mirrored, a listing's tools): the same statuses, by tool,
+// and what changed saved in one write (the file written once, the store
+// in one transaction), not one each. A definition that cannot be hashed
+// is Held, and named in the error; if the pins cannot be read or
+// written, the error says so (statuses as Check would return them).
+func (s *Store) CheckAll(defs map[string]Definition) (map[string]Status, error) {
+	type hashed struct {
+		c Definition
+		h string
+	}
+	out := make(map[string]Status, len(defs))
+	ok := make(map[string]hashed, len(defs))
+	var errs []error
+	for _, tool := range slices.Sorted(maps.Keys(defs)) {
+		c, err := defs[tool].canonical()
+		if err != nil {
+			out[tool] = Held
+			errs = append(errs, fmt.Errorf("pinning %s: %w", tool, err))
+			continue
+		}
+		h, _ := c.Hash()
+		ok[tool] = hashed{c, h}
+	}
+	if len(ok) == 0 {
+		return out, errors.Join(errs...)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		for tool := range ok {
+			out[tool] = Held
+		}
+		return out, errors.Join(append(errs, err)...)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	var changed []string
+	for _, tool := range slices.Sorted(maps.Keys(ok)) {
+		st, ch := s.check(tool, ok[tool].c, ok[tool].h, now)
+		out[tool] = st
+		if ch {
+			changed = append(changed, tool)
+		}
+	}
+	if len(changed) > 0 {
+		if err := s.save(changed...); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// check is Check of the canonical definition c, of hash h, seen at now;
+// s.mu is held and the pins fresh. It reports whether it changed the
+// tool's pin, which is then to be saved.
+func (s *Store) check(tool string, c Definition, h string, now time.Time) (Status, bool) {
 	if _, ok := s.bad[tool]; ok {
 		// Its pin cannot be read: held as changed, and the row is not
 		// written over (Unreadable names it).
-		return Held, nil
+		return Held, false
 	}
 	p := s.pins[tool]
-	now := time.Now().UTC().Truncate(time.Second)
 	if p != nil && !p.IconsPinned {
 		p.IconsPinned = true
 		bare := c
@@ -302,14 +377,14 @@ func (s *Store) Check(tool string, d Definition) (Status, error) {
 		if p.Hash != h && len(c.Icons) > 0 {
 			if bh, _ := bare.Hash(); bh == p.Hash {
 				p.Hash, p.Definition, p.Pending = h, c, nil
-				return Unchanged, s.save(tool)
+				return Unchanged, true
 			} else if again, err := p.Definition.Hash(); err == nil && again == bh {
 				p.Hash, p.Definition, p.Pending = h, c, nil
-				return Unchanged, s.save(tool)
+				return Unchanged, true
 			}
 		}
 		if p.Hash == h {
-			return Unchanged, s.save(tool)
+			return Unchanged, true
 		}
 	}
 	if p != nil && p.Hash != h {
@@ -317,24 +392,24 @@ func (s *Store) Check(tool string, d Definition) (Status, error) {
 			// The pin was hashed under an older canonical form (a number
 			// spelled another way, say): the definition has not changed.
 			p.Hash, p.Definition, p.Pending = h, c, nil
-			return Unchanged, s.save(tool)
+			return Unchanged, true
 		}
 	}
 	switch {
 	case p == nil:
 		s.pins[tool] = &Pin{Tool: tool, Hash: h, Definition: c, Pinned: now, IconsPinned: true}
-		return New, s.save(tool)
+		return New, true
 	case p.Hash == h:
 		if p.Pending != nil { // the upstream went back to the pinned definition
 			p.Pending = nil
-			return Unchanged, s.save(tool)
+			return Unchanged, true
 		}
-		return Unchanged, nil
+		return Unchanged, false
 	case p.Pending != nil && p.Pending.Hash == h:
-		return Held, nil
+		return Held, false
 	}
 	p.Pending = &Change{Hash: h, Definition: c, Seen: now}
-	return Held, s.save(tool)
+	return Held, true
 }
 
 // decodePin reads the pin of tool as the store keeps it: an error if it is

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -330,6 +331,33 @@ func (c *Core) PutPin(ctx context.Context, tool string, data []byte) (int64, err
 	}})
 	if err != nil {
 		return 0, fmt.Errorf("storing the pin of %s: %w", tool, err)
+	}
+	return v, nil
+}
+
+// PutPins implements store.Pins: the pins, and the pins' version moved
+// on once, in one transaction.
+func (c *Core) PutPins(ctx context.Context, data map[string][]byte) (int64, error) {
+	if c.Closed() {
+		return 0, store.ErrClosed
+	}
+	now := time.Now().UnixNano()
+	tools := slices.Sorted(maps.Keys(data))
+	var v int64
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		v = 0
+		for _, tool := range tools {
+			b.Exec(w, StPinPut, []any{tool, c.D.Doc(data[tool]), now}, nil)
+		}
+		b.Query(w, StPinsVersion, nil, func(rows Rows) error {
+			if !rows.Next() {
+				return nil
+			}
+			return rows.Scan(&v)
+		})
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("storing %d pins: %w", len(tools), err)
 	}
 	return v, nil
 }

@@ -277,6 +277,19 @@ func testPins(t *testing.T, open Opener) {
 		if got, err := s.PinsVersion(ctx); err != nil || got != v {
 			t.Errorf("PinsVersion = %d, %v; want %d", got, err, v)
 		}
+		// Many pins in one write: the version moves on once.
+		v3, err := s.PutPins(ctx, map[string][]byte{
+			"fs__read": []byte(`{"tool":"fs__read","sha256":"c"}`), "fs__write": []byte(`{"tool":"fs__write"}`), "prompt:greet": []byte(`{"tool":"prompt:greet"}`)})
+		if err != nil || v3 <= v {
+			t.Fatalf("PutPins = %d, %v; want a version after %d", v3, err, v)
+		}
+		pins, v4, err := s.ListPins(ctx)
+		if err != nil || len(pins) != 4 || string(pins["fs__read"]) != `{"tool":"fs__read","sha256":"c"}` || string(pins["prompt:greet"]) != `{"tool":"prompt:greet"}` || v4 != v3 {
+			t.Fatalf("ListPins after PutPins = %q, version %d (PutPins said %d), %v", pins, v4, v3, err)
+		}
+		if v5, err := s.PutPin(ctx, "kb__search", []byte(`{"tool":"kb__search","sha256":"d"}`)); err != nil || v5 != v3+1 {
+			t.Errorf("PutPin after PutPins = %d, %v; want %d (PutPins moved the version on once)", v5, err, v3+1)
+		}
 	})
 }
 
