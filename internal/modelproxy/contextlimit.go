@@ -13,18 +13,17 @@ import (
 )
 
 // overContext is the refusal of a turn to model whose prompt (body, after
-// any fold; estimated as the token budget estimates it, with a stored
-// conversation's history) and the answer it asks for (max_tokens or its
+// any fold; prompt, estimated once for the turn as the token budget
+// estimates it, with a stored conversation's history: promptEstimate) and the answer it asks for (max_tokens or its
 // like, when set) do not fit the context window model.context_limits lists
 // for model: its provider would refuse it. nil when it fits, or when the
 // model is not listed (its window is not known: no check).
-func (p *Proxy) overContext(api apiKind, body map[string]json.RawMessage, who *auth.Identity, model string) *reach.Error {
+func (p *Proxy) overContext(api apiKind, body map[string]json.RawMessage, estimate func() int64, model string) *reach.Error {
 	limit := p.opts.Model.ContextLimits[model]
 	if limit <= 0 {
 		return nil
 	}
-	out, _ := json.Marshal(body)
-	prompt := openai.EstimateTokens(len(out)) + p.kept(api, body, who)
+	prompt := estimate()
 	asked := askedTokens(api, body)
 	if prompt+asked <= limit {
 		return nil
@@ -45,8 +44,8 @@ func (p *Proxy) overContext(api apiKind, body map[string]json.RawMessage, who *a
 // no SDK retries (x-should-retry: false; a 400 the OpenAI SDKs would not
 // retry either, but LangChain's would), its message saying what to do.
 func (p *Proxy) refuseContext(ctx context.Context, w http.ResponseWriter, req *reach.Request, api apiKind, body map[string]json.RawMessage,
-	who *auth.Identity, model, route string) bool {
-	e := p.overContext(api, body, who, model)
+	prompt func() int64, model, route string) bool {
+	e := p.overContext(api, body, prompt, model)
 	if e == nil {
 		return false
 	}
@@ -58,4 +57,19 @@ func (p *Proxy) refuseContext(ctx context.Context, w http.ResponseWriter, req *r
 	w.Header().Set("X-Should-Retry", "false")
 	proxyError(w, http.StatusForbidden, "invalid_request_error", e.Code, e.Message+" "+e.Suggestion)
 	return true
+}
+
+// promptEstimate returns the estimate of a turn's prompt, made once when
+// first asked for (its body encoded, about four bytes a token, plus a
+// stored conversation's history): the context window's check and the
+// token budget's hold share it.
+func (p *Proxy) promptEstimate(api apiKind, body map[string]json.RawMessage, who *auth.Identity) func() int64 {
+	n := int64(-1)
+	return func() int64 {
+		if n < 0 {
+			out, _ := json.Marshal(body)
+			n = openai.EstimateTokens(len(out)) + p.kept(api, body, who)
+		}
+		return n
+	}
 }

@@ -492,7 +492,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Folded before the context window's check: a long conversation
 	// folded may fit.
 	folded := fold(body, mc.Context, req)
-	if p.refuseContext(ctx, w, req, api, body, who, model, route) {
+	promptTokens := p.promptEstimate(api, body, who)
+	if p.refuseContext(ctx, w, req, api, body, promptTokens, model, route) {
 		return
 	}
 	mctx, mf, err := p.opts.Models.BeginModel(reach.WithRoute(ctx, route), model)
@@ -566,8 +567,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// encodes the body, and may read a stored conversation's history).
 	var prompt int64
 	if limited || p.opts.Ledger != nil && costBudgeted(req) {
-		out, _ := json.Marshal(body)
-		prompt = openai.EstimateTokens(len(out)) + p.kept(api, body, who)
+		prompt = promptTokens()
 	}
 	// The prompt is spent once it is sent: it is debited from the shared
 	// ledger before, so that an instance killed before the turn's charge
