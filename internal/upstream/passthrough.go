@@ -414,16 +414,19 @@ func (p *Pool) RecheckPins() {
 	}
 }
 
-// isHeld reports whether any upstream holds the pin key.
-func (p *Pool) isHeld(key string) bool {
+// heldNow returns what the upstreams hold, by pin key, one map each (nil
+// when none holds anything). The maps are not changed once put in place
+// (mirror and RecheckPins replace them), so they are read without the lock.
+func (p *Pool) heldNow() []map[string]any {
 	p.mirrorMu.Lock()
 	defer p.mirrorMu.Unlock()
+	var all []map[string]any
 	for _, u := range p.ups {
-		if _, ok := u.mirrored.held[key]; ok {
-			return true
+		if len(u.mirrored.held) > 0 {
+			all = append(all, u.mirrored.held)
 		}
 	}
-	return false
+	return all
 }
 
 // listedUnheld is the gateway's server's middleware that leaves the held
@@ -434,20 +437,33 @@ func (p *Pool) listedUnheld(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil {
 			return res, err
 		}
+		all := p.heldNow() // one look for the whole listing
+		if len(all) == 0 {
+			return res, err
+		}
+		held := func(kind, name string) bool {
+			key := PinKey(kind, name)
+			for _, h := range all {
+				if _, ok := h[key]; ok {
+					return true
+				}
+			}
+			return false
+		}
 		switch r := res.(type) {
 		case *mcp.ListResourcesResult:
 			out := *r
-			out.Resources = slices.DeleteFunc(slices.Clone(r.Resources), func(x *mcp.Resource) bool { return p.isHeld(PinKey("resource", x.URI)) })
+			out.Resources = slices.DeleteFunc(slices.Clone(r.Resources), func(x *mcp.Resource) bool { return held("resource", x.URI) })
 			return &out, nil
 		case *mcp.ListResourceTemplatesResult:
 			out := *r
 			out.ResourceTemplates = slices.DeleteFunc(slices.Clone(r.ResourceTemplates), func(x *mcp.ResourceTemplate) bool {
-				return p.isHeld(PinKey("resource_template", x.URITemplate))
+				return held("resource_template", x.URITemplate)
 			})
 			return &out, nil
 		case *mcp.ListPromptsResult:
 			out := *r
-			out.Prompts = slices.DeleteFunc(slices.Clone(r.Prompts), func(x *mcp.Prompt) bool { return p.isHeld(PinKey("prompt", x.Name)) })
+			out.Prompts = slices.DeleteFunc(slices.Clone(r.Prompts), func(x *mcp.Prompt) bool { return held("prompt", x.Name) })
 			return &out, nil
 		}
 		return res, err
