@@ -26,7 +26,7 @@ func (g *Gateway) approvalAudited(ctx context.Context, e approval.Event) bool {
 			"approval", a.ID, "action", e.Action, "err", err)
 		return false
 	}
-	head := "approval " + a.ID + " (" + a.Requires + ")"
+	head := approvalHead(a)
 	for _, ev := range evs {
 		if ev.Kind != "approval" || ev.Decision != e.Action {
 			continue

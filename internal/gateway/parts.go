@@ -247,11 +247,15 @@ func (g *Gateway) settleAwaiting(e approval.Event) {
 	}
 }
 
+// approvalHead is how an approval's audit event's message begins: which
+// approval, and what it requires. approvalAudited finds the event by it.
+func approvalHead(a *approval.Approval) string { return "approval " + a.ID + " (" + a.Requires + ")" }
+
 // auditApproval records an approval's action in the audit log (A1): who
 // asked for what, and each vote, denial, expiry and use, with who acted.
 func (g *Gateway) auditApproval(ctx context.Context, e approval.Event) {
 	a := e.Approval
-	msg := "approval " + a.ID + " (" + a.Requires + ")"
+	msg := approvalHead(&a)
 	if e.By != "" {
 		msg += " by " + e.By
 	}
