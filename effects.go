@@ -113,7 +113,14 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 		return rt.withSharedEntities(ctx, c, next, reads, writes, show)
 	}
 	rv := &c.req.root.reads
-	release, err := rt.lockWrites(ctx, c, writes, show)
+	ok := false // the write succeeded: its versions are the request's (set as its locks are let go)
+	release, err := rt.lockWrites(ctx, c, writes, show, func(vers map[string]uint64) {
+		if ok {
+			for _, n := range writes {
+				rv.Set(n, vers[n]) // this write's version, not one another request wrote since
+			}
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -142,23 +149,21 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 		readAt[i] = rt.entities.Observe(n)
 	}
 	res, err := next(ctx, c)
-	ok := err == nil && res.Status == StatusSuccess && !res.Replayed
-	var vers map[string]uint64
-	if release != nil {
-		// A write that reached its tool may have taken effect, however it
-		// ended (failed, timed out, cancelled, its result refused): its
-		// entities change version, so a write based on an earlier read is
-		// refused, not lost. One refused before, or replayed, did not run.
-		vers = release(c.frame.State() == Executing)
-	}
+	ok = err == nil && res.Status == StatusSuccess && !res.Replayed
 	if ok {
 		for i, n := range reads {
 			rv.Set(n, readAt[i])
 		}
-		for _, n := range writes {
-			rv.Set(n, vers[n]) // this write's version, not one another request wrote since
-		}
 	}
+	// A write that reached its tool may have taken effect, however it
+	// ended (failed, timed out, cancelled, its result refused): its
+	// entities change version, so a write based on an earlier read is
+	// refused, not lost. One refused before, or replayed, did not run.
+	// The request's versions of what it wrote are set as the locks are
+	// let go (lockWrites' released), before a call of its that waited
+	// for them looks: after, such a call found its own request's write
+	// "changed since you read it".
+	release(c.frame.State() == Executing)
 	return res, err
 }
 
@@ -177,12 +182,12 @@ func (rt *Runtime) noteRefresh(c *Call, n string, seen, now uint64, before json.
 // releases them (entityTable.Lock); without writes, a release that does
 // nothing. show shows c's entities (entityShower), for a deadlock's
 // refusal.
-func (rt *Runtime) lockWrites(ctx context.Context, c *Call, writes []string, show func(string) string) (func(bool) map[string]uint64, error) {
+func (rt *Runtime) lockWrites(ctx context.Context, c *Call, writes []string, show func(string) string, released func(map[string]uint64)) (func(bool) map[string]uint64, error) {
 	if len(writes) == 0 {
 		return func(bool) map[string]uint64 { return nil }, nil
 	}
 	root := c.req.root
-	h := &holder{Root: root, Frame: c.frame, Batch: batch.From(ctx), Show: show}
+	h := &holder{Root: root, Frame: c.frame, Batch: batch.From(ctx), Show: show, Released: released}
 	if p := c.frame.Parent; p != nil && p.Kind == ModelFrame {
 		h.Turn = p // a call its model turn asked for: one of the turn's batch
 	}
@@ -698,7 +703,7 @@ type EntityClaim = entities.Claim
 func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler, reads, writes []string, show func(string) string) (*Result, error) {
 	es := &keyedEntities{es: rt.opts.Entities, show: show}
 	rv := &c.req.root.reads
-	release, err := rt.lockWrites(ctx, c, writes, show)
+	release, err := rt.lockWrites(ctx, c, writes, show, nil)
 	if err != nil {
 		return nil, err
 	}

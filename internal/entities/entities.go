@@ -109,8 +109,14 @@ type Holder[F, R comparable] struct {
 	// (to the model, in logs, records and views): its name with what came
 	// from a secret argument masked. Names are the real ones (the versions
 	// are keyed by them); only what is shown goes through Show.
-	Show  func(name string) string
-	waits string // the entity it waits for, while it waits
+	Show func(name string) string
+	// Released, if not nil, is told the versions the entities have as
+	// release lets go of them, before a call waiting for them can take
+	// them: the request notes its own write's version there, so that its
+	// next write of them (a turn's other call, which waited) does not find
+	// it changed since the request read it.
+	Released func(vers map[string]uint64)
+	waits    string // the entity it waits for, while it waits
 }
 
 // show returns entity n of h's call as it may be shown (Holder.Show).
@@ -289,6 +295,9 @@ func (t *Table[F, R]) Lock(ctx context.Context, h *Holder[F, R], names []string)
 		}
 		if bump {
 			t.evict()
+		}
+		if h.Released != nil {
+			h.Released(vers)
 		}
 		close(t.changed)
 		t.changed = make(chan struct{})
