@@ -26,9 +26,9 @@ import (
 // in stages, across the two processes: both traces are stamped with the
 // machine's monotonic clock.
 //
-//	REACH_BENCH_PPROF=1 REACH_BENCH_TRACE=/tmp/w REACH_BENCH_PATHS=reach-write,reach-read \
+//	REACH_BENCH_PPROF=1 REACH_BENCH_TRACE="$DIR" REACH_BENCH_PATHS=reach-write,reach-read \
 //	  go test -run '^$' -bench ServedLatency -benchtime 1000x ./internal/servebench/
-//	REACH_BENCH_ACCOUNT=/tmp/w go test -run TestWaitAccount -v ./internal/servebench/
+//	REACH_BENCH_ACCOUNT="$DIR" go test -run TestWaitAccount -v ./internal/servebench/
 
 // traceSeconds is how long the traces run, from the end of the warm-up.
 const traceSeconds = 2
