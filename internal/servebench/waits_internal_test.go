@@ -2,6 +2,7 @@ package servebench
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -10,7 +11,7 @@ import (
 // goroutine's stack (innermost first) when it has one.
 func ev(goid, at int, tr string, stack ...string) string {
 	var b strings.Builder
-	b.WriteString("M=1 P=0 G=" + itoa(goid) + " StateTransition Time=" + itoa(at) + " GoID=" + itoa(goid) + " " + tr + " Reason=\"\"\n")
+	b.WriteString("M=1 P=0 G=" + strconv.Itoa(goid) + " StateTransition Time=" + strconv.Itoa(at) + " GoID=" + strconv.Itoa(goid) + " " + tr + " Reason=\"\"\n")
 	if len(stack) > 0 {
 		b.WriteString("TransitionStack=\n")
 		for _, f := range stack {
@@ -18,19 +19,6 @@ func ev(goid, at int, tr string, stack ...string) string {
 		}
 	}
 	return b.String()
-}
-
-func itoa(n int) string { return formatInt(n) }
-
-func formatInt(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var d []byte
-	for ; n > 0; n /= 10 {
-		d = append([]byte{byte('0' + n%10)}, d...)
-	}
-	return string(d)
 }
 
 // A served write laid out in its stages: the times between the client's
