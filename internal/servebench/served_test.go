@@ -500,12 +500,14 @@ func latency(b *testing.B, paths []*path) {
 		cpu0[i] = processCPU(g.pid)
 	}
 	times := make([][]time.Duration, len(paths))
+	traced := startTraces(b, paths[1:])
 	for k := 0; b.Loop(); k++ {
 		for j := range paths {
 			i := slot(k, j, len(paths))
 			times[i] = append(times[i], call(b, sessions[i], paths[i].name, paths[i].tool))
 		}
 	}
+	traced()
 	for i, g := range groups {
 		calls := float64(len(times[0]) * g.paths)
 		b.ReportMetric(float64((processCPU(g.pid)-cpu0[i]).Microseconds())/calls, g.name+"-cpu-µs/call")
