@@ -43,7 +43,7 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		res, err := next(ctx, c)
 		if m := c.recs.moved; m != nil {
 			c.recs.moved = nil
-			m.run()
+			m.run(wrote(res, err))
 		}
 		end := &c.recs.ended
 		*end = *rec

@@ -1,0 +1,152 @@
+package reach_test
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/durable"
+	"github.com/agentreach/reach/internal/pgtest"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
+)
+
+// sharedEntityStore is an entity store several runtimes share, and the
+// checkpoints over it.
+type sharedEntityStore interface {
+	reach.EntityStore
+	durable.Store
+}
+
+// TestSharedTurnWritesOfOneEntityTakeTurns: two writes of order 7 one model
+// turn asked for take turns (TestTurnWritesOfOneEntityTakeTurns), on
+// entity versions shared by several instances (in memory, and in
+// PostgreSQL), with checkpoints and without. The first is held as it lets
+// go of the entity's lock (reach.SetLetGo) until the second, which waited
+// for it, has ended: the second finds the first's write noted as its
+// request's own and runs. Before, the request noted the version the
+// store's claim gave only after the lock was let go, and the second was
+// refused stale_read ("changed since you read it") by its own request's
+// write. A write of order 7 by another instance while the first ran is
+// still a stale read: the turn's second write is refused.
+func TestSharedTurnWritesOfOneEntityTakeTurns(t *testing.T) {
+	var cluster *pgtest.Cluster
+	var dbs atomic.Int64
+	stores := []struct {
+		name string
+		open func(t *testing.T) sharedEntityStore
+	}{
+		{"memory", func(*testing.T) sharedEntityStore { return store.NewMemory() }},
+		{"postgres", func(t *testing.T) sharedEntityStore {
+			url, err := cluster.CreateDatabase(t.Context(), "turn"+strconv.FormatInt(dbs.Add(1), 10))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := postgres.Open(t.Context(), url, &postgres.Options{MaxConns: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		}},
+	}
+	for _, sc := range stores {
+		if sc.name == "postgres" {
+			cluster = pgtest.Own(t) // one for the subtests, stopped as the test ends
+		}
+		for _, checkpointed := range []bool{false, true} {
+			for _, other := range []bool{false, true} {
+				name := sc.name
+				if checkpointed {
+					name += "/checkpointed"
+				}
+				if other {
+					name += "/written_by_another_instance"
+				}
+				t.Run(name, func(t *testing.T) {
+					st := sc.open(t)
+					sharedTurnWrites(t, st, checkpointed, other)
+				})
+			}
+		}
+	}
+}
+
+func sharedTurnWrites(t *testing.T, st sharedEntityStore, checkpointed, other bool) {
+	opts := func() *reach.Options {
+		o := &reach.Options{Entities: st}
+		if checkpointed {
+			o.Checkpoints = durable.New(st, nil, nil)
+		}
+		return o
+	}
+	// The other instance, on the same store.
+	rt2 := reach.New(opts())
+	rt2.MustRegister(reach.Tool{Name: "note", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{order}"}, Func: echo})
+	ctx2, _ := begin(t, rt2, nil)
+
+	rt := reach.New(opts())
+	started := make(chan struct{})
+	rt.MustRegister(
+		reach.Tool{Name: "get", Reentrancy: reach.Reentrant, Reads: []string{"order:{order}"}, Func: echo},
+		reach.Tool{Name: "note", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{order}"},
+			Func: func(ctx context.Context, a json.RawMessage) (json.RawMessage, error) {
+				var in struct{ Text string }
+				json.Unmarshal(a, &in)
+				if in.Text == "a" {
+					if other { // another instance writes order 7 while this write runs
+						if r := rt2.Call(ctx2, &reach.Call{ID: "elsewhere", Tool: "note", Arguments: json.RawMessage(`{"order":"7","text":"x"}`)}); r.IsError() {
+							t.Errorf("the other instance's write: %s", r.ModelText())
+						}
+					}
+					close(started)
+				}
+				return a, nil
+			}},
+	)
+	bDone := make(chan struct{})
+	var b *reach.Result
+	reach.SetLetGo(rt, func(call string) {
+		if call == "a" {
+			<-bDone // the turn's other write, which waited for order 7, ends first
+		}
+	})
+	ctx, _ := begin(t, rt, nil)
+	if r := call(rt, ctx, "get", `{"order":"7"}`); r.IsError() {
+		t.Fatal(r.ModelText())
+	}
+	tctx, turn, err := rt.BeginModel(ctx, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := make(chan *reach.Result, 1)
+	go func() {
+		a <- rt.Call(tctx, &reach.Call{ID: "a", Tool: "note", Arguments: json.RawMessage(`{"order":"7","text":"a"}`)})
+	}()
+	<-started // a holds order 7: b waits for it
+	go func() {
+		defer close(bDone)
+		b = rt.Call(tctx, &reach.Call{ID: "b", Tool: "note", Arguments: json.RawMessage(`{"order":"7","text":"b"}`)})
+	}()
+	if r := <-a; r.IsError() {
+		t.Fatalf("the turn's first write: %s", r.ModelText())
+	}
+	<-bDone
+	turn.EndModel(reach.TokenUsage{})
+	if other {
+		if b.Status != reach.StatusRefused || b.Error.Code != "stale_read" {
+			t.Fatalf("the turn's second write of order 7, which another instance wrote while the first ran: %s; want stale_read", b.ModelText())
+		}
+		return
+	}
+	if b.IsError() {
+		t.Fatalf("the turn's second write of order 7, which waited for its first: %s", b.ModelText())
+	}
+	// The request's versions are its writes': its next write runs.
+	if r := rt.Call(ctx, &reach.Call{ID: "c", Tool: "note", Arguments: json.RawMessage(`{"order":"7","text":"c"}`)}); r.IsError() {
+		t.Fatalf("the request's write after both: %s", r.ModelText())
+	}
+}
