@@ -778,13 +778,15 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 			return nil, rt.entityStoreError(ctx, c, err)
 		}
 	}
-	// After the tool ran, its entities are claimed again (m.run, just
-	// below): on a checkpointed call before its end is recorded, as this
-	// stage (12) runs inside the checkpoint stage (10), which runs m too
-	// should it come back without having run it; so a kill before this
+	// After the tool ran, its entities are claimed again (m.claim): on a
+	// checkpointed call by the checkpoint stage (10), which runs inside
+	// this one (7), before its end is recorded; so a kill before this
 	// claim leaves its checkpoint open, and the recovery of the dead life
 	// moves them on instead (MoveWrittenEntities): a read another
-	// instance made while it ran is then stale all the same.
+	// instance made while it ran is then stale all the same. Otherwise
+	// m.letGo, just below, claims them. Their locks are let go there
+	// only, once the call ended: after its end is recorded and a failed
+	// write's undo ran, as withEntities does.
 	m := &entityMove{rt: rt, c: c, es: es, ctx: ctx, rv: rv, reads: reads, readAt: readAt, writes: writes, claimed: claimed, keep: keep, release: release}
 	if rt.opts.Checkpoints != nil && rt.checkpointed(c.tool) {
 		recs := c.records()
@@ -800,7 +802,7 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 		}
 	}
 	res, err := next(ctx, c)
-	m.run(wrote(res, err))
+	m.letGo(wrote(res, err))
 	return res, err
 }
 
@@ -894,40 +896,52 @@ type entityMove struct {
 	claimed map[string]uint64
 	keep    func()
 	release func(bool) map[string]uint64
-	done    bool
+	done    bool              // claimed (claim)
+	ran     bool              // its tool ran, as claim found
+	after   map[string]uint64 // the versions claim gave
 }
 
-// run claims the entities again once the tool ran, notes the versions of
-// what the call read and wrote as its request's if ok (the write
-// succeeded: wrote), and only then lets go of their locks: a call of the
-// request that waited for them (a turn's other write of one) finds its
-// request's own write noted, not "changed since you read it". Before,
-// the claim and the note came after the locks were let go.
-func (m *entityMove) run(ok bool) {
+// claim claims the entities m's call writes again once its tool ran, if
+// it did, once: the checkpoint stage makes it before the call's end is
+// recorded; else letGo makes it.
+func (m *entityMove) claim() {
 	if m.done {
 		return
 	}
 	m.done = true
 	// A write that reached its tool may have taken effect, however it
 	// ended: its entities change version (see withEntities).
-	ran := m.c.frame.State() == Executing
-	var after map[string]uint64 // the versions the claim gave
-	if ran && len(m.writes) > 0 {
+	m.ran = m.c.frame.State() == Executing
+	if m.ran && len(m.writes) > 0 {
 		crashpoint.Reached("entities.ran")
-		after = m.claimAfter()
+		m.after = m.claimAfter()
 	}
-	if !ran {
+}
+
+// letGo ends m's call's hold of its entities, once it ended (its end
+// recorded, the undo of a write that failed run): it claims them again if
+// that is not done (claim), notes the versions of what the call read and
+// wrote as its request's if ok (the write succeeded: wrote), and only then
+// lets go of their locks, as withEntities does. A call that waited for
+// them (a turn's other write of one) finds its request's own write noted,
+// not "changed since you read it"; another request's write of them runs
+// after the failed write's undo, which does not write over it. Before, on
+// a checkpointed call the locks were let go with the claim, before its
+// end and its undo, and the note came after.
+func (m *entityMove) letGo(ok bool) {
+	m.claim()
+	if !m.ran {
 		m.keep()
 	}
 	if ok {
 		for _, n := range m.reads {
 			m.rv.Set(n, m.readAt[n])
 		}
-		for n, v := range after {
+		for n, v := range m.after {
 			m.rv.Set(n, v) // this write's version, not one another request wrote since
 		}
 	}
-	m.release(ran)
+	m.release(m.ran)
 	if h := m.rt.lockLetGo; h != nil {
 		h(m.c)
 	}

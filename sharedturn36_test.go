@@ -3,7 +3,9 @@ package reach_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -148,5 +150,117 @@ func sharedTurnWrites(t *testing.T, st sharedEntityStore, checkpointed, other bo
 	// The request's versions are its writes': its next write runs.
 	if r := rt.Call(ctx, &reach.Call{ID: "c", Tool: "note", Arguments: json.RawMessage(`{"order":"7","text":"c"}`)}); r.IsError() {
 		t.Fatalf("the request's write after both: %s", r.ModelText())
+	}
+}
+
+// TestSharedFailedWriteUndoneBeforeItsEntityIsLetGo: a write of order 7
+// whose check fails is undone before its lock on order 7 is let go, on
+// entity versions shared by several instances (in memory, and in
+// PostgreSQL), checkpointed or not, as on one runtime's own versions: a
+// write of order 7 by another request, which waited for it, runs after
+// the undo, and the undo does not take back what that write did. The
+// failed write is held as it lets go of the lock (reach.SetLetGo) until
+// the other write has ended. Before, a checkpointed write on a shared
+// store let go of the lock as its tool's claim was made, before its end
+// was recorded and its undo ran: the other request's write ran in
+// between, and the undo, run after it, wrote over it.
+func TestSharedFailedWriteUndoneBeforeItsEntityIsLetGo(t *testing.T) {
+	var cluster *pgtest.Cluster
+	var dbs atomic.Int64
+	for _, name := range []string{"memory", "postgres"} {
+		if name == "postgres" {
+			cluster = pgtest.Own(t)
+		}
+		for _, checkpointed := range []bool{false, true} {
+			sub := name
+			if checkpointed {
+				sub += "/checkpointed"
+			}
+			t.Run(sub, func(t *testing.T) {
+				var st sharedEntityStore = store.NewMemory()
+				if cluster != nil {
+					url, err := cluster.CreateDatabase(t.Context(), "undo"+strconv.FormatInt(dbs.Add(1), 10))
+					if err != nil {
+						t.Fatal(err)
+					}
+					pg, err := postgres.Open(t.Context(), url, &postgres.Options{MaxConns: 4})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { pg.Close() })
+					st = pg
+				}
+				undoneBeforeLetGo(t, st, checkpointed)
+			})
+		}
+	}
+}
+
+func undoneBeforeLetGo(t *testing.T, st sharedEntityStore, checkpointed bool) {
+	o := &reach.Options{Entities: st}
+	if checkpointed {
+		o.Checkpoints = durable.New(st, nil, nil)
+	}
+	rt := reach.New(o)
+	var mu sync.Mutex
+	var ran []string
+	log := func(s string) {
+		mu.Lock()
+		ran = append(ran, s)
+		mu.Unlock()
+	}
+	started := make(chan struct{})
+	rt.MustRegister(
+		reach.Tool{Name: "refund", Access: reach.Write, Writes: []string{"order:{order}"},
+			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+				log("refund")
+				close(started)
+				return json.RawMessage(`{"ok":false}`), nil
+			},
+			Undo:   &reach.Followup{Tool: "cancel_refund", Args: `{"order": "{args.order}"}`},
+			Verify: &reach.Verify{Followup: reach.Followup{Tool: "get_refund", Args: `{}`}, Condition: `result.ok == true`}},
+		reach.Tool{Name: "get_refund", Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"ok":false}`), nil
+		}},
+		reach.Tool{Name: "cancel_refund", Access: reach.Write, Writes: []string{"order:{order}"},
+			Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+				log("undo")
+				return a, nil
+			}},
+		reach.Tool{Name: "note", Access: reach.Write, Writes: []string{"order:{order}"},
+			Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+				log("note")
+				return a, nil
+			}},
+	)
+	otherDone := make(chan struct{})
+	var other *reach.Result
+	reach.SetLetGo(rt, func(call string) {
+		if call == "a" {
+			<-otherDone // the other request's write, which waited for order 7, ends first
+		}
+	})
+	ctx, _ := begin(t, rt, nil)
+	ctx2, _ := begin(t, rt, nil)
+	a := make(chan *reach.Result, 1)
+	go func() {
+		a <- rt.Call(ctx, &reach.Call{ID: "a", Tool: "refund", Arguments: json.RawMessage(`{"order":"7"}`)})
+	}()
+	<-started // a holds order 7: the other request's write waits for it
+	go func() {
+		defer close(otherDone)
+		other = rt.Call(ctx2, &reach.Call{ID: "b", Tool: "note", Arguments: json.RawMessage(`{"order":"7"}`)})
+	}()
+	if r := <-a; r.Status != reach.StatusError || r.Error.Code != "verify_failed" {
+		t.Fatalf("the refund whose check fails: %s; want verify_failed", r.ModelText())
+	}
+	<-otherDone
+	if other.IsError() {
+		t.Fatalf("the other request's write: %s", other.ModelText())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"refund", "undo", "note"}; !slices.Equal(ran, want) {
+		t.Errorf("the tools ran %v; want %v: the failed write undone before the other request's write of order 7", ran, want)
 	}
 }
