@@ -925,9 +925,9 @@ func (m *entityMove) claim() {
 // lets go of their locks, as withEntities does. A call that waited for
 // them (a turn's other write of one) finds its request's own write noted,
 // not "changed since you read it"; another request's write of them runs
-// after the failed write's undo, which does not write over it. Before, on
-// a checkpointed call the locks were let go with the claim, before its
-// end and its undo, and the note came after.
+// after the failed write's undo, which does not write over it. Before,
+// the locks were let go before the claim and the note, and on a
+// checkpointed call before its end and its undo.
 func (m *entityMove) letGo(ok bool) {
 	m.claim()
 	if !m.ran {
