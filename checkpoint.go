@@ -43,7 +43,7 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		res, err := next(ctx, c)
 		if m := c.recs.moved; m != nil {
 			c.recs.moved = nil
-			m.run()
+			m.claim()
 		}
 		end := &c.recs.ended
 		*end = *rec
@@ -90,8 +90,9 @@ type callRecords struct {
 	// moved claims again the entities the call writes, once its tool ran
 	// (withSharedEntities), before its end is recorded: a kill before it
 	// leaves the checkpoint open, whose recovery moves them on instead
-	// (Runtime.MoveWrittenEntities). withSharedEntities runs it itself,
-	// inside this stage; the checkpoint stage runs it if it did not.
+	// (Runtime.MoveWrittenEntities). The checkpoint stage claims
+	// (entityMove.claim); withSharedEntities lets go of the entities'
+	// locks once this stage returned (entityMove.letGo).
 	moved *entityMove
 	// writes are the keys of the entities the call writes in the shared
 	// entity store (keyedEntities), kept with its "executing" checkpoint

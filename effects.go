@@ -778,14 +778,16 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 			return nil, rt.entityStoreError(ctx, c, err)
 		}
 	}
-	// After the tool ran, its entities are claimed again (m.run, just
-	// below): on a checkpointed call before its end is recorded, as this
-	// stage (12) runs inside the checkpoint stage (10), which runs m too
-	// should it come back without having run it; so a kill before this
+	// After the tool ran, its entities are claimed again (m.claim): on a
+	// checkpointed call by the checkpoint stage (10), which runs inside
+	// this one (7), before its end is recorded; so a kill before this
 	// claim leaves its checkpoint open, and the recovery of the dead life
 	// moves them on instead (MoveWrittenEntities): a read another
-	// instance made while it ran is then stale all the same.
-	m := &entityMove{rt: rt, c: c, es: es, ctx: ctx, writes: writes, claimed: claimed, keep: keep, release: release}
+	// instance made while it ran is then stale all the same. Otherwise
+	// m.letGo, just below, claims them. Their locks are let go there
+	// only, once the call ended: after its end is recorded and a failed
+	// write's undo ran, as withEntities does.
+	m := &entityMove{rt: rt, c: c, es: es, ctx: ctx, rv: rv, reads: reads, readAt: readAt, writes: writes, claimed: claimed, keep: keep, release: release}
 	if rt.opts.Checkpoints != nil && rt.checkpointed(c.tool) {
 		recs := c.records()
 		recs.moved = m
@@ -800,18 +802,15 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 		}
 	}
 	res, err := next(ctx, c)
-	m.run()
-	after := m.after
-	ok := err == nil && res.Status == StatusSuccess && !res.Replayed
-	if ok {
-		for _, n := range reads {
-			rv.Set(n, readAt[n])
-		}
-		for _, n := range writes {
-			rv.Set(n, after[n])
-		}
-	}
+	m.letGo(wrote(res, err))
 	return res, err
+}
+
+// wrote reports whether a call's result res, err is a write that succeeded
+// and ran (not replayed): the versions of what it read and wrote are then
+// its request's.
+func wrote(res *Result, err error) bool {
+	return err == nil && res != nil && res.Status == StatusSuccess && !res.Replayed
 }
 
 // keyedEntities is the shared store as one call's entities are kept in it:
@@ -890,30 +889,70 @@ type entityMove struct {
 	c       *Call
 	es      EntityStore
 	ctx     context.Context
+	rv      *readVersions
+	reads   []string
+	readAt  map[string]uint64 // the versions of reads when the call read them
 	writes  []string
 	claimed map[string]uint64
 	keep    func()
 	release func(bool) map[string]uint64
-	after   map[string]uint64 // the versions the claim gave
-	done    bool
+	done    bool              // claimed (claim)
+	ran     bool              // its tool ran, as claim found
+	after   map[string]uint64 // the versions claim gave
 }
 
-func (m *entityMove) run() {
+// claim claims the entities m's call writes again once its tool ran, if
+// it did, once: the checkpoint stage makes it before the call's end is
+// recorded; else letGo makes it.
+func (m *entityMove) claim() {
 	if m.done {
 		return
 	}
 	m.done = true
 	// A write that reached its tool may have taken effect, however it
 	// ended: its entities change version (see withEntities).
-	ran := m.c.frame.State() == Executing
-	if !ran {
+	m.ran = m.c.frame.State() == Executing
+	if m.ran && len(m.writes) > 0 {
+		crashpoint.Reached("entities.ran")
+		m.after = m.claimAfter()
+	}
+}
+
+// letGo ends m's call's hold of its entities, once it ended (its end
+// recorded, the undo of a write that failed run): it claims them again if
+// that is not done (claim), notes the versions of what the call read and
+// wrote as its request's if ok (the write succeeded: wrote), and only then
+// lets go of their locks, as withEntities does. A call that waited for
+// them (a turn's other write of one) finds its request's own write noted,
+// not "changed since you read it"; another request's write of them runs
+// after the failed write's undo, which does not write over it. Before,
+// the locks were let go before the claim and the note, and on a
+// checkpointed call before its end and its undo.
+func (m *entityMove) letGo(ok bool) {
+	m.claim()
+	if !m.ran {
 		m.keep()
 	}
-	m.release(ran)
-	if !ran || len(m.writes) == 0 {
-		return
+	if ok {
+		for _, n := range m.reads {
+			m.rv.Set(n, m.readAt[n])
+		}
+		for n, v := range m.after {
+			m.rv.Set(n, v) // this write's version, not one another request wrote since
+		}
 	}
-	crashpoint.Reached("entities.ran")
+	m.release(m.ran)
+	if h := m.rt.lockLetGo; h != nil {
+		h(m.c)
+	}
+}
+
+// claimAfter claims the entities m's call writes again, after its tool
+// ran, and returns the versions it gave them: the one the claim gave, or,
+// for one another runtime wrote while it ran (or when the store failed),
+// the one the claim before the tool gave, so that the request's next
+// write of it is refused.
+func (m *entityMove) claimAfter() map[string]uint64 {
 	post := make([]EntityClaim, len(m.writes))
 	for i, n := range m.writes {
 		v, ok := m.claimed[n]
@@ -923,17 +962,18 @@ func (m *entityMove) run() {
 	if cerr != nil {
 		m.rt.log.Error("entity versions not moved on after a write: reads made while it ran are not seen as stale", "tool", m.c.Tool, "err", cerr)
 	}
-	m.after = make(map[string]uint64, len(m.writes))
+	after := make(map[string]uint64, len(m.writes))
 	for _, n := range m.writes {
 		switch {
 		case cerr == nil && !slices.Contains(stale, n):
-			m.after[n] = v
+			after[n] = v
 		default:
 			// Written by another runtime while this write ran (or not
 			// known): the request's next write of it is refused.
-			m.after[n] = m.claimed[n]
+			after[n] = m.claimed[n]
 		}
 	}
+	return after
 }
 
 // MoveEntityKeys gives the entities of keys, as the shared entity store

@@ -376,6 +376,12 @@ type Runtime struct {
 	heldEnds sync.Map // *Request -> *time.Timer
 
 	calls calls // the calls in flight, for Drain (drain.go)
+
+	// lockLetGo, set only by tests, is called as a write of entities on a
+	// shared store has let go of their locks (entityMove.letGo), before its
+	// call goes on: a test holds the call there to see what a call that
+	// waited for them finds.
+	lockLetGo func(c *Call)
 }
 
 // New returns a Runtime with the options (nil for defaults). It panics on
