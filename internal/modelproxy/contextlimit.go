@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 
 	"github.com/agentreach/reach"
@@ -24,8 +25,8 @@ func (p *Proxy) overContext(api apiKind, body map[string]json.RawMessage, estima
 		return nil
 	}
 	prompt := estimate()
-	asked := askedTokens(api, body)
-	if prompt+asked <= limit {
+	asked := windowAsked(api, body)
+	if addTokens(prompt, asked) <= limit {
 		return nil
 	}
 	msg := fmt.Sprintf("This turn's prompt is about %d tokens, and model %s holds at most %d (its context window, model.context_limits): it was not sent to the model.",
@@ -72,4 +73,30 @@ func (p *Proxy) promptEstimate(api apiKind, body map[string]json.RawMessage, who
 		}
 		return n
 	}
+}
+
+// windowAsked is the answer a turn asks for, as the context window's check
+// counts it: the largest of its limits (a provider may read either of
+// max_completion_tokens and max_tokens), times its choices (n), however
+// large (saturated, never wrapped around to a sum that fits), or 0 when it
+// sets none.
+func windowAsked(api apiKind, body map[string]json.RawMessage) int64 {
+	keys := []string{"max_completion_tokens", "max_tokens"}
+	if api == responsesAPI {
+		keys = []string{"max_output_tokens"}
+	}
+	var asked int64
+	for _, k := range keys {
+		var v int64
+		if json.Unmarshal(body[k], &v) == nil && v > asked {
+			asked = v
+		}
+	}
+	if n := choices(body["n"]); asked > 0 && n > 1 {
+		if asked > math.MaxInt64/n {
+			return math.MaxInt64
+		}
+		asked *= n
+	}
+	return asked
 }

@@ -1,0 +1,112 @@
+package modelproxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
+)
+
+// TestSec36ModelHugeMaxTokensStillChecked (model.context_limits): a turn
+// whose answer it asks for is as large as a number can be (max_tokens, or
+// max_completion_tokens beside a small max_tokens, which a provider may
+// read in its place) is refused for the window as any turn past it is:
+// the model is not asked. Before, the prompt and the answer asked for,
+// added, wrapped around to a negative sum that fitted, and the smaller of
+// the two limits was checked: the turn was sent.
+func TestSec36ModelHugeMaxTokensStillChecked(t *testing.T) {
+	up, asked := countingModel(t, okCompletion)
+	rt := reach.New(&reach.Options{})
+	p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", Name: "small", ContextLimits: map[string]int64{"small": 1000}},
+		Choices: &link.ModelChoices{}, Models: rt, Breakers: rt,
+		Owned: link.NewOwned(context.Background(), rt, time.Minute, link.Budgets{})})
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	for _, extra := range []string{
+		`"max_tokens":9223372036854775807`,
+		`"max_tokens":9223372036854775000,"n":1`,
+		`"max_completion_tokens":9223372036854775807`,
+		`"max_tokens":10,"max_completion_tokens":5000`,
+		`"max_tokens":4611686018427387904,"n":4`,
+	} {
+		body := `{"model":"small","messages":[{"role":"user","content":"hello"}],` + extra + `}`
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !bytes.Contains(b, []byte("context_length_exceeded")) {
+			t.Errorf("a turn asking %s: %d %s, want 403 context_length_exceeded", extra, resp.StatusCode, b)
+		}
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the model was asked %d times, want 0", n)
+	}
+}
+
+// lockedBuffer is a log's output, written from the proxy's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// TestSec36ModelListErrorLogsNoQueryKey: a model endpoint whose base URL
+// carries its key in the query (model.base_url ...?api-key=...), which
+// does not answer GET models, is logged without that query, as a turn's
+// error is. Before, the transport's error was logged as it was, the URL
+// and its key in it.
+func TestSec36ModelListErrorLogsNoQueryKey(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	base := gone.URL + "/v1?api-key=sk-query-secret-36"
+	gone.Close() // nothing listens there any more
+	var logs lockedBuffer
+	rt := reach.New(&reach.Options{})
+	p := New(&Options{Model: &config.ModelConfig{BaseURL: base, Name: "m"},
+		Choices: &link.ModelChoices{}, Models: rt, Breakers: rt, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Owned: link.NewOwned(context.Background(), rt, time.Minute, link.Budgets{})})
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	for _, path := range []string{"/v1/models", "/v1/chat/completions"} {
+		var resp *http.Response
+		var err error
+		if path == "/v1/models" {
+			resp, err = http.Get(srv.URL + path)
+		} else {
+			b, _ := json.Marshal(map[string]any{"model": "m", "messages": []any{map[string]any{"role": "user", "content": "hi"}}})
+			resp, err = http.Post(srv.URL+path, "application/json", bytes.NewReader(b))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadGateway || strings.Contains(string(b), "sk-query-secret-36") {
+			t.Errorf("%s: %d %s, want 502 without the key", path, resp.StatusCode, b)
+		}
+	}
+	if strings.Contains(logs.String(), "sk-query-secret-36") {
+		t.Errorf("the log holds the key of the endpoint's query:\n%s", logs.String())
+	}
+}
