@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
@@ -75,6 +77,24 @@ func (p *Proxy) promptEstimate(api apiKind, body map[string]json.RawMessage, who
 	}
 }
 
+// lenientCount reads a count as a lenient server reads it (pydantic's lax
+// mode: 1e3, 1000.0 and "1000" are 1000), saturated at the largest int64;
+// 0 for none, a negative or a fraction.
+func lenientCount(raw json.RawMessage) int64 {
+	s := strings.TrimSpace(string(raw))
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = strings.TrimSpace(s[1 : len(s)-1])
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || f < 1 || math.IsNaN(f) {
+		return 0
+	}
+	if f >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(f)
+}
+
 // windowAsked is the answer a turn asks for, as the context window's check
 // counts it: the largest of its limits (a provider may read either of
 // max_completion_tokens and max_tokens), times its choices (n), however
@@ -87,8 +107,7 @@ func windowAsked(api apiKind, body map[string]json.RawMessage) int64 {
 	}
 	var asked int64
 	for _, k := range keys {
-		var v int64
-		if json.Unmarshal(body[k], &v) == nil && v > asked {
+		if v := lenientCount(body[k]); v > asked {
 			asked = v
 		}
 	}

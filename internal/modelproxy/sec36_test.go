@@ -21,10 +21,11 @@ import (
 // TestSec36ModelHugeMaxTokensStillChecked (model.context_limits): a turn
 // whose answer it asks for is as large as a number can be (max_tokens, or
 // max_completion_tokens beside a small max_tokens, which a provider may
-// read in its place) is refused for the window as any turn past it is:
+// read in its place, or a number a lenient server reads: 1e9, "5000") is refused for the window as any turn past it is:
 // the model is not asked. Before, the prompt and the answer asked for,
-// added, wrapped around to a negative sum that fitted, and the smaller of
-// the two limits was checked: the turn was sent.
+// added, wrapped around to a negative sum that fitted, the smaller of
+// the two limits was checked, and a number not written as an integer was
+// none: the turn was sent.
 func TestSec36ModelHugeMaxTokensStillChecked(t *testing.T) {
 	up, asked := countingModel(t, okCompletion)
 	rt := reach.New(&reach.Options{})
@@ -39,6 +40,8 @@ func TestSec36ModelHugeMaxTokensStillChecked(t *testing.T) {
 		`"max_completion_tokens":9223372036854775807`,
 		`"max_tokens":10,"max_completion_tokens":5000`,
 		`"max_tokens":4611686018427387904,"n":4`,
+		`"max_tokens":1e9`,
+		`"max_tokens":"5000"`,
 	} {
 		body := `{"model":"small","messages":[{"role":"user","content":"hello"}],` + extra + `}`
 		req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(body))
