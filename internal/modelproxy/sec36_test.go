@@ -113,3 +113,74 @@ func TestSec36ModelListErrorLogsNoQueryKey(t *testing.T) {
 		t.Errorf("the log holds the key of the endpoint's query:\n%s", logs.String())
 	}
 }
+
+// TestSec36ModelClientHeadersNotForwarded: of a client's headers, only
+// its Authorization reaches the model's endpoint, and only when reach has
+// no key of its own for it and authenticates nobody: another account's
+// headers (OpenAI-Organization, OpenAI-Project, Azure's api-key), cookies,
+// forwarding headers, a traceparent (reach sends its own turn's) and
+// reach's link headers stay with reach; with a key of reach's the
+// client's Authorization does not go either.
+func TestSec36ModelClientHeadersNotForwarded(t *testing.T) {
+	var got http.Header
+	var mu sync.Mutex
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = r.Header.Clone()
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, okCompletion)
+	}))
+	defer up.Close()
+	client := map[string]string{
+		"OpenAI-Organization": "org-victim", "OpenAI-Project": "proj-victim", "Api-Key": "azure-client-key",
+		"Cookie": "session=abc", "X-Forwarded-For": "10.0.0.1", "Forwarded": "for=10.0.0.1", "X-Api-Key": "x-client-key",
+		"Traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "Reach-Request": "req-h", "Anthropic-Version": "2023-06-01",
+	}
+	for _, key := range []string{"", "sk-reach"} {
+		rt := reach.New(&reach.Options{})
+		p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", Name: "m", APIKey: config.Secret(key)},
+			Choices: &link.ModelChoices{}, Models: rt, Breakers: rt,
+			Owned: link.NewOwned(context.Background(), rt, time.Minute, link.Budgets{})})
+		srv := httptest.NewServer(p)
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer sk-client")
+		for k, v := range client {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		srv.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("the turn (reach's key %q): %d", key, resp.StatusCode)
+		}
+		mu.Lock()
+		h := got
+		mu.Unlock()
+		for k, v := range client {
+			if slicesContain(h.Values(k), v) {
+				t.Errorf("reach's key %q: the client's %s: %q reached the model's endpoint", key, k, v)
+			}
+		}
+		want := "Bearer sk-client"
+		if key != "" {
+			want = "Bearer " + key
+		}
+		if a := h.Get("Authorization"); a != want {
+			t.Errorf("reach's key %q: the endpoint was sent Authorization %q, want %q", key, a, want)
+		}
+	}
+}
+
+func slicesContain(vs []string, v string) bool {
+	for _, x := range vs {
+		if strings.Contains(x, v) {
+			return true
+		}
+	}
+	return false
+}
