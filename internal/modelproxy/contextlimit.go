@@ -63,18 +63,75 @@ func (p *Proxy) refuseContext(ctx context.Context, w http.ResponseWriter, req *r
 }
 
 // promptEstimate returns the estimate of a turn's prompt, made once when
-// first asked for (its body encoded, about four bytes a token, plus a
-// stored conversation's history): the context window's check and the
-// token budget's hold share it.
+// first asked for (its body encoded, about four bytes a token, plus what
+// its images count past the bytes that name them, plus a stored
+// conversation's history): the context window's check and the token
+// budget's hold share it.
 func (p *Proxy) promptEstimate(api apiKind, body map[string]json.RawMessage, who *auth.Identity) func() int64 {
 	n := int64(-1)
 	return func() int64 {
 		if n < 0 {
 			out, _ := json.Marshal(body)
-			n = openai.EstimateTokens(len(out)) + p.kept(api, body, who)
+			n = openai.EstimateTokens(len(out)) + imageTokens(api, body) + p.kept(api, body, who)
 		}
 		return n
 	}
+}
+
+// Image parts as a model counts them: OpenAI's high (or auto) detail
+// image of 1024 by 1024 pixels is 765 tokens, one at detail low 85,
+// whatever the length of the URL that names it.
+const (
+	imageTokensHigh = 765
+	imageTokensLow  = 85
+)
+
+// imageTokens is what the image parts of a turn's messages (chat:
+// image_url) or input items (Responses API: input_image) count past the
+// bytes of the part itself, which the body's estimate counts already: an
+// image named by a short URL is hundreds of tokens to the model, not a
+// dozen (a data URL's bytes count more than the image already).
+func imageTokens(api apiKind, body map[string]json.RawMessage) int64 {
+	raw := body["messages"]
+	if api == responsesAPI {
+		raw = body["input"]
+	}
+	var items []struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(raw, &items) != nil {
+		return 0
+	}
+	var n int64
+	for _, it := range items {
+		var parts []json.RawMessage
+		if json.Unmarshal(it.Content, &parts) != nil {
+			continue
+		}
+		for _, part := range parts {
+			var img struct {
+				Type     string          `json:"type"`
+				Detail   string          `json:"detail"`
+				ImageURL json.RawMessage `json:"image_url"`
+			}
+			if json.Unmarshal(part, &img) != nil || img.Type != "image_url" && img.Type != "input_image" {
+				continue
+			}
+			detail := img.Detail
+			var u struct {
+				Detail string `json:"detail"`
+			}
+			if json.Unmarshal(img.ImageURL, &u) == nil && u.Detail != "" {
+				detail = u.Detail
+			}
+			count := int64(imageTokensHigh)
+			if detail == "low" {
+				count = imageTokensLow
+			}
+			n += max(count-openai.EstimateTokens(len(part)), 0)
+		}
+	}
+	return n
 }
 
 // lenientCount reads a count as a lenient server reads it (pydantic's lax

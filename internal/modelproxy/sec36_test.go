@@ -184,3 +184,51 @@ func slicesContain(vs []string, v string) bool {
 	}
 	return false
 }
+
+// TestSec36ModelImagePartsEstimated (model.context_limits; the token
+// budget's estimate): an image a turn's content parts name by a short URL
+// counts as an image does to the model (about 765 tokens; 85 at detail
+// low), not as the few bytes of its URL: ten of them do not fit a window
+// of 2,000 tokens, in chat completions (image_url) and in the Responses
+// API (input_image), and the model is not asked; one at detail low does.
+// Before, each counted a dozen tokens, and a turn of images far past a
+// window or a budget was taken for a small one.
+func TestSec36ModelImagePartsEstimated(t *testing.T) {
+	up, asked := countingModel(t, okCompletion)
+	rt := reach.New(&reach.Options{})
+	p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", Name: "small", ContextLimits: map[string]int64{"small": 2000}},
+		Choices: &link.ModelChoices{}, Models: rt, Breakers: rt,
+		Owned: link.NewOwned(context.Background(), rt, time.Minute, link.Budgets{})})
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	post := func(path, body string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	var chatParts, respParts []string
+	for i := range 10 {
+		chatParts = append(chatParts, `{"type":"image_url","image_url":{"url":"https://img.example/`+string(rune('a'+i))+`.png"}}`)
+		respParts = append(respParts, `{"type":"input_image","image_url":"https://img.example/`+string(rune('a'+i))+`.png","detail":"high"}`)
+	}
+	for _, c := range []struct{ path, body string }{
+		{"/v1/chat/completions", `{"model":"small","messages":[{"role":"user","content":[{"type":"text","text":"compare"},` + strings.Join(chatParts, ",") + `]}]}`},
+		{"/v1/responses", `{"model":"small","input":[{"role":"user","content":[{"type":"input_text","text":"compare"},` + strings.Join(respParts, ",") + `]}]}`},
+	} {
+		if code, b := post(c.path, c.body); code != http.StatusForbidden || !strings.Contains(b, "context_length_exceeded") {
+			t.Errorf("%s, ten images: %d %s, want 403 context_length_exceeded", c.path, code, b)
+		}
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the model was asked %d times, want 0", n)
+	}
+	one := `{"model":"small","messages":[{"role":"user","content":[{"type":"text","text":"what is it"},{"type":"image_url","image_url":{"url":"https://img.example/a.png","detail":"low"}}]}]}`
+	if code, b := post("/v1/chat/completions", one); code != http.StatusOK {
+		t.Errorf("one image at detail low: %d %s, want the model's answer", code, b)
+	}
+}
