@@ -232,3 +232,39 @@ func TestSec36ModelImagePartsEstimated(t *testing.T) {
 		t.Errorf("one image at detail low: %d %s, want the model's answer", code, b)
 	}
 }
+
+// TestSec36ModelImagePartsHeldByTheBudget: a request whose token budget
+// (2,000) is less than ten images count is refused the turn before it is
+// sent (the prompt alone past what is left), the model not asked. Before,
+// the images counted a dozen tokens each: the turn was sent, and spent
+// past the budget.
+func TestSec36ModelImagePartsHeldByTheBudget(t *testing.T) {
+	up, asked := countingModel(t, okCompletion)
+	srv, _ := newBudgetProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resp, err := http.Post(up.URL+r.URL.Path, "application/json", r.Body)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", "application/json")
+		io.Copy(w, resp.Body)
+	}), &reach.Budget{Tokens: 2000}, 0)
+	var parts []string
+	for i := range 10 {
+		parts = append(parts, `{"type":"image_url","image_url":{"url":"https://img.example/`+string(rune('a'+i))+`.png"}}`)
+	}
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"compare"},`+strings.Join(parts, ",")+`]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK || !strings.Contains(string(b), "budget") {
+		t.Errorf("ten images under a budget of 2,000 tokens: %d %s, want the budget's refusal", resp.StatusCode, b)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the model was asked %d times, want 0", n)
+	}
+}
