@@ -1,6 +1,7 @@
 package modelproxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -72,7 +73,10 @@ func (p *Proxy) promptEstimate(api apiKind, body map[string]json.RawMessage, who
 	return func() int64 {
 		if n < 0 {
 			out, _ := json.Marshal(body)
-			n = openai.EstimateTokens(len(out)) + imageTokens(api, body) + p.kept(api, body, who)
+			n = openai.EstimateTokens(len(out)) + p.kept(api, body, who)
+			if bytes.Contains(out, []byte(`"image_url"`)) || bytes.Contains(out, []byte(`"input_image"`)) {
+				n += imageTokens(api, body) // read again only when it may name one
+			}
 		}
 		return n
 	}
