@@ -1,10 +1,14 @@
 package modelproxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
@@ -24,8 +28,8 @@ func (p *Proxy) overContext(api apiKind, body map[string]json.RawMessage, estima
 		return nil
 	}
 	prompt := estimate()
-	asked := askedTokens(api, body)
-	if prompt+asked <= limit {
+	asked := windowAsked(api, body)
+	if addTokens(prompt, asked) <= limit {
 		return nil
 	}
 	msg := fmt.Sprintf("This turn's prompt is about %d tokens, and model %s holds at most %d (its context window, model.context_limits): it was not sent to the model.",
@@ -60,16 +64,119 @@ func (p *Proxy) refuseContext(ctx context.Context, w http.ResponseWriter, req *r
 }
 
 // promptEstimate returns the estimate of a turn's prompt, made once when
-// first asked for (its body encoded, about four bytes a token, plus a
-// stored conversation's history): the context window's check and the
-// token budget's hold share it.
+// first asked for (its body encoded, about four bytes a token, plus what
+// its images count past the bytes that name them, plus a stored
+// conversation's history): the context window's check and the token
+// budget's hold share it.
 func (p *Proxy) promptEstimate(api apiKind, body map[string]json.RawMessage, who *auth.Identity) func() int64 {
 	n := int64(-1)
 	return func() int64 {
 		if n < 0 {
 			out, _ := json.Marshal(body)
 			n = openai.EstimateTokens(len(out)) + p.kept(api, body, who)
+			if bytes.Contains(out, []byte(`"image_url"`)) || bytes.Contains(out, []byte(`"input_image"`)) {
+				n += imageTokens(api, body) // read again only when it may name one
+			}
 		}
 		return n
 	}
+}
+
+// Image parts as a model counts them: OpenAI's high (or auto) detail
+// image of 1024 by 1024 pixels is 765 tokens, one at detail low 85,
+// whatever the length of the URL that names it.
+const (
+	imageTokensHigh = 765
+	imageTokensLow  = 85
+)
+
+// imageTokens is what the image parts of a turn's messages (chat:
+// image_url) or input items (Responses API: input_image) count past the
+// bytes of the part itself, which the body's estimate counts already: an
+// image named by a short URL is hundreds of tokens to the model, not a
+// dozen (a data URL's bytes count more than the image already).
+func imageTokens(api apiKind, body map[string]json.RawMessage) int64 {
+	raw := body["messages"]
+	if api == responsesAPI {
+		raw = body["input"]
+	}
+	var items []struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(raw, &items) != nil {
+		return 0
+	}
+	var n int64
+	for _, it := range items {
+		var parts []json.RawMessage
+		if json.Unmarshal(it.Content, &parts) != nil {
+			continue
+		}
+		for _, part := range parts {
+			var img struct {
+				Type     string          `json:"type"`
+				Detail   string          `json:"detail"`
+				ImageURL json.RawMessage `json:"image_url"`
+			}
+			if json.Unmarshal(part, &img) != nil || img.Type != "image_url" && img.Type != "input_image" {
+				continue
+			}
+			detail := img.Detail
+			var u struct {
+				Detail string `json:"detail"`
+			}
+			if json.Unmarshal(img.ImageURL, &u) == nil && u.Detail != "" {
+				detail = u.Detail
+			}
+			count := int64(imageTokensHigh)
+			if detail == "low" {
+				count = imageTokensLow
+			}
+			n += max(count-openai.EstimateTokens(len(part)), 0)
+		}
+	}
+	return n
+}
+
+// lenientCount reads a count as a lenient server reads it (pydantic's lax
+// mode: 1e3, 1000.0 and "1000" are 1000), saturated at the largest int64;
+// 0 for none, a negative or a fraction.
+func lenientCount(raw json.RawMessage) int64 {
+	s := strings.TrimSpace(string(raw))
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = strings.TrimSpace(s[1 : len(s)-1])
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || f < 1 || math.IsNaN(f) {
+		return 0
+	}
+	if f >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(f)
+}
+
+// windowAsked is the answer a turn asks for, as the context window's check
+// counts it: the largest of its limits (a provider may read either of
+// max_completion_tokens and max_tokens), times its choices (n), however
+// large (saturated, never wrapped around to a sum that fits), or 0 when it
+// sets none.
+func windowAsked(api apiKind, body map[string]json.RawMessage) int64 {
+	keys := []string{"max_completion_tokens", "max_tokens"}
+	if api == responsesAPI {
+		keys = []string{"max_output_tokens"}
+	}
+	var asked int64
+	for _, k := range keys {
+		if v := lenientCount(body[k]); v > asked {
+			asked = v
+		}
+	}
+	if n := choices(body["n"]); asked > 0 && n > 1 {
+		if asked > math.MaxInt64/n {
+			return math.MaxInt64
+		}
+		asked *= n
+	}
+	return asked
 }

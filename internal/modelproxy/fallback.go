@@ -96,11 +96,16 @@ type attempt struct {
 // in turn. It returns the first other answer (a success, or a 4xx to pass
 // on as is), the
 // endpoint that gave it, and the prompt tokens estimated for endpoints
-// that timed out before it (the provider may bill them). When none
-// answered, it writes the error to w, gives back the turn (unanswered),
-// ends the frame, and returns false.
+// that timed out before it (the provider may bill them). A fallback whose
+// model's context window (model.context_limits) does not hold the turn
+// (its prompt, estimate, and the answer it asks for) is passed over, not
+// asked, and the turn's model frame says so (its why, in the audit). When
+// none answered, it writes the error to w, gives back the turn (unanswered),
+// ends the frame, and returns false: when every fallback was passed over
+// for its window, the error is the context window's 403, as the model's
+// own window gets (the turn, shortened, would fit one).
 func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Context, mf *reach.Frame, req *reach.Request,
-	api apiKind, body map[string]json.RawMessage, model string, timeout time.Duration, eps []*endpoint, unanswered func()) (*http.Response, *attempt, int64, bool) {
+	api apiKind, body map[string]json.RawMessage, estimate func() int64, model string, timeout time.Duration, eps []*endpoint, unanswered func()) (*http.Response, *attempt, int64, bool) {
 	var (
 		spent    int64
 		tried    []string
@@ -112,12 +117,35 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 		}
 		open   *reach.Error
 		stream = bytes.Equal(bytes.TrimSpace(body["stream"]), []byte("true"))
+		// narrow is the context window's refusal of the last fallback
+		// passed over for it, and fallbacks how many fallbacks there
+		// were, narrowed how many of them were passed over so.
+		narrow              *reach.Error
+		fallbacks, narrowed int
 	)
 	costly := costBudgeted(req)
 	for _, ep := range eps {
 		m := model
 		if ep.model != "" {
 			m = ep.model
+		}
+		if ep.fallback {
+			fallbacks++
+			// The model's own window was checked before the turn began
+			// (refuseContext); a fallback's may be smaller.
+			if e := p.overContext(api, body, estimate, m); e != nil {
+				narrow = e
+				narrowed++
+				skip := fmt.Sprintf("%s (model %s's context window, %d tokens in model.context_limits, does not hold this turn of about %d)",
+					ep.name, m, p.opts.Model.ContextLimits[m], estimate()+askedTokens(api, body))
+				tried = append(tried, skip)
+				why := "passed over fallback " + skip
+				if old := mf.Why(); old != "" {
+					why = old + "; " + why
+				}
+				mf.SetWhy(why)
+				continue
+			}
 		}
 		if _, priced := p.opts.Model.Prices[m]; ep.fallback && costly && !priced {
 			tried = append(tried, ep.name+" (no price for "+m+", and the request has a cost budget)")
@@ -245,6 +273,15 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 			"Try again later, or send the conversation's items in input instead, in full and without their ids, which any endpoint can answer."
 	}
 	switch {
+	case narrow != nil && narrowed == fallbacks:
+		// The model failed, and no fallback holds the turn: shortened, it
+		// would fit one (or the model, back, takes it as it is).
+		e := *narrow
+		e.Message = fmt.Sprintf("Model %s did not answer this turn, and no fallback's context window holds it: %s", model, narrow.Message)
+		e.Suggestion = "Shorten the conversation's history (drop or summarize older messages and tool results, or ask for a shorter answer) to fit a fallback's window, then send the turn again; or send it again later, once model " + model + " answers."
+		spend(&e)
+		w.Header().Set("X-Should-Retry", "false")
+		proxyError(w, http.StatusForbidden, "invalid_request_error", e.Code, e.Message+" "+e.Suggestion+also)
 	case lastErr != nil:
 		spend(lastErr)
 		proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+lastErr.Error()+"."+also)

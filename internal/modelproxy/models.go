@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/agentreach/reach/internal/openai"
 )
 
 // maxModelsBody bounds the list of models passed on: a provider's list is
@@ -66,7 +68,8 @@ func (p *Proxy) serveModels(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Err() != nil {
 			return // the client left
 		}
-		p.log.Warn("the model endpoint did not answer GET models", "err", err)
+		// Its query may hold the endpoint's key (as a turn's error).
+		p.log.Warn("the model endpoint did not answer GET models", "err", openai.RedactQuery(err.Error(), u.String()))
 		w.Header().Set("X-Should-Retry", "true")
 		proxyError(w, http.StatusBadGateway, "api_error", "model_unreachable", "The model endpoint did not answer the list of models (its error is in reach's log). Try again; if it goes on, check model.base_url.")
 		return

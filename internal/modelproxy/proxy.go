@@ -650,7 +650,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(link.HeaderRequest, req.ID())
 	w.Header().Set(link.HeaderFrame, mf.ID.String())
 
-	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, api, body, model, timeout, eps, unanswered)
+	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, api, body, promptTokens, model, timeout, eps, unanswered)
 	if !ok {
 		return
 	}

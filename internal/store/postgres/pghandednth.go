@@ -13,6 +13,17 @@ ALTER TABLE handed_tasks ADD PRIMARY KEY (digest, request, nth);
 `})
 }
 
+// The statements that lock more than one record of handed_tasks lock
+// them in one order, the key's (digest, request, nth), or wait for none:
+// two that each held a record the other waited for were a deadlock, one
+// of them refused (40P01, answered 503 and retried by the client).
+// The claim and the delete of a request's records another turn put lock
+// them in the key's order (a locking read ordered by it: the rows are
+// locked as the sort returns them, whatever the plan); the sweeps of the
+// expired records and of those past a principal's bound skip a record
+// another holds (SKIP LOCKED: the next write sweeps it), and never wait.
+// A write's puts go in the key's order too (sqlcore.PutHandedTasks).
+
 // handedClaimSQL is PostgreSQL's sqlcore.StHandedClaim: the live records
 // of the task are locked as they are read (FOR UPDATE), so that of two
 // claims at once, on two instances, the second reads what the first took
@@ -21,6 +32,7 @@ ALTER TABLE handed_tasks ADD PRIMARY KEY (digest, request, nth);
 const handedClaimSQL = `WITH live AS (
 	SELECT h.request, h.nth, h.used FROM handed_tasks h JOIN requests q ON q.id = h.request
 	WHERE h.digest = $1 AND h.principal = $2 AND h.tenant = $3 AND h.expires > $4 AND q.state = 'running'
+	ORDER BY h.request, h.nth
 	FOR UPDATE OF h),
 pick AS (SELECT CASE WHEN count(DISTINCT request) = 1 THEN min(request)
 		WHEN count(DISTINCT CASE WHEN used = 0 THEN request END) = 1 THEN min(CASE WHEN used = 0 THEN request END) END AS request
@@ -29,3 +41,20 @@ one AS (SELECT l.request, l.nth FROM live l JOIN pick p ON p.request = l.request
 UPDATE handed_tasks t SET used = 1 FROM one
 WHERE t.digest = $1 AND t.request = one.request AND t.nth = one.nth
 RETURNING t.request, t.frame, t.tool, t.stack, t.created, t.expires, t.sub, t.nth`
+
+// handedSweepSQL is PostgreSQL's sqlcore.StHandedSweep.
+const handedSweepSQL = `DELETE FROM handed_tasks t USING (SELECT digest, request, nth FROM handed_tasks WHERE expires <= $1
+	ORDER BY digest, request, nth FOR UPDATE SKIP LOCKED) e
+WHERE t.digest = e.digest AND t.request = e.request AND t.nth = e.nth`
+
+// handedOthersSQL is PostgreSQL's sqlcore.StHandedOthers.
+const handedOthersSQL = `DELETE FROM handed_tasks t USING (SELECT digest, request, nth FROM handed_tasks
+	WHERE digest = $1 AND request = $2 AND frame <> $3 ORDER BY nth FOR UPDATE) e
+WHERE t.digest = e.digest AND t.request = e.request AND t.nth = e.nth`
+
+// handedTrimSQL is PostgreSQL's sqlcore.StHandedTrim.
+const handedTrimSQL = `DELETE FROM handed_tasks t USING (SELECT digest, request, nth FROM handed_tasks
+	WHERE principal = $1 AND tenant = $2 AND created <= (SELECT created FROM handed_tasks
+		WHERE principal = $1 AND tenant = $2 ORDER BY created DESC LIMIT 1 OFFSET $3)
+	ORDER BY digest, request, nth FOR UPDATE SKIP LOCKED) e
+WHERE t.digest = e.digest AND t.request = e.request AND t.nth = e.nth`

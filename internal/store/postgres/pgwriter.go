@@ -276,6 +276,9 @@ func statements() []string {
 	UNION ALL SELECT false, ` + sqlcore.DeadColumns + ` FROM dead_letters WHERE id = $3 AND NOT EXISTS (SELECT 1 FROM t)`
 	q[sqlcore.StDeadGet] = "" // StDeadTake returns the dead letter it did not take
 	q[sqlcore.StHandedClaim] = handedClaimSQL
+	q[sqlcore.StHandedSweep] = handedSweepSQL
+	q[sqlcore.StHandedOthers] = handedOthersSQL
+	q[sqlcore.StHandedTrim] = handedTrimSQL
 	q[sqlcore.StLedgerDebit] = `SELECT o_ok, o_turns, o_calls, o_tokens, o_cost FROM reach_debit($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 	// The writes of approvals wake the other instances' queues (see Watch).
 	q[sqlcore.StApprovalInsert] = `WITH a AS (INSERT INTO approvals (id, key, alt, status, version, created, expires, updated, data)

@@ -1,6 +1,7 @@
 package sqlcore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -19,6 +20,13 @@ func (c *Core) PutHandedTasks(ctx context.Context, ts []*store.HandedTask, most 
 		return store.ErrClosed
 	}
 	created := store.UnixNano(ts[0].Created)
+	// In the key's order, as every statement that locks more than one
+	// record locks them (PostgreSQL's): two writes at once, or a write
+	// and a claim, never each hold a record the other waits for.
+	ts = slices.Clone(ts)
+	slices.SortStableFunc(ts, func(x, y *store.HandedTask) int {
+		return cmp.Or(cmp.Compare(x.Digest, y.Digest), cmp.Compare(x.Request, y.Request), cmp.Compare(x.Nth, y.Nth))
+	})
 	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
 		b.Exec(w, StHandedSweep, []any{created}, nil)
 		for i, t := range ts {
