@@ -547,7 +547,9 @@ func lintNoqaWrongLine() {
 
 // --- a search reworded across synonyms ---
 
-func rental(name string, eur float64) obj { return obj{"offer": name, "eur_day": eur, "pickup": "LIS T1"} }
+func rental(name string, eur float64) obj {
+	return obj{"offer": name, "eur_day": eur, "pickup": "LIS T1"}
+}
 
 func carRentalSynonyms() {
 	r := run("car-rental-synonyms", "a travel agent searches 'car rental Lisbon airport', 'automobile hire LIS terminal', 'vehicle lease Portela aerodrome', 'auto renting Humberto Delgado', ...; each answers the same three offers, reordered", true, "paraphrase_loop")
