@@ -13,7 +13,6 @@ var p30Known = map[string]string{
 	"probe30-http-date-header-only":          "missed",
 	"probe30-inbox-fresh-request-ids":        "missed",
 	"probe30-object-etag-flaps":              "missed",
-	"probe30-offsite-delegated-back-renamed": "missed",
 	"probe30-quota-as-of-epoch":              "missed",
 	"probe30-replan-todo-tool-same":          "missed",
 }

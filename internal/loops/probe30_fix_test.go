@@ -27,3 +27,33 @@ func TestCursorEmptyPagesWithMore(t *testing.T) {
 	}
 	runCases(t, []testCase{{"empty pages, each with more after it", nil, ops}})
 }
+
+// TestDelegationTaskCycle: a sub-agent hands its parent's task on under a
+// new name (a venue scout asks an "event planner" to plan the offsite,
+// which asks a "venue finder" for the venue): no agent is on the stack
+// twice, but the task is. A hand-off whose task is the one an agent on
+// its chain was handed, with another task handed between them, has the
+// task come back down to be done again. A task passed down a hierarchy
+// as it is (a lead handing its own task to an engineer) and a task
+// handed on another branch go on.
+func TestDelegationTaskCycle(t *testing.T) {
+	venue := "Find a venue in Lisbon for the design team's Q3 offsite, 14 people, 2 days"
+	top := "Plan the Q3 offsite for the design team (14 people, Lisbon, 2 days)"
+	runCases(t, []testCase{
+		{"the task handed down again under a new name", nil, []op{
+			hand("venue_scout", venue),
+			by("venue_scout", within("main", "venue_scout")(hand("event_planner", top))),
+			refused(by("event_planner", within("main", "venue_scout", "event_planner")(hand("venue_finder", "find a venue in Lisbon for the design team's Q3 offsite, 14 people, 2 days."))), "delegation_cycle"),
+		}},
+		{"a task passed down a hierarchy as it is", nil, []op{
+			hand("team_lead", "Fix the checkout crash on Safari"),
+			by("team_lead", within("main", "team_lead")(hand("engineer", "Fix the checkout crash on Safari"))),
+			by("engineer", within("main", "team_lead", "engineer")(hand("reviewer", "Review the Safari checkout fix"))),
+		}},
+		{"the task handed on another branch", nil, []op{
+			hand("venue_scout", venue),
+			hand("event_planner", top),
+			by("event_planner", within("main", "event_planner")(hand("venue_finder", venue))),
+		}},
+	})
+}
