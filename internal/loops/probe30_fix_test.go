@@ -57,3 +57,39 @@ func TestDelegationTaskCycle(t *testing.T) {
 		}},
 	})
 }
+
+// TestRejectedAnswer: a write answered as a success whose answer says it
+// was not accepted, and why ({"accepted": false, "errors": [...]}: a
+// CMS's validation, handed back with 200), wrote nothing. Retried with
+// cosmetic changes to its payload (a title's case, spacing) and refused
+// the same way, its fourth try is refused as a typed failure's is; the
+// answer's trace id is not its complaint. Each try refused for another
+// field is a payload being fixed, and an answer accepted with warnings
+// is a success.
+func TestRejectedAnswer(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"accepted":false,"errors":[{"path":"slug","message":"slug is taken"}],"trace":"a1"}`: `[{"path":"slug","message":"slug is taken"}]`,
+		`{"success":false,"errors":["title is required"]}`:                                     `["title is required"]`,
+		`{"accepted":true,"errors":[{"message":"image has no alt text"}]}`:                     ``,
+		`{"accepted":false,"errors":[]}`:                                                       ``,
+		`{"accepted":false,"reason":"queued"}`:                                                 ``,
+	} {
+		if c, _ := rejectedAnswer([]byte(in)); string(c) != want {
+			t.Errorf("rejectedAnswer(%s) = %s, want %s", in, c, want)
+		}
+	}
+	bodies := []string{"<h1>Winter sale</h1><p>Up to 40% off.</p>", "<h1>Winter Sale</h1><p>Up to 40% off.</p>", "<h1>Winter sale</h1>\n<p>Up to 40% off.</p>", "<h1> Winter sale </h1><p>Up to 40 % off.</p>", "<h1>Winter sale!</h1><p>Up to 40% off.</p>"}
+	var same, fixed []op
+	for i, bd := range bodies {
+		same = append(same, write("publish_page", fmt.Sprintf(`{"html":%q,"site":"shop-eu","slug":"winter-sale"}`, bd),
+			fmt.Sprintf(`{"accepted":false,"errors":[{"message":"slug 'winter-sale' is already used by page 8812","path":"slug"}],"trace":"%08x-77ab-4c1d"}`, 0x7c1e2a03+i*6151)))
+		field := []string{"slug", "locale", "html", "template", "hero"}[i]
+		fixed = append(fixed, write("publish_page", fmt.Sprintf(`{"html":%q,"site":"shop-eu","slug":"winter-sale-%d"}`, bd, i),
+			fmt.Sprintf(`{"accepted":false,"errors":[{"message":"%s is not valid","path":"%s"}]}`, field, field)))
+	}
+	same[3] = refused(same[3], "same_error")
+	runCases(t, []testCase{
+		{"refused alike, the payload respelled", nil, same[:4]},
+		{"refused for another field each time", nil, fixed},
+	})
+}
