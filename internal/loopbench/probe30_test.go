@@ -9,7 +9,6 @@ var p30Known = map[string]string{
 	"probe30-date-parser-cosmetic-edits":     "missed",
 	"probe30-date-parser-irrelevant-edits":   "missed",
 	"probe30-events-calendar-trap":           "missed",
-	"probe30-http-date-header-only":          "missed",
 	"probe30-inbox-fresh-request-ids":        "missed",
 	"probe30-object-etag-flaps":              "missed",
 	"probe30-quota-as-of-epoch":              "missed",

@@ -93,3 +93,37 @@ func TestRejectedAnswer(t *testing.T) {
 		{"refused for another field each time", nil, fixed},
 	})
 }
+
+// TestHTTPResponseHeadLines: a raw HTTP response handed back as text
+// (curl -i), its status line first, has its header lines up to the blank
+// line read as the headers they are: those that name the exchange (Date,
+// X-Request-Id, Age, ...: volatileHeader) are masked, as under a
+// "headers" key. A status polled whose body stays "degraded" while only
+// its Date moves is refused at the third answer alike; one whose ETag
+// moves, or whose body moves, is not. A Date line in a text that is no
+// HTTP response (a mail's) stays (TestHTTPDateHeaderKept).
+func TestHTTPResponseHeadLines(t *testing.T) {
+	resp := func(i int, etag, body string) string {
+		t := 30 + i*45
+		return fmt.Sprintf("HTTP/1.1 200 OK\nDate: Mon, 07 Dec 2026 09:%02d:%02d GMT\nContent-Type: application/json\nETag: %s\nX-Request-Id: %08x-2b1f-4c7e-9a10-%012x\n\n%s", t/60, t%60, etag, 0x7c1e2a03+i*6151, 0x2a3b4c5d6e+i*130363, body)
+	}
+	polls := func(f func(i int) string) []op {
+		var ops []op
+		for i := 0; i < 4; i++ {
+			ops = append(ops, call("http_get", `{"include_headers":true,"url":"https://status.example.com/api/v2/components/payments-api"}`, marshalString(f(i))))
+		}
+		return ops
+	}
+	same := polls(func(i int) string { return resp(i, `"v1"`, `{"status":"degraded"}`) })
+	same[2] = refused(same[2], "repeat")
+	runCases(t, []testCase{
+		{"only the exchange's headers move", nil, same[:3]},
+		{"the ETag moves", nil, polls(func(i int) string { return resp(i, fmt.Sprintf(`"v%d"`, i), `{"status":"degraded"}`) })},
+		{"the body moves", nil, polls(func(i int) string {
+			return resp(i, `"v1"`, fmt.Sprintf(`{"status":"%s"}`, []string{"degraded", "recovering", "operational", "operational, monitoring"}[i]))
+		})},
+		{"a mail's Date line", nil, polls(func(i int) string {
+			return fmt.Sprintf("From: alerts@example.com\nDate: Mon, 07 Dec 2026 09:%02d:00 +0000\nSubject: payments-api degraded\n\nStill degraded.", i)
+		})},
+	})
+}
