@@ -312,3 +312,81 @@ func idWord(w []byte) bool {
 	}
 	return !(n > 0 && len(w)-n <= 2)
 }
+
+// testsFailedAnswer reports whether b, a successful answer, is a test
+// runner's report of failures handed back as text: its one text holds a
+// line that sums up a run with failures (pytest's "=== 1 failed, 47
+// passed in 2.31s ===", jest's "Tests: 1 failed, ...", unittest's
+// "FAILED (failures=1)", go test's "FAIL" or "FAIL\tpkg", cargo's "test
+// result: FAILED"). The tool ran; the tests did not pass, as an exit
+// code would have said (TestTestsFailedAnswer). An answer with a flag
+// beside its text, or more than one text, is an answer that holds a
+// report, not one.
+func testsFailedAnswer(b []byte) bool {
+	if len(b) < 6 || len(b) > maxExceptionBytes || !bytes.Contains(b, []byte("FAIL")) && !bytes.Contains(b, []byte("failed")) {
+		return false
+	}
+	var buf [8]leaf
+	sc := scanLeaves(b, buf[:0], len(buf), false)
+	if sc.cut {
+		return false
+	}
+	var text []byte
+	for i := range sc.out {
+		switch {
+		case sc.out[i].kind == leafLiteral:
+			return false
+		case sc.out[i].kind != leafString:
+		case text != nil:
+			return false
+		default:
+			text = sc.out[i].raw
+		}
+	}
+	for raw := text; len(raw) > 0; {
+		end, next := lineEnd(raw)
+		if failedSummary(trim(raw[:end])) {
+			return true
+		}
+		raw = raw[next:]
+	}
+	return false
+}
+
+// failedSummary reports whether line l is a test runner's summary of a run
+// with failures.
+func failedSummary(l []byte) bool {
+	switch {
+	case string(l) == "FAIL" || bytes.HasPrefix(l, []byte("FAIL\t")) || bytes.HasPrefix(l, []byte(`FAIL\t`)):
+		return true
+	case bytes.HasPrefix(l, []byte("FAILED (failures=")) || bytes.HasPrefix(l, []byte("FAILED (errors=")):
+		return true
+	case bytes.HasPrefix(l, []byte("test result: FAILED")):
+		return true
+	case bytes.HasPrefix(l, []byte("Tests:")):
+		return countBefore(l, " failed")
+	case len(l) > 2 && l[0] == '=' && l[len(l)-1] == '=':
+		return countBefore(l, " failed")
+	}
+	return false
+}
+
+// countBefore reports whether word w follows a count that is not zero in l
+// ("1 failed", not "0 failed").
+func countBefore(l []byte, w string) bool {
+	for off := 0; ; {
+		i := bytes.Index(l[off:], []byte(w))
+		if i < 0 {
+			return false
+		}
+		i += off
+		j := i
+		for j > 0 && isDigit(l[j-1]) {
+			j--
+		}
+		if j < i && !(i-j == 1 && l[j] == '0') {
+			return true
+		}
+		off = i + len(w)
+	}
+}

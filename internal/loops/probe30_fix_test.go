@@ -127,3 +127,51 @@ func TestHTTPResponseHeadLines(t *testing.T) {
 		})},
 	})
 }
+
+// TestTestsFailedAnswer: a test run answered as a success whose text is a
+// test runner's report of failures (pytest's "= 1 failed, 47 passed in
+// 2.31s =", jest's "Tests: 1 failed", unittest's "FAILED (failures=1)",
+// go test's "FAIL", cargo's "test result: FAILED") is a run that failed,
+// as an exit code would have said. A file rewritten with cosmetic changes
+// only, the run after each failing the same way, has its fourth rewrite
+// refused (same_error), as when the run is an error result; a run whose
+// failures change is a fix going on, and a report of passes or of "0
+// failed" is a success.
+func TestTestsFailedAnswer(t *testing.T) {
+	for in, want := range map[string]bool{
+		`"FAILED tests/test_parse.py::test_tz - ValueError\n===== 1 failed, 47 passed in 2.31s ====="`: true,
+		`"Tests:       1 failed, 12 passed, 13 total"`:                                                 true,
+		`"F.\n----\nRan 2 tests in 0.001s\n\nFAILED (failures=1)"`:                                     true,
+		`"--- FAIL: TestParse (0.00s)\nFAIL\nFAIL\texample.com/parse\t0.004s"`:                         true,
+		`"test result: FAILED. 3 passed; 1 failed; 0 ignored"`:                                         true,
+		`"===== 48 passed in 2.31s ====="`:                                                             false,
+		`"Tests:       0 failed, 13 passed, 13 total"`:                                                 false,
+		`"ok  \texample.com/parse\t0.004s"`:                                                            false,
+		`{"ok":true,"log":"===== 1 failed, 47 passed ====="}`:                                          false,
+		`"The build failed on Tuesday; see the notes."`:                                                false,
+	} {
+		if got := testsFailedAnswer([]byte(in)); got != want {
+			t.Errorf("testsFailedAnswer(%s) = %v, want %v", in, got, want)
+		}
+	}
+	report := func(fail string, n int) string {
+		return marshalString(fmt.Sprintf("FAILED %s\n===== 1 failed, 47 passed in 2.3%ds =====", fail, n))
+	}
+	const tz = "tests/test_parse.py::test_tz_offset - ValueError: unconverted data remains: +01:00"
+	lines := []string{"FMT = '%Y-%m-%dT%H:%M:%S'", `FMT = "%Y-%m-%dT%H:%M:%S"`, "FMT = '%Y-%m-%dT%H:%M:%S'  # ISO 8601", "FMT  =  '%Y-%m-%dT%H:%M:%S'"}
+	same := []op{call("run_tests", `{"path":"tests/test_parse.py"}`, report(tz, 0))}
+	moving := []op{call("run_tests", `{"path":"tests/test_parse.py"}`, report(tz, 0))}
+	for i, l := range lines {
+		same = append(same, write("write_file", fmt.Sprintf(`{"content":%q,"path":"dateparse/fmt.py"}`, l), `{"bytes":40}`))
+		moving = append(moving, write("write_file", fmt.Sprintf(`{"content":%q,"path":"dateparse/fmt.py"}`, l), `{"bytes":40}`))
+		if i < 3 {
+			same = append(same, call("run_tests", `{"path":"tests/test_parse.py"}`, report(tz, i+1)))
+			moving = append(moving, call("run_tests", `{"path":"tests/test_parse.py"}`, report("tests/test_parse.py::"+[]string{"test_day_first", "test_two_digit_year", "test_leap_day"}[i]+" - AssertionError", i+1)))
+		}
+	}
+	same[7] = refused(same[7], "same_error")
+	runCases(t, []testCase{
+		{"cosmetic rewrites, the same failure", nil, same},
+		{"rewrites, the failures change", nil, moving},
+	})
+}
