@@ -391,11 +391,6 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// the same test failing after edits that undo each other.
 		o.Error, o.ErrorType, exitFailed = true, untypedStreak, true
 	}
-	if !o.Error && testsFailedAnswer(o.Result) {
-		// So is a test run whose report says tests failed: the same
-		// failure after rewrites that change nothing it sees.
-		o.Error, o.ErrorType = true, untypedStreak
-	}
 	httpFailed := false
 	if !o.Error {
 		// So is an HTTP response of 400 or more handed back as the
