@@ -32,6 +32,9 @@ type agentState struct {
 	recv  [maxRecv]verdict
 	nrecv uint64 // verdicts received
 	turns uint32 // model calls it made: which turn a hand-off of its was made in
+	// handed is the last sub-task handed to it (taskKey with no receiver),
+	// 0 for none: what it is working on when it is on a hand-off's chain
+	handed uint64
 
 	pushes, writePush uint64 // calls pushed on the ring; the number of the last write's push
 }

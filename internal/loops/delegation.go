@@ -2,6 +2,7 @@ package loops
 
 import (
 	"hash/maphash"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -63,6 +64,10 @@ func (d *Detector) checkDelegation(s *Step) *Verdict {
 	if v := checkCycle(s, to); v != nil {
 		return v
 	}
+	task := taskKey("", trimPunct(s.Task))
+	if v := d.checkTaskCycle(s, to, task); v != nil {
+		return v
+	}
 	s.key = taskKey(to, trimPunct(s.Task))
 	others := d.epoch - d.agent(to).writes
 	s.turn = d.agent(from).turns
@@ -97,9 +102,49 @@ func (d *Detector) checkDelegation(s *Step) *Verdict {
 	}
 	ts.count++
 	ts.others = others
+	d.agent(to).handed = task
 	d.seq++
 	s.seq = d.seq
 	rs.commit()
+	return nil
+}
+
+// checkTaskCycle refuses hand-off s when its task (task: taskKey with no
+// receiver) is the one an agent on its chain was handed, and an agent
+// below that one on the chain was handed another task: the task came
+// back down under other names (a venue scout asking an "event planner" to
+// plan the offsite, which asks a "venue finder" for the venue), no agent
+// twice on the stack. A task passed down as it is (a lead handing its own
+// task to an engineer) has no other task between (TestDelegationTaskCycle).
+func (d *Detector) checkTaskCycle(s *Step, to string, task uint64) *Verdict {
+	if len(s.Chain) < 2 {
+		return nil
+	}
+	other := ""
+	for i := len(s.Chain) - 1; i >= 1; i-- {
+		a, ok := d.agents.get(s.Chain[i])
+		if !ok || a.handed == 0 {
+			return nil // a chain not all seen is not judged
+		}
+		if a.handed != task {
+			if other == "" {
+				other = s.Chain[i]
+			}
+			continue
+		}
+		if other == "" {
+			return nil
+		}
+		path := strings.Join(s.Chain, " -> ") + " -> " + to
+		return &Verdict{
+			Detector: "delegation_cycle",
+			Message: "handing " + quote(s.Task) + " to " + to + " hands down again the task " + s.Chain[i] +
+				" was handed, and is still working on (" + path + "); " + other +
+				"'s task came between, so the work would go round again under other names.",
+			Suggestion: "Do the sub-task with what you have, or report to " + s.Chain[len(s.Chain)-1] +
+				"'s caller what is missing; do not hand an ancestor's task back down.",
+		}
+	}
 	return nil
 }
 

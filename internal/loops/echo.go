@@ -322,7 +322,8 @@ func echoAnswer(m *moving, ans []leaf) uint64 {
 		return 0
 	}
 	var h uint64
-	kept := 0 // leaves other than the next page's cursor
+	kept := 0  // leaves other than the next page's cursor
+	named := 0 // those of them that are not true, false or null
 	for i := range ans {
 		l := &ans[i]
 		v := l.val
@@ -331,6 +332,9 @@ func echoAnswer(m *moving, ans []leaf) uint64 {
 			continue
 		}
 		kept++
+		if l.kind != leafLiteral {
+			named++
+		}
 		switch l.kind {
 		case leafNumber:
 			for _, x := range m.nums[:m.nn] {
@@ -355,11 +359,15 @@ func echoAnswer(m *moving, ans []leaf) uint64 {
 		}
 		h += mix(l.path, v)
 	}
-	if (m.cursor || m.nt > 0) && kept < 2 {
+	if (m.cursor || m.nt > 0) && kept < 2 || m.cursor && named == 0 {
 		// A listing with nothing in it but its cursor and a flag (a
 		// feed polled), or a window's answer of one line ("No logs
 		// found between ... and ...": hours searched one by one for
 		// where something starts): nothing named, nothing to go round.
+		// So is an empty page with only flags beside its cursor
+		// ({"ok": true, "has_more": true}: a listing filtered on the
+		// server, pages of which hold nothing), whatever their number
+		// (TestCursorEmptyPagesWithMore).
 		return 0
 	}
 	return h | 1

@@ -355,3 +355,38 @@ func mcpErrorAnswer(b []byte) (complaint []byte, transient bool) {
 	_, transient = errorSays(complaint)
 	return complaint, transient
 }
+
+// rejectedAnswer reports whether b, a successful answer, says the call
+// was not accepted and lists why: an object whose flag accepted, ok or
+// success is false beside a non-empty list of errors ({"accepted": false,
+// "errors": [{"path": "slug", "message": "slug is taken"}], "trace":
+// "..."}: a CMS's or a form API's validation handed back with a 200). Its
+// complaint is that list, the answer's ids and clock around it left out;
+// transient as apiErrorAnswer's (TestRejectedAnswer).
+func rejectedAnswer(b []byte) (complaint []byte, transient bool) {
+	b = bytes.TrimSpace(b)
+	if len(b) < 20 || len(b) > maxExceptionBytes || b[0] != '{' ||
+		!bytes.Contains(b, []byte("false")) || !bytes.Contains(b, []byte(`"errors"`)) {
+		return nil, false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return nil, false
+	}
+	flag, ok := top["accepted"]
+	if !ok {
+		if flag, ok = top["ok"]; !ok {
+			flag, ok = top["success"]
+		}
+	}
+	if !ok || string(bytes.TrimSpace(flag)) != "false" {
+		return nil, false
+	}
+	var errs []json.RawMessage
+	if json.Unmarshal(top["errors"], &errs) != nil || len(errs) == 0 {
+		return nil, false
+	}
+	complaint = bytes.TrimSpace(top["errors"])
+	_, transient = errorSays(complaint)
+	return complaint, transient
+}

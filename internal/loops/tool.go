@@ -416,6 +416,11 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 				// on as a success by a framework in between.
 				complaint, transient = mcpErrorAnswer(o.Result)
 			}
+			if complaint == nil {
+				// So is an answer that says it was not accepted and
+				// lists why ({"accepted": false, "errors": [...]}).
+				complaint, transient = rejectedAnswer(o.Result)
+			}
 			if complaint == nil && write {
 				complaint, transient = startFailedAnswer(o.Result, s.Args)
 			}
