@@ -37,15 +37,18 @@ type auditLog struct {
 	told
 }
 
-func (l *auditLog) holds(_ context.Context, e Event) bool {
+func (l *auditLog) holds(_ context.Context, es []Event) []bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, ev := range l.events {
-		if ev.Approval.ID == e.Approval.ID && ev.Action == e.Action && ev.Approval.Requires == e.Approval.Requires {
-			return true
+	held := make([]bool, len(es))
+	for i, e := range es {
+		for _, ev := range l.events {
+			if ev.Approval.ID == e.Approval.ID && ev.Action == e.Action && ev.Approval.Requires == e.Approval.Requires {
+				held[i] = true
+			}
 		}
 	}
-	return false
+	return held
 }
 
 // TestAppr35ReauditFindsEventWritten: killed after an action's audit

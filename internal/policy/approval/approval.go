@@ -364,15 +364,17 @@ type Options struct {
 	// Audit, if not nil, is told about every action. It is called without
 	// locks held and must not block for long.
 	Audit func(ctx context.Context, e Event)
-	// Audited, if not nil, reports whether the audit log holds the event
-	// of e, an action audited again (Event.Again) already: then Audit is
-	// not told it again, and its mark is cleared. An action's event is
+	// Audited, if not nil, reports, for each of es, actions audited again
+	// (Event.Again) delivered together, whether the audit log holds its
+	// event already: then Audit is not told it again, and its mark is
+	// cleared. They come in one call so that a request's log is read once
+	// for all of its actions (a restart, an adoption). An action's event is
 	// found by its approval, its action and the approval's requirement
 	// (Approval.Requires): an approval takes each action at most once
 	// under each requirement (one vote, one decision, one use, one
 	// expiry; asked again only when its requirement grows to
 	// user+reviewer).
-	Audited func(ctx context.Context, e Event) bool
+	Audited func(ctx context.Context, es []Event) []bool
 	// MaxKept is how many decided approvals are kept for listing; if zero, 1000.
 	MaxKept int
 	// MaxPending is how many approvals one principal, in its tenant, may
@@ -1078,13 +1080,14 @@ func (q *Queue) emit(ctx context.Context, made []Event) {
 	events := q.outbox
 	q.outbox = nil
 	q.mu.Unlock()
-	for _, e := range events {
+	held := q.heldAlready(ctx, events)
+	for i, e := range events {
 		q.o.Logger.Info("approval "+e.Action, "approval", e.Approval.ID, "tool", e.Approval.Tool,
 			"principal", e.Approval.Principal, "by", e.By, "request", e.Approval.Request)
 		if q.o.Audit == nil {
 			continue
 		}
-		if e.Again && q.o.Audited != nil && q.o.Audited(context.WithoutCancel(ctx), e) {
+		if held[i] {
 			q.audited(&e) // its event was appended before a kill: the mark alone was left
 			continue
 		}
@@ -1096,6 +1099,32 @@ func (q *Queue) emit(ctx context.Context, made []Event) {
 		}
 		q.audited(&e)
 	}
+}
+
+// heldAlready reports, for each of events, whether it is an action audited
+// again whose event the audit log holds already (Options.Audited), asked
+// once for all of them.
+func (q *Queue) heldAlready(ctx context.Context, events []Event) []bool {
+	held := make([]bool, len(events))
+	if q.o.Audit == nil || q.o.Audited == nil {
+		return held
+	}
+	var again []Event
+	var at []int
+	for i, e := range events {
+		if e.Again {
+			again, at = append(again, e), append(at, i)
+		}
+	}
+	if len(again) == 0 {
+		return held
+	}
+	for j, ok := range q.o.Audited(context.WithoutCancel(ctx), again) {
+		if j < len(at) {
+			held[at[j]] = ok
+		}
+	}
+	return held
 }
 
 // pendingError is a pending approval's refusal. Its suggestion says what
@@ -1566,6 +1595,7 @@ func (q *Queue) Adopt(ctx context.Context, alive func(instance string) bool) err
 	}
 	seen := map[string]bool{}
 	var errs []error
+	var made []Event
 	for _, ar := range append(live, recent...) {
 		if seen[ar.ID] {
 			continue
@@ -1592,18 +1622,17 @@ func (q *Queue) Adopt(ctx context.Context, alive func(instance string) bool) err
 			}
 			continue
 		}
-		q.emit(ctx, q.mergeAll([]*store.ApprovalRecord{&took}))
+		made = append(made, q.mergeAll([]*store.ApprovalRecord{&took})...)
 		q.mu.Lock()
-		var events []Event
 		// Unless a newer change, with its own mark, came meanwhile (a
 		// waiting frame's write keeps the mark: its version may be newer).
 		if rec := q.byID[ar.ID]; rec != nil && rec.unaudited && rec.instance == q.o.Instance {
-			events = append(events, q.reaudit(time.Now(), rec, "(audited by instance "+q.o.Instance+": instance "+dead+
+			made = append(made, q.reaudit(time.Now(), rec, "(audited by instance "+q.o.Instance+": instance "+dead+
 				" stopped after the action was stored, before it was audited, and did not start again)"))
 		}
 		q.mu.Unlock()
-		q.emit(ctx, events)
 	}
+	q.emit(ctx, made) // all at once: the audit log is asked once (Options.Audited)
 	return errors.Join(errs...)
 }
 
