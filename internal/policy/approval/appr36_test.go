@@ -2,8 +2,14 @@ package approval
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/store"
 )
 
 // TestAdopt36AsksTheAuditLogOnce: a survivor adopting three actions a
@@ -30,5 +36,42 @@ func TestAdopt36AsksTheAuditLogOnce(t *testing.T) {
 	}
 	if n := len(log.of("denied")); n != len(ids) {
 		t.Errorf("%d denials audited; want %d", n, len(ids))
+	}
+}
+
+// TestAdopt36PastTheNewestKept: a dead instance's unaudited denial older
+// than the newest 1,000 approvals kept (1,001 decided after it) is
+// adopted and audited, once. Before, adoption read the live approvals and
+// the newest MaxKept only, and never found it.
+func TestAdopt36PastTheNewestKept(t *testing.T) {
+	st := &refusingStore{Store: openStore(t, t.TempDir())}
+	var runs atomic.Int32
+	id := deniedUnaudited(t, st, &runs, "a", nil, "7")[0]
+	later := time.Now().Add(time.Minute)
+	for i := range 1001 {
+		a := Approval{ID: fmt.Sprint("apr_later_", i), Status: Used, Requires: User, Tool: "refund", Principal: "alice",
+			Request: "r", RootRequest: "r", Created: later.Add(time.Duration(i) * time.Millisecond), Expires: later.Add(time.Hour)}
+		data, err := json.Marshal(storedApproval{Approval: a, Key: "k" + a.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.PutApproval(t.Context(), &store.ApprovalRecord{ID: a.ID, Key: "k" + a.ID, Status: string(a.Status),
+			Created: a.Created, Expires: a.Expires, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := &auditLog{}
+	b := newLife(t, st, &runs, &Options{Shared: true, Instance: "b", Audit: log.audit, Audited: log.holds})
+	for range 2 {
+		if err := b.q.Adopt(t.Context(), func(name string) bool { return name != "a" }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := log.of("denied"); len(d) != 1 || d[0].Approval.ID != id || !d[0].Again {
+		t.Fatalf("the old denial of dead a was audited as %+v; want once, again", d)
+	}
+	ar, err := st.GetApproval(t.Context(), id)
+	if err != nil || strings.Contains(string(ar.Data), `"unaudited"`) {
+		t.Errorf("the adopted action is still marked: %v %s", err, ar.Data)
 	}
 }

@@ -1575,8 +1575,8 @@ func (q *Queue) reaudit(now time.Time, rec *record, note string) Event {
 // Each such action is taken over first in the store, conditionally on
 // its version, so that one instance audits it however many adopt at
 // once, and the taker audits it (Event.Again, unless Options.Audited
-// finds it audited already). It reads the live approvals and the
-// MaxKept newest; a store of one instance (Instance empty) has none to
+// finds it audited already). It reads every marked approval, however
+// old (store.ApprovalFilter.Unaudited); a store of one instance (Instance empty) has none to
 // adopt. A take-over that fails (not a conflict) leaves its action to
 // the next Adopt and does not stop the others': their errors come back
 // joined. Call it when the cluster finds a dead life, and now and then
@@ -1585,22 +1585,14 @@ func (q *Queue) Adopt(ctx context.Context, alive func(instance string) bool) err
 	if q.o.Store == nil || q.o.Audit == nil || q.o.Instance == "" {
 		return nil
 	}
-	live, err := q.o.Store.ListApprovals(ctx, store.ApprovalFilter{Live: true, Limit: 1 << 30})
+	// Every marked one, however old: not a window of the newest.
+	marked, err := q.o.Store.ListApprovals(ctx, store.ApprovalFilter{Unaudited: true, Limit: 1 << 30})
 	if err != nil {
 		return fmt.Errorf("adopting approvals: %w", err)
 	}
-	recent, err := q.o.Store.ListApprovals(ctx, store.ApprovalFilter{Limit: q.o.MaxKept})
-	if err != nil {
-		return fmt.Errorf("adopting approvals: %w", err)
-	}
-	seen := map[string]bool{}
 	var errs []error
 	var made []Event
-	for _, ar := range append(live, recent...) {
-		if seen[ar.ID] {
-			continue
-		}
-		seen[ar.ID] = true
+	for _, ar := range marked {
 		sa, err := decodeStored(ar)
 		if err != nil || !sa.Unaudited || sa.Instance == "" || sa.Instance == q.o.Instance || alive(sa.Instance) {
 			continue
