@@ -47,19 +47,7 @@ func TestAdopt36PastTheNewestKept(t *testing.T) {
 	st := &refusingStore{Store: openStore(t, t.TempDir())}
 	var runs atomic.Int32
 	id := deniedUnaudited(t, st, &runs, "a", nil, "7")[0]
-	later := time.Now().Add(time.Minute)
-	for i := range 1001 {
-		a := Approval{ID: fmt.Sprint("apr_later_", i), Status: Used, Requires: User, Tool: "refund", Principal: "alice",
-			Request: "r", RootRequest: "r", Created: later.Add(time.Duration(i) * time.Millisecond), Expires: later.Add(time.Hour)}
-		data, err := json.Marshal(storedApproval{Approval: a, Key: "k" + a.ID})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.PutApproval(t.Context(), &store.ApprovalRecord{ID: a.ID, Key: "k" + a.ID, Status: string(a.Status),
-			Created: a.Created, Expires: a.Expires, Data: data}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	usedAfter(t, st, 1001)
 	log := &auditLog{}
 	b := newLife(t, st, &runs, &Options{Shared: true, Instance: "b", Audit: log.audit, Audited: log.holds})
 	for range 2 {
@@ -73,5 +61,46 @@ func TestAdopt36PastTheNewestKept(t *testing.T) {
 	ar, err := st.GetApproval(t.Context(), id)
 	if err != nil || strings.Contains(string(ar.Data), `"unaudited"`) {
 		t.Errorf("the adopted action is still marked: %v %s", err, ar.Data)
+	}
+}
+
+// usedAfter stores n used approvals, each newer than any made before.
+func usedAfter(t *testing.T, st store.Approvals, n int) {
+	t.Helper()
+	later := time.Now().Add(time.Minute)
+	for i := range n {
+		a := Approval{ID: fmt.Sprint("apr_later_", i), Status: Used, Requires: User, Tool: "refund", Principal: "alice",
+			Request: "r", RootRequest: "r", Created: later.Add(time.Duration(i) * time.Millisecond), Expires: later.Add(time.Hour)}
+		data, err := json.Marshal(storedApproval{Approval: a, Key: "k" + a.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.PutApproval(t.Context(), &store.ApprovalRecord{ID: a.ID, Key: "k" + a.ID, Status: string(a.Status),
+			Created: a.Created, Expires: a.Expires, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestRestart36PastTheNewestKept: an instance starting again under its
+// name audits its earlier life's unaudited denial though 1,001 approvals
+// were decided after it (older than the newest 1,000 kept), once, and
+// clears its mark. Before, the restart read the live approvals and the
+// newest MaxKept only, and never found it.
+func TestRestart36PastTheNewestKept(t *testing.T) {
+	st := &refusingStore{Store: openStore(t, t.TempDir())}
+	var runs atomic.Int32
+	id := deniedUnaudited(t, st, &runs, "a", nil, "7")[0]
+	usedAfter(t, st, 1001)
+	log := &auditLog{}
+	for range 2 {
+		newLife(t, st, &runs, &Options{Shared: true, Instance: "a", Audit: log.audit, Audited: log.holds})
+	}
+	if d := log.of("denied"); len(d) != 1 || d[0].Approval.ID != id || !d[0].Again {
+		t.Fatalf("the old denial was audited at the restarts as %+v; want once, again", d)
+	}
+	ar, err := st.GetApproval(t.Context(), id)
+	if err != nil || strings.Contains(string(ar.Data), `"unaudited"`) {
+		t.Errorf("the action is still marked after the restart: %v %s", err, ar.Data)
 	}
 }

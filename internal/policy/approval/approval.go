@@ -1461,7 +1461,8 @@ func (q *Queue) forget(rec *record) {
 // (up to MaxKept), so that a retry of an approved call that already ran
 // is answered by its run, and a denial keeps answering until it expires.
 // Call it once, before the queue is used. Approvals that expired meanwhile
-// are marked so.
+// are marked so. Its own unaudited actions (Options.Instance) it reads
+// however old (store.ApprovalFilter.Unaudited), and audits again.
 func (q *Queue) Load(ctx context.Context) error {
 	if q.o.Store == nil {
 		return nil
@@ -1474,9 +1475,20 @@ func (q *Queue) Load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading approvals: %w", err)
 	}
+	// And this instance's unaudited actions however old, past the newest
+	// kept: after the others, so that keeping MaxKept (prune) keeps them
+	// until they are audited.
+	marked, err := q.o.Store.ListApprovals(ctx, store.ApprovalFilter{Unaudited: true, Limit: 1 << 30})
+	if err != nil {
+		return fmt.Errorf("loading approvals: %w", err)
+	}
 	seen := map[string]bool{}
 	var recs []*record
-	for _, ar := range append(live, recent...) {
+	window := 0 // recs of live and recent
+	for i, ar := range slices.Concat(live, recent, marked) {
+		if i == len(live)+len(recent) {
+			window = len(recs)
+		}
 		if seen[ar.ID] {
 			continue
 		}
@@ -1486,10 +1498,17 @@ func (q *Queue) Load(ctx context.Context) error {
 			q.warnUnreadable(ar.ID, err)
 			continue
 		}
+		if i >= len(live)+len(recent) && (sa.Instance != q.o.Instance || !sa.Unaudited) {
+			continue // another's: adopted once it is dead (Adopt)
+		}
 		recs = append(recs, &record{Approval: sa.Approval, key: sa.Key, alt: sa.Alt, version: ar.Version, changed: make(chan struct{}),
 			unaudited: sa.Unaudited, instance: sa.Instance})
 	}
-	slices.SortStableFunc(recs, func(a, b *record) int { return a.Created.Compare(b.Created) })
+	if len(marked) == 0 {
+		window = len(recs)
+	}
+	slices.SortStableFunc(recs[:window], func(a, b *record) int { return a.Created.Compare(b.Created) })
+	slices.SortStableFunc(recs[window:], func(a, b *record) int { return a.Created.Compare(b.Created) })
 	q.mu.Lock()
 	var events []Event
 	now := time.Now()
@@ -1500,8 +1519,8 @@ func (q *Queue) Load(ctx context.Context) error {
 		q.byID[rec.ID] = rec
 		q.order = append(q.order, rec)
 		switch rec.Status {
-		case Pending, Approved, Denied: // in force for its call until it expires
-			q.enforce(rec)
+		case Pending, Approved, Denied: // in force for its call until it expires, unless a newer one is (the tail past the window)
+			q.enforceUnlessOlder(rec)
 		}
 		if rec.unaudited && rec.instance == q.o.Instance {
 			if q.o.Shared && q.o.Instance != "" {
