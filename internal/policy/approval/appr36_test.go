@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
 )
 
 // TestAdopt36AsksTheAuditLogOnce: a survivor adopting three actions a
@@ -102,5 +104,99 @@ func TestRestart36PastTheNewestKept(t *testing.T) {
 	ar, err := st.GetApproval(t.Context(), id)
 	if err != nil || strings.Contains(string(ar.Data), `"unaudited"`) {
 		t.Errorf("the action is still marked after the restart: %v %s", err, ar.Data)
+	}
+}
+
+// hookStore runs after, once, when an approval written to it is denied:
+// between the instance's write of its denial and what follows it.
+type hookStore struct {
+	store.Store
+	after func()
+}
+
+func (s *hookStore) PutApproval(ctx context.Context, a *store.ApprovalRecord) error {
+	err := s.Store.PutApproval(ctx, a)
+	if h := s.after; err == nil && h != nil && a.Status == string(Denied) {
+		s.after = nil
+		h()
+	}
+	return err
+}
+
+// revivedDuringAdoption: instance a denies an approval and, found dead
+// (paused, cut off) right after its write, is adopted by b: either
+// between a's write of the denial and its audit (adopterFirst), or after
+// a's audit event and before its mark's clearing. a then goes on. The
+// denial is audited exactly once either way: by b first (a's claim is
+// refused), else by a (b's take-over is refused, or finds a's event).
+func revivedDuringAdoption(t *testing.T, st store.Store, adopterFirst bool) {
+	var runs atomic.Int32
+	log := &auditLog{}
+	b := newLife(t, st, &runs, &Options{Shared: true, Instance: "b", Audit: log.audit, Audited: log.holds})
+	adopt := func() {
+		if err := b.q.Adopt(t.Context(), func(name string) bool { return name != "a" }); err != nil {
+			t.Error(err)
+		}
+	}
+	hs := &hookStore{Store: st}
+	audit := log.audit
+	if adopterFirst {
+		hs.after = adopt
+	} else {
+		adopted := false
+		audit = func(ctx context.Context, e Event) {
+			log.audit(ctx, e)
+			if e.Action == "denied" && !adopted {
+				adopted = true
+				adopt()
+			}
+		}
+	}
+	a := newLife(t, hs, &runs, &Options{Shared: true, Instance: "a", Audit: audit, Audited: log.holds})
+	id := WaitsFor(refund7(t, a, "r1").Error)
+	if _, err := a.q.Deny(id, Actor{Principal: "alice"}, "no"); err != nil {
+		t.Fatal(err)
+	}
+	adopt() // and once more, after a went on
+	d := log.of("denied")
+	if len(d) != 1 {
+		t.Fatalf("the denial was audited %d times: %+v; want once", len(d), d)
+	}
+	if by := strings.Contains(d[0].Reason, "instance b"); by != adopterFirst {
+		t.Errorf("the denial was audited as %q; want it by b: %v", d[0].Reason, adopterFirst)
+	}
+	ar, err := st.GetApproval(t.Context(), id)
+	if err != nil || strings.Contains(string(ar.Data), `"unaudited"`) {
+		t.Errorf("the denial is still marked: %v %s", err, ar.Data)
+	}
+}
+
+// TestAppr36RevivedDuringAdoption: revivedDuringAdoption on SQLite. With
+// the survivor first, a audited the denial too before (its audit asked
+// nothing of the store).
+func TestAppr36RevivedDuringAdoption(t *testing.T) {
+	for _, first := range []bool{true, false} {
+		t.Run(map[bool]string{true: "adopter_first", false: "revived_first"}[first], func(t *testing.T) {
+			revivedDuringAdoption(t, openStore(t, t.TempDir()), first)
+		})
+	}
+}
+
+// TestAppr36RevivedDuringAdoptionPostgres: the same on PostgreSQL.
+func TestAppr36RevivedDuringAdoptionPostgres(t *testing.T) {
+	c := pgtest.Own(t)
+	for i, first := range []bool{true, false} {
+		t.Run(map[bool]string{true: "adopter_first", false: "revived_first"}[first], func(t *testing.T) {
+			url, err := c.CreateDatabase(t.Context(), fmt.Sprint("appr36_", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := postgres.Open(t.Context(), url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			revivedDuringAdoption(t, st, first)
+		})
 	}
 }

@@ -1091,6 +1091,9 @@ func (q *Queue) emit(ctx context.Context, made []Event) {
 			q.audited(&e) // its event was appended before a kill: the mark alone was left
 			continue
 		}
+		if !q.claimed(ctx, &e) {
+			continue // a survivor took it over, and audits it
+		}
 		q.o.Audit(context.WithoutCancel(ctx), e)
 		if !e.Elsewhere {
 			// The event appended, the mark not cleared: the restart
@@ -1099,6 +1102,49 @@ func (q *Queue) emit(ctx context.Context, made []Event) {
 		}
 		q.audited(&e)
 	}
+}
+
+// claimed reports whether this instance audits e, an action of its own
+// (not Elsewhere, not Again). On a store that instances adopting a dead
+// one's actions share (Shared, Instance), it claims the action's mark
+// first, conditionally on the version it wrote: a survivor that found
+// this instance dead meanwhile (paused, cut off, and back) and took the
+// action over (Adopt) audits it, and this one, its claim refused, does
+// not; a claim made first refuses the survivor's take-over instead. A
+// newer change to the approval, or a failed claim, leaves it to audit
+// here as before.
+func (q *Queue) claimed(ctx context.Context, e *Event) bool {
+	if !q.o.Shared || q.o.Instance == "" || q.o.Store == nil || e.Elsewhere || e.Again {
+		return true
+	}
+	q.mu.Lock()
+	rec := q.byID[e.Approval.ID]
+	if rec == nil || !rec.unaudited || rec.instance != q.o.Instance || rec.version != e.version {
+		q.mu.Unlock()
+		return true
+	}
+	err := q.write(rec, true, q.o.Instance)
+	if err == nil {
+		e.version = rec.version // its mark, cleared once audited (audited)
+	}
+	q.mu.Unlock()
+	if !errors.Is(err, store.ErrConflict) {
+		if err != nil {
+			q.o.Logger.Warn("approvals: claiming an action to audit it failed; audited all the same", "approval", e.Approval.ID, "err", err)
+		}
+		return true
+	}
+	ar, err := q.o.Store.GetApproval(ctx, e.Approval.ID)
+	if err != nil {
+		return true
+	}
+	sa, err := decodeStored(ar)
+	if err != nil || sa.Instance == q.o.Instance || sa.Status != e.Approval.Status || len(sa.Votes) != len(e.Approval.Votes) {
+		return true // not taken over: changed since
+	}
+	q.o.Logger.Info("approvals: an action was taken over by another instance before it was audited here (this one was taken for dead); its taker audits it",
+		"approval", e.Approval.ID, "action", e.Action, "by", sa.Instance)
+	return false
 }
 
 // heldAlready reports, for each of events, whether it is an action audited
