@@ -41,31 +41,6 @@ func TestAdopt36AsksTheAuditLogOnce(t *testing.T) {
 	}
 }
 
-// TestAdopt36PastTheNewestKept: a dead instance's unaudited denial older
-// than the newest 1,000 approvals kept (1,001 decided after it) is
-// adopted and audited, once. Before, adoption read the live approvals and
-// the newest MaxKept only, and never found it.
-func TestAdopt36PastTheNewestKept(t *testing.T) {
-	st := &refusingStore{Store: openStore(t, t.TempDir())}
-	var runs atomic.Int32
-	id := deniedUnaudited(t, st, &runs, "a", nil, "7")[0]
-	usedAfter(t, st, 1001)
-	log := &auditLog{}
-	b := newLife(t, st, &runs, &Options{Shared: true, Instance: "b", Audit: log.audit, Audited: log.holds})
-	for range 2 {
-		if err := b.q.Adopt(t.Context(), func(name string) bool { return name != "a" }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if d := log.of("denied"); len(d) != 1 || d[0].Approval.ID != id || !d[0].Again {
-		t.Fatalf("the old denial of dead a was audited as %+v; want once, again", d)
-	}
-	ar, err := st.GetApproval(t.Context(), id)
-	if err != nil || strings.Contains(string(ar.Data), `"unaudited"`) {
-		t.Errorf("the adopted action is still marked: %v %s", err, ar.Data)
-	}
-}
-
 // usedAfter stores n used approvals, each newer than any made before.
 func usedAfter(t *testing.T, st store.Approvals, n int) {
 	t.Helper()
@@ -84,26 +59,33 @@ func usedAfter(t *testing.T, st store.Approvals, n int) {
 	}
 }
 
-// TestRestart36PastTheNewestKept: an instance starting again under its
-// name audits its earlier life's unaudited denial though 1,001 approvals
-// were decided after it (older than the newest 1,000 kept), once, and
-// clears its mark. Before, the restart read the live approvals and the
-// newest MaxKept only, and never found it.
-func TestRestart36PastTheNewestKept(t *testing.T) {
-	st := &refusingStore{Store: openStore(t, t.TempDir())}
-	var runs atomic.Int32
-	id := deniedUnaudited(t, st, &runs, "a", nil, "7")[0]
-	usedAfter(t, st, 1001)
-	log := &auditLog{}
-	for range 2 {
-		newLife(t, st, &runs, &Options{Shared: true, Instance: "a", Audit: log.audit, Audited: log.holds})
-	}
-	if d := log.of("denied"); len(d) != 1 || d[0].Approval.ID != id || !d[0].Again {
-		t.Fatalf("the old denial was audited at the restarts as %+v; want once, again", d)
-	}
-	ar, err := st.GetApproval(t.Context(), id)
-	if err != nil || strings.Contains(string(ar.Data), `"unaudited"`) {
-		t.Errorf("the action is still marked after the restart: %v %s", err, ar.Data)
+// TestAppr36PastTheNewestKept: a dead instance's unaudited denial, 1,001
+// approvals decided after it (older than the newest 1,000 kept), is
+// audited once, its mark cleared, by a survivor's adoptions, and by the
+// instance's restarts under its name. Before, both read the live
+// approvals and the newest MaxKept only, and never found it.
+func TestAppr36PastTheNewestKept(t *testing.T) {
+	for _, by := range []string{"b", "a"} {
+		t.Run("by_"+by, func(t *testing.T) {
+			st := &refusingStore{Store: openStore(t, t.TempDir())}
+			var runs atomic.Int32
+			id := deniedUnaudited(t, st, &runs, "a", nil, "7")[0]
+			usedAfter(t, st, 1001)
+			log := &auditLog{}
+			for range 2 {
+				l := newLife(t, st, &runs, &Options{Shared: true, Instance: by, Audit: log.audit, Audited: log.holds})
+				if err := l.q.Adopt(t.Context(), func(name string) bool { return name != "a" }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if d := log.of("denied"); len(d) != 1 || d[0].Approval.ID != id || !d[0].Again {
+				t.Fatalf("the old denial of a was audited as %+v; want once, again", d)
+			}
+			ar, err := st.GetApproval(t.Context(), id)
+			if err != nil || strings.Contains(string(ar.Data), `"unaudited"`) {
+				t.Errorf("the action is still marked: %v %s", err, ar.Data)
+			}
+		})
 	}
 }
 
