@@ -1134,6 +1134,8 @@ func (q *Queue) claimed(ctx context.Context, e *Event) bool {
 		}
 		return true
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	defer cancel()
 	ar, err := q.o.Store.GetApproval(ctx, e.Approval.ID)
 	if err != nil {
 		return true
