@@ -10,32 +10,54 @@ import (
 )
 
 // approvalAudited implements approval.Options.Audited: whether the audit
-// log holds the event of e, an approval's action audited again at a
-// restart or by a survivor (approval.Event.Again), already: a kill came
+// log holds the event of each of es, approvals' actions audited again at
+// a restart or by a survivor (approval.Event.Again), already: a kill came
 // after its event was appended and before its mark was cleared
-// (approval.audited). The event is found among its request's by its
-// approval, action and requirement, as auditApproval writes them.
-func (g *Gateway) approvalAudited(ctx context.Context, e approval.Event) bool {
+// (approval.audited). Each request's log is read once, for all of its
+// actions in es. An event is found among its request's by its approval,
+// action and requirement, as auditApproval writes them.
+func (g *Gateway) approvalAudited(ctx context.Context, es []approval.Event) []bool {
+	held := make([]bool, len(es))
 	if g.audit == nil {
-		return false
+		return held
 	}
-	a := &e.Approval
-	evs, err := g.audit.Show(ctx, a.Request)
-	if err != nil {
-		g.log.Warn("approvals: reading the audit log for an action audited again; it is audited (again, if the log holds it)",
-			"approval", a.ID, "action", e.Action, "err", err)
-		return false
-	}
-	head := approvalHead(a)
-	for _, ev := range evs {
-		if ev.Kind != "approval" || ev.Decision != e.Action {
-			continue
+	logs := map[string]map[string]bool{} // request -> the heads and actions of its approval events
+	for i := range es {
+		e := &es[i]
+		a := &e.Approval
+		found, read := logs[a.Request]
+		if !read {
+			evs, err := g.audit.Show(ctx, a.Request)
+			if err != nil {
+				g.log.Warn("approvals: reading the audit log for an action audited again; it is audited (again, if the log holds it)",
+					"approval", a.ID, "action", e.Action, "err", err)
+				continue // read again for the request's next action
+			}
+			found = map[string]bool{}
+			for _, ev := range evs {
+				if ev.Kind == "approval" {
+					found[ev.Decision+"\x00"+approvalEventHead(ev.Message)] = true
+				}
+			}
+			logs[a.Request] = found
 		}
-		if rest, ok := strings.CutPrefix(ev.Message, head); ok && (rest == "" || rest[0] == ' ' || rest[0] == ':') {
-			return true
-		}
+		held[i] = found[e.Action+"\x00"+approvalHead(a)]
 	}
-	return false
+	return held
+}
+
+// approvalEventHead is the head of an approval event's message
+// (approvalHead, whose id and requirement hold no parenthesis): up to its
+// first ")", followed by its end, " by " or ": ".
+func approvalEventHead(msg string) string {
+	i := strings.IndexByte(msg, ')')
+	if i < 0 {
+		return ""
+	}
+	if rest := msg[i+1:]; rest != "" && rest[0] != ' ' && rest[0] != ':' {
+		return ""
+	}
+	return msg[:i+1]
 }
 
 // lives is the store of several instances, which knows their lives.

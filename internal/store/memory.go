@@ -715,6 +715,9 @@ func (m *Memory) ListApprovals(ctx context.Context, f ApprovalFilter) ([]*Approv
 		if len(f.Keys) > 0 && !slices.Contains(f.Keys, a.Key) && (a.Alt == "" || !slices.Contains(f.Keys, a.Alt)) {
 			continue
 		}
+		if f.Unaudited && !bytes.Contains(a.Data, []byte(UnauditedMark)) {
+			continue
+		}
 		out = append(out, copyApproval(a))
 	}
 	slices.SortFunc(out, func(a, b *ApprovalRecord) int {

@@ -443,7 +443,14 @@ type ApprovalFilter struct {
 	Live  bool     // only pending and approved ones
 	Keys  []string // if not empty, only those whose Key or Alt is one of them
 	Limit int      // if zero, 1000
+	// Unaudited, if true, selects only those whose Data holds the mark of
+	// an action not audited yet, `"unaudited":true` as package approval
+	// writes it (the one look inside Data a store takes), however old.
+	Unaudited bool
 }
+
+// UnauditedMark is the text of Data that ApprovalFilter.Unaudited selects by.
+const UnauditedMark = `"unaudited":true`
 
 // Approvals stores approvals: a pending one survives a restart with its
 // votes and expiry.

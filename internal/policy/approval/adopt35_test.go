@@ -27,16 +27,21 @@ func (s *failOnceStore) PutApproval(ctx context.Context, a *store.ApprovalRecord
 	return s.Store.PutApproval(ctx, a)
 }
 
-// deniedUnaudited makes instance a deny the approvals of refunds of
-// orders, each stored and its denial never audited (a is killed before
-// the event is appended), and returns their ids.
-func deniedUnaudited(t *testing.T, st *refusingStore, runs *atomic.Int32, orders ...string) []string {
+// deniedUnaudited makes instance deny the approvals of refunds of
+// orders, each stored and its denial never audited (the instance is
+// killed before the event is appended), and returns their ids. Its other
+// actions go to told, if not nil.
+func deniedUnaudited(t *testing.T, st *refusingStore, runs *atomic.Int32, instance string, told func(context.Context, Event), orders ...string) []string {
 	t.Helper()
 	var killed atomic.Bool
-	a := newLife(t, st, runs, &Options{Shared: true, Instance: "a", Audit: func(ctx context.Context, e Event) {
+	a := newLife(t, st, runs, &Options{Shared: true, Instance: instance, Audit: func(ctx context.Context, e Event) {
 		if e.Action == "denied" {
 			killed.Store(true)
 			st.refuse.Store(true) // killed before the event is appended
+			return
+		}
+		if told != nil {
+			told(ctx, e)
 		}
 	}})
 	var ids []string
@@ -47,7 +52,7 @@ func deniedUnaudited(t *testing.T, st *refusingStore, runs *atomic.Int32, orders
 		if id == "" {
 			t.Fatalf("refund %d: %s", i, res.ModelText())
 		}
-		if _, err := a.q.Deny(id, Actor{Principal: "alice"}, "no"); err != nil {
+		if _, err := a.q.Deny(id, Actor{Principal: "alice"}, "not this one"); err != nil {
 			t.Fatal(err)
 		}
 		st.refuse.Store(false)
@@ -72,7 +77,7 @@ func deniedUnaudited(t *testing.T, st *refusingStore, runs *atomic.Int32, orders
 func TestAdopt35PastAFailedWrite(t *testing.T) {
 	st := &refusingStore{Store: openStore(t, t.TempDir())}
 	var runs atomic.Int32
-	ids := deniedUnaudited(t, st, &runs, "7", "8", "9")
+	ids := deniedUnaudited(t, st, &runs, "a", nil, "7", "8", "9")
 	fs := &failOnceStore{Store: st.Store}
 	log := &auditLog{}
 	b := newLife(t, fs, &runs, &Options{Shared: true, Instance: "b", Audit: log.audit, Audited: log.holds})
@@ -106,7 +111,7 @@ func TestAdopt35PastAFailedWrite(t *testing.T) {
 func TestAdopt35RestartClaimFails(t *testing.T) {
 	st := &refusingStore{Store: openStore(t, t.TempDir())}
 	var runs atomic.Int32
-	ids := deniedUnaudited(t, st, &runs, "7")
+	ids := deniedUnaudited(t, st, &runs, "a", nil, "7")
 	fs := &failOnceStore{Store: st.Store}
 	fs.armed.Store(true)
 	log := &auditLog{}

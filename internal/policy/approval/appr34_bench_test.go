@@ -13,10 +13,18 @@ import (
 // BenchmarkAskAndDeny: a call asked for approval and denied, over a
 // SQLite store, with an audit callback: the store writes of an
 // approval's life (each action's, and its audited mark's).
-func BenchmarkAskAndDeny(b *testing.B) {
+func BenchmarkAskAndDeny(b *testing.B) { askAndDeny(b, &Options{}) }
+
+// BenchmarkAskAndDenyShared: BenchmarkAskAndDeny on a store instances
+// share (Shared, Instance): each action's mark also claimed before its
+// audit event (claimed).
+func BenchmarkAskAndDenyShared(b *testing.B) { askAndDeny(b, &Options{Shared: true, Instance: "a"}) }
+
+func askAndDeny(b *testing.B, o *Options) {
 	st := openStore(b, b.TempDir())
 	var runs atomic.Int32
-	l := newLife(b, st, &runs, &Options{Audit: func(context.Context, Event) {}, MaxPending: 1 << 20})
+	o.Audit, o.MaxPending = func(context.Context, Event) {}, 1<<20
+	l := newLife(b, st, &runs, o)
 	b.ResetTimer()
 	for i := range b.N {
 		ctx, req, err := l.rt.Begin(context.Background(), &reach.RequestOptions{ID: fmt.Sprint("rb", i), Principal: "alice", Budget: &reach.Budget{Turns: 100}})

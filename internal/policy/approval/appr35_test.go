@@ -37,15 +37,18 @@ type auditLog struct {
 	told
 }
 
-func (l *auditLog) holds(_ context.Context, e Event) bool {
+func (l *auditLog) holds(_ context.Context, es []Event) []bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, ev := range l.events {
-		if ev.Approval.ID == e.Approval.ID && ev.Action == e.Action && ev.Approval.Requires == e.Approval.Requires {
-			return true
+	held := make([]bool, len(es))
+	for i, e := range es {
+		for _, ev := range l.events {
+			if ev.Approval.ID == e.Approval.ID && ev.Action == e.Action && ev.Approval.Requires == e.Approval.Requires {
+				held[i] = true
+			}
 		}
 	}
-	return false
+	return held
 }
 
 // TestAppr35ReauditFindsEventWritten: killed after an action's audit
@@ -102,18 +105,7 @@ func TestAppr35AdoptDeadInstance(t *testing.T) {
 	st := &refusingStore{Store: openStore(t, t.TempDir())}
 	var runs atomic.Int32
 	log := &auditLog{}
-	a := newLife(t, st, &runs, &Options{Shared: true, Instance: "a", Audit: func(ctx context.Context, e Event) {
-		if e.Action == "denied" {
-			st.refuse.Store(true) // killed before the event is appended
-			return
-		}
-		log.audit(ctx, e)
-	}})
-	id := WaitsFor(refund7(t, a, "r1").Error)
-	if _, err := a.q.Deny(id, Actor{Principal: "alice"}, "not this one"); err != nil {
-		t.Fatal(err)
-	}
-	st.refuse.Store(false)
+	id := deniedUnaudited(t, st, &runs, "a", log.audit, "7")[0]
 	var lives []*life
 	for _, name := range []string{"b", "c", "d"} {
 		lives = append(lives, newLife(t, st, &runs, &Options{Shared: true, Instance: name, Audit: log.audit, Audited: log.holds}))
@@ -233,18 +225,7 @@ func TestAppr35RestartRacingAdoption(t *testing.T) {
 	st := &refusingStore{Store: openStore(t, t.TempDir())}
 	var runs atomic.Int32
 	log := &auditLog{}
-	b := newLife(t, st, &runs, &Options{Shared: true, Instance: "b", Audit: func(ctx context.Context, e Event) {
-		if e.Action == "denied" {
-			st.refuse.Store(true) // killed before the event is appended
-			return
-		}
-		log.audit(ctx, e)
-	}})
-	id := WaitsFor(refund7(t, b, "r1").Error)
-	if _, err := b.q.Deny(id, Actor{Principal: "alice"}, "no"); err != nil {
-		t.Fatal(err)
-	}
-	st.refuse.Store(false)
+	deniedUnaudited(t, st, &runs, "b", log.audit, "7")
 	c := newLife(t, st, &runs, &Options{Shared: true, Instance: "c", Audit: log.audit})
 	hs := &listHookStore{Store: st.Store}
 	hs.hook = func() {

@@ -364,15 +364,17 @@ type Options struct {
 	// Audit, if not nil, is told about every action. It is called without
 	// locks held and must not block for long.
 	Audit func(ctx context.Context, e Event)
-	// Audited, if not nil, reports whether the audit log holds the event
-	// of e, an action audited again (Event.Again) already: then Audit is
-	// not told it again, and its mark is cleared. An action's event is
+	// Audited, if not nil, reports, for each of es, actions audited again
+	// (Event.Again) delivered together, whether the audit log holds its
+	// event already: then Audit is not told it again, and its mark is
+	// cleared. They come in one call so that a request's log is read once
+	// for all of its actions (a restart, an adoption). An action's event is
 	// found by its approval, its action and the approval's requirement
 	// (Approval.Requires): an approval takes each action at most once
 	// under each requirement (one vote, one decision, one use, one
 	// expiry; asked again only when its requirement grows to
 	// user+reviewer).
-	Audited func(ctx context.Context, e Event) bool
+	Audited func(ctx context.Context, es []Event) []bool
 	// MaxKept is how many decided approvals are kept for listing; if zero, 1000.
 	MaxKept int
 	// MaxPending is how many approvals one principal, in its tenant, may
@@ -1078,15 +1080,19 @@ func (q *Queue) emit(ctx context.Context, made []Event) {
 	events := q.outbox
 	q.outbox = nil
 	q.mu.Unlock()
-	for _, e := range events {
+	held := q.heldAlready(ctx, events)
+	for i, e := range events {
 		q.o.Logger.Info("approval "+e.Action, "approval", e.Approval.ID, "tool", e.Approval.Tool,
 			"principal", e.Approval.Principal, "by", e.By, "request", e.Approval.Request)
 		if q.o.Audit == nil {
 			continue
 		}
-		if e.Again && q.o.Audited != nil && q.o.Audited(context.WithoutCancel(ctx), e) {
+		if held[i] {
 			q.audited(&e) // its event was appended before a kill: the mark alone was left
 			continue
+		}
+		if !q.claimed(ctx, &e) {
+			continue // a survivor took it over, and audits it
 		}
 		q.o.Audit(context.WithoutCancel(ctx), e)
 		if !e.Elsewhere {
@@ -1096,6 +1102,77 @@ func (q *Queue) emit(ctx context.Context, made []Event) {
 		}
 		q.audited(&e)
 	}
+}
+
+// claimed reports whether this instance audits e, an action of its own
+// (not Elsewhere, not Again). On a store that instances adopting a dead
+// one's actions share (Shared, Instance), it claims the action's mark
+// first, conditionally on the version it wrote: a survivor that found
+// this instance dead meanwhile (paused, cut off, and back) and took the
+// action over (Adopt) audits it, and this one, its claim refused, does
+// not; a claim made first refuses the survivor's take-over instead. A
+// newer change to the approval, or a failed claim, leaves it to audit
+// here as before.
+func (q *Queue) claimed(ctx context.Context, e *Event) bool {
+	if !q.o.Shared || q.o.Instance == "" || q.o.Store == nil || e.Elsewhere || e.Again {
+		return true
+	}
+	q.mu.Lock()
+	rec := q.byID[e.Approval.ID]
+	if rec == nil || !rec.unaudited || rec.instance != q.o.Instance || rec.version != e.version {
+		q.mu.Unlock()
+		return true
+	}
+	err := q.write(rec, true, q.o.Instance)
+	if err == nil {
+		e.version = rec.version // its mark, cleared once audited (audited)
+	}
+	q.mu.Unlock()
+	if !errors.Is(err, store.ErrConflict) {
+		if err != nil {
+			q.o.Logger.Warn("approvals: claiming an action to audit it failed; audited all the same", "approval", e.Approval.ID, "err", err)
+		}
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	defer cancel()
+	ar, err := q.o.Store.GetApproval(ctx, e.Approval.ID)
+	if err != nil {
+		return true
+	}
+	sa, err := decodeStored(ar)
+	if err != nil || sa.Instance == q.o.Instance || sa.Status != e.Approval.Status || len(sa.Votes) != len(e.Approval.Votes) {
+		return true // not taken over: changed since
+	}
+	q.o.Logger.Info("approvals: an action was taken over by another instance before it was audited here (this one was taken for dead); its taker audits it",
+		"approval", e.Approval.ID, "action", e.Action, "by", sa.Instance)
+	return false
+}
+
+// heldAlready reports, for each of events, whether it is an action audited
+// again whose event the audit log holds already (Options.Audited), asked
+// once for all of them.
+func (q *Queue) heldAlready(ctx context.Context, events []Event) []bool {
+	held := make([]bool, len(events))
+	if q.o.Audit == nil || q.o.Audited == nil {
+		return held
+	}
+	var again []Event
+	var at []int
+	for i, e := range events {
+		if e.Again {
+			again, at = append(again, e), append(at, i)
+		}
+	}
+	if len(again) == 0 {
+		return held
+	}
+	for j, ok := range q.o.Audited(context.WithoutCancel(ctx), again) {
+		if j < len(at) {
+			held[at[j]] = ok
+		}
+	}
+	return held
 }
 
 // pendingError is a pending approval's refusal. Its suggestion says what
@@ -1432,7 +1509,8 @@ func (q *Queue) forget(rec *record) {
 // (up to MaxKept), so that a retry of an approved call that already ran
 // is answered by its run, and a denial keeps answering until it expires.
 // Call it once, before the queue is used. Approvals that expired meanwhile
-// are marked so.
+// are marked so. Its own unaudited actions (Options.Instance) it reads
+// however old (store.ApprovalFilter.Unaudited), and audits again.
 func (q *Queue) Load(ctx context.Context) error {
 	if q.o.Store == nil {
 		return nil
@@ -1445,9 +1523,20 @@ func (q *Queue) Load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading approvals: %w", err)
 	}
+	// And this instance's unaudited actions however old, past the newest
+	// kept: after the others, so that keeping MaxKept (prune) keeps them
+	// until they are audited.
+	marked, err := q.o.Store.ListApprovals(ctx, store.ApprovalFilter{Unaudited: true, Limit: 1 << 30})
+	if err != nil {
+		return fmt.Errorf("loading approvals: %w", err)
+	}
 	seen := map[string]bool{}
 	var recs []*record
-	for _, ar := range append(live, recent...) {
+	window := 0 // recs of live and recent
+	for i, ar := range slices.Concat(live, recent, marked) {
+		if i == len(live)+len(recent) {
+			window = len(recs)
+		}
 		if seen[ar.ID] {
 			continue
 		}
@@ -1457,10 +1546,17 @@ func (q *Queue) Load(ctx context.Context) error {
 			q.warnUnreadable(ar.ID, err)
 			continue
 		}
+		if i >= len(live)+len(recent) && (sa.Instance != q.o.Instance || !sa.Unaudited) {
+			continue // another's: adopted once it is dead (Adopt)
+		}
 		recs = append(recs, &record{Approval: sa.Approval, key: sa.Key, alt: sa.Alt, version: ar.Version, changed: make(chan struct{}),
 			unaudited: sa.Unaudited, instance: sa.Instance})
 	}
-	slices.SortStableFunc(recs, func(a, b *record) int { return a.Created.Compare(b.Created) })
+	if len(marked) == 0 {
+		window = len(recs)
+	}
+	slices.SortStableFunc(recs[:window], func(a, b *record) int { return a.Created.Compare(b.Created) })
+	slices.SortStableFunc(recs[window:], func(a, b *record) int { return a.Created.Compare(b.Created) })
 	q.mu.Lock()
 	var events []Event
 	now := time.Now()
@@ -1471,8 +1567,8 @@ func (q *Queue) Load(ctx context.Context) error {
 		q.byID[rec.ID] = rec
 		q.order = append(q.order, rec)
 		switch rec.Status {
-		case Pending, Approved, Denied: // in force for its call until it expires
-			q.enforce(rec)
+		case Pending, Approved, Denied: // in force for its call until it expires, unless a newer one is (the tail past the window)
+			q.enforceUnlessOlder(rec)
 		}
 		if rec.unaudited && rec.instance == q.o.Instance {
 			if q.o.Shared && q.o.Instance != "" {
@@ -1546,8 +1642,8 @@ func (q *Queue) reaudit(now time.Time, rec *record, note string) Event {
 // Each such action is taken over first in the store, conditionally on
 // its version, so that one instance audits it however many adopt at
 // once, and the taker audits it (Event.Again, unless Options.Audited
-// finds it audited already). It reads the live approvals and the
-// MaxKept newest; a store of one instance (Instance empty) has none to
+// finds it audited already). It reads every marked approval, however
+// old (store.ApprovalFilter.Unaudited); a store of one instance (Instance empty) has none to
 // adopt. A take-over that fails (not a conflict) leaves its action to
 // the next Adopt and does not stop the others': their errors come back
 // joined. Call it when the cluster finds a dead life, and now and then
@@ -1556,21 +1652,14 @@ func (q *Queue) Adopt(ctx context.Context, alive func(instance string) bool) err
 	if q.o.Store == nil || q.o.Audit == nil || q.o.Instance == "" {
 		return nil
 	}
-	live, err := q.o.Store.ListApprovals(ctx, store.ApprovalFilter{Live: true, Limit: 1 << 30})
+	// Every marked one, however old: not a window of the newest.
+	marked, err := q.o.Store.ListApprovals(ctx, store.ApprovalFilter{Unaudited: true, Limit: 1 << 30})
 	if err != nil {
 		return fmt.Errorf("adopting approvals: %w", err)
 	}
-	recent, err := q.o.Store.ListApprovals(ctx, store.ApprovalFilter{Limit: q.o.MaxKept})
-	if err != nil {
-		return fmt.Errorf("adopting approvals: %w", err)
-	}
-	seen := map[string]bool{}
 	var errs []error
-	for _, ar := range append(live, recent...) {
-		if seen[ar.ID] {
-			continue
-		}
-		seen[ar.ID] = true
+	var made []Event
+	for _, ar := range marked {
 		sa, err := decodeStored(ar)
 		if err != nil || !sa.Unaudited || sa.Instance == "" || sa.Instance == q.o.Instance || alive(sa.Instance) {
 			continue
@@ -1592,18 +1681,17 @@ func (q *Queue) Adopt(ctx context.Context, alive func(instance string) bool) err
 			}
 			continue
 		}
-		q.emit(ctx, q.mergeAll([]*store.ApprovalRecord{&took}))
+		made = append(made, q.mergeAll([]*store.ApprovalRecord{&took})...)
 		q.mu.Lock()
-		var events []Event
 		// Unless a newer change, with its own mark, came meanwhile (a
 		// waiting frame's write keeps the mark: its version may be newer).
 		if rec := q.byID[ar.ID]; rec != nil && rec.unaudited && rec.instance == q.o.Instance {
-			events = append(events, q.reaudit(time.Now(), rec, "(audited by instance "+q.o.Instance+": instance "+dead+
+			made = append(made, q.reaudit(time.Now(), rec, "(audited by instance "+q.o.Instance+": instance "+dead+
 				" stopped after the action was stored, before it was audited, and did not start again)"))
 		}
 		q.mu.Unlock()
-		q.emit(ctx, events)
 	}
+	q.emit(ctx, made) // all at once: the audit log is asked once (Options.Audited)
 	return errors.Join(errs...)
 }
 

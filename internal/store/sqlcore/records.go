@@ -195,6 +195,11 @@ func (c *Core) ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]*st
 		args = append(args, c.D.List(f.Keys))
 		q += ` AND (` + c.D.AnyOf("key", "$1") + ` OR ` + c.D.AnyOf("alt", "$1") + `)`
 	}
+	if f.Unaudited {
+		// No index holds the mark (it is inside data): the table is read
+		// through, and only the marked rows come back.
+		q += ` AND data LIKE '%` + store.UnauditedMark + `%'`
+	}
 	args = append(args, limit)
 	return queryAll(ctx, c.R, "listing approvals", scanApproval, q+` ORDER BY created DESC, id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
 }

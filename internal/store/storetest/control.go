@@ -171,6 +171,14 @@ func testApprovalsCompareVersions(t *testing.T, open Opener) {
 		if got := ids(store.ApprovalFilter{Limit: 2}); got != "[apr_5 apr_4]" {
 			t.Errorf("ListApprovals(limit 2) = %s", got)
 		}
+		// The unaudited mark selects however old, past any window.
+		if err := s.PutApproval(ctx, &store.ApprovalRecord{ID: "apr_0", Status: "denied", Created: t0.Add(-time.Hour),
+			Data: []byte(`{"id":"apr_0",` + store.UnauditedMark + `}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(store.ApprovalFilter{Unaudited: true, Limit: 1}); got != "[apr_0]" {
+			t.Errorf("ListApprovals(unaudited) = %s, want the marked one alone", got)
+		}
 	})
 }
 
