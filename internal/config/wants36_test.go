@@ -1,0 +1,33 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestWrongShapeOfAnInnerValueSaysWhatItWants: a value of the wrong shape
+// for a key deep in the configuration, where the key holds a mapping of
+// names (an upstream's headers) or a value of a type of another package (a
+// model's price), says what the key takes, in words: it said "see
+// upstreams[0].headers", or named the Go type "budget.Price", which a user
+// cannot act on.
+func TestWrongShapeOfAnInnerValueSaysWhatItWants(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"upstreams:\n  - name: x\n    url: http://127.0.0.1:9/mcp\n    headers: [a]\n",
+			"line 4: cannot unmarshal a list here; upstreams[0].headers wants a mapping of names, each to a string"},
+		{"model:\n  base_url: http://127.0.0.1:9/v1\n  prices: {gpt: 3}\n",
+			"line 3: cannot unmarshal the number `3` here; model.prices.gpt wants a mapping of input, output"},
+		{"model:\n  base_url: http://127.0.0.1:9/v1\n  prices: [gpt]\n",
+			"line 3: cannot unmarshal a list here; model.prices wants a mapping of names, each to a mapping of input, output"},
+		{"model:\n  base_url: http://127.0.0.1:9/v1\n  output_limits: [gpt]\n",
+			"line 3: cannot unmarshal a list here; model.output_limits wants a mapping of names, each to a whole number"},
+	} {
+		_, err := Parse([]byte(tc.yaml), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error containing %q", tc.yaml, err, tc.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "budget.") || strings.Contains(err.Error(), "map[")) {
+			t.Errorf("%q: %v names a Go type", tc.yaml, err)
+		}
+	}
+}
