@@ -1495,11 +1495,32 @@ func didYouMean(msg string) string {
 	return closestKey(m[1], configKeys()[m[2]])
 }
 
-// closestKey is the key of keys that word is a misspelling of, or "".
+// closestKey is the key of keys that word is a misspelling of, or "", or
+// the key it names as another tool names a limit (max_turns, maxDepth,
+// tokens_limit: turns, depth, tokens).
 func closestKey(word string, keys []string) string {
+	if k := closestTo(strings.ToLower(word), keys); k != "" {
+		return k
+	}
+	w := strings.ToLower(word)
+	for _, a := range []string{"maximum_", "maximum", "max_", "max"} {
+		w = strings.TrimPrefix(w, a)
+	}
+	for _, a := range []string{"_limit", "limit", "_max", "max"} {
+		w = strings.TrimSuffix(w, a)
+	}
+	if w == strings.ToLower(word) || w == "" {
+		return ""
+	}
+	return closestTo(w, keys)
+}
+
+// closestTo is the key of keys that word (in lower case) is a
+// misspelling of, or "".
+func closestTo(word string, keys []string) string {
 	best, bestD := "", 1<<30
 	for _, k := range keys {
-		if d := names.Distance(strings.ToLower(word), k); d < bestD {
+		if d := names.Distance(word, k); d < bestD {
 			best, bestD = k, d
 		}
 	}

@@ -31,3 +31,21 @@ func TestWrongShapeOfAnInnerValueSaysWhatItWants(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitKeyWrittenWithMaxIsNamed: a budget's limit written as other
+// frameworks write theirs (max_turns, max_tool_calls, tokens_limit) is
+// answered with the key reach reads: it said "unknown field max_turns" with
+// no hint, as max_ is too far from turns for a misspelling.
+func TestLimitKeyWrittenWithMaxIsNamed(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"budgets:\n  default:\n    max_turns: 10\n", "line 3: unknown field max_turns (did you mean turns?)"},
+		{"budgets:\n  default: {max_tool_calls: 5}\n", "line 2: unknown field max_tool_calls (did you mean tool_calls?)"},
+		{"budgets:\n  default: {tokens_limit: 5}\n", "line 2: unknown field tokens_limit (did you mean tokens?)"},
+		{"budgets:\n  default: {maxDepth: 5}\n", "line 2: unknown field maxDepth (did you mean depth?)"},
+	} {
+		_, err := Parse([]byte(tc.yaml), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error containing %q", tc.yaml, err, tc.want)
+		}
+	}
+}
