@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -240,11 +241,18 @@ func newRequests() *cobra.Command {
 	listCmd := &cobra.Command{Use: "list", Short: "List requests, newest first", Args: cobra.NoArgs, RunE: list}
 	listFlags(listCmd)
 	cmd.AddCommand(listCmd)
-	cmd.AddCommand(&cobra.Command{Use: "show ID", Short: "Print a request's state, budget and frames as JSON", Args: cobra.ExactArgs(1),
+	cmd.AddCommand(&cobra.Command{Use: "show ID", Short: "Print a request's state, budget and frames as JSON, indented", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := client().raw(cmd, "/v1/requests/"+url.PathEscape(args[0]))
 			if err != nil {
 				return err
+			}
+			// Indented, a field a line: the API's answer is one line of
+			// kilobytes, which no one reads at a terminal.
+			var ind bytes.Buffer
+			if json.Indent(&ind, bytes.TrimSpace(b), "", "  ") == nil {
+				ind.WriteByte('\n')
+				b = ind.Bytes()
 			}
 			_, err = cmd.OutOrStdout().Write(printableJSON(b))
 			return err
