@@ -70,6 +70,18 @@ func noAnswer(base string, err error) error {
 	return fmt.Errorf("the gateway at %s did not answer (is `reach serve` running? For one on another address, pass --api http://HOST:PORT or set REACH_API): %w", base, err)
 }
 
+// notReach is the error of an answer that is not a reach gateway's (an
+// error status without its JSON error): another server at the address, an
+// upstream's port say, or a proxy in front of one that answered for it.
+func notReach(base, what string, resp *http.Response) error {
+	kind := ""
+	if ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";"); ct != "" {
+		kind = ", " + printable(strings.TrimSpace(ct))
+	}
+	return fmt.Errorf("%s: %s answered %s%s, not as a reach gateway answers: the server there is not a reach gateway (or a proxy in front of one answered for it). "+
+		"Pass the address reach serve printed (its API line, http://HOST:PORT) with --api, or set REACH_API", what, printable(base), printable(resp.Status), kind)
+}
+
 // apiFlags adds --api, --key and --allow-plain-http to cmd and returns a
 // client builder.
 func apiFlags(cmd *cobra.Command) func() *apiClient {
