@@ -510,7 +510,10 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if configPath == "" {
-				return errors.New("validate: --config FILE is required")
+				if name := configBeside(); name != "" {
+					return fmt.Errorf("validate: --config FILE is required: %s is in this folder, check it with reach validate --config %s", name, name)
+				}
+				return errors.New("validate: --config FILE is required: reach serve with no configuration needs no check (reach validate --config reach.yaml checks a file)")
 			}
 			if asJSON {
 				defer func() {
