@@ -30,14 +30,14 @@ gateway sees new and revoked keys within a second.`,
 	cmd.PersistentFlags().StringVar(&configPath, "config", "", "the gateway's configuration: the keys of its data folder (unless --data names one); create checks that it asks for keys")
 	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if configPath == "" || cmd.Flag("data").Changed {
-			return nil
+			return dataIsFolder(data)
 		}
 		cfg, err := config.Load(configPath)
 		if err != nil {
 			return err
 		}
 		data = cfg.DataDir()
-		return nil
+		return dataIsFolder(data)
 	}
 	open := func() (*auth.Keys, error) { return auth.OpenKeys(auth.KeysPath(data)) }
 
