@@ -1584,10 +1584,19 @@ func wantShape(msg string) string {
 		shape = "a mapping of names, each to " + shape
 	}
 	if key := configKeyOf()[m[2]]; key != "" {
+		// A value written alone where a mapping of one key goes
+		// (policy: policies.cedar): say how it is written.
+		if v := cutValueRE.FindStringSubmatch(msg); v != nil && m[1] == "" && len(keys) == 1 && !strings.HasSuffix(v[1], "...") && !strings.Contains(v[1], "@") {
+			shape += ": write " + key + ": {" + keys[0] + ": " + v[1] + "}"
+		}
 		return "; " + key + " wants " + shape
 	}
 	return "; want " + shape
 }
+
+// cutValueRE reads the string value a message of the YAML library quotes
+// (cut short past ten characters, "policie...").
+var cutValueRE = regexp.MustCompile("!!str `([^`]*)` into ")
 
 // keyList lists keys for a message, the first eight at most.
 func keyList(keys []string) string {
@@ -1643,11 +1652,22 @@ func keysOfLines(err error, root *yaml.Node) error {
 	for i, m := range te.Errors {
 		msgs[i] = m
 		lm := lineRE.FindStringSubmatch(m)
-		if lm == nil || !strings.Contains(m, "cannot unmarshal") && !strings.HasPrefix(m[len(lm[0]):], "want a duration") ||
-			strings.Contains(wantShape(m), " wants ") {
-			continue // not a shape, or a part of the configuration that names its key
+		if lm == nil || !strings.Contains(m, "cannot unmarshal") && !strings.HasPrefix(m[len(lm[0]):], "want a duration") {
+			continue // not a shape
 		}
 		line, _ := strconv.Atoi(lm[1])
+		if strings.Contains(wantShape(m), " wants ") {
+			// A part of the configuration that names its key. One of one
+			// key (policy: {path}) written as its value alone gets the
+			// value whole, for wantShape to say how it is written: the
+			// library cuts it short (`policie...`).
+			if w := wrongShapeRE.FindStringSubmatch(m); w != nil && w[1] == "" && len(configKeys()[w[2]]) == 1 {
+				if v := stringOnLine(root, line); v != "" && !strings.ContainsAny(v, "`@") { // no user:password@ of a URL
+					msgs[i] = cutValueRE.ReplaceAllString(m, "!!str `"+strings.ReplaceAll(v, "$", "$$")+"` into ")
+				}
+			}
+			continue
+		}
 		key, kt := keyTypeOnLine(root, line, "", reflect.TypeFor[Config]())
 		if key == "" {
 			continue

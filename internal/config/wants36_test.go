@@ -49,3 +49,32 @@ func TestLimitKeyWrittenWithMaxIsNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyWrittenAsAPathSaysHowToWriteIt: policy: written as the path of
+// the file (policy: policies.cedar), as a new user writes it, says how to
+// write it: {path: policies.cedar}; it said "policy wants a mapping of
+// path", which left the reader to work out the braces.
+func TestPolicyWrittenAsAPathSaysHowToWriteIt(t *testing.T) {
+	_, err := Parse([]byte("policy: policies.cedar\n"), nil)
+	if want := "line 1: cannot unmarshal the string `policies.cedar` here; policy wants a mapping of path: write policy: {path: policies.cedar}"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("policy: policies.cedar: %v, want an error containing %q", err, want)
+	}
+}
+
+// TestOneKeyHintQuotesNoCredentials: the hint that writes a value alone
+// into its mapping of one key does not write a value with a URL's
+// user:password@ (an OTLP endpoint's), nor one it cannot quote whole.
+func TestOneKeyHintQuotesNoCredentials(t *testing.T) {
+	_, err := Parse([]byte("telemetry: http://user:pw@collector:4318\n"), nil)
+	if err == nil || strings.Contains(err.Error(), "pw@") || !strings.Contains(err.Error(), "telemetry wants a mapping of otlp_endpoint") {
+		t.Errorf("telemetry: URL with a password: %v, want it to say what telemetry wants, without the URL", err)
+	}
+	_, err = Parse([]byte("policy: \"a`b\"\n"), nil)
+	if err == nil || strings.Contains(err.Error(), "{path: a}") {
+		t.Errorf("policy: a`b: %v, want no hint of a value cut at the backquote", err)
+	}
+	_, err = Parse([]byte("secrets: secrets.env\n"), nil)
+	if want := "secrets wants a mapping of file: write secrets: {file: secrets.env}"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("secrets: secrets.env: %v, want %q", err, want)
+	}
+}
