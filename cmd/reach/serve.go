@@ -566,6 +566,11 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 			if w := dataWarning(cfg); w != "" {
 				warnings = append(warnings, w)
 			}
+			// What serve's banner says of the keys (none yet where auth
+			// asks for them: every client refused), said before the deploy.
+			if w := unusedKeys(cfg, cfg.DataDir()); w != "" {
+				warnings = append(warnings, strings.TrimSuffix(strings.TrimPrefix(w, "warning: "), "\n"))
+			}
 			if asJSON {
 				r := validateReport{Config: configPath, OK: true, Tools: []string{}, Upstreams: len(cfg.Upstreams), Agents: len(cfg.Agents),
 					Offline: offline, Warnings: warnings, Store: storeLine}

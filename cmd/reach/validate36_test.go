@@ -27,3 +27,29 @@ func TestValidateWithoutConfigNamesTheFileBeside(t *testing.T) {
 		t.Errorf("reach validate with no --config beside reach.yaml: %v, want it to say reach validate --config reach.yaml", err)
 	}
 }
+
+// TestValidateWarnsOfNoKeys: reach validate of a configuration that asks
+// for API keys (auth: {keys: true}, no JWT) whose data folder holds none
+// warns, as serve's banner does, that every client would be refused and
+// how to make the first key: it printed "ok" and nothing else.
+func TestValidateWarnsOfNoKeys(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "reach.yaml")
+	if err := os.WriteFile(cfg, []byte("listen: 127.0.0.1:0\ndata: d\nauth:\n  keys: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := run(t.Context(), []string{"validate", "--offline", "--config", cfg}, &out, io.Discard); err != nil {
+		t.Fatalf("reach validate: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "warning: no API key exists yet in ") || !strings.Contains(out.String(), "reach keys create --principal NAME --roles operator --data "+filepath.Join(dir, "d")) {
+		t.Errorf("reach validate of auth: {keys: true} with no keys printed:\n%s\nwant the warning that no key exists and the command that makes one", out.String())
+	}
+	out.Reset()
+	if err := run(t.Context(), []string{"keys", "create", "--principal", "ops", "--roles", "operator", "--config", cfg}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(t.Context(), []string{"validate", "--offline", "--config", cfg}, &out, io.Discard); err != nil || strings.Contains(out.String(), "no API key") {
+		t.Errorf("reach validate with a key made: %v\n%s", err, out.String())
+	}
+}
