@@ -66,3 +66,20 @@ func TestHealthPrintsReachsNotReady(t *testing.T) {
 		t.Errorf("reach health --ready on a gateway not ready: %v, printed %q; want its answer printed and a 503", err, out.String())
 	}
 }
+
+// TestRequestsListNegativeLimit: reach requests list --limit -1 is refused
+// with what the flag takes, as the API refuses limit=-1, before the gateway
+// is asked: it listed every request, as --limit 0 does.
+func TestRequestsListNegativeLimit(t *testing.T) {
+	asked := false
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = true
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"requests":[]}`)
+	}))
+	defer gw.Close()
+	err := run(t.Context(), []string{"requests", "list", "--limit", "-1", "--api", gw.URL}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--limit -1") || !strings.Contains(err.Error(), "0 for all") || asked {
+		t.Errorf("reach requests list --limit -1: %v (gateway asked: %v), want it refused, saying what --limit takes, the gateway not asked", err, asked)
+	}
+}

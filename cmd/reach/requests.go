@@ -171,6 +171,9 @@ func newRequests() *cobra.Command {
 	var limit int
 	var asJSON bool
 	list := func(cmd *cobra.Command, _ []string) error {
+		if limit < 0 {
+			return fmt.Errorf("--limit %d: want how many requests to list, newest first, or 0 for all the gateway keeps", limit)
+		}
 		q := url.Values{}
 		if state != "" {
 			q.Set("state", state)
