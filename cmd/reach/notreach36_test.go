@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -81,5 +82,22 @@ func TestRequestsListNegativeLimit(t *testing.T) {
 	err := run(t.Context(), []string{"requests", "list", "--limit", "-1", "--api", gw.URL}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--limit -1") || !strings.Contains(err.Error(), "0 for all") || asked {
 		t.Errorf("reach requests list --limit -1: %v (gateway asked: %v), want it refused, saying what --limit takes, the gateway not asked", err, asked)
+	}
+}
+
+// TestGraphIntoAMissingFolder: reach graph -o DIR/g.svg where DIR does not
+// exist says that the folder is missing and what to do: it said "open
+// DIR/g.svg: no such file or directory", after fetching the graph.
+func TestGraphIntoAMissingFolder(t *testing.T) {
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		io.WriteString(w, `<svg xmlns="http://www.w3.org/2000/svg"></svg>`)
+	}))
+	defer gw.Close()
+	dir := filepath.Join(t.TempDir(), "nodir")
+	out := filepath.Join(dir, "g.svg")
+	err := run(t.Context(), []string{"graph", "r1", "-o", out, "--api", gw.URL}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "the folder "+dir+" does not exist") || !strings.Contains(err.Error(), "mkdir -p "+dir) {
+		t.Errorf("reach graph -o MISSING/g.svg: %v, want it to say the folder does not exist and how to make it", err)
 	}
 }

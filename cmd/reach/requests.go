@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -155,7 +156,13 @@ tokens and latency per frame. SVG needs no other program; DOT is for Graphviz.`,
 		}
 		// The graph holds the request's arguments and results: its
 		// owner's alone, as the gateway's data folder is.
-		return os.WriteFile(out, b, 0o600)
+		if err := os.WriteFile(out, b, 0o600); errors.Is(err, fs.ErrNotExist) {
+			dir := filepath.Dir(out)
+			return fmt.Errorf("writing the graph to %s: the folder %s does not exist: make it (mkdir -p %s), or name a file in a folder that exists with -o", printable(out), printable(dir), printable(dir))
+		} else if err != nil {
+			return fmt.Errorf("writing the graph: %w", err)
+		}
+		return nil
 	}
 	return cmd
 }
