@@ -1587,7 +1587,11 @@ func wantShape(msg string) string {
 		// A value written alone where a mapping of one key goes
 		// (policy: policies.cedar): say how it is written.
 		if v := cutValueRE.FindStringSubmatch(msg); v != nil && m[1] == "" && len(keys) == 1 && !strings.HasSuffix(v[1], "...") && !strings.Contains(v[1], "@") {
-			shape += ": write " + key + ": {" + keys[0] + ": " + v[1] + "}"
+			val := v[1]
+			if !plainWordRE.MatchString(val) {
+				val = strconv.Quote(val) // a space, a colon: YAML wants it quoted in braces
+			}
+			shape += ": write " + key + ": {" + keys[0] + ": " + val + "}"
 		}
 		return "; " + key + " wants " + shape
 	}

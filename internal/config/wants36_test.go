@@ -73,6 +73,10 @@ func TestOneKeyHintQuotesNoCredentials(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "{path: a}") {
 		t.Errorf("policy: a`b: %v, want no hint of a value cut at the backquote", err)
 	}
+	_, err = Parse([]byte("policy: \"my policies/a, b.cedar\"\n"), nil)
+	if want := `write policy: {path: "my policies/a, b.cedar"}`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("policy: a path with a space and a comma: %v, want %q (quoted, as YAML reads it in braces)", err, want)
+	}
 	_, err = Parse([]byte("secrets: secrets.env\n"), nil)
 	if want := "secrets wants a mapping of file: write secrets: {file: secrets.env}"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("secrets: secrets.env: %v, want %q", err, want)
