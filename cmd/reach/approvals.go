@@ -205,7 +205,7 @@ func (c *apiClient) do(ctx context.Context, method, path string, body []byte, ou
 			}
 			return nil, fmt.Errorf("%s (%s)", msg, printable(resp.Status))
 		}
-		return nil, fmt.Errorf("%s %s: %s", method, path, printable(resp.Status))
+		return nil, notReach(c.base, method+" "+path, resp)
 	}
 	if out == nil {
 		return raw, nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -38,6 +39,11 @@ marked required is not connected.`,
 			}
 			defer resp.Body.Close()
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			if resp.StatusCode != http.StatusOK && !json.Valid(b) {
+				// Reach's probes answer JSON, 503 included: this is
+				// another server's page, not worth printing.
+				return notReach(base, "GET "+path, resp)
+			}
 			fmt.Fprint(cmd.OutOrStdout(), printableLines(string(b)))
 			if resp.StatusCode != http.StatusOK {
 				return fmt.Errorf("%s%s answered %s", base, path, printable(resp.Status))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/names"
 	"github.com/spf13/cobra"
 )
 
@@ -30,14 +31,14 @@ gateway sees new and revoked keys within a second.`,
 	cmd.PersistentFlags().StringVar(&configPath, "config", "", "the gateway's configuration: the keys of its data folder (unless --data names one); create checks that it asks for keys")
 	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if configPath == "" || cmd.Flag("data").Changed {
-			return nil
+			return dataIsFolder(data)
 		}
 		cfg, err := config.Load(configPath)
 		if err != nil {
 			return err
 		}
 		data = cfg.DataDir()
-		return nil
+		return dataIsFolder(data)
 	}
 	open := func() (*auth.Keys, error) { return auth.OpenKeys(auth.KeysPath(data)) }
 
@@ -78,6 +79,9 @@ to that configuration's data folder and the configuration is checked for it.`,
 			errOut := cmd.ErrOrStderr()
 			fmt.Fprintf(errOut, "created %s for %s in %s; the key above is shown once: store it now.\n",
 				key.ID, key.Principal, auth.KeysPath(dir))
+			if w := misspeltRoles(spec.Roles, key.ID); w != "" {
+				fmt.Fprint(errOut, w)
+			}
 			switch {
 			case cfg == nil:
 				fmt.Fprintf(errOut, "note: a gateway checks keys only when its configuration has auth: {keys: true}; without it, it asks no client for credentials. Check yours with --config FILE.\n")
@@ -197,4 +201,28 @@ func unusedKeys(cfg *config.Config, dataDir string) string {
 	}
 	return fmt.Sprintf("warning: %s holds %d API keys, but the configuration has no auth: this gateway asks no client for credentials and checks no key. To require them, add to the configuration:\n%s",
 		auth.KeysPath(dataDir), keys.Len(), keysAuthYAML)
+}
+
+// knownRoles are the roles reach itself gives a meaning to: an operator
+// sees every request, the stats and the metrics; a reviewer gives an
+// approval's second vote.
+var knownRoles = []string{"operator", "reviewer"}
+
+// misspeltRoles warns of roles one typo or two from a role reach knows and
+// not it (operater), saying how to make the key again, or "". A role of the
+// policies' own, far from those, is theirs.
+func misspeltRoles(roles []string, id string) string {
+	fixed, wrong := slices.Clone(roles), ""
+	for i, r := range roles {
+		for _, k := range knownRoles {
+			if r != k && names.Distance(strings.ToLower(r), k) <= 2 {
+				fixed[i] = k
+				wrong += fmt.Sprintf("warning: role %q is not %q, the role reach knows: this key has no %s's rights (policies may still name %s). ", printable(r), k, k, printable(r))
+			}
+		}
+	}
+	if wrong == "" {
+		return ""
+	}
+	return wrong + fmt.Sprintf("If it was a typo, revoke the key and make it again: reach keys revoke %s, then reach keys create with --roles %s\n", id, printable(strings.Join(fixed, ",")))
 }

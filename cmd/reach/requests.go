@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -67,6 +69,18 @@ func noAnswer(base string, err error) error {
 		return fmt.Errorf("%s is not the address of a gateway: pass --api http://HOST:PORT (or https://), or set REACH_API so (%v)", printable(base), ue.Err)
 	}
 	return fmt.Errorf("the gateway at %s did not answer (is `reach serve` running? For one on another address, pass --api http://HOST:PORT or set REACH_API): %w", base, err)
+}
+
+// notReach is the error of an answer that is not a reach gateway's (an
+// error status without its JSON error): another server at the address, an
+// upstream's port say, or a proxy in front of one that answered for it.
+func notReach(base, what string, resp *http.Response) error {
+	kind := ""
+	if ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";"); ct != "" {
+		kind = ", " + printable(strings.TrimSpace(ct))
+	}
+	return fmt.Errorf("%s: %s answered %s%s, not as a reach gateway answers: the server there is not a reach gateway (or a proxy in front of one answered for it). "+
+		"Pass the address reach serve printed (its API line, http://HOST:PORT) with --api, or set REACH_API", what, printable(base), printable(resp.Status), kind)
 }
 
 // apiFlags adds --api, --key and --allow-plain-http to cmd and returns a
@@ -142,7 +156,13 @@ tokens and latency per frame. SVG needs no other program; DOT is for Graphviz.`,
 		}
 		// The graph holds the request's arguments and results: its
 		// owner's alone, as the gateway's data folder is.
-		return os.WriteFile(out, b, 0o600)
+		if err := os.WriteFile(out, b, 0o600); errors.Is(err, fs.ErrNotExist) {
+			dir := filepath.Dir(out)
+			return fmt.Errorf("writing the graph to %s: the folder %s does not exist: make it (mkdir -p %s), or name a file in a folder that exists with -o", printable(out), printable(dir), printable(dir))
+		} else if err != nil {
+			return fmt.Errorf("writing the graph: %w", err)
+		}
+		return nil
 	}
 	return cmd
 }
@@ -158,6 +178,9 @@ func newRequests() *cobra.Command {
 	var limit int
 	var asJSON bool
 	list := func(cmd *cobra.Command, _ []string) error {
+		if limit < 0 {
+			return fmt.Errorf("--limit %d: want how many requests to list, newest first, or 0 for all the gateway keeps", limit)
+		}
 		q := url.Values{}
 		if state != "" {
 			q.Set("state", state)
@@ -240,11 +263,18 @@ func newRequests() *cobra.Command {
 	listCmd := &cobra.Command{Use: "list", Short: "List requests, newest first", Args: cobra.NoArgs, RunE: list}
 	listFlags(listCmd)
 	cmd.AddCommand(listCmd)
-	cmd.AddCommand(&cobra.Command{Use: "show ID", Short: "Print a request's state, budget and frames as JSON", Args: cobra.ExactArgs(1),
+	cmd.AddCommand(&cobra.Command{Use: "show ID", Short: "Print a request's state, budget and frames as JSON, indented", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := client().raw(cmd, "/v1/requests/"+url.PathEscape(args[0]))
 			if err != nil {
 				return err
+			}
+			// Indented, a field a line: the API's answer is one line of
+			// kilobytes, which no one reads at a terminal.
+			var ind bytes.Buffer
+			if json.Indent(&ind, bytes.TrimSpace(b), "", "  ") == nil {
+				ind.WriteByte('\n')
+				b = ind.Bytes()
 			}
 			_, err = cmd.OutOrStdout().Write(printableJSON(b))
 			return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/agentreach/reach/internal/buildinfo"
@@ -144,8 +145,11 @@ func configFlag(cmd *cobra.Command, data *string) {
 	cmd.PersistentFlags().StringVar(&path, "config", "", "the gateway's configuration: its data folder, or its PostgreSQL store (unless --data or --store names one)")
 	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		st := c.Flag("store")
-		if path == "" || c.Flag("data").Changed || st != nil && st.Changed {
+		if st != nil && st.Changed {
 			return nil
+		}
+		if path == "" || c.Flag("data").Changed {
+			return dataIsFolder(*data)
 		}
 		cfg, err := config.Load(path)
 		if err != nil {
@@ -158,8 +162,19 @@ func configFlag(cmd *cobra.Command, data *string) {
 			return st.Value.Set(url)
 		}
 		*data = cfg.DataDir()
-		return nil
+		return dataIsFolder(*data)
 	}
+}
+
+// dataIsFolder is nil unless data names something that is not a folder (the
+// database file itself, say), which it says, with the flag that names the
+// folder: the commands said "stat FILE/reach.db: not a directory".
+func dataIsFolder(data string) error {
+	st, err := os.Stat(data)
+	if err != nil || st.IsDir() {
+		return nil // a folder, or none: each command says what it finds there
+	}
+	return fmt.Errorf("%s is a file, not a data folder: name the folder that holds the gateway's data (reach.db, keys.json) with --data DIR, the data line reach serve printed (default %s)", printable(data), config.DefaultData)
 }
 
 // writeJSON writes v as indented JSON and a newline, what --json prints.

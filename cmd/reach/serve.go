@@ -510,7 +510,10 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if configPath == "" {
-				return errors.New("validate: --config FILE is required")
+				if name := configBeside(); name != "" {
+					return fmt.Errorf("validate: --config FILE is required: %s is in this folder, check it with reach validate --config %s", name, name)
+				}
+				return errors.New("validate: --config FILE is required: reach serve with no configuration needs no check (reach validate --config reach.yaml checks a file)")
 			}
 			if asJSON {
 				defer func() {
@@ -562,6 +565,11 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 			}
 			if w := dataWarning(cfg); w != "" {
 				warnings = append(warnings, w)
+			}
+			// What serve's banner says of the keys (none yet where auth
+			// asks for them: every client refused), said before the deploy.
+			if w := unusedKeys(cfg, cfg.DataDir()); w != "" {
+				warnings = append(warnings, strings.TrimSuffix(strings.TrimPrefix(w, "warning: "), "\n"))
 			}
 			if asJSON {
 				r := validateReport{Config: configPath, OK: true, Tools: []string{}, Upstreams: len(cfg.Upstreams), Agents: len(cfg.Agents),

@@ -1495,11 +1495,32 @@ func didYouMean(msg string) string {
 	return closestKey(m[1], configKeys()[m[2]])
 }
 
-// closestKey is the key of keys that word is a misspelling of, or "".
+// closestKey is the key of keys that word is a misspelling of, or "", or
+// the key it names as another tool names a limit (max_turns, maxDepth,
+// tokens_limit: turns, depth, tokens).
 func closestKey(word string, keys []string) string {
+	if k := closestTo(strings.ToLower(word), keys); k != "" {
+		return k
+	}
+	w := strings.ToLower(word)
+	for _, a := range []string{"maximum_", "maximum", "max_", "max"} {
+		w = strings.TrimPrefix(w, a)
+	}
+	for _, a := range []string{"_limit", "limit", "_max", "max"} {
+		w = strings.TrimSuffix(w, a)
+	}
+	if w == strings.ToLower(word) || w == "" {
+		return ""
+	}
+	return closestTo(w, keys)
+}
+
+// closestTo is the key of keys that word (in lower case) is a
+// misspelling of, or "".
+func closestTo(word string, keys []string) string {
 	best, bestD := "", 1<<30
 	for _, k := range keys {
-		if d := names.Distance(strings.ToLower(word), k); d < bestD {
+		if d := names.Distance(word, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
@@ -1563,10 +1584,23 @@ func wantShape(msg string) string {
 		shape = "a mapping of names, each to " + shape
 	}
 	if key := configKeyOf()[m[2]]; key != "" {
+		// A value written alone where a mapping of one key goes
+		// (policy: policies.cedar): say how it is written.
+		if v := cutValueRE.FindStringSubmatch(msg); v != nil && m[1] == "" && len(keys) == 1 && !strings.HasSuffix(v[1], "...") && !strings.Contains(v[1], "@") {
+			val := v[1]
+			if !plainWordRE.MatchString(val) {
+				val = strconv.Quote(val) // a space, a colon: YAML wants it quoted in braces
+			}
+			shape += ": write " + key + ": {" + keys[0] + ": " + val + "}"
+		}
 		return "; " + key + " wants " + shape
 	}
 	return "; want " + shape
 }
+
+// cutValueRE reads the string value a message of the YAML library quotes
+// (cut short past ten characters, "policie...").
+var cutValueRE = regexp.MustCompile("!!str `([^`]*)` into ")
 
 // keyList lists keys for a message, the first eight at most.
 func keyList(keys []string) string {
@@ -1622,12 +1656,23 @@ func keysOfLines(err error, root *yaml.Node) error {
 	for i, m := range te.Errors {
 		msgs[i] = m
 		lm := lineRE.FindStringSubmatch(m)
-		if lm == nil || !strings.Contains(m, "cannot unmarshal") && !strings.HasPrefix(m[len(lm[0]):], "want a duration") ||
-			strings.Contains(wantShape(m), " wants ") {
-			continue // not a shape, or a part of the configuration that names its key
+		if lm == nil || !strings.Contains(m, "cannot unmarshal") && !strings.HasPrefix(m[len(lm[0]):], "want a duration") {
+			continue // not a shape
 		}
 		line, _ := strconv.Atoi(lm[1])
-		key := keyOnLine(root, line, "", reflect.TypeFor[Config]())
+		if strings.Contains(wantShape(m), " wants ") {
+			// A part of the configuration that names its key. One of one
+			// key (policy: {path}) written as its value alone gets the
+			// value whole, for wantShape to say how it is written: the
+			// library cuts it short (`policie...`).
+			if w := wrongShapeRE.FindStringSubmatch(m); w != nil && w[1] == "" && len(configKeys()[w[2]]) == 1 {
+				if v := stringOnLine(root, line); v != "" && !strings.ContainsAny(v, "`@") { // no user:password@ of a URL
+					msgs[i] = cutValueRE.ReplaceAllString(m, "!!str `"+strings.ReplaceAll(v, "$", "$$")+"` into ")
+				}
+			}
+			continue
+		}
+		key, kt := keyTypeOnLine(root, line, "", reflect.TypeFor[Config]())
 		if key == "" {
 			continue
 		}
@@ -1656,7 +1701,11 @@ func keysOfLines(err error, root *yaml.Node) error {
 			}
 			msgs[i] = m + "; " + key + " wants a list of strings, a word each: [" + strings.Join(words, ", ") + "]"
 		case t == nil:
-			msgs[i] = m + "; see " + key
+			if w := wantsOfType(kt, 0); w != "" {
+				msgs[i] = goTypeRE.ReplaceAllString(m, " here") + "; " + key + " wants " + w
+			} else {
+				msgs[i] = m + "; see " + key
+			}
 		case t[1] == "string" || t[1] == "config.Secret":
 			msgs[i] = m + "; " + key + " wants a string"
 		case t[1] == "bool":
@@ -1669,6 +1718,11 @@ func keysOfLines(err error, root *yaml.Node) error {
 	}
 	return &yaml.TypeError{Errors: msgs}
 }
+
+// goTypeRE reads the Go type a message of the YAML library ends with
+// ("into map[string]int64"), said in words instead where the key's type is
+// known.
+var goTypeRE = regexp.MustCompile(` into [\w.\[\]*]+$`)
 
 // plainWordRE matches a word that YAML reads as itself in a flow list.
 var plainWordRE = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./=+-]*$|^-[A-Za-z0-9][A-Za-z0-9_./=+-]*$`)
@@ -1727,32 +1781,39 @@ func taggedValue(err error, root *yaml.Node) error {
 // deeper than a secret: what is written where one goes (`api_key: {pw: 1}`)
 // is the secret, and is not named.
 func keyOnLine(n *yaml.Node, line int, path string, t reflect.Type) string {
+	k, _ := keyTypeOnLine(n, line, path, t)
+	return k
+}
+
+// keyTypeOnLine is keyOnLine that also returns the type the key's value
+// decodes into (nil when unknown).
+func keyTypeOnLine(n *yaml.Node, line int, path string, t reflect.Type) (string, reflect.Type) {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t == reflect.TypeFor[Secret]() {
-		return ""
+		return "", nil
 	}
-	found := ""
+	found, ft := "", reflect.Type(nil)
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			if k := keyOnLine(c, line, path, t); k != "" {
-				found = k
+			if k, kt := keyTypeOnLine(c, line, path, t); k != "" {
+				found, ft = k, kt
 			}
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i].Value, n.Content[i+1]
-			ft := keyType(t, k)
+			vt := keyType(t, k)
 			if path != "" {
 				k = path + "." + k
 			}
 			if v.Line == line {
-				found = k
+				found, ft = k, vt
 			}
-			if d := keyOnLine(v, line, k, ft); d != "" {
-				found = d
+			if d, dt := keyTypeOnLine(v, line, k, vt); d != "" {
+				found, ft = d, dt
 			}
 		}
 	case yaml.SequenceNode:
@@ -1761,15 +1822,71 @@ func keyOnLine(n *yaml.Node, line int, path string, t reflect.Type) string {
 			et = t.Elem()
 		}
 		for i, c := range n.Content {
-			if d := keyOnLine(c, line, path+"["+strconv.Itoa(i)+"]", et); d != "" {
-				found = d
+			if d, dt := keyTypeOnLine(c, line, path+"["+strconv.Itoa(i)+"]", et); d != "" {
+				found, ft = d, dt
 			}
 		}
 	}
-	return found
+	return found, ft
 }
 
-var typeNameRE = regexp.MustCompile(` (in|into) (type )?[\w.\[\]*]*(config|reach)\.\w+`)
+// wantsOfType says in words what a value of type t is written as ("a
+// mapping of names, each to a string"), or "" for a type it cannot say
+// (one that decodes itself, or nested past a few levels).
+func wantsOfType(t reflect.Type, depth int) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || depth > 3 {
+		return ""
+	}
+	if t == reflect.TypeFor[Secret]() {
+		return "a string"
+	}
+	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return ""
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		if e := wantsOfType(t.Elem(), depth+1); e != "" {
+			return "a list, each item " + e
+		}
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			return ""
+		}
+		if e := wantsOfType(t.Elem(), depth+1); e != "" {
+			return "a mapping of names, each to " + e
+		}
+	case reflect.Struct:
+		var keys []string
+		for f := range t.Fields() {
+			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if !f.IsExported() || tag == "-" || f.Anonymous {
+				continue
+			}
+			if tag == "" {
+				tag = strings.ToLower(f.Name)
+			}
+			keys = append(keys, tag)
+		}
+		if len(keys) > 0 {
+			return "a mapping of " + keyList(keys)
+		}
+	}
+	return ""
+}
+
+var typeNameRE = regexp.MustCompile(` (in|into) (type )?[\w.\[\]*]*(config|reach|budget)\.\w+`)
 
 // yamlWords turns the YAML library's type names into words.
 var yamlWords = strings.NewReplacer("!!seq", "a list", "!!map", "a mapping", "!!str", "the string", "!!int", "the number",
