@@ -300,6 +300,11 @@ type Gateway struct {
 	auditDone   chan struct{}
 	auditMu     sync.RWMutex // guards closing auditQ
 	auditClosed bool
+
+	// stopTold, for tests, runs in a stop that waits for the agent, once
+	// the agent is being told of it and before the stop looks at what the
+	// streams brought: a test has the agent's answer arrive first.
+	stopTold func(*task)
 }
 
 var _ http.Handler = (*Gateway)(nil)

@@ -322,6 +322,21 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 				status(a2a.TaskStateCanceled, "canceled")
 			case <-ctx.Done():
 			}
+		case "tardy": // as "transit", but its canceled waits for the test (release)
+			if !yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("part 1")), nil) {
+				return
+			}
+			select {
+			case <-stop:
+				if yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("part 2")), nil) {
+					select {
+					case <-f.release:
+						status(a2a.TaskStateCanceled, "canceled")
+					case <-ctx.Done():
+					}
+				}
+			case <-ctx.Done():
+			}
 		case "mute": // an artifact, then works; confirms a cancel but never ends the task on its stream
 			if yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("part 1")), nil) {
 				<-ctx.Done()
