@@ -291,10 +291,11 @@ func (in *inbox) awaitApplied(n int, expired, gone <-chan struct{}) int {
 }
 
 // markSent, with the keepSent it returns, is a stop's wait for what the
-// agent's streams bring before the agent ends the task on its own word. The A2A JS SDK, like the protocol's
-// model, has an agent take a cancel on the task's own stream of events:
-// what it sent before it had the cancel comes first, in order, then its
-// answer (TASK_STATE_CANCELED), and the task is the agent's until then.
+// agent's streams bring before the agent ends the task on its own word.
+// The A2A JS SDK, like the protocol's model, has an agent take a cancel
+// on the task's own stream of events: what it sent before it had the
+// cancel comes first, in order, then its answer (TASK_STATE_CANCELED),
+// and the task is the agent's until then.
 // So a stop keeps what each stream brings until its terminal state (or
 // its end), applied before reach settles the task canceled, and holds
 // back what comes after, which the caller then releases (a terminal state
@@ -304,10 +305,10 @@ func (in *inbox) awaitApplied(n int, expired, gone <-chan struct{}) int {
 // store that hangs, delays a stop no longer. It says what it kept, for the
 // audit (said), once the stop settled the task.
 //
-// markSent begins it: the streams are marked (what
-// was read before the stop, and from then on the agent's terminal state
-// waits for it) before the agent is told of the stop, so that its answer
-// is never applied ahead of reach's.
+// markSent begins it: the streams are marked (what was read before the
+// stop, and from then on the agent's terminal state waits for it) before
+// the agent is told of the stop, so that its answer is never applied
+// ahead of reach's.
 func (t *task) markSent() (keepSent func(wait bool) (release func(), said func() string)) {
 	t.mu.Lock()
 	ins := slices.Clone(t.inboxes)
