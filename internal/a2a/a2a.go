@@ -77,6 +77,13 @@ const (
 	// as MCP's _meta "reach/budget". It beats a Reach-Budget header and a
 	// baggage reach.budget; reach does not forward it.
 	MetaBudget = "reach/budget"
+	// MetaPriority, in a message's metadata (or its request's), is the
+	// priority of the request reach begins for a message that names no
+	// request (a whole number, or one as a string), as MCP's _meta
+	// "reach/priority" and the Reach-Priority header, which it beats: it
+	// lowers the principal's priority, never raises it. Reach does not
+	// forward it.
+	MetaPriority = "reach/priority"
 	// MetaFrame, on a task returned to a caller that activated the
 	// extension, is the hand-off's delegate frame.
 	MetaFrame = "reach/frame"
@@ -122,9 +129,12 @@ type Identity interface {
 type Link struct {
 	Request string      // a request id: metadata reach/request (or the task named below)
 	Parent  string      // a frame id (16 hex digits): metadata reach/parent
-	Header  http.Header // the caller's headers: traceparent, baggage, Reach-Request, Reach-Parent, Reach-Budget
+	Header  http.Header // the caller's headers: traceparent, baggage, Reach-Request, Reach-Parent, Reach-Scene, Reach-Budget, Reach-Priority
 	Budget  any         // metadata reach/budget as sent (a name or amounts), for a new request; nil if none
 	Agent   string      // the calling agent, for a request begun for the message
+	// Priority is metadata reach/priority as sent, for a new request (the
+	// linker reads and checks it as MCP's _meta reach/priority); nil if none.
+	Priority any
 }
 
 // Linker places a message in its caller's request: under the frame the
@@ -300,6 +310,11 @@ type Gateway struct {
 	auditDone   chan struct{}
 	auditMu     sync.RWMutex // guards closing auditQ
 	auditClosed bool
+
+	// stopTold, for tests, runs in a stop that waits for the agent, once
+	// the agent is being told of it and before the stop looks at what the
+	// streams brought: a test has the agent's answer arrive first.
+	stopTold func(*task)
 }
 
 var _ http.Handler = (*Gateway)(nil)

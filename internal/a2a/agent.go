@@ -383,8 +383,8 @@ func rewriteCard(up *a2a.AgentCard, public string) *a2a.AgentCard {
 	c.Capabilities.Extensions = append(slices.DeleteFunc(slices.Clone(up.Capabilities.Extensions), func(e a2a.AgentExtension) bool {
 		return e.URI == Extension
 	}), a2a.AgentExtension{URI: Extension, Required: false,
-		Description: "reach links delegations across agents: it adds reach/request and reach/parent to the metadata of every message it forwards, and the headers traceparent and baggage (reach.request); an agent that passes either on with its own messages, tool calls and model calls is linked exactly. A message that names no request may name the budget of the one reach begins for it in its metadata (reach/budget: a budget's name or amounts). Activate it to get reach/request and reach/frame back in the task's metadata.",
-		Params: map[string]any{"metadata": []any{MetaRequest, MetaParent}, "headers": []any{"traceparent", "baggage"}, "baggage_key": "reach.request", "budget_metadata": MetaBudget,
+		Description: "reach links delegations across agents: it adds reach/request and reach/parent to the metadata of every message it forwards, and the headers traceparent and baggage (reach.request); an agent that passes either on with its own messages, tool calls and model calls is linked exactly. A message that names no request may name the budget of the one reach begins for it in its metadata (reach/budget: a budget's name or amounts), and its priority (reach/priority: a whole number, which lowers the caller's, never raises it). Activate it to get reach/request and reach/frame back in the task's metadata.",
+		Params: map[string]any{"metadata": []any{MetaRequest, MetaParent}, "headers": []any{"traceparent", "baggage"}, "baggage_key": "reach.request", "budget_metadata": MetaBudget, "priority_metadata": MetaPriority,
 			"task_metadata": []any{MetaRequest, MetaFrame}}})
 	c.Signatures = nil
 	c.SecuritySchemes = nil

@@ -59,6 +59,7 @@ type fakeAgent struct {
 type seen struct {
 	text        string
 	meta        map[string]any
+	reqMeta     map[string]any // the request's metadata
 	traceparent string
 	baggage     string
 	auth        string
@@ -109,8 +110,8 @@ func (f *fakeAgent) setCard(change func(*a2a.AgentCard)) {
 	f.card = &c
 }
 
-func (f *fakeAgent) record(ctx context.Context, m *a2a.Message) {
-	s := seen{text: textOf(m.Parts), meta: m.Metadata, task: m.TaskID, ctx: m.ContextID}
+func (f *fakeAgent) record(ctx context.Context, m *a2a.Message, reqMeta map[string]any) {
+	s := seen{text: textOf(m.Parts), meta: m.Metadata, reqMeta: reqMeta, task: m.TaskID, ctx: m.ContextID}
 	if cc, ok := a2asrv.CallContextFrom(ctx); ok {
 		get := func(k string) string {
 			v, _ := cc.ServiceParams().Get(k)
@@ -188,7 +189,7 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 			return yield0(ev, err)
 		}
 		m := req.Message
-		f.record(ctx, m)
+		f.record(ctx, m, req.Metadata)
 		word, rest, _ := strings.Cut(textOf(m.Parts), " ")
 		if word == "message" {
 			yield(a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("reply: "+rest)), nil)
@@ -320,6 +321,21 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 					}
 				}
 				status(a2a.TaskStateCanceled, "canceled")
+			case <-ctx.Done():
+			}
+		case "tardy": // as "transit", but its canceled waits for the test (release)
+			if !yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("part 1")), nil) {
+				return
+			}
+			select {
+			case <-stop:
+				if yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("part 2")), nil) {
+					select {
+					case <-f.release:
+						status(a2a.TaskStateCanceled, "canceled")
+					case <-ctx.Done():
+					}
+				}
 			case <-ctx.Done():
 			}
 		case "mute": // an artifact, then works; confirms a cancel but never ends the task on its stream

@@ -290,11 +290,12 @@ func (in *inbox) awaitApplied(n int, expired, gone <-chan struct{}) int {
 	return in.applied
 }
 
-// keepSent is a stop's wait for what the agent's streams bring before the
-// agent ends the task on its own word. The A2A JS SDK, like the protocol's
-// model, has an agent take a cancel on the task's own stream of events:
-// what it sent before it had the cancel comes first, in order, then its
-// answer (TASK_STATE_CANCELED), and the task is the agent's until then.
+// markSent, with the keepSent it returns, is a stop's wait for what the
+// agent's streams bring before the agent ends the task on its own word.
+// The A2A JS SDK, like the protocol's model, has an agent take a cancel
+// on the task's own stream of events: what it sent before it had the
+// cancel comes first, in order, then its answer (TASK_STATE_CANCELED),
+// and the task is the agent's until then.
 // So a stop keeps what each stream brings until its terminal state (or
 // its end), applied before reach settles the task canceled, and holds
 // back what comes after, which the caller then releases (a terminal state
@@ -303,21 +304,32 @@ func (in *inbox) awaitApplied(n int, expired, gone <-chan struct{}) int {
 // it within Options.CancelTimeout: an agent that does not answer, or a
 // store that hangs, delays a stop no longer. It says what it kept, for the
 // audit (said), once the stop settled the task.
-func (t *task) keepSent(wait bool) (release func(), said func() string) {
+//
+// markSent begins it: the streams are marked (what was read before the
+// stop, and from then on the agent's terminal state waits for it) before
+// the agent is told of the stop, so that its answer is never applied
+// ahead of reach's.
+func (t *task) markSent() (keepSent func(wait bool) (release func(), said func() string)) {
 	t.mu.Lock()
 	ins := slices.Clone(t.inboxes)
 	t.mu.Unlock()
 	if len(ins) == 0 {
-		return func() {}, func() string { return "" }
+		return func(bool) (func(), func() string) { return func() {}, func() string { return "" } }
 	}
-	// Closed, not sent on: every wait below ends on it.
-	expiredC := make(chan struct{})
-	timer := time.AfterFunc(t.g.opts.CancelTimeout, func() { close(expiredC) })
-	defer timer.Stop()
 	readAt, appliedAt := make([]int, len(ins)), make([]int, len(ins))
 	for i, in := range ins {
 		readAt[i], appliedAt[i] = in.mark()
 	}
+	return func(wait bool) (func(), func() string) { return t.keepSent(wait, ins, readAt, appliedAt) }
+}
+
+// keepSent is markSent's wait, for the streams ins, marked at readAt
+// events read and appliedAt applied.
+func (t *task) keepSent(wait bool, ins []*inbox, readAt, appliedAt []int) (release func(), said func() string) {
+	// Closed, not sent on: every wait below ends on it.
+	expiredC := make(chan struct{})
+	timer := time.AfterFunc(t.g.opts.CancelTimeout, func() { close(expiredC) })
+	defer timer.Stop()
 	ns := slices.Clone(readAt)
 	var final, ended, expired int
 	for i, in := range ins {

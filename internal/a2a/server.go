@@ -328,14 +328,17 @@ func (e *endpoint) forward(req *a2a.SendMessageRequest, t *task) *a2a.SendMessag
 	}
 	m.Metadata[MetaRequest] = t.req.ID()
 	m.Metadata[MetaParent] = t.frame.ID.String()
-	delete(m.Metadata, MetaBudget) // spent here: the hand-off's budget is reach's to keep
+	delete(m.Metadata, MetaBudget)   // spent here: the hand-off's budget is reach's to keep
+	delete(m.Metadata, MetaPriority) // and its priority, that of reach's request
 	if t.upCtx != "" {
 		m.ContextID = t.upCtx // the owner's own context at the agent, whatever the message names
 	}
 	out.Message = &m
-	if _, ok := req.Metadata[MetaBudget]; ok {
+	_, budget := req.Metadata[MetaBudget]
+	if _, priority := req.Metadata[MetaPriority]; budget || priority {
 		out.Metadata = maps.Clone(req.Metadata)
 		delete(out.Metadata, MetaBudget)
+		delete(out.Metadata, MetaPriority)
 	}
 	if req.Config != nil {
 		c := *req.Config
@@ -363,6 +366,9 @@ func (e *endpoint) link(ctx context.Context, req *a2a.SendMessageRequest, owner 
 		}
 		if v, ok := md[MetaBudget]; ok && v != nil {
 			l.Budget = v
+		}
+		if v, ok := md[MetaPriority]; ok && v != nil {
+			l.Priority = v
 		}
 	}
 	if l.Request != "" || l.Parent != "" || linked(l.Header) {
@@ -400,7 +406,7 @@ func headerOf(sp *a2asrv.ServiceParams) map[string][]string {
 	if sp == nil {
 		return h
 	}
-	for _, k := range []string{"Traceparent", "Baggage", "Reach-Request", "Reach-Parent", "Reach-Scene", "Reach-Budget"} {
+	for _, k := range []string{"Traceparent", "Baggage", "Reach-Request", "Reach-Parent", "Reach-Scene", "Reach-Budget", "Reach-Priority"} {
 		if v, ok := sp.Get(k); ok {
 			h[k] = slices.Clone(v)
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/agentreach/reach"
@@ -30,7 +31,9 @@ func TestStopBeforeTaskIDKeepsWhatAgentSent(t *testing.T) {
 // id): the task is settled canceled as soon as its id comes, nothing the
 // agent sends after is kept.
 func stopBeforeTaskID(t *testing.T, mode reach.StopMode) {
-	h := newHarness(t, nil, "executor")
+	// The stop waits for the agent's end, not a clock (part 2 comes with
+	// it): at the harness's 300ms, a loaded race build could expire first.
+	h := newHarnessWith(t, func(o *Options) { o.CancelTimeout = time.Minute }, nil, "executor")
 	f := h.agents["executor"]
 	type seenEv struct {
 		ev  a2a.Event

@@ -950,10 +950,20 @@ func (t *task) settleStop(reason string, wait bool, done chan struct{}) {
 	t.mu.Lock()
 	open := t.id != "" && !t.upFinal && t.msg == nil && t.failed == nil && !t.state.Terminal()
 	t.mu.Unlock()
+	// The streams are marked before the agent is told: its answer to the
+	// cancel, however soon it is read, waits for reach's canceled, which
+	// carries the stop's reason. Told first, the agent's canceled could be
+	// read and applied before the mark, as a loaded machine schedules it:
+	// the task ended on the agent's word, and the stop, finding it ended,
+	// said nothing (TestStopSaysLastWhenAgentAnswersFirst).
+	keep := t.markSent()
 	if open && wait {
 		t.g.background(func() { t.cancelUpstream(reason) })
+		if t.g.stopTold != nil {
+			t.g.stopTold(t)
+		}
 	}
-	release, said := t.keepSent(open && wait)
+	release, said := keep(open && wait)
 	tell, settled := t.settleCanceled(reason)
 	release()
 	if settled {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/agentreach/reach"
@@ -19,7 +20,9 @@ import (
 // kept that arrived after the stop, before the agent's own end. Before,
 // reach settled the task canceled at the stop and dropped part 2 as late.
 func TestStopKeepsPartInTransit(t *testing.T) {
-	h := newHarness(t, nil, "executor")
+	// The stop waits for the agent's end, not a clock: at the harness's
+	// 300ms, a loaded race build let the wait expire before part 2 came.
+	h := newHarnessWith(t, func(o *Options) { o.CancelTimeout = time.Minute }, nil, "executor")
 	req := &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("transit"))}
 	var id a2a.TaskID
 	var parts []string

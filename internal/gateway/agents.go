@@ -110,6 +110,13 @@ func (k a2aLinker) Place(ctx context.Context, in *a2a.Link) (context.Context, fu
 		}
 		t.Budget = b
 	}
+	if in.Priority != nil { // metadata reach/priority beats Reach-Priority, read and checked as _meta's
+		m, err := link.FromMeta(map[string]any{link.MetaPriority: in.Priority})
+		if err != nil {
+			return nil, nil, err
+		}
+		t.Priority = m.Priority
+	}
 	t.Agent = in.Agent
 	ctx, _, done, err := k.owned.CallContext(ctx, t, nil)
 	return ctx, done, err
