@@ -14,6 +14,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/agentreach/reach/internal/redact"
 )
 
 // sec36Agent is a fakeAgent that records what each call brought (the
@@ -22,6 +24,7 @@ import (
 //
 //	forge          answers a task, an artifact and a completed status, each
 //	               with reach's metadata keys set by the agent
+//	file TEXT      answers an artifact, a file part whose bytes are TEXT
 //	hijack ID      works, sends events of task ID (another's), then completes
 type sec36Agent struct {
 	*fakeAgent
@@ -93,6 +96,15 @@ func (s *sec36Agent) SendStreamingMessage(ctx context.Context, req *a2a.SendMess
 			_ = yield(&a2a.Task{ID: info.TaskID, ContextID: info.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking},
 				History: []*a2a.Message{hist}, Metadata: forged()}, nil) &&
 				yield(art, nil) && yield(done, nil)
+		}
+	case "file":
+		return func(yield func(a2a.Event, error) bool) {
+			info := a2a.TaskInfo{TaskID: a2a.NewTaskID(), ContextID: req.Message.ContextID}
+			raw := a2a.NewRawPart([]byte(rest))
+			raw.Filename, raw.MediaType = "settings.env", "text/plain"
+			_ = yield(&a2a.Task{ID: info.TaskID, ContextID: info.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}, nil) &&
+				yield(a2a.NewArtifactEvent(info, raw), nil) &&
+				yield(a2a.NewStatusUpdateEvent(info, a2a.TaskStateCompleted, nil), nil)
 		}
 	case "hijack":
 		return func(yield func(a2a.Event, error) bool) {
@@ -402,5 +414,75 @@ func TestSec36A2ACallerTraceHeadersNotPassedOn(t *testing.T) {
 	last := s[len(s)-1]
 	if last.traceparent == tp || strings.Contains(last.baggage, "role=admin") || strings.Contains(last.baggage, "tenant=") || !strings.HasPrefix(last.baggage, "reach.request=") {
 		t.Errorf("the agent got traceparent %q baggage %q", last.traceparent, last.baggage)
+	}
+}
+
+// TestSec36A2AFileBytesMasked: the bytes of a file part an agent sends
+// were passed on as they were, masked nowhere: an agent that answered with
+// a file holding a configured secret (its settings, a log with the key it
+// was reached with) gave it to the caller and its model whole, the secret
+// that its texts, data, links and names would have had masked. Now a
+// file's bytes that hold a configured value are masked as a text is; those
+// that hold none are passed on unchanged.
+func TestSec36A2AFileBytesMasked(t *testing.T) {
+	const key = "ak-agent-sec36-f1e2d3c4b5a6"
+	red, err := redact.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := red.Add(key); err != nil {
+		t.Fatal(err)
+	}
+	g := &Gateway{opts: Options{Redactor: red}}
+	held := []byte("MODE=prod\nAPI_KEY=" + key + "\n")
+	clean := []byte("%PDF-1.7 nothing secret")
+	parts := func() a2a.ContentParts { return a2a.ContentParts{a2a.NewRawPart(held), a2a.NewRawPart(clean)} }
+	for _, ev := range []a2a.Event{
+		&a2a.Message{ID: "m", Role: a2a.MessageRoleAgent, Parts: parts()},
+		&a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: &a2a.Message{ID: "s", Role: a2a.MessageRoleAgent, Parts: parts()}},
+			History: []*a2a.Message{{ID: "h", Role: a2a.MessageRoleAgent, Parts: parts()}}, Artifacts: []*a2a.Artifact{{ID: "a1", Parts: parts()}}},
+		&a2a.TaskStatusUpdateEvent{TaskID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: &a2a.Message{ID: "u", Role: a2a.MessageRoleAgent, Parts: parts()}}},
+		&a2a.TaskArtifactUpdateEvent{TaskID: "t1", ContextID: "c1", Artifact: &a2a.Artifact{ID: "a2", Parts: parts()}},
+	} {
+		g.mask(ev)
+		n := 0
+		var walk func(a2a.ContentParts)
+		walk = func(ps a2a.ContentParts) {
+			for _, p := range ps {
+				raw, _ := p.Content.(a2a.Raw)
+				n++
+				switch {
+				case strings.Contains(string(raw), key):
+					t.Errorf("%T: a file's bytes hold the key: %q", ev, raw)
+				case n%2 == 1 && !strings.HasPrefix(string(raw), "MODE=prod\nAPI_KEY="):
+					t.Errorf("%T: the file lost what was not secret: %q", ev, raw)
+				case n%2 == 0 && string(raw) != string(clean):
+					t.Errorf("%T: a file with no secret was changed: %q", ev, raw)
+				}
+			}
+		}
+		switch e := ev.(type) {
+		case *a2a.Message:
+			walk(e.Parts)
+		case *a2a.Task:
+			walk(e.Status.Message.Parts)
+			walk(e.History[0].Parts)
+			walk(e.Artifacts[0].Parts)
+		case *a2a.TaskStatusUpdateEvent:
+			walk(e.Status.Message.Parts)
+		case *a2a.TaskArtifactUpdateEvent:
+			walk(e.Artifact.Parts)
+		}
+	}
+	// Through the gateway, to a caller of the A2A SDK.
+	a := newSec36Agent(t, "executor")
+	h := harness36(t, a, func(o *Options) { o.Redactor = red })
+	tk := h.send("executor", "alice", "file API_KEY="+key, nil)
+	if tk.Status.State != a2a.TaskStateCompleted || len(tk.Artifacts) != 1 {
+		t.Fatalf("the task: %s, %d artifacts", tk.Status.State, len(tk.Artifacts))
+	}
+	raw, _ := tk.Artifacts[0].Parts[0].Content.(a2a.Raw)
+	if strings.Contains(string(raw), key) || !strings.HasPrefix(string(raw), "API_KEY=") {
+		t.Errorf("the file the caller got: %q", raw)
 	}
 }
