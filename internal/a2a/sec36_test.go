@@ -486,3 +486,53 @@ func TestSec36A2AFileBytesMasked(t *testing.T) {
 		t.Errorf("the file the caller got: %q", raw)
 	}
 }
+
+// TestSec36A2ARedirectOffOriginNotFollowed: an agent that answers reach's
+// calls with a redirect to another origin (another host or port) had them
+// followed there: the callers' messages, reach's ids with them, went to a
+// host the operator never configured, on the agent's word alone, as a card
+// that moves its interface elsewhere is not followed for. Now reach
+// follows a redirect only within the origin it called (or up to https on
+// the same host); off it, the call fails and the task with it, saying so,
+// and the other host gets nothing.
+func TestSec36A2ARedirectOffOriginNotFollowed(t *testing.T) {
+	elsewhere := newSec36Agent(t, "elsewhere")
+	var redirected atomic.Int32
+	mux := http.NewServeMux()
+	front := httptest.NewServer(mux)
+	defer front.Close()
+	card := *elsewhere.card
+	card.SupportedInterfaces = []*a2a.AgentInterface{{URL: front.URL + "/", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version}}
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(&card))
+	mux.HandleFunc("POST /", func(w http.ResponseWriter, r *http.Request) {
+		redirected.Add(1)
+		http.Redirect(w, r, elsewhere.srv.URL+"/", http.StatusTemporaryRedirect)
+	})
+	h := newHarnessWith(t, func(o *Options) { o.Agents[0].URL = front.URL }, nil, "executor")
+	tk := h.send("executor", "alice", "echo hello", nil)
+	if n := len(elsewhere.seen()); n != 0 {
+		t.Errorf("the other origin got %d messages through the agent's redirect", n)
+	}
+	if redirected.Load() == 0 {
+		t.Fatal("the agent was not asked (the test's premise)")
+	}
+	if tk.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(tk), "redirect") {
+		t.Errorf("the task: %s %q, want failed, saying the agent redirected", tk.Status.State, statusText(tk))
+	}
+	// A redirect within the agent's origin (another path) is followed.
+	moved := newSec36Agent(t, "moved")
+	mux2 := http.NewServeMux()
+	front2 := httptest.NewServer(mux2)
+	defer front2.Close()
+	card2 := *moved.card
+	card2.SupportedInterfaces = []*a2a.AgentInterface{{URL: front2.URL + "/old/", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version}}
+	mux2.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(&card2))
+	mux2.HandleFunc("POST /old/", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, front2.URL+"/rpc", http.StatusPermanentRedirect)
+	})
+	mux2.Handle("POST /rpc", a2asrv.NewJSONRPCHandler(moved))
+	h2 := newHarnessWith(t, func(o *Options) { o.Agents[0].URL = front2.URL }, nil, "executor")
+	if tk := h2.send("executor", "alice", "echo hello", nil); tk.Status.State != a2a.TaskStateCompleted || len(moved.seen()) != 1 {
+		t.Errorf("through a redirect within the origin: %s %q, the agent got %d messages", tk.Status.State, statusText(tk), len(moved.seen()))
+	}
+}
