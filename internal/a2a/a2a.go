@@ -348,6 +348,7 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 		hc.Transport = capped{cmp.Or[http.RoundTripper](hc.Transport, http.DefaultTransport), maxAnswerBytes}
 		op.HTTPClient = &hc
 	}
+	op.HTTPClient.CheckRedirect = sameOrigin(op.HTTPClient.CheckRedirect)
 	if op.PublicURL != "" {
 		u, err := url.Parse(op.PublicURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -74,8 +74,9 @@ func (g *Gateway) maskArtifact(a *a2a.Artifact) {
 // maskParts masks text parts as text and a data part as JSON, and the
 // metadata of each; a file's URL, name and media type as texts (an agent
 // may write a link with the key reach reaches it with, and the caller's
-// model reads them as it reads the text); the bytes of a file are left as
-// they are.
+// model reads them as it reads the text); the bytes of a file are masked
+// of the configured values only (Values: a name alone says nothing of
+// bytes), and left as they are when they hold none.
 // Text parts one after another are masked as their concatenation is, as a
 // tool result's blocks are: a reader joins them (the SDKs' Text of a
 // message or an artifact), and a value one ends and the next begins would
@@ -99,6 +100,13 @@ func (g *Gateway) maskParts(ps a2a.ContentParts) {
 		case a2a.URL:
 			if m := red.RedactString(string(c)); m != string(c) {
 				p.Content = a2a.URL(m)
+			}
+		case a2a.Raw:
+			// A file's bytes: the configured values in them masked, as
+			// in a text (a settings file, a log with the agent's key);
+			// bytes that hold none are passed on as they are.
+			if m := red.Values(c); string(m) != string(c) {
+				p.Content = a2a.Raw(m)
 			}
 		}
 		g.maskTexts(run, texts)

@@ -317,29 +317,26 @@ func (e *endpoint) resume(ctx context.Context, req *a2a.SendMessageRequest, owne
 }
 
 // forward is the request sent to the agent: the caller's, with reach's
-// linking metadata in the message (any the caller sent is replaced), and
-// without the caller's push configuration (reach does not relay it).
+// linking metadata in the message (no reach/ key of the caller's goes on),
+// without the caller's tenant, and without its push configuration (reach
+// does not relay it).
 func (e *endpoint) forward(req *a2a.SendMessageRequest, t *task) *a2a.SendMessageRequest {
 	out := *req
+	out.Tenant = "" // the agent's owner is the configuration's, not the caller's to pick
 	m := *req.Message
-	m.Metadata = maps.Clone(m.Metadata)
+	// Reach's keys are reach's to set (a caller's reach/refusal or
+	// reach/frame is not passed on); reach/budget is spent here.
+	m.Metadata = maps.Clone(withoutReachKeys(m.Metadata))
 	if m.Metadata == nil {
 		m.Metadata = map[string]any{}
 	}
 	m.Metadata[MetaRequest] = t.req.ID()
 	m.Metadata[MetaParent] = t.frame.ID.String()
-	delete(m.Metadata, MetaBudget)   // spent here: the hand-off's budget is reach's to keep
-	delete(m.Metadata, MetaPriority) // and its priority, that of reach's request
 	if t.upCtx != "" {
 		m.ContextID = t.upCtx // the owner's own context at the agent, whatever the message names
 	}
 	out.Message = &m
-	_, budget := req.Metadata[MetaBudget]
-	if _, priority := req.Metadata[MetaPriority]; budget || priority {
-		out.Metadata = maps.Clone(req.Metadata)
-		delete(out.Metadata, MetaBudget)
-		delete(out.Metadata, MetaPriority)
-	}
+	out.Metadata = withoutReachKeys(req.Metadata)
 	if req.Config != nil {
 		c := *req.Config
 		c.PushConfig = nil

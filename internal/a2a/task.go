@@ -1158,6 +1158,7 @@ func (t *task) overread() {
 // in any event, is dropped too: passed on, it reached the caller, whose
 // SDK may read each part.
 func tidy(ev a2a.Event) {
+	unforged(ev) // reach's metadata keys are reach's to write
 	switch e := ev.(type) {
 	case *a2a.Task:
 		if e == nil {
