@@ -29,6 +29,11 @@ the tool is held (not listed, not callable) until someone reviews the change
 with ` + "`reach tools diff`" + ` and approves it with ` + "`reach tools approve`" + `. A
 running gateway sees the approval within seconds, without a restart.
 
+Prompts, resources and resource templates are pinned the same way. A pin whose
+upstream no longer lists it is kept, shown "unlisted since", so that a
+definition that comes back changed is held; the pins of an upstream removed
+from the configuration are dropped when the gateway next starts.
+
 Gateways that share a PostgreSQL store keep their pins there: name it with
 --store postgres://... instead of --data.`,
 	})
@@ -65,7 +70,7 @@ Gateways that share a PostgreSQL store keep their pins there: name it with
 				}
 				// Not "no tools": the gateway may serve many (its own are
 				// not pinned), and a new user read that it had none.
-				tw := table(out, len(pins), noPins(data, storeURL, held), "TOOL\tSHA256\tPINNED\tAPPROVED BY\tSTATUS")
+				tw := table(out, len(pins), noPins(data, storeURL, held), "TOOL\tUPSTREAM\tSHA256\tPINNED\tAPPROVED BY\tSTATUS")
 				if tw == nil {
 					return nil
 				}
@@ -74,7 +79,13 @@ Gateways that share a PostgreSQL store keep their pins there: name it with
 					if p.Pending != nil {
 						status = "held: changed " + p.Pending.Seen.Format("2006-01-02 15:04")
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable(p.Tool), printable(p.Hash[:12]), p.Pinned.Format("2006-01-02 15:04"), dash(printable(p.ApprovedBy)), status)
+					if p.Unlisted != nil {
+						// Kept while its upstream is configured: a
+						// definition that comes back changed is held.
+						status += "; unlisted since " + p.Unlisted.Format("2006-01-02 15:04")
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", printable(p.Tool), dash(printable(p.Upstream)), printable(p.Hash[:12]),
+						p.Pinned.Format("2006-01-02 15:04"), dash(printable(p.ApprovedBy)), status)
 				}
 				return tw.Flush()
 			})
