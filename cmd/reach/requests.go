@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -75,16 +76,46 @@ func apiFlags(cmd *cobra.Command) func() *apiClient {
 	var api, key string
 	var plain bool
 	cmd.PersistentFlags().StringVar(&api, "api", "", apiUsage)
-	cmd.PersistentFlags().StringVar(&key, "key", "", "the API key (default $REACH_API_KEY)")
+	cmd.PersistentFlags().StringVar(&key, "key", "", "the API key (default $REACH_API_KEY; - reads it from standard input)")
 	cmd.PersistentFlags().BoolVar(&plain, "allow-plain-http", false,
 		"send the API key to a plain http:// gateway that is not loopback (default $REACH_ALLOW_PLAIN_HTTP): in the clear, on a network you trust end to end")
 	return func() *apiClient {
-		return &apiClient{base: apiBase(api), key: cmp.Or(key, os.Getenv("REACH_API_KEY")),
+		c := &apiClient{base: apiBase(api), key: cmp.Or(key, os.Getenv("REACH_API_KEY")),
 			plainOK: plain || envTrue("REACH_ALLOW_PLAIN_HTTP"),
 			// The key goes to the gateway's origin only, through
 			// redirects too.
 			http: &http.Client{Timeout: 30 * time.Second, CheckRedirect: origin.KeepKey(nil)}}
+		switch {
+		case key == "-":
+			c.key, c.err = keyFromStdin(cmd.InOrStdin())
+		case key != "":
+			// Other users of the machine see a process's arguments (ps),
+			// and the shell keeps them in its history.
+			fmt.Fprintln(cmd.ErrOrStderr(), "reach: warning: an API key on the command line is seen by other users of this machine (ps) and kept in shell history: set REACH_API_KEY, or pass --key - to read it from standard input")
+		}
+		if u, err := url.Parse(c.base); err == nil && u.User != nil {
+			// A key in the address (http://user:KEY@host) went out as Basic
+			// credentials, in the clear too, and was printed with the
+			// address in every error.
+			u.User = nil
+			c.base = u.String()
+			c.err = fmt.Errorf("the gateway's address %s holds credentials: remove them from --api or REACH_API, and pass the key in REACH_API_KEY (or --key - from standard input)", printable(c.base))
+		}
+		return c
 	}
+}
+
+// keyFromStdin reads the API key of --key - from the first line of in.
+func keyFromStdin(in io.Reader) (string, error) {
+	line, err := bufio.NewReader(io.LimitReader(in, 64<<10)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("--key -: reading the API key from standard input: %w", err)
+	}
+	k := strings.TrimSpace(line)
+	if k == "" {
+		return "", errors.New("--key -: standard input holds no API key (give it on the first line)")
+	}
+	return k, nil
 }
 
 // raw GETs path and returns the body as is.

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentreach/reach/internal/policy/pin"
@@ -50,5 +54,58 @@ func TestSec36ToolsListShowsUnlisted(t *testing.T) {
 	}
 	if x == "" || strings.Contains(x, "unlisted") {
 		t.Errorf("tools list: doc://x's line %q, want it listed\n%s", x, out)
+	}
+}
+
+// TestSec36CLIKeyStaysOutOfOutput: the API key of the commands that talk
+// to a gateway (reach requests here) is never printed: a gateway address
+// with the key in it (http://user:KEY@host, as some write it) is refused
+// before anything is sent, shown without it; --key - reads the key from standard
+// input (not the process's arguments, which other users of the machine
+// see), and a key on the command line is warned about. Before, the address
+// was printed whole, key and all, and the key sent as Basic credentials,
+// over plain http to a host off loopback too.
+func TestSec36CLIKeyStaysOutOfOutput(t *testing.T) {
+	const secret = "rk_sec36_userinfo_secret"
+	t.Setenv("REACH_API_KEY", "")
+	t.Setenv("REACH_ALLOW_PLAIN_HTTP", "")
+	for _, addr := range []string{"http://alice:" + secret + "@127.0.0.1:1", "http://alice:" + secret + "@192.0.2.1:9"} {
+		t.Setenv("REACH_API", addr)
+		_, errOut, err := runCmd(t, newRequests)
+		if err == nil || strings.Contains(err.Error(), secret) || strings.Contains(errOut, secret) || !strings.Contains(err.Error(), "REACH_API_KEY") {
+			t.Errorf("an address holding the key: %v / %q, want it refused before anything is sent, saying where the key goes, without the key", err, errOut)
+		}
+	}
+	t.Setenv("REACH_API", "")
+
+	var seen atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Store(r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"requests":[]}`))
+	}))
+	defer srv.Close()
+	cmd := newRequests()
+	var out, errBuf bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errBuf)
+	cmd.SetIn(strings.NewReader("rk_from_stdin\n"))
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetArgs([]string{"--api", srv.URL, "--key", "-"})
+	if err := cmd.ExecuteContext(t.Context()); err != nil {
+		t.Fatalf("--key -: %v %s", err, errBuf.String())
+	}
+	if got, _ := seen.Load().(string); got != "Bearer rk_from_stdin" {
+		t.Errorf("--key - sent %q, want the key read from standard input", got)
+	}
+	if strings.Contains(errBuf.String(), "command line") {
+		t.Errorf("--key - warned about the command line: %s", errBuf.String())
+	}
+	_, errOut, err := runCmd(t, newRequests, "--api", srv.URL, "--key", "rk_on_argv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "command line") || !strings.Contains(errOut, "REACH_API_KEY") || strings.Contains(errOut, "rk_on_argv") {
+		t.Errorf("--key on the command line: stderr %q, want a warning naming REACH_API_KEY, without the key", errOut)
 	}
 }
