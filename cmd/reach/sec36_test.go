@@ -55,6 +55,19 @@ func TestSec36ToolsListShowsUnlisted(t *testing.T) {
 	if x == "" || strings.Contains(x, "unlisted") {
 		t.Errorf("tools list: doc://x's line %q, want it listed\n%s", x, out)
 	}
+	// reach tools forget --unlisted drops doc://y's pin, not doc://x's.
+	if out, _, err := runCmd(t, newToolsCmd, "forget", "--unlisted", "--data", data); err != nil || !strings.Contains(out, "resource:doc://y") || strings.Contains(out, "doc://x") {
+		t.Fatalf("forget --unlisted: %v\n%s", err, out)
+	}
+	if _, ok, _ := s.Get("resource:doc://y"); ok {
+		t.Error("doc://y's pin kept after reach tools forget --unlisted")
+	}
+	if _, ok, _ := s.Get("resource:doc://x"); !ok {
+		t.Error("doc://x's pin, listed, dropped by reach tools forget --unlisted")
+	}
+	if _, _, err := runCmd(t, newToolsCmd, "forget", "resource:doc://nope", "--data", data); err == nil {
+		t.Error("forgetting a pin that is not there succeeded")
+	}
 }
 
 // TestSec36CLIKeyStaysOutOfOutput: the API key of the commands that talk

@@ -152,7 +152,44 @@ Gateways that share a PostgreSQL store keep their pins there: name it with
 		},
 	}
 	approve.Flags().StringVar(&by, "by", "", "who approves (default $USER)")
-	cmd.AddCommand(list, diff, approve)
+
+	var unlisted bool
+	forget := &cobra.Command{
+		Use:   "forget [KEY...]",
+		Short: "Drop pins (those named, or with --unlisted every pin its upstream no longer lists)",
+		Long: `Drops pins from the store. What an upstream lists again after its pin is
+dropped is pinned as first seen: its definition is trusted as it then is,
+not held as a change. Drop only what is gone for good.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && !unlisted || len(args) > 0 && unlisted {
+				return errors.New("name the pins to drop (as reach tools list shows them), or pass --unlisted alone")
+			}
+			return withPins(cmd.Context(), data, storeURL, func(s *pin.Store) error {
+				named := map[string]bool{}
+				for _, k := range args {
+					if _, ok, err := s.Get(k); err != nil {
+						return err
+					} else if !ok {
+						return fmt.Errorf("%s is not pinned (see reach tools list)", printable(k))
+					}
+					named[k] = true
+				}
+				gone, err := s.Forget(func(p pin.Pin) bool { return named[p.Tool] || unlisted && p.Unlisted != nil })
+				if err != nil {
+					return err
+				}
+				for _, k := range gone {
+					fmt.Fprintf(cmd.OutOrStdout(), "dropped the pin of %s\n", printable(k))
+				}
+				if len(gone) == 0 {
+					fmt.Fprintln(cmd.OutOrStdout(), "no pin is unlisted")
+				}
+				return nil
+			})
+		},
+	}
+	forget.Flags().BoolVar(&unlisted, "unlisted", false, "drop every pin its upstream no longer lists")
+	cmd.AddCommand(list, diff, approve, forget)
 	return cmd
 }
 

@@ -531,7 +531,10 @@ func (s *Store) noteListed(defs map[string]Definition, upstreamOf func(string) s
 			continue
 		}
 		up := p.Upstream
-		if upstreamOf != nil {
+		if upstreamOf != nil && (up == "" || p.Unlisted != nil) {
+			// The upstream that lists it first keeps it while it lists it:
+			// two listing one key (a resource's URI) do not take it in
+			// turns, a write at each listing.
 			up = cmp.Or(upstreamOf(k), up)
 		}
 		if p.Upstream != up || p.Unlisted != nil {

@@ -74,6 +74,14 @@ func TestSec36UnlistedKeptForgottenWithUpstream(t *testing.T) {
 			if p, _, _ := s.Get("resource:doc://y"); p.Unlisted != nil || p.Pending == nil {
 				t.Errorf("doc://y listed again: %+v, want listed and still held", p)
 			}
+			// wiki lists doc://x too: docs, which lists it, keeps it, and
+			// nothing is written.
+			if _, err := s.CheckListings(map[string]Definition{"resource:doc://x": def("x")}, func(string) string { return "wiki" }, nil); err != nil {
+				t.Fatal(err)
+			}
+			if p, _, _ := s.Get("resource:doc://x"); p.Upstream != "docs" {
+				t.Errorf("doc://x, listed by docs and then wiki: its pin is %q's, want docs'", p.Upstream)
+			}
 			// wiki is no longer configured.
 			gone, err := s.Forget(func(p Pin) bool { return p.Upstream == "wiki" })
 			if err != nil || len(gone) != 1 || gone[0] != "wiki__b" {
