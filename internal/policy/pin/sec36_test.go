@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
@@ -17,7 +19,7 @@ import (
 // longer configured (in the store: read again by another process, as the
 // CLI is, they are gone), and those of the upstreams kept stay. A tool's
 // listing does not mark the same upstream's resources unlisted, nor the
-// other way round. In the SQLite store, in memory and in the pins file.
+// other way round. In the SQLite and PostgreSQL stores, in memory and in the pins file.
 // Before, a pin stayed forever, whatever its upstream became.
 func TestSec36UnlistedKeptForgottenWithUpstream(t *testing.T) {
 	ctx := context.Background()
@@ -27,7 +29,21 @@ func TestSec36UnlistedKeptForgottenWithUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	var pg *postgres.Store
+	if !testing.Short() {
+		var err error
+		if pg, err = postgres.Open(ctx, pgtest.Own(t).URL("postgres"), nil); err != nil {
+			t.Fatal(err)
+		}
+		defer pg.Close()
+	}
 	opens := map[string]func() (*Store, error){
+		"postgres": func() (*Store, error) {
+			if pg == nil {
+				t.Skip("starts PostgreSQL")
+			}
+			return OpenStore(ctx, pg, "")
+		},
 		"sqlite": func() (*Store, error) { return OpenStore(ctx, st, "") },
 		"memory": func() (*Store, error) { m := store.NewMemory(); return OpenStore(ctx, m, "") },
 		"file":   func() (*Store, error) { return Open(filepath.Join(dir, "pins.json")) },
