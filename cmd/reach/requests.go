@@ -105,6 +105,28 @@ func apiFlags(cmd *cobra.Command) func() *apiClient {
 	}
 }
 
+// writePrivate writes b to the file path, readable by its owner alone: a
+// regular file there is truncated and its mode set to 0600 (os.WriteFile
+// kept an existing file's mode); a device or pipe (-o /dev/stdout) is
+// written as it is.
+func writePrivate(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		if err := f.Chmod(0o600); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // keyFromStdin reads the API key of --key - from the first line of in.
 func keyFromStdin(in io.Reader) (string, error) {
 	line, err := bufio.NewReader(io.LimitReader(in, 64<<10)).ReadString('\n')
@@ -172,8 +194,9 @@ tokens and latency per frame. SVG needs no other program; DOT is for Graphviz.`,
 			return err
 		}
 		// The graph holds the request's arguments and results: its
-		// owner's alone, as the gateway's data folder is.
-		return os.WriteFile(out, b, 0o600)
+		// owner's alone, as the gateway's data folder is, over an
+		// existing file too (writePrivate).
+		return writePrivate(out, b)
 	}
 	return cmd
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -120,5 +122,36 @@ func TestSec36CLIKeyStaysOutOfOutput(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "command line") || !strings.Contains(errOut, "REACH_API_KEY") || strings.Contains(errOut, "rk_on_argv") {
 		t.Errorf("--key on the command line: stderr %q, want a warning naming REACH_API_KEY, without the key", errOut)
+	}
+}
+
+// TestSec36GraphFileOwnerOnly: reach graph -o writes the graph (which
+// holds the request's arguments and results) readable by its owner alone,
+// over an existing file too. Before, os.WriteFile kept an existing file's
+// mode: a graph written over a 0644 file was readable by every user.
+func TestSec36GraphFileOwnerOnly(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`<svg xmlns="http://www.w3.org/2000/svg"><text>refund_order {"card":"4111"}</text></svg>`))
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "g.svg")
+	if err := os.WriteFile(out, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, err := runCmd(t, newGraph, "r1", "--api", srv.URL, "-o", out); err != nil {
+		t.Fatalf("graph -o: %v %s", err, errOut)
+	}
+	fi, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("the graph written over a 0644 file has mode %v, want 0600", fi.Mode().Perm())
+	}
+	if b, _ := os.ReadFile(out); !strings.Contains(string(b), "refund_order") {
+		t.Errorf("the graph file holds %q", b)
 	}
 }
