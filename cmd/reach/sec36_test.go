@@ -155,3 +155,32 @@ func TestSec36GraphFileOwnerOnly(t *testing.T) {
 		t.Errorf("the graph file holds %q", b)
 	}
 }
+
+// TestSec36PinsDroppedWithUpstreamThroughServe: two runs of `reach serve`
+// on one data folder, over the TypeScript SDK upstream of
+// TestFW33bPinnedToolThroughServe: the first, with it configured as kv,
+// pins its tools under kv (`reach tools list` shows the upstream); the
+// second, with it configured as kv2 only, drops kv's pins (kv is no longer
+// configured) and pins kv2's.
+func TestSec36PinsDroppedWithUpstreamThroughServe(t *testing.T) {
+	k := newFW33bKit(t)
+	data := t.TempDir()
+	first := k.serve(t, writeConfig(t, k.upstream(false)), data)
+	waitFor(t, "kv's tools pinned", func() bool {
+		out, _, err := cli(t, "tools", "list", "--data", data)
+		return err == nil && strings.Contains(out, "kv__note") && strings.Contains(out, " kv ")
+	})
+	first.stop(t)
+
+	renamed := strings.Replace(k.upstream(false), "name: kv\n", "name: kv2\n", 1)
+	second := k.serve(t, writeConfig(t, renamed), data)
+	defer second.stop(t)
+	waitFor(t, "kv2's tools pinned", func() bool {
+		out, _, err := cli(t, "tools", "list", "--data", data)
+		return err == nil && strings.Contains(out, "kv2__note")
+	})
+	out, errOut, err := cli(t, "tools", "list", "--data", data)
+	if err != nil || strings.Contains(out, "kv__note") {
+		t.Errorf("reach tools list after kv left the configuration: %v\n%s%s\nwant kv's pins dropped", err, out, errOut)
+	}
+}
