@@ -39,9 +39,9 @@ func TestSec36UnlistedKeptForgottenWithUpstream(t *testing.T) {
 	}
 	opens := map[string]func() (*Store, error){
 		"postgres": func() (*Store, error) { return OpenStore(ctx, pg, "") },
-		"sqlite": func() (*Store, error) { return OpenStore(ctx, st, "") },
-		"memory": func() (*Store, error) { m := store.NewMemory(); return OpenStore(ctx, m, "") },
-		"file":   func() (*Store, error) { return Open(filepath.Join(dir, "pins.json")) },
+		"sqlite":   func() (*Store, error) { return OpenStore(ctx, st, "") },
+		"memory":   func() (*Store, error) { m := store.NewMemory(); return OpenStore(ctx, m, "") },
+		"file":     func() (*Store, error) { return Open(filepath.Join(dir, "pins.json")) },
 	}
 	for name, open := range opens {
 		t.Run(name, func(t *testing.T) {
