@@ -13,6 +13,7 @@ import (
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/policy/pin"
+	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -176,8 +177,28 @@ func (g *Gateway) openPins() error {
 	for _, u := range g.cfg.Upstreams {
 		configured[u.Name] = true
 	}
-	gone, err := ps.Forget(func(p pin.Pin) bool { return p.Upstream != "" && !configured[p.Upstream] })
-	if err != nil {
+	if _, shared := g.store.(*postgres.Store); shared {
+		// Instances that share the store may not share this configuration
+		// (a rolling change): another may still serve the upstream, and a
+		// pin dropped here would take a change held there for a first
+		// sight. Its pins are noted unlisted (an instance listing them
+		// notes them listed again), for reach tools forget to drop.
+		var gone []pin.Listing
+		if pins, err := ps.List(false); err == nil {
+			for _, p := range pins {
+				if l := (pin.Listing{Upstream: p.Upstream, Content: pin.Content(p.Tool)}); p.Upstream != "" && !configured[p.Upstream] && !slices.Contains(gone, l) {
+					gone = append(gone, l)
+				}
+			}
+		}
+		if len(gone) > 0 {
+			if _, err := ps.CheckListings(nil, nil, gone); err != nil {
+				g.log.Warn("noting the pins of upstreams not configured here as unlisted failed", "err", err)
+			}
+			g.log.Info("the shared store keeps pins of upstreams this instance does not configure; once no instance serves them, drop them with reach tools forget --unlisted --store ...",
+				"upstream", gone[0].Upstream)
+		}
+	} else if gone, err := ps.Forget(func(p pin.Pin) bool { return p.Upstream != "" && !configured[p.Upstream] }); err != nil {
 		g.log.Warn("dropping the pins of upstreams no longer configured failed; they are kept", "err", err)
 	} else if len(gone) > 0 {
 		g.log.Info("dropped the pins of upstreams no longer configured", "pins", len(gone), "first", gone[0])

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/policy/pin"
 )
 
@@ -120,7 +121,22 @@ func TestSec36RefusedSubscribeGoClient(t *testing.T) {
 // again as new. The pins of an upstream removed from the configuration
 // are dropped when the gateway starts without it; the others stay. Before,
 // every pin stayed forever, whatever its upstream became.
-func TestSec36StalePinsKeptWhileConfigured(t *testing.T) {
+func TestSec36StalePinsKeptWhileConfigured(t *testing.T) { testStalePins(t, "") }
+
+// TestSec36SharedStoreKeepsUnconfiguredPins: on a PostgreSQL store that
+// instances share, an instance started without an upstream does not drop
+// its pins (another instance may still serve it, with a change held
+// there): it notes them unlisted, for reach tools forget to drop.
+func TestSec36SharedStoreKeepsUnconfiguredPins(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	testStalePins(t, pgtest.Own(t).URL("postgres"))
+}
+
+// testStalePins is TestSec36StalePinsKeptWhileConfigured, on the
+// PostgreSQL store at pg if not "".
+func testStalePins(t *testing.T, pg string) {
 	was := pinRecheck
 	pinRecheck = 50 * time.Millisecond
 	t.Cleanup(func() { pinRecheck = was })
@@ -147,6 +163,9 @@ func TestSec36StalePinsKeptWhileConfigured(t *testing.T) {
 	start := func(ups ...string) *Gateway {
 		t.Helper()
 		text := "data: " + dir + "\nupstreams:\n"
+		if pg != "" {
+			text = "store: " + pg + "\n" + text
+		}
 		for _, u := range ups {
 			text += "  - {name: " + u + ", url: '" + map[string]string{"docs": docsURL, "wiki": wikiURL}[u] + "'}\n"
 		}
@@ -203,8 +222,10 @@ func TestSec36StalePinsKeptWhileConfigured(t *testing.T) {
 	g = start("docs")
 	defer g.Close()
 	p := pins(g)
-	if _, ok := p["wiki__page"]; ok {
-		t.Errorf("wiki's pin kept after wiki left the configuration: %+v", p["wiki__page"])
+	if w, ok := p["wiki__page"]; pg == "" && ok {
+		t.Errorf("wiki's pin kept after wiki left the configuration: %+v", w)
+	} else if pg != "" && (!ok || w.Unlisted == nil) {
+		t.Errorf("wiki's pin in the shared store after an instance started without wiki: %+v %v, want kept, noted unlisted", w, ok)
 	}
 	for _, k := range []string{"docs__find", "resource:doc://x", "resource:doc://y"} {
 		if _, ok := p[k]; !ok {
