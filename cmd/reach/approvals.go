@@ -139,6 +139,9 @@ type apiClient struct {
 	// plainOK lets the key go to a plain http:// gateway off loopback
 	// (--allow-plain-http, $REACH_ALLOW_PLAIN_HTTP).
 	plainOK bool
+	// err, if not nil, is what every request answers: the key could not
+	// be read, or the address holds one.
+	err error
 }
 
 // keyInTheClear returns an error if c would send its key in the clear: to
@@ -161,6 +164,9 @@ func (c *apiClient) keyInTheClear() error {
 // then the answer is only returned); an error answer becomes an error
 // carrying the API's message and suggestion.
 func (c *apiClient) do(ctx context.Context, method, path string, body []byte, out any) ([]byte, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
 	if err := c.keyInTheClear(); err != nil {
 		return nil, err
 	}

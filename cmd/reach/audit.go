@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -177,8 +176,9 @@ label, before scoring.`,
 				return err
 			}
 			// The trace holds the request's recorded arguments and
-			// results, which the data folder keeps to its owner.
-			return os.WriteFile(outFile, b, 0o600)
+			// results, which the data folder keeps to its owner: an
+			// existing file is made its owner's alone too (writePrivate).
+			return writePrivate(outFile, b)
 		},
 	}
 	export.Flags().StringVar(&format, "format", "loopbench", "output format (loopbench)")

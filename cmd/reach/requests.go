@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -89,16 +90,68 @@ func apiFlags(cmd *cobra.Command) func() *apiClient {
 	var api, key string
 	var plain bool
 	cmd.PersistentFlags().StringVar(&api, "api", "", apiUsage)
-	cmd.PersistentFlags().StringVar(&key, "key", "", "the API key (default $REACH_API_KEY)")
+	cmd.PersistentFlags().StringVar(&key, "key", "", "the API key (default $REACH_API_KEY; - reads it from standard input)")
 	cmd.PersistentFlags().BoolVar(&plain, "allow-plain-http", false,
 		"send the API key to a plain http:// gateway that is not loopback (default $REACH_ALLOW_PLAIN_HTTP): in the clear, on a network you trust end to end")
 	return func() *apiClient {
-		return &apiClient{base: apiBase(api), key: cmp.Or(key, os.Getenv("REACH_API_KEY")),
+		c := &apiClient{base: apiBase(api), key: cmp.Or(key, os.Getenv("REACH_API_KEY")),
 			plainOK: plain || envTrue("REACH_ALLOW_PLAIN_HTTP"),
 			// The key goes to the gateway's origin only, through
 			// redirects too.
 			http: &http.Client{Timeout: 30 * time.Second, CheckRedirect: origin.KeepKey(nil)}}
+		switch {
+		case key == "-":
+			c.key, c.err = keyFromStdin(cmd.InOrStdin())
+		case key != "":
+			// Other users of the machine see a process's arguments (ps),
+			// and the shell keeps them in its history.
+			fmt.Fprintln(cmd.ErrOrStderr(), "reach: warning: an API key on the command line is seen by other users of this machine (ps) and kept in shell history: set REACH_API_KEY, or pass --key - to read it from standard input")
+		}
+		if u, err := url.Parse(c.base); err == nil && u.User != nil {
+			// A key in the address (http://user:KEY@host) went out as Basic
+			// credentials, in the clear too, and was printed with the
+			// address in every error.
+			u.User = nil
+			c.base = u.String()
+			c.err = fmt.Errorf("the gateway's address %s holds credentials: remove them from --api or REACH_API, and pass the key in REACH_API_KEY (or --key - from standard input)", printable(c.base))
+		}
+		return c
 	}
+}
+
+// writePrivate writes b to the file path, readable by its owner alone: a
+// regular file there is truncated and its mode set to 0600 (os.WriteFile
+// kept an existing file's mode); a device or pipe (-o /dev/stdout) is
+// written as it is.
+func writePrivate(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		if err := f.Chmod(0o600); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// keyFromStdin reads the API key of --key - from the first line of in.
+func keyFromStdin(in io.Reader) (string, error) {
+	line, err := bufio.NewReader(io.LimitReader(in, 64<<10)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("--key -: reading the API key from standard input: %w", err)
+	}
+	k := strings.TrimSpace(line)
+	if k == "" {
+		return "", errors.New("--key -: standard input holds no API key (give it on the first line)")
+	}
+	return k, nil
 }
 
 // raw GETs path and returns the body as is.
@@ -155,8 +208,9 @@ tokens and latency per frame. SVG needs no other program; DOT is for Graphviz.`,
 			return err
 		}
 		// The graph holds the request's arguments and results: its
-		// owner's alone, as the gateway's data folder is.
-		if err := os.WriteFile(out, b, 0o600); errors.Is(err, fs.ErrNotExist) {
+		// owner's alone, as the gateway's data folder is, over an
+		// existing file too (writePrivate).
+		if err := writePrivate(out, b); errors.Is(err, fs.ErrNotExist) {
 			dir := filepath.Dir(out)
 			return fmt.Errorf("writing the graph to %s: the folder %s does not exist: make it (mkdir -p %s), or name a file in a folder that exists with -o", printable(out), printable(dir), printable(dir))
 		} else if err != nil {

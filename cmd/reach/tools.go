@@ -29,6 +29,11 @@ the tool is held (not listed, not callable) until someone reviews the change
 with ` + "`reach tools diff`" + ` and approves it with ` + "`reach tools approve`" + `. A
 running gateway sees the approval within seconds, without a restart.
 
+Prompts, resources and resource templates are pinned the same way. A pin whose
+upstream no longer lists it is kept, shown "unlisted since", so that a
+definition that comes back changed is held; the pins of an upstream removed
+from the configuration are dropped when the gateway next starts.
+
 Gateways that share a PostgreSQL store keep their pins there: name it with
 --store postgres://... instead of --data.`,
 	})
@@ -65,7 +70,7 @@ Gateways that share a PostgreSQL store keep their pins there: name it with
 				}
 				// Not "no tools": the gateway may serve many (its own are
 				// not pinned), and a new user read that it had none.
-				tw := table(out, len(pins), noPins(data, storeURL, held), "TOOL\tSHA256\tPINNED\tAPPROVED BY\tSTATUS")
+				tw := table(out, len(pins), noPins(data, storeURL, held), "TOOL\tUPSTREAM\tSHA256\tPINNED\tAPPROVED BY\tSTATUS")
 				if tw == nil {
 					return nil
 				}
@@ -74,7 +79,13 @@ Gateways that share a PostgreSQL store keep their pins there: name it with
 					if p.Pending != nil {
 						status = "held: changed " + p.Pending.Seen.Format("2006-01-02 15:04")
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable(p.Tool), printable(p.Hash[:12]), p.Pinned.Format("2006-01-02 15:04"), dash(printable(p.ApprovedBy)), status)
+					if p.Unlisted != nil {
+						// Kept while its upstream is configured: a
+						// definition that comes back changed is held.
+						status += "; unlisted since " + p.Unlisted.Format("2006-01-02 15:04")
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", printable(p.Tool), dash(printable(p.Upstream)), printable(p.Hash[:12]),
+						p.Pinned.Format("2006-01-02 15:04"), dash(printable(p.ApprovedBy)), status)
 				}
 				return tw.Flush()
 			})
@@ -141,7 +152,44 @@ Gateways that share a PostgreSQL store keep their pins there: name it with
 		},
 	}
 	approve.Flags().StringVar(&by, "by", "", "who approves (default $USER)")
-	cmd.AddCommand(list, diff, approve)
+
+	var unlisted bool
+	forget := &cobra.Command{
+		Use:   "forget [KEY...]",
+		Short: "Drop pins (those named, or with --unlisted every pin its upstream no longer lists)",
+		Long: `Drops pins from the store. What an upstream lists again after its pin is
+dropped is pinned as first seen: its definition is trusted as it then is,
+not held as a change. Drop only what is gone for good.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && !unlisted || len(args) > 0 && unlisted {
+				return errors.New("name the pins to drop (as reach tools list shows them), or pass --unlisted alone")
+			}
+			return withPins(cmd.Context(), data, storeURL, func(s *pin.Store) error {
+				named := map[string]bool{}
+				for _, k := range args {
+					if _, ok, err := s.Get(k); err != nil {
+						return err
+					} else if !ok {
+						return fmt.Errorf("%s is not pinned (see reach tools list)", printable(k))
+					}
+					named[k] = true
+				}
+				gone, err := s.Forget(func(p pin.Pin) bool { return named[p.Tool] || unlisted && p.Unlisted != nil })
+				if err != nil {
+					return err
+				}
+				for _, k := range gone {
+					fmt.Fprintf(cmd.OutOrStdout(), "dropped the pin of %s\n", printable(k))
+				}
+				if len(gone) == 0 {
+					fmt.Fprintln(cmd.OutOrStdout(), "no pin is unlisted")
+				}
+				return nil
+			})
+		},
+	}
+	forget.Flags().BoolVar(&unlisted, "unlisted", false, "drop every pin its upstream no longer lists")
+	cmd.AddCommand(list, diff, approve, forget)
 	return cmd
 }
 

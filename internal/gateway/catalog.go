@@ -13,6 +13,7 @@ import (
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/policy/pin"
+	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -169,6 +170,39 @@ func (g *Gateway) openPins() error {
 				"reach_did", "the tool is held as changed: its calls are refused")
 		}
 	}
+	// The pins of an upstream no longer configured are dropped with it;
+	// those of a configured upstream it no longer lists are kept (a
+	// definition that comes back changed is held), shown as unlisted.
+	configured := map[string]bool{}
+	for _, u := range g.cfg.Upstreams {
+		configured[u.Name] = true
+	}
+	if _, shared := g.store.(*postgres.Store); shared {
+		// Instances that share the store may not share this configuration
+		// (a rolling change): another may still serve the upstream, and a
+		// pin dropped here would take a change held there for a first
+		// sight. Its pins are noted unlisted (an instance listing them
+		// notes them listed again), for reach tools forget to drop.
+		var gone []pin.Listing
+		if pins, err := ps.List(false); err == nil {
+			for _, p := range pins {
+				if l := (pin.Listing{Upstream: p.Upstream, Content: pin.Content(p.Tool)}); p.Upstream != "" && !configured[p.Upstream] && !slices.Contains(gone, l) {
+					gone = append(gone, l)
+				}
+			}
+		}
+		if len(gone) > 0 {
+			if _, err := ps.CheckListings(nil, nil, gone); err != nil {
+				g.log.Warn("noting the pins of upstreams not configured here as unlisted failed", "err", err)
+			}
+			g.log.Info("the shared store keeps pins of upstreams this instance does not configure; once no instance serves them, drop them with reach tools forget --unlisted --store ...",
+				"upstream", gone[0].Upstream)
+		}
+	} else if gone, err := ps.Forget(func(p pin.Pin) bool { return p.Upstream != "" && !configured[p.Upstream] }); err != nil {
+		g.log.Warn("dropping the pins of upstreams no longer configured failed; they are kept", "err", err)
+	} else if len(gone) > 0 {
+		g.log.Info("dropped the pins of upstreams no longer configured", "pins", len(gone), "first", gone[0])
+	}
 	g.pins = ps
 	g.Go(func() { g.recheckPins(pinRecheck) })
 	return nil
@@ -194,12 +228,16 @@ func pinDefinition(t *mcp.Tool) pin.Definition {
 // pinContent is the pool's Pinner: it pins an upstream's prompts,
 // resources and resource templates (by pin key, upstream.PinKey) in the
 // tools' pin store, in one write for all, and returns the held ones.
-func (g *Gateway) pinContent(defs map[string]any) map[string]bool {
+func (g *Gateway) pinContent(up string, defs map[string]any, listing bool) map[string]bool {
 	ds := make(map[string]pin.Definition, len(defs))
 	for key, def := range defs {
 		ds[key] = contentDefinition(def)
 	}
-	sts, err := g.pins.CheckAll(ds)
+	var whole []pin.Listing
+	if listing {
+		whole = []pin.Listing{{Upstream: up, Content: true}}
+	}
+	sts, err := g.pins.CheckListings(ds, func(string) string { return up }, whole)
 	if err != nil {
 		g.log.Warn("checking prompts' or resources' pins failed; those it names are held", "err", err)
 	}
@@ -258,22 +296,32 @@ func contentDefinition(def any) pin.Definition {
 }
 
 // pinned returns the tools whose definitions are pinned (new or unchanged),
-// marking the others held; tools not from upstreams pass.
-func (g *Gateway) pinned(tools []reach.Tool) []reach.Tool {
+// marking the others held; tools not from upstreams pass. tools holds the
+// whole listing of each upstream named in whole: the pins of their other
+// tools are noted unlisted (pin.Store.CheckListings).
+func (g *Gateway) pinned(tools []reach.Tool, whole ...string) []reach.Tool {
 	if g.pins == nil {
 		return tools
 	}
 	// All checked at once: what is new or changed is saved in one write.
 	defs := map[string]pin.Definition{}
+	of := map[string]string{}
 	for _, t := range tools {
 		if orig := g.pool.Original(t); orig != nil {
 			defs[t.Name] = pinDefinition(orig)
+			if up, _, ok := g.pool.Serving(t); ok {
+				of[t.Name] = up
+			}
 		}
 	}
-	if len(defs) == 0 {
+	listings := make([]pin.Listing, 0, len(whole))
+	for _, up := range whole {
+		listings = append(listings, pin.Listing{Upstream: up})
+	}
+	if len(defs) == 0 && len(listings) == 0 {
 		return tools
 	}
-	sts, err := g.pins.CheckAll(defs)
+	sts, err := g.pins.CheckListings(defs, func(k string) string { return of[k] }, listings)
 	if err != nil {
 		g.log.Warn("checking tools' pins failed; those it names are held", "err", err)
 	}
@@ -350,7 +398,7 @@ func (g *Gateway) Relisted(up string, tools []reach.Tool, gone []string) {
 		return false
 	})
 	var prepared []reach.Tool
-	for _, t := range g.pinned(slices.Clone(all)) {
+	for _, t := range g.pinned(slices.Clone(all), up) {
 		prepared = append(prepared, g.prepare(t))
 	}
 	for _, t := range all {

@@ -264,7 +264,9 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *Gateway, er
 			g.Close()
 			return nil, err
 		}
-		tools = append(tools, g.pinned(pool.Tools())...)
+		// Each upstream's tools as listed at start: the pins of the tools
+		// of a reached upstream that no longer lists them are noted so.
+		tools = append(tools, g.pinned(pool.Tools(), pool.Listed()...)...)
 	}
 	if err := g.register(tools); err != nil {
 		g.Close()

@@ -68,6 +68,7 @@ func NewWatcher(eng *Engine, path string, opts *WatchOptions) (*Watcher, error) 
 	}
 	w.stamp, w.digest = stamp, set.Digest()
 	eng.Replace(set)
+	w.warnEmpty(set)
 	// As a reload does: a policy that can never apply, written at the start,
 	// was dropped without a word (a forbid so, and the calls it names ran).
 	for _, warn := range set.Warnings() {
@@ -174,6 +175,7 @@ func (w *Watcher) load(stamp string, srcs []Source, err error) error {
 	w.eng.Replace(set)
 	w.stamp, w.digest, w.lastErr = stamp, set.Digest(), ""
 	w.opts.Logger.Info("policies reloaded", "path", w.path, "policies", set.Len(), "warnings", len(set.Warnings()))
+	w.warnEmpty(set)
 	for _, warn := range set.Warnings() {
 		w.opts.Logger.Warn("policy", "warning", warn)
 	}
@@ -181,6 +183,19 @@ func (w *Watcher) load(stamp string, srcs []Source, err error) error {
 		w.opts.OnReload(set)
 	}
 	return nil
+}
+
+// warnEmpty says so when set holds no policy: it is in force (nothing
+// permitted is denied, as with any set), but files emptied by mistake (a
+// truncating save cut short, a redirect over the file, a disk full) turn
+// every call, read and model turn down at once, which an Info line alone
+// did not say.
+func (w *Watcher) warnEmpty(set *Set) {
+	if set.Len() > 0 {
+		return
+	}
+	w.opts.Logger.Warn("the policies in force hold no policy: every call, read and model turn is denied", "path", w.path,
+		"next", "if that is not meant, write the policies back (the previous ones are not kept); to deny everything on purpose, write forbid (principal, action, resource); so it reads as meant")
 }
 
 // digestOf hashes sources the way Parse does.

@@ -797,6 +797,10 @@ func (m *Memory) PutPins(ctx context.Context, data map[string][]byte) (int64, er
 	}
 	defer m.mu.Unlock()
 	for tool, d := range data {
+		if d == nil {
+			delete(m.pins, tool)
+			continue
+		}
 		m.pins[tool] = clone(d)
 	}
 	m.pinsV++

@@ -565,8 +565,8 @@ type Pins interface {
 	// pins' version on, and returns it.
 	PutPin(ctx context.Context, tool string, data []byte) (int64, error)
 	// PutPins stores the pins of many tools (data by tool) as PutPin
-	// does, all or none, in one write that moves the pins' version on
-	// once, and returns it.
+	// does (a nil data deletes the tool's pin), all or none, in one write
+	// that moves the pins' version on once, and returns it.
 	PutPins(ctx context.Context, data map[string][]byte) (int64, error)
 	// ListPins returns every pin, by tool, and the pins' version.
 	ListPins(ctx context.Context) (map[string][]byte, int64, error)

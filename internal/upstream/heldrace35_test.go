@@ -28,7 +28,7 @@ func TestHeldReadWhileApproved(t *testing.T) {
 		held[PinKey("resource_template", tm.URITemplate)] = tm
 	}
 	u.mirrored = mirrored{templates: templates, held: held}
-	p.pinner = func(defs map[string]any) map[string]bool { // every other one approved
+	p.pinner = func(_ string, defs map[string]any, _ bool) map[string]bool { // every other one approved
 		held, i := map[string]bool{}, 0
 		for key := range defs {
 			if i++; i%2 == 0 {

@@ -251,8 +251,10 @@ func (u *upstream) mirror(ctx context.Context) {
 // exposed, *mcp.Resource or *mcp.ResourceTemplate), pinning those first
 // seen; it returns the keys of the held ones. A mirror asks once for all
 // it lists, so that pinning thousands of resources is one write of the
-// pins, not one each.
-type Pinner func(defs map[string]any) (held map[string]bool)
+// pins, not one each. The defs are those of the upstream named; with
+// listing, they are its whole listing (those of its pins not in it are
+// no longer listed).
+type Pinner func(upstream string, defs map[string]any, listing bool) (held map[string]bool)
 
 // SetPinner pins the prompts, resources and resource templates the pool
 // mirrors with f; call it before Serve.
@@ -280,10 +282,7 @@ func (u *upstream) heldOf(m mirrored, was map[string]any) map[string]any {
 		defs[PinKey("resource_template", tmpl)] = t
 	}
 	held := map[string]any{}
-	if len(defs) == 0 {
-		return held
-	}
-	for key := range u.p.pinner(defs) {
+	for key := range u.p.pinner(u.cfg.Name, defs, true) { // even none: what it listed before is unlisted
 		def, ok := defs[key]
 		if !ok {
 			continue
@@ -382,7 +381,7 @@ func (p *Pool) RecheckPins() {
 		if len(held) == 0 {
 			continue
 		}
-		still := p.pinner(held)
+		still := p.pinner(u.cfg.Name, held, false)
 		p.mirrorMu.Lock()
 		// A new map, not deletes in place: readers (resourceHeld) range
 		// over the map they took under the lock after letting go of it, as

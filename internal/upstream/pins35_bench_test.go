@@ -77,7 +77,7 @@ func BenchmarkPins35MirrorNewResources(b *testing.B) {
 
 // benchPinner pins in ps what it is asked about, by its JSON.
 func benchPinner(ps *pin.Store) Pinner {
-	return func(defs map[string]any) map[string]bool {
+	return func(_ string, defs map[string]any, _ bool) map[string]bool {
 		ds := make(map[string]pin.Definition, len(defs))
 		for key, def := range defs {
 			d, _ := json.Marshal(def)

@@ -186,6 +186,18 @@ func Connect(ctx, life context.Context, opts *Options) (*Pool, error) {
 // Len returns the number of upstreams.
 func (p *Pool) Len() int { return len(p.ups) }
 
+// Listed returns the names of the upstreams whose tools have been listed
+// (Tools holds each one's whole listing), not those never reached.
+func (p *Pool) Listed() []string {
+	var out []string
+	for _, u := range p.ups {
+		if never, _ := u.neverListed(); !never {
+			out = append(out, u.cfg.Name)
+		}
+	}
+	return out
+}
+
 // Tools returns the runtime tools of every upstream's current list.
 func (p *Pool) Tools() []reach.Tool {
 	var out []reach.Tool

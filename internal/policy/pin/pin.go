@@ -13,6 +13,7 @@ package pin
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -94,6 +95,15 @@ type Pin struct {
 	// before: the icons a tool has when it is next checked, the rest of
 	// it as pinned, are pinned then (as at first sight).
 	IconsPinned bool `json:"icons_pinned,omitempty"`
+	// Upstream is the configured name of the upstream that lists it, as
+	// the gateway last listed it ("" for a pin made before pins said so,
+	// until it is listed again).
+	Upstream string `json:"upstream,omitempty"`
+	// Unlisted is since when its upstream's listing no longer has it (nil
+	// while it is listed). The pin is kept while its upstream is
+	// configured, so that a definition that comes back changed is held;
+	// it is dropped with its upstream (Forget).
+	Unlisted *time.Time `json:"unlisted,omitempty"`
 }
 
 // Change is a definition seen that differs from the pinned one.
@@ -245,7 +255,7 @@ func (s *Store) save(tools ...string) error {
 	if s.db != nil {
 		var v int64
 		var err error
-		if len(tools) == 1 {
+		if _, ok := s.pins[tools[0]]; len(tools) == 1 && ok {
 			var b []byte
 			if b, err = json.Marshal(s.pins[tools[0]]); err != nil {
 				return err
@@ -254,7 +264,12 @@ func (s *Store) save(tools ...string) error {
 		} else {
 			data := make(map[string][]byte, len(tools))
 			for _, tool := range tools {
-				if data[tool], err = json.Marshal(s.pins[tool]); err != nil {
+				p, ok := s.pins[tool]
+				if !ok {
+					data[tool] = nil // forgotten: deleted
+					continue
+				}
+				if data[tool], err = json.Marshal(p); err != nil {
 					return err
 				}
 			}
@@ -315,6 +330,24 @@ func (s *Store) Check(tool string, d Definition) (Status, error) {
 // is Held, and named in the error; if the pins cannot be read or
 // written, the error says so (statuses as Check would return them).
 func (s *Store) CheckAll(defs map[string]Definition) (map[string]Status, error) {
+	return s.CheckListings(defs, nil, nil)
+}
+
+// Listing is one upstream's whole listing of one kind: its tools, or
+// (Content) its prompts, resources and resource templates.
+type Listing struct {
+	Upstream string
+	Content  bool
+}
+
+// CheckListings is CheckAll that also notes, in the same write, each
+// pin's upstream (upstreamOf, by key; "" or a nil upstreamOf: not noted)
+// and whether it is listed: a pin checked is listed; a pin of an upstream
+// and kind in complete (whole listings, of which defs holds every key)
+// not in defs is noted unlisted since now, if it was not. An unlisted pin
+// is kept (Pin.Unlisted): only Forget drops one. Nothing is written when
+// nothing changed.
+func (s *Store) CheckListings(defs map[string]Definition, upstreamOf func(key string) string, complete []Listing) (map[string]Status, error) {
 	type hashed struct {
 		c Definition
 		h string
@@ -332,7 +365,7 @@ func (s *Store) CheckAll(defs map[string]Definition) (map[string]Status, error) 
 		h, _ := c.Hash()
 		ok[tool] = hashed{c, h}
 	}
-	if len(ok) == 0 {
+	if len(ok) == 0 && len(complete) == 0 {
 		return out, errors.Join(errs...)
 	}
 	s.mu.Lock()
@@ -352,6 +385,7 @@ func (s *Store) CheckAll(defs map[string]Definition) (map[string]Status, error) 
 			changed = append(changed, tool)
 		}
 	}
+	changed = s.noteListed(defs, upstreamOf, complete, now, changed)
 	if len(changed) > 0 {
 		if err := s.save(changed...); err != nil {
 			errs = append(errs, err)
@@ -461,7 +495,92 @@ func clonePin(p *Pin) Pin {
 		ch := *p.Pending
 		c.Pending = &ch
 	}
+	if p.Unlisted != nil {
+		u := *p.Unlisted
+		c.Unlisted = &u
+	}
 	return c
+}
+
+// Content reports whether a pin key is a prompt's, resource's or resource
+// template's (upstream.PinKey), not a tool's.
+func Content(key string) bool {
+	return strings.HasPrefix(key, "prompt:") || strings.HasPrefix(key, "resource:") || strings.HasPrefix(key, "resource_template:")
+}
+
+// noteListed notes the pins' upstreams and listings as CheckListings
+// says, and returns changed with the keys of the pins it changed (each
+// once); s.mu is held and the pins fresh.
+func (s *Store) noteListed(defs map[string]Definition, upstreamOf func(string) string, complete []Listing, now time.Time, changed []string) []string {
+	if upstreamOf == nil && len(complete) == 0 {
+		return changed
+	}
+	was := make(map[string]bool, len(changed))
+	for _, k := range changed {
+		was[k] = true
+	}
+	note := func(k string) {
+		if !was[k] {
+			was[k] = true
+			changed = append(changed, k)
+		}
+	}
+	for k := range defs {
+		p := s.pins[k]
+		if p == nil {
+			continue
+		}
+		up := p.Upstream
+		if upstreamOf != nil && (up == "" || p.Unlisted != nil) {
+			// The upstream that lists it first keeps it while it lists it:
+			// two listing one key (a resource's URI) do not take it in
+			// turns, a write at each listing.
+			up = cmp.Or(upstreamOf(k), up)
+		}
+		if p.Upstream != up || p.Unlisted != nil {
+			p.Upstream, p.Unlisted = up, nil
+			note(k)
+		}
+	}
+	for _, l := range complete {
+		for k, p := range s.pins {
+			if _, listed := defs[k]; !listed && p.Unlisted == nil && p.Upstream == l.Upstream && Content(k) == l.Content {
+				p.Unlisted = &now
+				note(k)
+			}
+		}
+	}
+	return changed
+}
+
+// Forget drops the pins drop names (an upstream no longer configured's),
+// in one write, and returns their keys, sorted. A pin that could not be
+// read is kept (Unreadable).
+func (s *Store) Forget(drop func(Pin) bool) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	var gone []string
+	for k, p := range s.pins {
+		if drop(clonePin(p)) {
+			gone = append(gone, k)
+		}
+	}
+	if len(gone) == 0 {
+		return nil, nil
+	}
+	slices.Sort(gone)
+	kept := maps.Clone(s.pins)
+	for _, k := range gone {
+		delete(s.pins, k) // saved as deleted: save writes a missing pin as none
+	}
+	if err := s.save(gone...); err != nil {
+		s.pins = kept
+		return nil, err
+	}
+	return gone, nil
 }
 
 // List returns the pins sorted by tool; with held, only those with a

@@ -352,6 +352,10 @@ func (c *Core) PutPins(ctx context.Context, data map[string][]byte) (int64, erro
 	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
 		v = 0
 		for _, tool := range tools {
+			if data[tool] == nil {
+				b.Exec(w, StPinDelete, []any{tool}, nil)
+				continue
+			}
 			b.Exec(w, StPinPut, []any{tool, c.D.Doc(data[tool]), now}, nil)
 		}
 		b.Query(w, StPinsVersion, nil, func(rows Rows) error {

@@ -35,6 +35,7 @@ const (
 	StEntityBump // rows: the new version
 	StEntitySet  // an engine whose StEntityBump does not write the entities writes them with it
 	StPinPut
+	StPinDelete
 	StPinsVersion
 	StTaskPut
 	// StPutClaimedFrame writes the "executing" checkpoint of a call with
@@ -172,6 +173,7 @@ func Shared() []string {
 	q[StLedgerRefusedReset] = `UPDATE ledger SET refused = 0 WHERE request = $1 AND refused <> 0`
 	q[StPinPut] = `INSERT INTO pins (tool, data, updated) VALUES ($1, $2, $3)
 	ON CONFLICT (tool) DO UPDATE SET data = excluded.data, updated = excluded.updated`
+	q[StPinDelete] = `DELETE FROM pins WHERE tool = $1`
 	q[StPinsVersion] = `UPDATE store_meta SET value = value + 1 WHERE key = 'pins_version' RETURNING value`
 	q[StTaskPut] = `INSERT INTO tasks (agent, id, principal, tenant, request, state, final, data, created, updated)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
