@@ -65,8 +65,10 @@ func (d *Detector) checkDelegation(s *Step) *Verdict {
 		return v
 	}
 	task := taskKey("", trimPunct(s.Task))
-	if v := d.checkTaskCycle(s, to, task); v != nil {
-		return v
+	if specific(s.Task) {
+		if v := d.checkTaskCycle(s, to, task); v != nil {
+			return v
+		}
 	}
 	s.key = taskKey(to, trimPunct(s.Task))
 	others := d.epoch - d.agent(to).writes
@@ -115,7 +117,32 @@ func (d *Detector) checkDelegation(s *Step) *Verdict {
 // back down under other names (a venue scout asking an "event planner" to
 // plan the offsite, which asks a "venue finder" for the venue), no agent
 // twice on the stack. A task passed down as it is (a lead handing its own
-// task to an engineer) has no other task between (TestDelegationTaskCycle).
+// task to an engineer) has no other task between, and a short task is not
+// judged (specific) (TestDelegationTaskCycle).
+// specificWords is how many words a task needs before checkTaskCycle
+// judges it: a short task ("Review the changes", "Summarize the
+// findings", or none, as an SDK's transfer_to_x hand-off carries) names a
+// kind of work, which agents at several depths of one chain are handed in
+// earnest; a sentence that names its own piece of work does not come back
+// down by chance.
+const specificWords = 6
+
+// specific tells whether task has at least specificWords words.
+func specific(task string) bool {
+	n, in := 0, false
+	for _, r := range task {
+		if unicode.IsSpace(r) {
+			in = false
+		} else if !in {
+			in = true
+			if n++; n >= specificWords {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (d *Detector) checkTaskCycle(s *Step, to string, task uint64) *Verdict {
 	if len(s.Chain) < 2 {
 		return nil

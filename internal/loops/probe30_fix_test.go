@@ -50,6 +50,16 @@ func TestDelegationTaskCycle(t *testing.T) {
 			by("team_lead", within("main", "team_lead")(hand("engineer", "Fix the checkout crash on Safari"))),
 			by("engineer", within("main", "team_lead", "engineer")(hand("reviewer", "Review the Safari checkout fix"))),
 		}},
+		{"a short task handed at two depths", nil, []op{
+			hand("lead", "Review the changes"),
+			by("lead", within("main", "lead")(hand("dev", "Apply the fix for the login timeout"))),
+			by("dev", within("main", "lead", "dev")(hand("reviewer", "Review the changes"))),
+		}},
+		{"hand-offs that carry no task", nil, []op{
+			hand("triage", ""),
+			by("triage", within("main", "triage")(hand("order_lookup", "Look up order 8812"))),
+			by("order_lookup", within("main", "triage", "order_lookup")(hand("billing", ""))),
+		}},
 		{"the task handed on another branch", nil, []op{
 			hand("venue_scout", venue),
 			hand("event_planner", top),
