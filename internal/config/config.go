@@ -1586,7 +1586,7 @@ func wantShape(msg string) string {
 	if key := configKeyOf()[m[2]]; key != "" {
 		// A value written alone where a mapping of one key goes
 		// (policy: policies.cedar): say how it is written.
-		if v := cutValueRE.FindStringSubmatch(msg); v != nil && m[1] == "" && len(keys) == 1 && !strings.HasSuffix(v[1], "...") && !strings.Contains(v[1], "@") {
+		if v := cutValueRE.FindStringSubmatch(msg); v != nil && m[1] == "" && len(keys) == 1 && !strings.HasSuffix(v[1], "...") && !strings.ContainsAny(v[1], "@?#=") {
 			val := v[1]
 			if !plainWordRE.MatchString(val) {
 				val = strconv.Quote(val) // a space, a colon: YAML wants it quoted in braces
@@ -1666,7 +1666,7 @@ func keysOfLines(err error, root *yaml.Node) error {
 			// value whole, for wantShape to say how it is written: the
 			// library cuts it short (`policie...`).
 			if w := wrongShapeRE.FindStringSubmatch(m); w != nil && w[1] == "" && len(configKeys()[w[2]]) == 1 {
-				if v := stringOnLine(root, line); v != "" && !strings.ContainsAny(v, "`@") { // no user:password@ of a URL
+				if v := stringOnLine(root, line); v != "" && !strings.ContainsAny(v, "`@?#=") { // no user:password@ of a URL, no query or fragment (a key)
 					msgs[i] = cutValueRE.ReplaceAllString(m, "!!str `"+strings.ReplaceAll(v, "$", "$$")+"` into ")
 				}
 			}

@@ -63,11 +63,18 @@ func TestPolicyWrittenAsAPathSaysHowToWriteIt(t *testing.T) {
 
 // TestOneKeyHintQuotesNoCredentials: the hint that writes a value alone
 // into its mapping of one key does not write a value with a URL's
-// user:password@ (an OTLP endpoint's), nor one it cannot quote whole.
+// user:password@ (an OTLP endpoint's) or a query or fragment (a key in
+// ?api_key=), nor one it cannot quote whole.
 func TestOneKeyHintQuotesNoCredentials(t *testing.T) {
 	_, err := Parse([]byte("telemetry: http://user:pw@collector:4318\n"), nil)
 	if err == nil || strings.Contains(err.Error(), "pw@") || !strings.Contains(err.Error(), "telemetry wants a mapping of otlp_endpoint") {
 		t.Errorf("telemetry: URL with a password: %v, want it to say what telemetry wants, without the URL", err)
+	}
+	for _, u := range []string{"https://otlp.example/v1/traces?api_key=sk-live-SECRET123", "https://otlp.example/v1/traces#token=sk-live-SECRET123"} {
+		_, err = Parse([]byte("telemetry: "+u+"\n"), nil)
+		if err == nil || strings.Contains(err.Error(), "SECRET123") || !strings.Contains(err.Error(), "telemetry wants a mapping of otlp_endpoint") {
+			t.Errorf("telemetry: URL with a key in its query: %v, want it to say what telemetry wants, without the URL", err)
+		}
 	}
 	_, err = Parse([]byte("policy: \"a`b\"\n"), nil)
 	if err == nil || strings.Contains(err.Error(), "{path: a}") {
