@@ -137,7 +137,7 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 				narrow = e
 				narrowed++
 				skip := fmt.Sprintf("%s (model %s's context window, %d tokens in model.context_limits, does not hold this turn of about %d)",
-					ep.name, m, p.opts.Model.ContextLimits[m], estimate()+askedTokens(api, body))
+					ep.name, m, p.opts.Model.ContextLimits[m], addTokens(estimate(), windowAsked(api, body)))
 				tried = append(tried, skip)
 				why := "passed over fallback " + skip
 				if old := mf.Why(); old != "" {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -56,9 +58,13 @@ func TestFallbackContextLimit36(t *testing.T) {
 		t.Cleanup(srv.Close)
 		return srv, rt
 	}
-	turn := func(srv *httptest.Server, content, request string) (*http.Response, string) {
+	turn := func(srv *httptest.Server, content, request string, extra ...map[string]any) (*http.Response, string) {
 		t.Helper()
-		b, _ := json.Marshal(map[string]any{"model": "gpt-test", "messages": []any{map[string]any{"role": "user", "content": content}}})
+		body := map[string]any{"model": "gpt-test", "messages": []any{map[string]any{"role": "user", "content": content}}}
+		for _, e := range extra {
+			maps.Copy(body, e)
+		}
+		b, _ := json.Marshal(body)
 		req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(string(b)))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set(link.HeaderRequest, request)
@@ -137,5 +143,18 @@ func TestFallbackContextLimit36(t *testing.T) {
 	small.down.Store(false)
 	if resp, b = turn(srv, "hello", "req-short"); resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get(HeaderFallback), "tiny") {
 		t.Errorf("a short turn: %d %s (fallback %q), want the tiny fallback's answer", resp.StatusCode, b, resp.Header.Get(HeaderFallback))
+	}
+
+	// A short turn asking for a long answer, its max_tokens written as a
+	// string (read as a lenient server reads it): tiny passed over, the
+	// why giving the tokens counted, the answer's 5000 among them.
+	resp, b = turn(srv, "hello", "req-asks", map[string]any{"max_tokens": "5000"})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get(HeaderFallback), "wide") {
+		t.Errorf("a short turn asking for 5000 tokens: %d %s (fallback %q), want the wide fallback's answer", resp.StatusCode, b, resp.Header.Get(HeaderFallback))
+	}
+	for _, f := range requestNamed(t, rt, "req-asks").Frames() {
+		if f.Kind == reach.ModelFrame && !regexp.MustCompile(`does not hold this turn of about 50\d\d\)`).MatchString(f.Why()) {
+			t.Errorf("req-asks' model frame's why %q does not give the tokens counted (about 50xx: the prompt and the 5000 asked)", f.Why())
+		}
 	}
 }
