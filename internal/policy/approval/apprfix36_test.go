@@ -88,3 +88,73 @@ func TestApprfix36OldMarkedKeptInOrder(t *testing.T) {
 		t.Errorf("the old use is still marked: %v %s", err, got.Data)
 	}
 }
+
+// stallingStore holds the write after the first of a denial (the claim of
+// its mark, before its audit: claimed) until the test releases it with
+// what it returns, as a PostgreSQL that stops answering until the
+// write's context ends; entered says whether that context had a deadline.
+type stallingStore struct {
+	store.Store
+	denials int
+	entered chan bool
+	release chan error
+}
+
+func (s *stallingStore) PutApproval(ctx context.Context, a *store.ApprovalRecord) error {
+	if a.Status == string(Denied) {
+		if s.denials++; s.denials == 2 {
+			_, bounded := ctx.Deadline()
+			s.entered <- bounded
+			return <-s.release
+		}
+	}
+	return s.Store.PutApproval(ctx, a)
+}
+
+// TestApprfix36ClaimStalls: on a shared store that stops answering when
+// an action's mark is claimed before its audit, the claim waits with a
+// deadline and without the queue's lock (the inbox and the other calls
+// go on); timed out, the action is audited all the same (at least once:
+// a survivor that took it over meanwhile would audit it too, where
+// skipping it could lose it), once, and its mark cleared, so a survivor
+// adopting the instance finds nothing to audit. Before, the claim's
+// write had no deadline and held the lock: every approval call of the
+// instance waited on the store.
+func TestApprfix36ClaimStalls(t *testing.T) {
+	ss := &stallingStore{Store: openStore(t, t.TempDir()), entered: make(chan bool), release: make(chan error)}
+	var runs atomic.Int32
+	log := &auditLog{}
+	a := newLife(t, ss, &runs, &Options{Shared: true, Instance: "a", Audit: log.audit, Audited: log.holds})
+	id := WaitsFor(refund7(t, a, "r1").Error)
+	done := make(chan error)
+	go func() {
+		_, err := a.q.Deny(id, Actor{Principal: "alice"}, "no")
+		done <- err
+	}()
+	if bounded := <-ss.entered; !bounded {
+		t.Error("the claim's write has no deadline")
+	}
+	if a.q.mu.TryLock() {
+		a.q.mu.Unlock()
+	} else {
+		t.Error("the queue's lock is held while the claim waits on the store")
+	}
+	ss.release <- context.DeadlineExceeded
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if d := log.of("denied"); len(d) != 1 || d[0].Again {
+		t.Fatalf("the denial was audited as %+v; want once", d)
+	}
+	ar, err := ss.GetApproval(t.Context(), id)
+	if err != nil || strings.Contains(string(ar.Data), `"unaudited"`) {
+		t.Errorf("the denial is still marked: %v %s", err, ar.Data)
+	}
+	b := newLife(t, ss, &runs, &Options{Shared: true, Instance: "b", Audit: log.audit, Audited: log.holds})
+	if err := b.q.Adopt(t.Context(), func(name string) bool { return name != "a" }); err != nil {
+		t.Fatal(err)
+	}
+	if d := log.of("denied"); len(d) != 1 {
+		t.Errorf("after an adoption the denial was audited %d times: %+v; want once", len(d), d)
+	}
+}

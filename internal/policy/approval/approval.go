@@ -1131,20 +1131,38 @@ func (q *Queue) claimed(ctx context.Context, e *Event) bool {
 		q.mu.Unlock()
 		return true
 	}
-	err := q.write(rec, true, q.o.Instance)
-	if err == nil {
-		e.version = rec.version // its mark, cleared once audited (audited)
-	}
+	ar, err := q.stored(rec, true, q.o.Instance)
 	q.mu.Unlock()
-	if !errors.Is(err, store.ErrConflict) {
-		if err != nil {
-			q.o.Logger.Warn("approvals: claiming an action to audit it failed; audited all the same", "approval", e.Approval.ID, "err", err)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	defer cancel()
+	if err == nil {
+		// Not under q.mu, and bounded: a store that stops answering holds
+		// this action's audit for syncTimeout, not every call of the
+		// queue. A change made here meanwhile, written with the version
+		// claimed, is refused as another instance's would be (ErrConflict:
+		// read again and retried), and the claim's own refusal is below.
+		err = q.o.Store.PutApproval(wctx, ar)
+	}
+	if err == nil {
+		q.mu.Lock()
+		if rec.version == e.version {
+			rec.version, rec.unaudited, rec.instance = ar.Version, true, q.o.Instance
 		}
+		q.mu.Unlock()
+		e.version = ar.Version // its mark, cleared once audited (audited)
 		return true
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
-	defer cancel()
-	ar, err := q.o.Store.GetApproval(ctx, e.Approval.ID)
+	if !errors.Is(err, store.ErrConflict) {
+		// Timed out, or failed: audited all the same, at least once. A
+		// survivor that took the action over meanwhile (this instance
+		// taken for dead) audits it too; not auditing it here could lose
+		// it while this instance lives on.
+		q.o.Logger.Warn("approvals: claiming an action to audit it failed; audited all the same", "approval", e.Approval.ID, "err", err)
+		return true
+	}
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	defer rcancel()
+	ar, err = q.o.Store.GetApproval(rctx, e.Approval.ID)
 	if err != nil {
 		return true
 	}
@@ -1450,20 +1468,34 @@ func (q *Queue) persist(rec *record) error {
 // write writes rec to the store, if the queue has one, marked unaudited
 // or not, by instance (the one whose change it is); q.mu is held.
 func (q *Queue) write(rec *record, unaudited bool, instance string) error {
+	return q.writeCtx(context.Background(), rec, unaudited, instance)
+}
+
+// writeCtx is write with ctx; q.mu is held.
+func (q *Queue) writeCtx(ctx context.Context, rec *record, unaudited bool, instance string) error {
 	if q.o.Store == nil {
 		return nil
 	}
-	data, err := json.Marshal(storedApproval{Approval: rec.Approval, Key: rec.key, Alt: rec.alt, Unaudited: unaudited, Instance: instance})
+	ar, err := q.stored(rec, unaudited, instance)
 	if err != nil {
 		return err
 	}
-	ar := &store.ApprovalRecord{ID: rec.ID, Key: rec.key, Alt: rec.alt, Status: string(rec.Status), Version: rec.version,
-		Created: rec.Created, Expires: rec.Expires, Data: data}
-	if err := q.o.Store.PutApproval(context.Background(), ar); err != nil {
+	if err := q.o.Store.PutApproval(ctx, ar); err != nil {
 		return err
 	}
 	rec.version, rec.unaudited, rec.instance = ar.Version, unaudited, instance
 	return nil
+}
+
+// stored is the row that writes rec, at its version, marked unaudited or
+// not, by instance; q.mu is held.
+func (q *Queue) stored(rec *record, unaudited bool, instance string) (*store.ApprovalRecord, error) {
+	data, err := json.Marshal(storedApproval{Approval: rec.Approval, Key: rec.key, Alt: rec.alt, Unaudited: unaudited, Instance: instance})
+	if err != nil {
+		return nil, err
+	}
+	return &store.ApprovalRecord{ID: rec.ID, Key: rec.key, Alt: rec.alt, Status: string(rec.Status), Version: rec.version,
+		Created: rec.Created, Expires: rec.Expires, Data: data}, nil
 }
 
 // audited clears the unaudited mark of the approval whose event e was
@@ -1580,7 +1612,12 @@ func (q *Queue) Load(ctx context.Context) error {
 				// Any other failure (the store went away for a moment)
 				// takes nothing over: audited here all the same, as an
 				// instance that is not shared does.
-				if err := q.write(rec, true, q.o.Instance); errors.Is(err, store.ErrConflict) {
+				// Bounded, as the claim before an audit (claimed): a timeout
+				// is a failure as any other.
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+				err := q.writeCtx(cctx, rec, true, q.o.Instance)
+				cancel()
+				if errors.Is(err, store.ErrConflict) {
 					q.o.Logger.Info("approvals: an unaudited action of an earlier life was taken over meanwhile; its taker audits it",
 						"approval", rec.ID)
 					continue
