@@ -743,12 +743,19 @@ func tooManyError(c *reach.Call, n int) *reach.Error {
 // usedRecently reports whether an approval for the call k identifies was
 // used and has not yet expired. q.mu must be held.
 func (q *Queue) usedRecently(k keys, now time.Time) bool {
+	rec := q.lastUsed(k)
+	return rec != nil && now.Before(rec.Expires)
+}
+
+// lastUsed returns the approval of the call k identifies used most
+// recently (the newest: q.order is in time order), or nil. q.mu is held.
+func (q *Queue) lastUsed(k keys) *record {
 	for _, rec := range slices.Backward(q.order) {
 		if k.of(rec) && rec.Status == Used {
-			return now.Before(rec.Expires)
+			return rec
 		}
 	}
-	return false
+	return nil
 }
 
 func (q *Queue) requires(ctx context.Context, c *reach.Call) string {
@@ -839,10 +846,8 @@ func (q *Queue) ApprovalKey(c *reach.Call) string {
 	k := callKeys(c)
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for _, rec := range slices.Backward(q.order) {
-		if k.of(rec) && rec.Status == Used {
-			return rec.ID
-		}
+	if rec := q.lastUsed(k); rec != nil {
+		return rec.ID
 	}
 	return ""
 }
@@ -888,11 +893,8 @@ func (q *Queue) create(c *reach.Call, k keys, reqs string, now time.Time) *recor
 			}
 		}
 	}
-	for _, old := range slices.Backward(q.order) {
-		if k.of(old) && old.Status == Used {
-			rec.Note = fmt.Sprintf("an identical call was approved (%s) and let through before; this is a new request to run it again", old.ID)
-			break
-		}
+	if old := q.lastUsed(k); old != nil {
+		rec.Note = fmt.Sprintf("an identical call was approved (%s) and let through before; this is a new request to run it again", old.ID)
 	}
 	q.byID[rec.ID] = rec
 	q.enforce(rec)
@@ -920,11 +922,13 @@ func fill(tmpl string, args []byte) string {
 	})
 }
 
-// prune forgets the oldest decided approvals beyond MaxKept; q.mu is held.
+// prune forgets the oldest decided approvals beyond MaxKept, but for
+// this instance's unaudited ones (an old one a restart read, say): kept
+// until audited clears their mark, which it finds them by. q.mu is held.
 func (q *Queue) prune() {
 	decided := 0
 	for _, r := range q.order {
-		if q.byKey[r.key] != r {
+		if q.byKey[r.key] != r && !q.marked(r) {
 			decided++
 		}
 	}
@@ -933,7 +937,7 @@ func (q *Queue) prune() {
 	}
 	keep := q.order[:0]
 	for _, r := range q.order {
-		if decided > q.o.MaxKept && q.byKey[r.key] != r {
+		if decided > q.o.MaxKept && q.byKey[r.key] != r && !q.marked(r) {
 			decided--
 			delete(q.byID, r.ID)
 			continue
@@ -943,6 +947,10 @@ func (q *Queue) prune() {
 	clear(q.order[len(keep):])
 	q.order = keep
 }
+
+// marked reports whether rec is a change of this instance's not audited
+// yet; q.mu is held.
+func (q *Queue) marked(rec *record) bool { return rec.unaudited && rec.instance == q.o.Instance }
 
 // expire ends approvals past their time; q.mu is held. Those no longer in
 // force for their call too: of two asked at once on two instances, the
@@ -1123,20 +1131,38 @@ func (q *Queue) claimed(ctx context.Context, e *Event) bool {
 		q.mu.Unlock()
 		return true
 	}
-	err := q.write(rec, true, q.o.Instance)
-	if err == nil {
-		e.version = rec.version // its mark, cleared once audited (audited)
-	}
+	ar, err := q.stored(rec, true, q.o.Instance)
 	q.mu.Unlock()
-	if !errors.Is(err, store.ErrConflict) {
-		if err != nil {
-			q.o.Logger.Warn("approvals: claiming an action to audit it failed; audited all the same", "approval", e.Approval.ID, "err", err)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	defer cancel()
+	if err == nil {
+		// Not under q.mu, and bounded: a store that stops answering holds
+		// this action's audit for syncTimeout, not every call of the
+		// queue. A change made here meanwhile, written with the version
+		// claimed, is refused as another instance's would be (ErrConflict:
+		// read again and retried), and the claim's own refusal is below.
+		err = q.o.Store.PutApproval(wctx, ar)
+	}
+	if err == nil {
+		q.mu.Lock()
+		if rec.version == e.version {
+			rec.version, rec.unaudited, rec.instance = ar.Version, true, q.o.Instance
 		}
+		q.mu.Unlock()
+		e.version = ar.Version // its mark, cleared once audited (audited)
 		return true
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
-	defer cancel()
-	ar, err := q.o.Store.GetApproval(ctx, e.Approval.ID)
+	if !errors.Is(err, store.ErrConflict) {
+		// Timed out, or failed: audited all the same, at least once. A
+		// survivor that took the action over meanwhile (this instance
+		// taken for dead) audits it too; not auditing it here could lose
+		// it while this instance lives on.
+		q.o.Logger.Warn("approvals: claiming an action to audit it failed; audited all the same", "approval", e.Approval.ID, "err", err)
+		return true
+	}
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	defer rcancel()
+	ar, err = q.o.Store.GetApproval(rctx, e.Approval.ID)
 	if err != nil {
 		return true
 	}
@@ -1442,20 +1468,34 @@ func (q *Queue) persist(rec *record) error {
 // write writes rec to the store, if the queue has one, marked unaudited
 // or not, by instance (the one whose change it is); q.mu is held.
 func (q *Queue) write(rec *record, unaudited bool, instance string) error {
+	return q.writeCtx(context.Background(), rec, unaudited, instance)
+}
+
+// writeCtx is write with ctx; q.mu is held.
+func (q *Queue) writeCtx(ctx context.Context, rec *record, unaudited bool, instance string) error {
 	if q.o.Store == nil {
 		return nil
 	}
-	data, err := json.Marshal(storedApproval{Approval: rec.Approval, Key: rec.key, Alt: rec.alt, Unaudited: unaudited, Instance: instance})
+	ar, err := q.stored(rec, unaudited, instance)
 	if err != nil {
 		return err
 	}
-	ar := &store.ApprovalRecord{ID: rec.ID, Key: rec.key, Alt: rec.alt, Status: string(rec.Status), Version: rec.version,
-		Created: rec.Created, Expires: rec.Expires, Data: data}
-	if err := q.o.Store.PutApproval(context.Background(), ar); err != nil {
+	if err := q.o.Store.PutApproval(ctx, ar); err != nil {
 		return err
 	}
 	rec.version, rec.unaudited, rec.instance = ar.Version, unaudited, instance
 	return nil
+}
+
+// stored is the row that writes rec, at its version, marked unaudited or
+// not, by instance; q.mu is held.
+func (q *Queue) stored(rec *record, unaudited bool, instance string) (*store.ApprovalRecord, error) {
+	data, err := json.Marshal(storedApproval{Approval: rec.Approval, Key: rec.key, Alt: rec.alt, Unaudited: unaudited, Instance: instance})
+	if err != nil {
+		return nil, err
+	}
+	return &store.ApprovalRecord{ID: rec.ID, Key: rec.key, Alt: rec.alt, Status: string(rec.Status), Version: rec.version,
+		Created: rec.Created, Expires: rec.Expires, Data: data}, nil
 }
 
 // audited clears the unaudited mark of the approval whose event e was
@@ -1524,19 +1564,15 @@ func (q *Queue) Load(ctx context.Context) error {
 		return fmt.Errorf("loading approvals: %w", err)
 	}
 	// And this instance's unaudited actions however old, past the newest
-	// kept: after the others, so that keeping MaxKept (prune) keeps them
-	// until they are audited.
+	// kept: in time order with the others (prune keeps them until they
+	// are audited).
 	marked, err := q.o.Store.ListApprovals(ctx, store.ApprovalFilter{Unaudited: true, Limit: 1 << 30})
 	if err != nil {
 		return fmt.Errorf("loading approvals: %w", err)
 	}
 	seen := map[string]bool{}
 	var recs []*record
-	window := 0 // recs of live and recent
 	for i, ar := range slices.Concat(live, recent, marked) {
-		if i == len(live)+len(recent) {
-			window = len(recs)
-		}
 		if seen[ar.ID] {
 			continue
 		}
@@ -1552,11 +1588,9 @@ func (q *Queue) Load(ctx context.Context) error {
 		recs = append(recs, &record{Approval: sa.Approval, key: sa.Key, alt: sa.Alt, version: ar.Version, changed: make(chan struct{}),
 			unaudited: sa.Unaudited, instance: sa.Instance})
 	}
-	if len(marked) == 0 {
-		window = len(recs)
-	}
-	slices.SortStableFunc(recs[:window], func(a, b *record) int { return a.Created.Compare(b.Created) })
-	slices.SortStableFunc(recs[window:], func(a, b *record) int { return a.Created.Compare(b.Created) })
+	// In time order, all of them: what walks q.order from its end (List,
+	// usedRecently, ApprovalKey) takes the newest first.
+	slices.SortStableFunc(recs, func(a, b *record) int { return a.Created.Compare(b.Created) })
 	q.mu.Lock()
 	var events []Event
 	now := time.Now()
@@ -1567,7 +1601,7 @@ func (q *Queue) Load(ctx context.Context) error {
 		q.byID[rec.ID] = rec
 		q.order = append(q.order, rec)
 		switch rec.Status {
-		case Pending, Approved, Denied: // in force for its call until it expires, unless a newer one is (the tail past the window)
+		case Pending, Approved, Denied: // in force for its call until it expires, unless a newer one is (an old marked one)
 			q.enforceUnlessOlder(rec)
 		}
 		if rec.unaudited && rec.instance == q.o.Instance {
@@ -1578,7 +1612,12 @@ func (q *Queue) Load(ctx context.Context) error {
 				// Any other failure (the store went away for a moment)
 				// takes nothing over: audited here all the same, as an
 				// instance that is not shared does.
-				if err := q.write(rec, true, q.o.Instance); errors.Is(err, store.ErrConflict) {
+				// Bounded, as the claim before an audit (claimed): a timeout
+				// is a failure as any other.
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+				err := q.writeCtx(cctx, rec, true, q.o.Instance)
+				cancel()
+				if errors.Is(err, store.ErrConflict) {
 					q.o.Logger.Info("approvals: an unaudited action of an earlier life was taken over meanwhile; its taker audits it",
 						"approval", rec.ID)
 					continue
@@ -1777,7 +1816,7 @@ func (q *Queue) mergeAll(ars []*store.ApprovalRecord) []Event {
 			rec = &record{Approval: sa.Approval, key: sa.Key, alt: sa.Alt, version: ar.Version, changed: make(chan struct{}),
 				unaudited: sa.Unaudited, instance: sa.Instance}
 			q.byID[rec.ID] = rec
-			q.order = append(q.order, rec)
+			q.insert(rec)
 		} else {
 			if ar.Version <= rec.version {
 				continue
@@ -1802,6 +1841,18 @@ func (q *Queue) mergeAll(ars []*store.ApprovalRecord) []Event {
 	}
 	q.prune()
 	return events
+}
+
+// insert adds rec, read from the store, to q.order in time order: one
+// older than those the queue has (an old approval of a call the store
+// holds) goes before them, not last, where it would be taken for the
+// newest (List, lastUsed). q.mu is held.
+func (q *Queue) insert(rec *record) {
+	i := len(q.order)
+	for i > 0 && rec.Created.Before(q.order[i-1].Created) {
+		i--
+	}
+	q.order = slices.Insert(q.order, i, rec)
 }
 
 // settledAction is the action that ends the frames waiting for an
