@@ -13,7 +13,6 @@ import (
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/policy/pin"
-	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -170,38 +169,35 @@ func (g *Gateway) openPins() error {
 				"reach_did", "the tool is held as changed: its calls are refused")
 		}
 	}
-	// The pins of an upstream no longer configured are dropped with it;
-	// those of a configured upstream it no longer lists are kept (a
-	// definition that comes back changed is held), shown as unlisted.
+	// The pins of an upstream no longer configured are kept, noted
+	// unlisted (an upstream listing them again notes them listed), for
+	// reach tools forget --unlisted to drop: some keys do not name their
+	// upstream (a resource's URI, a tool under a prefix), so a pin dropped
+	// at a start without the upstream (renamed, commented out, misspelled
+	// for one start; or on a shared store, still served by another
+	// instance) would take a changed definition listed again under the
+	// same key for a first sight.
 	configured := map[string]bool{}
 	for _, u := range g.cfg.Upstreams {
 		configured[u.Name] = true
 	}
-	if _, shared := g.store.(*postgres.Store); shared {
-		// Instances that share the store may not share this configuration
-		// (a rolling change): another may still serve the upstream, and a
-		// pin dropped here would take a change held there for a first
-		// sight. Its pins are noted unlisted (an instance listing them
-		// notes them listed again), for reach tools forget to drop.
+	if pins, err := ps.List(false); err != nil {
+		g.log.Warn("reading the pins to note those of upstreams not configured as unlisted failed; they are kept as they were", "err", err)
+	} else {
 		var gone []pin.Listing
-		if pins, err := ps.List(false); err == nil {
-			for _, p := range pins {
-				if l := (pin.Listing{Upstream: p.Upstream, Content: pin.Content(p.Tool)}); p.Upstream != "" && !configured[p.Upstream] && !slices.Contains(gone, l) {
-					gone = append(gone, l)
-				}
+		for _, p := range pins {
+			if l := (pin.Listing{Upstream: p.Upstream, Content: pin.Content(p.Tool)}); p.Upstream != "" && !configured[p.Upstream] && p.Unlisted == nil && !slices.Contains(gone, l) {
+				gone = append(gone, l)
 			}
 		}
 		if len(gone) > 0 {
 			if _, err := ps.CheckListings(nil, nil, gone); err != nil {
-				g.log.Warn("noting the pins of upstreams not configured here as unlisted failed", "err", err)
+				g.log.Warn("noting the pins of upstreams not configured as unlisted failed", "err", err)
+			} else {
+				g.log.Info("kept the pins of upstreams not configured, noted unlisted; once no configuration serves them, drop them with reach tools forget --unlisted",
+					"upstream", gone[0].Upstream)
 			}
-			g.log.Info("the shared store keeps pins of upstreams this instance does not configure; once no instance serves them, drop them with reach tools forget --unlisted --store ...",
-				"upstream", gone[0].Upstream)
 		}
-	} else if gone, err := ps.Forget(func(p pin.Pin) bool { return p.Upstream != "" && !configured[p.Upstream] }); err != nil {
-		g.log.Warn("dropping the pins of upstreams no longer configured failed; they are kept", "err", err)
-	} else if len(gone) > 0 {
-		g.log.Info("dropped the pins of upstreams no longer configured", "pins", len(gone), "first", gone[0])
 	}
 	g.pins = ps
 	g.Go(func() { g.recheckPins(pinRecheck) })
