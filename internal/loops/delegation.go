@@ -111,14 +111,6 @@ func (d *Detector) checkDelegation(s *Step) *Verdict {
 	return nil
 }
 
-// checkTaskCycle refuses hand-off s when its task (task: taskKey with no
-// receiver) is the one an agent on its chain was handed, and an agent
-// below that one on the chain was handed another task: the task came
-// back down under other names (a venue scout asking an "event planner" to
-// plan the offsite, which asks a "venue finder" for the venue), no agent
-// twice on the stack. A task passed down as it is (a lead handing its own
-// task to an engineer) has no other task between, and a short task is not
-// judged (specific) (TestDelegationTaskCycle).
 // specificWords is how many words a task needs before checkTaskCycle
 // judges it: a short task ("Review the changes", "Summarize the
 // findings", or none, as an SDK's transfer_to_x hand-off carries) names a
@@ -143,6 +135,14 @@ func specific(task string) bool {
 	return false
 }
 
+// checkTaskCycle refuses hand-off s when its task (task: taskKey with no
+// receiver) is the one an agent on its chain was handed, and an agent
+// below that one on the chain was handed another task: the task came
+// back down under other names (a venue scout asking an "event planner" to
+// plan the offsite, which asks a "venue finder" for the venue), no agent
+// twice on the stack. A task passed down as it is (a lead handing its own
+// task to an engineer) has no other task between, and a short task is not
+// judged (specific) (TestDelegationTaskCycle).
 func (d *Detector) checkTaskCycle(s *Step, to string, task uint64) *Verdict {
 	if len(s.Chain) < 2 {
 		return nil

@@ -188,13 +188,14 @@ func (w *Watcher) load(stamp string, srcs []Source, err error) error {
 // warnEmpty says so when set holds no policy: it is in force (nothing
 // permitted is denied, as with any set), but files emptied by mistake (a
 // truncating save cut short, a redirect over the file, a disk full) turn
-// every call, read and model turn down at once, which an Info line alone
+// every tool call, resource read, prompt get and completion down at once
+// (model turns are not the policies' to judge), which an Info line alone
 // did not say.
 func (w *Watcher) warnEmpty(set *Set) {
 	if set.Len() > 0 {
 		return
 	}
-	w.opts.Logger.Warn("the policies in force hold no policy: every call, read and model turn is denied", "path", w.path,
+	w.opts.Logger.Warn("the policies in force hold no policy: every tool call, resource read, prompt get and completion is denied", "path", w.path,
 		"next", "if that is not meant, write the policies back (the previous ones are not kept); to deny everything on purpose, write forbid (principal, action, resource); so it reads as meant")
 }
 
