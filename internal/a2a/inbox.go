@@ -251,6 +251,17 @@ func (in *inbox) awaitFinal(expired, gone <-chan struct{}) (n int, final, ended 
 	return in.read, false, true
 }
 
+// beforeFinal is n, or fewer: the items before the terminal state, if
+// the stream brought one.
+func (in *inbox) beforeFinal(n int) int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.finalAt >= 0 {
+		return min(n, in.finalAt)
+	}
+	return n
+}
+
 // hold makes the first n items the last to be applied until release.
 func (in *inbox) hold(n int) {
 	in.mu.Lock()
@@ -334,7 +345,11 @@ func (t *task) keepSent(wait bool, ins []*inbox, readAt, appliedAt []int) (relea
 	var final, ended, expired int
 	for i, in := range ins {
 		if !wait {
-			break
+			// What was read before the stop, short of the agent's terminal
+			// state if it was among it: that one is held (stopping), and
+			// waited for here it would keep the stop CancelTimeout long.
+			ns[i] = in.beforeFinal(readAt[i])
+			continue
 		}
 		n, f, e := in.awaitFinal(expiredC, t.g.base.Done())
 		ns[i] = n
