@@ -151,6 +151,15 @@ func revivedDuringAdoption(t *testing.T, st store.Store, adopterFirst bool) {
 	if err != nil || strings.Contains(string(ar.Data), `"unaudited"`) {
 		t.Errorf("the denial is still marked: %v %s", err, ar.Data)
 	}
+	// Nor is it marked as a's own in a's memory: prune keeps a record
+	// only while its own mark waits for its audit, and one taken over
+	// stayed for the life of the process (a review found it).
+	a.q.mu.Lock()
+	rec := a.q.byID[id]
+	if rec != nil && a.q.marked(rec) {
+		t.Errorf("a's record of the denial is still marked as a's own (version %d), kept by prune for good", rec.version)
+	}
+	a.q.mu.Unlock()
 }
 
 // TestAppr36RevivedDuringAdoption: revivedDuringAdoption on SQLite. With

@@ -1131,25 +1131,19 @@ func (q *Queue) claimed(ctx context.Context, e *Event) bool {
 		q.mu.Unlock()
 		return true
 	}
-	ar, err := q.stored(rec, true, q.o.Instance)
-	q.mu.Unlock()
+	// Under q.mu, as every write of the queue's records (a local change
+	// made meanwhile would be refused by this claim's version, its frame
+	// or expiry lost), and bounded: a store that stops answering holds the
+	// queue for syncTimeout at most, then the action is audited all the
+	// same.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
-	defer cancel()
+	err := q.writeCtx(wctx, rec, true, q.o.Instance)
+	cancel()
 	if err == nil {
-		// Not under q.mu, and bounded: a store that stops answering holds
-		// this action's audit for syncTimeout, not every call of the
-		// queue. A change made here meanwhile, written with the version
-		// claimed, is refused as another instance's would be (ErrConflict:
-		// read again and retried), and the claim's own refusal is below.
-		err = q.o.Store.PutApproval(wctx, ar)
+		e.version = rec.version // its mark, cleared once audited (audited)
 	}
+	q.mu.Unlock()
 	if err == nil {
-		q.mu.Lock()
-		if rec.version == e.version {
-			rec.version, rec.unaudited, rec.instance = ar.Version, true, q.o.Instance
-		}
-		q.mu.Unlock()
-		e.version = ar.Version // its mark, cleared once audited (audited)
 		return true
 	}
 	if !errors.Is(err, store.ErrConflict) {
@@ -1162,7 +1156,7 @@ func (q *Queue) claimed(ctx context.Context, e *Event) bool {
 	}
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
 	defer rcancel()
-	ar, err = q.o.Store.GetApproval(rctx, e.Approval.ID)
+	ar, err := q.o.Store.GetApproval(rctx, e.Approval.ID)
 	if err != nil {
 		return true
 	}
@@ -1170,6 +1164,14 @@ func (q *Queue) claimed(ctx context.Context, e *Event) bool {
 	if err != nil || sa.Instance == q.o.Instance || sa.Status != e.Approval.Status || len(sa.Votes) != len(e.Approval.Votes) {
 		return true // not taken over: changed since
 	}
+	// Taken over: the mark is the taker's now, so this instance's record
+	// is not kept for it (prune keeps a record only while its own mark
+	// waits for its audit).
+	q.mu.Lock()
+	if rec := q.byID[e.Approval.ID]; rec != nil && rec.version == e.version && rec.instance == q.o.Instance {
+		rec.version, rec.unaudited, rec.instance = ar.Version, sa.Unaudited, sa.Instance
+	}
+	q.mu.Unlock()
 	q.o.Logger.Info("approvals: an action was taken over by another instance before it was audited here (this one was taken for dead); its taker audits it",
 		"approval", e.Approval.ID, "action", e.Action, "by", sa.Instance)
 	return false
@@ -1513,7 +1515,13 @@ func (q *Queue) audited(e *Event) {
 	if rec == nil || !rec.unaudited || rec.version != e.version {
 		return
 	}
-	if err := q.write(rec, false, rec.instance); err != nil && !errors.Is(err, store.ErrConflict) {
+	if err := q.write(rec, false, rec.instance); errors.Is(err, store.ErrConflict) {
+		// Changed in the store since (a survivor took it over, or
+		// another instance's change): that row's mark is its writer's.
+		// This one's action is audited, so its record is not kept for
+		// it (prune), until a read replaces it.
+		rec.unaudited = false
+	} else if err != nil {
 		q.o.Logger.Warn("approvals: marking an action audited", "approval", rec.ID, "err", err)
 	}
 }
@@ -1620,6 +1628,7 @@ func (q *Queue) Load(ctx context.Context) error {
 				if errors.Is(err, store.ErrConflict) {
 					q.o.Logger.Info("approvals: an unaudited action of an earlier life was taken over meanwhile; its taker audits it",
 						"approval", rec.ID)
+					rec.unaudited = false // the taker's mark: not kept for it here (prune)
 					continue
 				} else if err != nil {
 					q.o.Logger.Warn("approvals: claiming an unaudited action of an earlier life failed; audited here all the same",
