@@ -104,23 +104,43 @@ func exceptionLine(l []byte) bool {
 // unavailable, overloaded, try again). Only small answers that hold both
 // words are read whole.
 func apiErrorAnswer(b []byte) (failed, transient bool) {
-	b = bytes.TrimSpace(b)
-	if len(b) < 20 || len(b) > maxExceptionBytes || b[0] != '{' ||
-		!bytes.Contains(b, []byte("false")) || !bytes.Contains(b, []byte(`"error"`)) {
-		return false, false
-	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(b, &top) != nil {
-		return false, false
-	}
-	flag, ok := top["ok"]
-	if !ok {
-		flag, ok = top["success"]
-	}
-	if !ok || string(bytes.TrimSpace(flag)) != "false" {
+	top := falseFlagged(b, []byte(`"error"`), apiFlags)
+	if top == nil {
 		return false, false
 	}
 	return errorSays(top["error"])
+}
+
+// The flags of a failure in an answer's object, the first present read:
+// an API's error (apiErrorAnswer), a refusal with its reasons
+// (rejectedAnswer).
+var (
+	apiFlags    = []string{"ok", "success"}
+	rejectFlags = []string{"accepted", "ok", "success"}
+)
+
+// falseFlagged decodes b, a small answer, when it is an object holding
+// member (a quoted name) whose first flag of flags present is false; nil
+// otherwise. Only answers that hold both words are read whole.
+func falseFlagged(b, member []byte, flags []string) map[string]json.RawMessage {
+	b = bytes.TrimSpace(b)
+	if len(b) < 20 || len(b) > maxExceptionBytes || b[0] != '{' ||
+		!bytes.Contains(b, []byte("false")) || !bytes.Contains(b, member) {
+		return nil
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return nil
+	}
+	for _, f := range flags {
+		if flag, ok := top[f]; ok {
+			if string(bytes.TrimSpace(flag)) == "false" {
+				return top
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // rpcErrorAnswer reports whether b, a successful answer, is a JSON-RPC 2.0
@@ -364,22 +384,8 @@ func mcpErrorAnswer(b []byte) (complaint []byte, transient bool) {
 // complaint is that list, the answer's ids and clock around it left out;
 // transient as apiErrorAnswer's (TestRejectedAnswer).
 func rejectedAnswer(b []byte) (complaint []byte, transient bool) {
-	b = bytes.TrimSpace(b)
-	if len(b) < 20 || len(b) > maxExceptionBytes || b[0] != '{' ||
-		!bytes.Contains(b, []byte("false")) || !bytes.Contains(b, []byte(`"errors"`)) {
-		return nil, false
-	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(b, &top) != nil {
-		return nil, false
-	}
-	flag, ok := top["accepted"]
-	if !ok {
-		if flag, ok = top["ok"]; !ok {
-			flag, ok = top["success"]
-		}
-	}
-	if !ok || string(bytes.TrimSpace(flag)) != "false" {
+	top := falseFlagged(b, []byte(`"errors"`), rejectFlags)
+	if top == nil {
 		return nil, false
 	}
 	var errs []json.RawMessage

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/agentreach/reach"
@@ -139,18 +138,10 @@ func capTokens(api apiKind, body map[string]json.RawMessage, answerMax, outputLi
 // as maxChoices: it is at least that many (1e12 was read as one choice,
 // and passed on as it was).
 func choices(raw json.RawMessage) int64 {
-	s := strings.TrimSpace(string(raw))
-	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
-		s = strings.TrimSpace(s[1 : len(s)-1])
+	if n := lenientCount(raw); n >= 1 {
+		return min(n, maxChoices)
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != math.Trunc(f) || f < 1 {
-		return 1
-	}
-	if f > maxChoices {
-		return maxChoices
-	}
-	return int64(f)
+	return 1
 }
 
 // askFewer begins the suggestion of tooManyChoices, which refuse passes on

@@ -553,8 +553,7 @@ func (s *Store) noteListed(defs map[string]Definition, upstreamOf func(string) s
 	return changed
 }
 
-// Forget drops the pins drop names (an upstream no longer configured's),
-// in one write, and returns their keys, sorted. A pin that could not be
+// Forget drops the pins drop names (reach tools forget), in one write, and returns their keys, sorted. A pin that could not be
 // read is kept (Unreadable).
 func (s *Store) Forget(drop func(Pin) bool) ([]string, error) {
 	s.mu.Lock()
