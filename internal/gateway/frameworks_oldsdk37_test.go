@@ -73,6 +73,7 @@ func TestFrameworksOlderProtocols(t *testing.T) {
 			waitFor(t, p.started, "the slow call to reach the upstream")
 			io.WriteString(stdin, "abort\n")
 			waitFor(t, p.cancelled, "the client's abort to end the upstream call")
+			io.WriteString(stdin, "close\n")
 			r := <-done
 			if r.err != nil {
 				t.Fatalf("old-sdk-client: %v\n%s", r.err, r.out)

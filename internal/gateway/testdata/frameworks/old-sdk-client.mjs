@@ -2,7 +2,7 @@
 // protocol is an older one (2025-03-26 or 2025-06-18; its package's name is
 // argv[2]) against reach over Streamable HTTP, on its defaults: it lists the
 // tools, calls a few, repeats one call until reach refuses it, and aborts a
-// slow call once it reads a line on stdin; it prints what it got as one JSON
+// slow call once it reads a line on stdin (closing at a second one); it prints what it got as one JSON
 // line. Each release checks every answer against its own protocol's schema
 // (2025-06-18 also checks structured content against the tool's output
 // schema), so an answer reach shaped for a newer client is an error here.
@@ -44,11 +44,13 @@ try {
   out.loop = [];
   for (let i = 0; i < 3; i++) out.loop.push(await call('up__echo', { text: 'again' }));
   const abort = new AbortController();
-  const lines = createInterface({ input: process.stdin });
-  lines.once('line', () => abort.abort('the user stopped it'));
+  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  lines.next().then(() => abort.abort('the user stopped it'));
   out.aborted = await call('up__slow', { text: 'x' }, { signal: abort.signal });
-  lines.close();
   out.after = await call('up__echo', { text: 'after' });
+  // Open until a second line: the test sees the upstream call end first,
+  // so that the session's close cannot be what ended it.
+  await lines.next();
   await client.close();
 } catch (e) {
   out.error = String(e?.stack ?? e);
