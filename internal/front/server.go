@@ -1153,10 +1153,20 @@ func (s *Server) mcpTool(t reach.Tool) *mcp.Tool {
 		}
 	}
 	mt.Annotations = ann
-	if len(t.OutputSchema) > 0 && json.Valid(t.OutputSchema) {
+	if len(t.OutputSchema) > 0 && json.Valid(t.OutputSchema) && !reshaped(t) {
 		mt.OutputSchema = json.RawMessage(t.OutputSchema)
 	}
 	return mt
+}
+
+// reshaped reports whether t's shape changes the structure of its results
+// (it selects fields or flattens), so that the output schema its upstream
+// declared no longer describes them: such a tool is listed without one.
+// Clients check a result against a listed schema and throw on a mismatch
+// (the TypeScript SDK's: "Structured content does not match the tool's
+// output schema"), which lost the result and reach's notes with it.
+func reshaped(t reach.Tool) bool {
+	return t.Shape != nil && (len(t.Shape.Fields) > 0 || t.Shape.Flatten)
 }
 
 var anyObject = json.RawMessage(`{"type":"object"}`)
