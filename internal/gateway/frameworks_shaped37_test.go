@@ -17,7 +17,12 @@ import (
 // does not match, so a listed schema made every call of such a tool an
 // error thrown at the application ("Structured content does not match the
 // tool's output schema"), its result lost; without it, the client takes
-// the shaped result. A tool shaped otherwise keeps its schema.
+// the shaped result. A tool shaped otherwise keeps its schema; a result of
+// it cut to text (its max_bytes, or the runtime's), which matches no
+// schema of an object, is answered with isError, the cut text and reach's
+// note in it: before, the client threw "has an output schema but did not
+// return structured content", and the note telling the model to narrow its
+// query was lost.
 func TestFrameworksShapedOutputSchema(t *testing.T) {
 	dir, node := frameworksCacheOf(t, "@modelcontextprotocol/sdk", "@modelcontextprotocol/client")
 	src, err := os.ReadFile("testdata/frameworks/shaped-client.mjs")
@@ -28,11 +33,15 @@ func TestFrameworksShapedOutputSchema(t *testing.T) {
 	for _, tc := range []struct {
 		name, shape string
 		schema      bool   // the listing keeps the output schema
+		isError     bool   // the result is answered with isError
 		text        string // what the result's text holds
 	}{
-		{"fields", "{fields: [total]}", false, "{}"},
-		{"flatten", "{flatten: true}", false, `"sum":5`},
-		{"max_bytes", "{max_bytes: 1000}", true, `"sum":5`},
+		{"fields", "{fields: [total]}", false, false, "{}"},
+		{"flatten", "{flatten: true}", false, false, `"sum":5`},
+		{"max_bytes", "{max_bytes: 1000}", true, false, `"sum":5`},
+		// Cut to text, which no structured result can be: an error the
+		// client takes as the tool's, with the cut text and the note.
+		{"cut", "{max_bytes: 8}", true, true, "Narrow your query"},
 	} {
 		for _, which := range []string{"sdk1", "client"} {
 			t.Run(tc.name+"/"+which, func(t *testing.T) {
@@ -55,8 +64,8 @@ func TestFrameworksShapedOutputSchema(t *testing.T) {
 					t.Errorf("up__add listed with an output schema: %v, want %v (tool %v)", has, tc.schema, got["tool"])
 				}
 				r, _ := got["add"].(map[string]any)
-				if r == nil || r["thrown"] != nil || r["isError"] == true {
-					t.Fatalf("up__add = %v, want its shaped result", got["add"])
+				if r == nil || r["thrown"] != nil || (r["isError"] == true) != tc.isError {
+					t.Fatalf("up__add = %v, want its shaped result, isError %v", got["add"], tc.isError)
 				}
 				if s, _ := path(r, "content", 0, "text").(string); !strings.Contains(s, tc.text) {
 					t.Errorf("up__add's text = %q, want %s in it", s, tc.text)
