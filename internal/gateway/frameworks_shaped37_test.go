@@ -3,11 +3,15 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentreach/reach/internal/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestFrameworksShapedOutputSchema: a tool whose results reach reshapes
@@ -42,13 +46,19 @@ func TestFrameworksShapedOutputSchema(t *testing.T) {
 		// Cut to text, which no structured result can be: an error the
 		// client takes as the tool's, with the cut text and the note.
 		{"cut", "{max_bytes: 8}", true, true, "Narrow your query"},
+		// No shape: the runtime's 32 KiB cuts up__big's 40 KiB.
+		{"default_cut", "", true, true, "Narrow your query"},
 	} {
 		for _, which := range []string{"sdk1", "client"} {
 			t.Run(tc.name+"/"+which, func(t *testing.T) {
-				_, _, srv := upstreamGateway(t, probeConfig+"tools:\n  up__add: {shape: "+tc.shape+"}\n")
+				tool, cfg := "up__add", probeConfig+"tools:\n  up__add: {shape: "+tc.shape+"}\n"
+				if tc.shape == "" {
+					tool, cfg = "up__big", probeConfig
+				}
+				srv := bigUpstreamGateway(t, cfg)
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
-				out, err := exec.CommandContext(ctx, node, script, which, srv.URL+"/mcp").CombinedOutput()
+				out, err := exec.CommandContext(ctx, node, script, which, srv.URL+"/mcp", tool).CombinedOutput()
 				if err != nil {
 					t.Fatalf("shaped-client: %v\n%s", err, out)
 				}
@@ -61,16 +71,38 @@ func TestFrameworksShapedOutputSchema(t *testing.T) {
 					t.Fatalf("shaped-client: %v", got["error"])
 				}
 				if has := path(got, "tool", "outputSchema") != nil; has != tc.schema {
-					t.Errorf("up__add listed with an output schema: %v, want %v (tool %v)", has, tc.schema, got["tool"])
+					t.Errorf("%s listed with an output schema: %v, want %v (tool %v)", tool, has, tc.schema, got["tool"])
 				}
 				r, _ := got["add"].(map[string]any)
 				if r == nil || r["thrown"] != nil || (r["isError"] == true) != tc.isError {
-					t.Fatalf("up__add = %v, want its shaped result, isError %v", got["add"], tc.isError)
+					t.Fatalf("%s = %.300v, want its shaped result, isError %v", tool, got["add"], tc.isError)
 				}
 				if s, _ := path(r, "content", 0, "text").(string); !strings.Contains(s, tc.text) {
-					t.Errorf("up__add's text = %q, want %s in it", s, tc.text)
+					t.Errorf("%s's text = %.300q, want %s in it", tool, s, tc.text)
 				}
 			})
 		}
 	}
+}
+
+// bigUpstreamGateway is upstreamGateway whose probe has one tool more, big:
+// a structured result of 40 KiB, with its output schema.
+func bigUpstreamGateway(t *testing.T, cfgYAML string) *httptest.Server {
+	t.Helper()
+	p := newUpstreamProbe()
+	type bigOut struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(p.server, &mcp.Tool{Name: "big", Description: "A large result.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, bigOut, error) {
+			return nil, bigOut{Text: strings.Repeat("word ", 8<<10)}, nil
+		})
+	up := serveUpstream(t, p)
+	cfg, err := config.Parse([]byte(strings.ReplaceAll(cfgYAML, "UPSTREAM_URL", up.URL)), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveTest(t, newTestGateway(t, cfg))
+	p.gateway = srv.URL
+	return srv
 }
