@@ -117,8 +117,16 @@ strands=(
 	zod@4.6.7
 )
 
+# Releases of the MCP TypeScript SDK 1.x whose newest protocol is an older
+# one, in mcp-sdk-old/, each under an alias of its protocol: clients that
+# never heard of the protocols reach prefers (TestFrameworksOlderProtocols).
+mcpsdkold=(
+	sdk-2025-03-26@npm:@modelcontextprotocol/sdk@1.11.5
+	sdk-2025-06-18@npm:@modelcontextprotocol/sdk@1.17.5
+)
+
 stamp="$prefix/.installed"
-want="${pkgs[*]} voltagent: ${voltagent[*]} inspector: ${inspector[*]} kaibanjs: ${kaibanjs[*]} llamaindex: ${llamaindex[*]} beeai: ${beeai[*]} adk: ${adk[*]} strands: ${strands[*]}"
+want="${pkgs[*]} voltagent: ${voltagent[*]} inspector: ${inspector[*]} kaibanjs: ${kaibanjs[*]} llamaindex: ${llamaindex[*]} beeai: ${beeai[*]} adk: ${adk[*]} strands: ${strands[*]} mcp-sdk-old: ${mcpsdkold[*]}"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
 	echo "frameworks-deps: up to date in $prefix"
 	exit 0
@@ -148,4 +156,7 @@ npm install --prefix "$prefix/adk" --no-audit --no-fund --loglevel=error --save-
 mkdir -p "$prefix/strands"
 echo "frameworks-deps: installing into $prefix/strands: ${strands[*]}"
 npm install --prefix "$prefix/strands" --no-audit --no-fund --loglevel=error --save-exact --legacy-peer-deps "${strands[@]}"
+mkdir -p "$prefix/mcp-sdk-old"
+echo "frameworks-deps: installing into $prefix/mcp-sdk-old: ${mcpsdkold[*]}"
+npm install --prefix "$prefix/mcp-sdk-old" --no-audit --no-fund --loglevel=error --save-exact "${mcpsdkold[@]}"
 echo "$want" >"$stamp"

@@ -866,8 +866,22 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	}
 	res := s.rt.Call(cctx, &reach.Call{ID: id, Tool: c.params.Name, Arguments: c.params.Arguments, Why: m.Why, IdempotencyKey: m.IdempotencyKey})
 	out := mcpResult(res, c.session.requestMeta(r.ID()), c.answer)
-	if !s.shaped(c.params.Name) {
-		out = kept.Result(res, out) // an upstream's tool: what it sent, when reach changed nothing
+	// A tool whose results are shaped for the model (its shape: in the
+	// configuration, or its own) gives the client reach's rendering of the
+	// shaped data; an upstream's other tools what it sent, when reach
+	// changed nothing.
+	t, ok := s.rt.Tool(c.params.Name)
+	if !ok || t.Shape == nil {
+		out = kept.Result(res, out)
+	}
+	if ok && !out.IsError && out.StructuredContent == nil && listsOutputSchema(t) {
+		// A result cut to text (shape's max_bytes, or the runtime's) is no
+		// structured result, which a tool listed with an output schema
+		// must give unless it fails: the client would throw it away
+		// ("has an output schema but did not return structured content"),
+		// reach's note with it. As an error, the model reads the cut text
+		// and the note that says how to ask for less.
+		out.IsError = true
 	}
 	return out, nil
 }
@@ -879,14 +893,6 @@ func (c *toolCall) linkMeta() (link.Meta, error) {
 		return link.FromRawMeta(&c.meta)
 	}
 	return link.FromMeta(c.params.Meta)
-}
-
-// shaped reports whether the tool's results are shaped for the model (its
-// shape: in the configuration, or its own): then the client gets reach's
-// rendering of the shaped data, not the upstream's blocks.
-func (s *Server) shaped(name string) bool {
-	t, ok := s.rt.Tool(name)
-	return ok && t.Shape != nil
 }
 
 // resultError is what a result's _meta carries of its error, for the
@@ -1153,10 +1159,25 @@ func (s *Server) mcpTool(t reach.Tool) *mcp.Tool {
 		}
 	}
 	mt.Annotations = ann
-	if len(t.OutputSchema) > 0 && json.Valid(t.OutputSchema) {
+	if listsOutputSchema(t) {
 		mt.OutputSchema = json.RawMessage(t.OutputSchema)
 	}
 	return mt
+}
+
+// listsOutputSchema reports whether t is listed with its output schema.
+func listsOutputSchema(t reach.Tool) bool {
+	return len(t.OutputSchema) > 0 && json.Valid(t.OutputSchema) && !reshaped(t)
+}
+
+// reshaped reports whether t's shape changes the structure of its results
+// (it selects fields or flattens), so that the output schema its upstream
+// declared no longer describes them: such a tool is listed without one.
+// Clients check a result against a listed schema and throw on a mismatch
+// (the TypeScript SDK's: "Structured content does not match the tool's
+// output schema"), which lost the result and reach's notes with it.
+func reshaped(t reach.Tool) bool {
+	return t.Shape != nil && (len(t.Shape.Fields) > 0 || t.Shape.Flatten)
 }
 
 var anyObject = json.RawMessage(`{"type":"object"}`)

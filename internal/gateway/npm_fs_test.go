@@ -86,7 +86,8 @@ policy: {path: %s}
 // server-filesystem's read_text_file through the gateway gets what the
 // server sent: the text block "hello from fs" as it is, and the same
 // structuredContent, not the structured content's JSON in place of the
-// text; with a shape: on the tool, the client gets reach's shaped result.
+// text; with a shape: on the tool, the client gets reach's shaped result
+// (cut to text, with isError: the tool lists an output schema).
 func TestFilesystemPassthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts node processes")
@@ -127,8 +128,11 @@ func TestFilesystemPassthrough(t *testing.T) {
 			g := newTestGateway(t, cfg)
 			cs := connectMCP(t, g, nil)
 			got, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "fs__read_text_file", Arguments: map[string]any{"path": file}})
-			if err != nil || got.IsError {
-				t.Fatalf("through the gateway: %v %+v", err, got)
+			// Cut to text, the result of a tool listed with an output
+			// schema is an error (the schema's clients would throw a
+			// success without structured content away).
+			if err != nil || got.IsError != shaped {
+				t.Fatalf("through the gateway: %v %+v (want isError %v)", err, got, shaped)
 			}
 			wantContent, _ := json.Marshal(want.Content)
 			gotContent, _ := json.Marshal(got.Content)
