@@ -1469,8 +1469,21 @@ func (q *Queue) persist(rec *record) error {
 
 // write writes rec to the store, if the queue has one, marked unaudited
 // or not, by instance (the one whose change it is); q.mu is held.
+//
+// Bounded, as the claim of a mark before its audit is (claimed): a store
+// that stops answering holds the queue's lock for syncTimeout at most.
+// A write that times out is a failure as any other: its caller keeps the
+// approval as it was (a new one is forgotten and its call refused
+// approval_store; a decision is answered with the error; a waiting
+// frame is not kept; a mark not cleared is audited again, found in the
+// audit log, at the restart). The store may still apply it late (the
+// write was queued): the row is then a version ahead of the queue, whose
+// next write of it conflicts (a shared queue reads it again), and a
+// restart reads it back with its mark and audits it.
 func (q *Queue) write(rec *record, unaudited bool, instance string) error {
-	return q.writeCtx(context.Background(), rec, unaudited, instance)
+	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
+	defer cancel()
+	return q.writeCtx(ctx, rec, unaudited, instance)
 }
 
 // writeCtx is write with ctx; q.mu is held.
@@ -1748,7 +1761,8 @@ func (q *Queue) Adopt(ctx context.Context, alive func(instance string) bool) err
 // call held for it wakes, and the queue answers as it now stands.
 func (q *Queue) Refresh(id string) { q.syncID(context.Background(), id) }
 
-// syncTimeout bounds a read of the store by a shared queue.
+// syncTimeout bounds a read of the store by a shared queue, and each
+// write of the queue's records under its lock (write, claimed).
 const syncTimeout = 5 * time.Second
 
 // sync merges what the store keeps for the call k identifies, when other
