@@ -452,6 +452,11 @@ type ApprovalFilter struct {
 // UnauditedMark is the text of Data that ApprovalFilter.Unaudited selects by.
 const UnauditedMark = `"unaudited":true`
 
+// UnauditedCondition is the SQL condition on an approval's row that
+// ApprovalFilter.Unaudited selects by, and the predicate of the SQL
+// stores' partial index of the marked rows (approvals_unaudited).
+const UnauditedCondition = `data LIKE '%` + UnauditedMark + `%'`
+
 // Approvals stores approvals: a pending one survives a restart with its
 // votes and expiry.
 type Approvals interface {
