@@ -340,6 +340,17 @@ type Event struct {
 	version int64 // the approval's version in the store after the action
 }
 
+// Once is the key of e's action, the same whoever audits it (the
+// instance that took it, at its restart, or a survivor that took it
+// over): an approval takes each action at most once under each
+// requirement (Options.Audited). An audit log that keeps such keys
+// unique (audit.Event.Once) appends the action once, however many
+// instances audit it: a revived one paused between its claim and its
+// audit, and the survivor that took the action over meanwhile.
+func (e *Event) Once() string {
+	return "approval " + e.Approval.ID + " " + e.Action + " (" + e.Approval.Requires + ")"
+}
+
 // Options configure a Queue. A nil *Options means all defaults.
 type Options struct {
 	// Tool describes a tool for the impact shown (e.g. Runtime.Tool); if
@@ -1102,6 +1113,9 @@ func (q *Queue) emit(ctx context.Context, made []Event) {
 		if !q.claimed(ctx, &e) {
 			continue // a survivor took it over, and audits it
 		}
+		if afterClaim != nil {
+			afterClaim(&e)
+		}
 		q.o.Audit(context.WithoutCancel(ctx), e)
 		if !e.Elsewhere {
 			// The event appended, the mark not cleared: the restart
@@ -1176,6 +1190,10 @@ func (q *Queue) claimed(ctx context.Context, e *Event) bool {
 		"approval", e.Approval.ID, "action", e.Action, "by", sa.Instance)
 	return false
 }
+
+// afterClaim, set by tests only, is called between an action's claim
+// (claimed) and its audit: an instance paused there, or killed.
+var afterClaim func(e *Event)
 
 // heldAlready reports, for each of events, whether it is an action audited
 // again whose event the audit log holds already (Options.Audited), asked
