@@ -1116,6 +1116,13 @@ func (q *Queue) emit(ctx context.Context, made []Event) {
 		if afterClaim != nil {
 			afterClaim(&e)
 		}
+		if !e.Elsewhere && !e.Again && q.o.Shared && q.o.Instance != "" {
+			// Claimed, not audited yet: an instance paused here while a
+			// survivor takes the action over audits it after the
+			// survivor did, and the audit log appends it once
+			// (Event.Once).
+			crashpoint.Reached("approval.claimed")
+		}
 		q.o.Audit(context.WithoutCancel(ctx), e)
 		if !e.Elsewhere {
 			// The event appended, the mark not cleared: the restart
