@@ -354,14 +354,17 @@ func (p *Store) appendAudit(ctx context.Context, recs []*store.AuditRecord, chai
 		if err != nil {
 			return err
 		}
-		kept := make([]*store.AuditRecord, 0, len(recs))
+		kept := recs // none keyed, as most batches: no copy
 		var keys []string
 		var keySeqs []int64
-		for _, r := range recs {
-			if !r.Held {
-				kept = append(kept, r)
-				if r.Once != "" {
-					keys, keySeqs = append(keys, r.Once), append(keySeqs, r.Seq)
+		if len(onces) > 0 {
+			kept = make([]*store.AuditRecord, 0, len(recs))
+			for _, r := range recs {
+				if !r.Held {
+					kept = append(kept, r)
+					if r.Once != "" {
+						keys, keySeqs = append(keys, r.Once), append(keySeqs, r.Seq)
+					}
 				}
 			}
 		}
