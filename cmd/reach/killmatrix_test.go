@@ -113,6 +113,10 @@ var killMatrix = map[string]killCover{
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
 		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres", "TestKill34DeniedElsewhereOnPostgres", "TestKill35DeadInstanceAuditedBySurvivorOnPostgres"},
 	},
+	"approval.claimed": {
+		noSQLite: "an action's mark is claimed before its audit only by instances that share a PostgreSQL store",
+		postgres: []string{"TestKill37PausedAfterClaimOnPostgres"},
+	},
 	"approval.audited": {
 		sqlite:   []string{"TestKill35ApprovalAuditedOnce"},
 		postgres: []string{"TestKill35ApprovalAuditedOnceOnPostgres"},

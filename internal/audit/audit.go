@@ -101,7 +101,13 @@ type Event struct {
 	// Priority is the priority of the event's request (R8), when it is
 	// not the default, 0; left out otherwise, and in the logs written
 	// before it was recorded.
-	Priority int    `json:"priority,omitempty"`
+	Priority int `json:"priority,omitempty"`
+	// Once, if not empty, is a key no other event of the log holds: an
+	// event that happens once whoever records it (an approval's action,
+	// which two instances may both audit). On a store that keeps the keys
+	// (store.AuditOnces), an event whose key the log holds already is not
+	// appended (Append returns seq 0). Not part of the event's JSON.
+	Once     string `json:"-"`
 	PrevHash []byte `json:"-"`
 	Hash     []byte `json:"-"`
 }
@@ -697,6 +703,9 @@ func (l *Log) commit(batch []item) {
 		}
 	} else if len(l.recs) > 0 {
 		for try := 1; ; try++ {
+			if err = l.holdOnces(); err != nil {
+				break
+			}
 			seq, head, cps := l.chain()
 			err = l.st.AppendAudit(context.Background(), l.recs, cps)
 			if err == nil {
@@ -790,8 +799,47 @@ func (l *Log) committed(seq int64, head []byte, cps []store.AuditCheckpoint) {
 	if len(cps) > 0 {
 		l.lastCp = cps[len(cps)-1].Seq
 	}
-	l.appended.Add(int64(len(l.recs)))
+	n := 0
+	for _, r := range l.recs {
+		if !r.Held {
+			n++
+		}
+	}
+	l.appended.Add(int64(n))
 	l.batches.Add(1)
+}
+
+// holdOnces sets Held on the records of l.recs whose Once key the log
+// holds already, or an earlier record of l.recs holds, when the store
+// keeps the keys (store.AuditOnces) and does not chain the records itself
+// (where it sets them under the head's lock): this writer, the log's one,
+// appends nothing between the question and its append.
+func (l *Log) holdOnces() error {
+	ho, ok := l.st.(store.AuditOnces)
+	if !ok {
+		return nil
+	}
+	var onces []string
+	for _, r := range l.recs {
+		if r.Once != "" {
+			onces = append(onces, r.Once)
+		}
+	}
+	if len(onces) == 0 {
+		return nil
+	}
+	held, err := ho.HeldOnces(context.Background(), onces)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, r := range l.recs {
+		if r.Once != "" {
+			r.Held = held[r.Once] || seen[r.Once]
+			seen[r.Once] = true
+		}
+	}
+	return nil
 }
 
 // chain assigns seq numbers, prev hashes and hashes to l.recs after the
@@ -802,6 +850,9 @@ func (l *Log) chain() (int64, []byte, []store.AuditCheckpoint) {
 	h := l.hasher
 	var cps []store.AuditCheckpoint
 	for _, r := range l.recs {
+		if r.Held {
+			continue // its key's event is in the log already (store.AuditOnces)
+		}
 		seq++
 		start := len(hashes)
 		hashes = chainHash(h, hashes, prev, seq, r.Time, r.Request, r.Data)
@@ -845,7 +896,7 @@ func (l *Log) prepare(e *Event) *store.AuditRecord {
 	if !utf8.Valid(data) {
 		data = []byte(strings.ToValidUTF8(string(data), "\uFFFD"))
 	}
-	return &store.AuditRecord{Time: time.Unix(0, c.Time.UnixNano()), Request: c.Request, Data: data}
+	return &store.AuditRecord{Time: time.Unix(0, c.Time.UnixNano()), Request: c.Request, Data: data, Once: c.Once}
 }
 
 // compactJSON returns b compacted if it is JSON, or else b as a JSON

@@ -265,7 +265,8 @@ func (g *Gateway) auditApproval(ctx context.Context, e approval.Event) {
 	// The event is the request's, as its other events are: its principal
 	// is the one the request acts for; who acted is in the message.
 	ev := &audit.Event{Request: a.Request, Kind: "approval", Name: a.Tool, Agent: a.Agent, Decision: e.Action,
-		Principal: a.Principal, Tenant: a.Tenant, Why: a.Why, Message: msg, Args: a.Arguments}
+		Principal: a.Principal, Tenant: a.Tenant, Why: a.Why, Message: msg, Args: a.Arguments,
+		Once: e.Once()} // appended once, whoever audits it (a revived instance and its survivor)
 	if a.RootRequest != a.Request {
 		ev.Root = a.RootRequest
 	}

@@ -320,6 +320,27 @@ type AuditRecord struct {
 	Data     []byte // the event: a JSON object
 	PrevHash []byte // the previous record's Hash (zeros for seq 1)
 	Hash     []byte
+	// Once, if not empty, is a key no other record of the log may hold:
+	// the event happens once (an approval's action), whoever writes it.
+	// A store that keeps the keys (AuditOnces) appends a record whose key
+	// the log holds already as none: it sets Held, and the record takes
+	// no seq number, no place in the chain.
+	Once string
+	// Held is set for a record whose Once the log holds already: it is
+	// not appended (AuditOnces).
+	Held bool
+}
+
+// AuditOnces is an AuditLog that keeps the records' Once keys (table
+// audit_once), each held by one record. An AuditChainer's
+// AppendAuditChained sets Held, under the head's lock, on the records
+// whose key the log holds already (or an earlier record of recs holds)
+// before it calls chain, which skips them, and appends the others with
+// their keys. A store without the chainer has its one writer ask
+// HeldOnces first and set Held, and AppendAudit skips the Held ones.
+type AuditOnces interface {
+	// HeldOnces reports which of onces the log holds.
+	HeldOnces(ctx context.Context, onces []string) (map[string]bool, error)
 }
 
 // AuditCheckpoint records the chain's head hash at a sequence number.
@@ -353,8 +374,12 @@ type AuditLog interface {
 // in recs) is ErrConflict: the writer lost a race and may go on from the new
 // head. A Seq past the next free one is an error of its own.
 func Follows(recs []*AuditRecord, head int64) error {
-	for i, r := range recs {
-		next := head + 1 + int64(i)
+	next := head
+	for _, r := range recs {
+		if r.Held {
+			continue // not appended: no seq number (AuditOnces)
+		}
+		next++
 		switch {
 		case r.Seq < next:
 			return fmt.Errorf("appending audit event %d: sequence number taken: %w", r.Seq, ErrConflict)
@@ -451,6 +476,11 @@ type ApprovalFilter struct {
 
 // UnauditedMark is the text of Data that ApprovalFilter.Unaudited selects by.
 const UnauditedMark = `"unaudited":true`
+
+// UnauditedCondition is the SQL condition on an approval's row that
+// ApprovalFilter.Unaudited selects by, and the predicate of the SQL
+// stores' partial index of the marked rows (approvals_unaudited).
+const UnauditedCondition = `data LIKE '%` + UnauditedMark + `%'`
 
 // Approvals stores approvals: a pending one survives a restart with its
 // votes and expiry.

@@ -340,6 +340,17 @@ type Event struct {
 	version int64 // the approval's version in the store after the action
 }
 
+// Once is the key of e's action, the same whoever audits it (the
+// instance that took it, at its restart, or a survivor that took it
+// over): an approval takes each action at most once under each
+// requirement (Options.Audited). An audit log that keeps such keys
+// unique (audit.Event.Once) appends the action once, however many
+// instances audit it: a revived one paused between its claim and its
+// audit, and the survivor that took the action over meanwhile.
+func (e *Event) Once() string {
+	return "approval " + e.Approval.ID + " " + e.Action + " (" + e.Approval.Requires + ")"
+}
+
 // Options configure a Queue. A nil *Options means all defaults.
 type Options struct {
 	// Tool describes a tool for the impact shown (e.g. Runtime.Tool); if
@@ -1102,6 +1113,16 @@ func (q *Queue) emit(ctx context.Context, made []Event) {
 		if !q.claimed(ctx, &e) {
 			continue // a survivor took it over, and audits it
 		}
+		if afterClaim != nil {
+			afterClaim(&e)
+		}
+		if !e.Elsewhere && !e.Again && q.o.Shared && q.o.Instance != "" {
+			// Claimed, not audited yet: an instance paused here while a
+			// survivor takes the action over audits it after the
+			// survivor did, and the audit log appends it once
+			// (Event.Once).
+			crashpoint.Reached("approval.claimed")
+		}
 		q.o.Audit(context.WithoutCancel(ctx), e)
 		if !e.Elsewhere {
 			// The event appended, the mark not cleared: the restart
@@ -1176,6 +1197,10 @@ func (q *Queue) claimed(ctx context.Context, e *Event) bool {
 		"approval", e.Approval.ID, "action", e.Action, "by", sa.Instance)
 	return false
 }
+
+// afterClaim, set by tests only, is called between an action's claim
+// (claimed) and its audit: an instance paused there, or killed.
+var afterClaim func(e *Event)
 
 // heldAlready reports, for each of events, whether it is an action audited
 // again whose event the audit log holds already (Options.Audited), asked
@@ -1469,8 +1494,21 @@ func (q *Queue) persist(rec *record) error {
 
 // write writes rec to the store, if the queue has one, marked unaudited
 // or not, by instance (the one whose change it is); q.mu is held.
+//
+// Bounded, as the claim of a mark before its audit is (claimed): a store
+// that stops answering holds the queue's lock for syncTimeout at most.
+// A write that times out is a failure as any other: its caller keeps the
+// approval as it was (a new one is forgotten and its call refused
+// approval_store; a decision is answered with the error; a waiting
+// frame is not kept; a mark not cleared is audited again, found in the
+// audit log, at the restart). The store may still apply it late (the
+// write was queued): the row is then a version ahead of the queue, whose
+// next write of it conflicts (a shared queue reads it again), and a
+// restart reads it back with its mark and audits it.
 func (q *Queue) write(rec *record, unaudited bool, instance string) error {
-	return q.writeCtx(context.Background(), rec, unaudited, instance)
+	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
+	defer cancel()
+	return q.writeCtx(ctx, rec, unaudited, instance)
 }
 
 // writeCtx is write with ctx; q.mu is held.
@@ -1748,7 +1786,8 @@ func (q *Queue) Adopt(ctx context.Context, alive func(instance string) bool) err
 // call held for it wakes, and the queue answers as it now stands.
 func (q *Queue) Refresh(id string) { q.syncID(context.Background(), id) }
 
-// syncTimeout bounds a read of the store by a shared queue.
+// syncTimeout bounds a read of the store by a shared queue, and each
+// write of the queue's records under its lock (write, claimed).
 const syncTimeout = 5 * time.Second
 
 // sync merges what the store keeps for the call k identifies, when other

@@ -287,7 +287,7 @@ func (e *dbError) Unwrap() error { return e.err }
 // the chain, checks that recs follow it, copies them in and moves the
 // head. Durable when it returns.
 func (p *Store) AppendAudit(ctx context.Context, recs []*store.AuditRecord, cps []store.AuditCheckpoint) error {
-	return p.appendAudit(ctx, recs, func(head int64, _ []byte) ([]store.AuditCheckpoint, error) {
+	return p.appendAudit(ctx, recs, false, func(head int64, _ []byte) ([]store.AuditCheckpoint, error) {
 		if err := store.Follows(recs, head); err != nil {
 			return nil, err
 		}
@@ -298,12 +298,15 @@ func (p *Store) AppendAudit(ctx context.Context, recs []*store.AuditRecord, cps 
 // AppendAuditChained implements AuditChainer: chain is called with the head
 // of the chain, locked, to number and hash recs after it.
 func (p *Store) AppendAuditChained(ctx context.Context, recs []*store.AuditRecord, chain func(seq int64, hash []byte) []store.AuditCheckpoint) error {
-	return p.appendAudit(ctx, recs, func(head int64, hash []byte) ([]store.AuditCheckpoint, error) {
+	return p.appendAudit(ctx, recs, true, func(head int64, hash []byte) ([]store.AuditCheckpoint, error) {
 		return chain(head, hash), nil
 	})
 }
 
-func (p *Store) appendAudit(ctx context.Context, recs []*store.AuditRecord, at func(head int64, hash []byte) ([]store.AuditCheckpoint, error)) error {
+// appendAudit appends recs after the head, which at numbers (chained)
+// or checks; chained, the records whose Once the log holds are set Held
+// first, and none Held is appended.
+func (p *Store) appendAudit(ctx context.Context, recs []*store.AuditRecord, chained bool, at func(head int64, hash []byte) ([]store.AuditCheckpoint, error)) error {
 	if p.Closed() {
 		return store.ErrClosed
 	}
@@ -317,23 +320,70 @@ func (p *Store) appendAudit(ctx context.Context, recs []*store.AuditRecord, at f
 		if err := tx.QueryRow(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE`).Scan(&head, &hash); err != nil {
 			return &dbError{err}
 		}
+		// The records whose key the log holds are set Held, before they
+		// are chained: under the head's lock, no other instance appends
+		// one between this look and this append (audit_once's key refuses
+		// it all the same).
+		var onces []string
+		for _, r := range recs {
+			if r.Once != "" {
+				onces = append(onces, r.Once)
+			}
+		}
+		if chained && len(onces) > 0 {
+			held := map[string]bool{}
+			rows, err := tx.Query(ctx, `SELECT once FROM audit_once WHERE once = ANY($1)`, onces)
+			if err != nil {
+				return &dbError{err}
+			}
+			got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return &dbError{err}
+			}
+			for _, o := range got {
+				held[o] = true
+			}
+			for _, r := range recs {
+				if r.Once != "" {
+					r.Held = r.Held || held[r.Once]
+					held[r.Once] = true // a second record of the key in recs
+				}
+			}
+		}
 		cps, err := at(head, hash)
 		if err != nil {
 			return err
 		}
-		if len(recs) > 0 {
+		kept := recs // none keyed, as most batches: no copy
+		var keys []string
+		var keySeqs []int64
+		if len(onces) > 0 {
+			kept = make([]*store.AuditRecord, 0, len(recs))
+			for _, r := range recs {
+				if !r.Held {
+					kept = append(kept, r)
+					if r.Once != "" {
+						keys, keySeqs = append(keys, r.Once), append(keySeqs, r.Seq)
+					}
+				}
+			}
+		}
+		if len(kept) > 0 {
 			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"audit"}, []string{"seq", "time", "request", "event", "prev_hash", "hash"},
-				pgx.CopyFromSlice(len(recs), func(i int) ([]any, error) {
-					r := recs[i]
+				pgx.CopyFromSlice(len(kept), func(i int) ([]any, error) {
+					r := kept[i]
 					return []any{r.Seq, store.UnixNano(r.Time), r.Request, json.RawMessage(r.Data), r.PrevHash, r.Hash}, nil
 				})); err != nil {
 				return &dbError{err}
 			}
 		}
 		b := &pgx.Batch{}
-		if len(recs) > 0 {
-			last := recs[len(recs)-1]
+		if len(kept) > 0 {
+			last := kept[len(kept)-1]
 			b.Queue(`UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1`, last.Seq, last.Hash)
+		}
+		if len(keys) > 0 {
+			b.Queue(`INSERT INTO audit_once (once, seq) SELECT * FROM unnest($1::text[], $2::bigint[])`, keys, keySeqs)
 		}
 		for _, cp := range cps {
 			b.Queue(`INSERT INTO checkpoints (seq, hash, time) VALUES ($1, $2, $3) ON CONFLICT (seq) DO NOTHING`,

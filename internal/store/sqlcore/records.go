@@ -182,6 +182,12 @@ func (c *Core) ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]*st
 	if c.Closed() {
 		return nil, store.ErrClosed
 	}
+	q, args := c.D.ApprovalsQuery(f)
+	return queryAll(ctx, c.R, "listing approvals", scanApproval, q, args...)
+}
+
+// ApprovalsQuery is the query of ListApprovals(f) and its arguments.
+func (d Dialect) ApprovalsQuery(f store.ApprovalFilter) (string, []any) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 1000
@@ -192,16 +198,18 @@ func (c *Core) ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]*st
 		q += ` AND status IN ('pending', 'approved')`
 	}
 	if len(f.Keys) > 0 {
-		args = append(args, c.D.List(f.Keys))
-		q += ` AND (` + c.D.AnyOf("key", "$1") + ` OR ` + c.D.AnyOf("alt", "$1") + `)`
+		args = append(args, d.List(f.Keys))
+		q += ` AND (` + d.AnyOf("key", "$1") + ` OR ` + d.AnyOf("alt", "$1") + `)`
 	}
 	if f.Unaudited {
-		// No index holds the mark (it is inside data): the table is read
-		// through, and only the marked rows come back.
-		q += ` AND data LIKE '%` + store.UnauditedMark + `%'`
+		// The marked rows only, through the index that holds them
+		// (approvals_unaudited, whose predicate is this condition, word
+		// for word: the engines use a partial index only for a query
+		// that states its condition).
+		q += ` AND ` + store.UnauditedCondition
 	}
 	args = append(args, limit)
-	return queryAll(ctx, c.R, "listing approvals", scanApproval, q+` ORDER BY created DESC, id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
+	return q + ` ORDER BY created DESC, id DESC LIMIT $` + strconv.Itoa(len(args)), args
 }
 
 // BumpEntities implements store.Entities.

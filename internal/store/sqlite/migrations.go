@@ -525,4 +525,20 @@ CREATE INDEX handed_tasks_principal ON handed_tasks (principal, tenant, created)
 CREATE INDEX handed_tasks_expires ON handed_tasks (expires);
 CREATE INDEX handed_tasks_frame ON handed_tasks (request, frame);
 `},
+	{24, "the approvals whose last action is not audited yet, indexed; the audit events that happen once, keyed", `
+-- An approval whose last action is stored and not yet audited carries a
+-- mark in its data (package approval); a restart reads the marked rows
+-- however old. This index holds those rows only (its predicate is the
+-- query's condition, word for word): before, the table was read through.
+CREATE INDEX approvals_unaudited ON approvals (created DESC, id DESC) WHERE data LIKE '%"unaudited":true%';
+
+-- The keys of the audit events that happen once whoever records them (an
+-- approval's action): the log's writer looks its records' keys up before
+-- it chains them and appends none whose key is here; the key refuses a
+-- second record all the same.
+CREATE TABLE audit_once (
+	once TEXT PRIMARY KEY,
+	seq  INTEGER NOT NULL
+) WITHOUT ROWID;
+`},
 }

@@ -389,8 +389,41 @@ func (s *Store) AppendAudit(ctx context.Context, recs []*store.AuditRecord, cps 
 	}})
 }
 
+// HeldOnces implements store.AuditOnces.
+func (s *Store) HeldOnces(ctx context.Context, onces []string) (map[string]bool, error) {
+	if s.Closed() {
+		return nil, store.ErrClosed
+	}
+	held := map[string]bool{}
+	for _, o := range onces {
+		var n int
+		if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM audit_once WHERE once = ?`, o).Scan(&n); err != nil {
+			return nil, fmt.Errorf("reading the audit log's keys: %w", err)
+		}
+		if n > 0 {
+			held[o] = true
+		}
+	}
+	return held, nil
+}
+
 // appendAudit is AppendAudit in the writer's batch.
 func (s *Store) appendAudit(b *batch, recs []*store.AuditRecord, cps []store.AuditCheckpoint) error {
+	var onces []*store.AuditRecord
+	if slices.ContainsFunc(recs, func(r *store.AuditRecord) bool { return r.Held || r.Once != "" }) {
+		// Those Held are not appended (their key's event is in the log
+		// already: the log's writer asked HeldOnces); the others' keys are.
+		kept := make([]*store.AuditRecord, 0, len(recs))
+		for _, r := range recs {
+			if !r.Held {
+				kept = append(kept, r)
+				if r.Once != "" {
+					onces = append(onces, r)
+				}
+			}
+		}
+		recs = kept
+	}
 	if len(recs) > 0 {
 		// The seq column alone would accept a gap.
 		head, err := b.queryInt(stAuditHead)
@@ -419,6 +452,11 @@ func (s *Store) appendAudit(b *batch, recs []*store.AuditRecord, cps []store.Aud
 				return fmt.Errorf("appending audit records %d-%d: %w", rest[0].Seq, rest[c.rows-1].Seq, err)
 			}
 			rest = rest[c.rows:]
+		}
+	}
+	for _, r := range onces {
+		if _, err := b.affected(stAuditOnce, r.Once, r.Seq); err != nil {
+			return fmt.Errorf("appending audit event %d's key: %w", r.Seq, err)
 		}
 	}
 	for _, cp := range cps {

@@ -431,6 +431,7 @@ const (
 	stKeysSweepFrom
 	stKeysSweepTo
 	stResultRoom
+	stAuditOnce
 	numStmts
 )
 
@@ -528,6 +529,7 @@ func statements() []string {
 		q[c.id] = `INSERT OR ROLLBACK INTO audit (` + auditColumns + `) VALUES ` + row + strings.Repeat(", "+row, c.rows-1)
 	}
 	q[stAuditCheckpoint] = `INSERT OR IGNORE INTO checkpoints (seq, hash, time) VALUES (?, ?, ?)`
+	q[stAuditOnce] = `INSERT INTO audit_once (once, seq) VALUES (?, ?)`
 	q[stAuditIndexed] = `SELECT ifnull(max(value), 0) FROM audit_meta WHERE key = 'indexed'`
 	q[stAuditIndexRow] = `INSERT INTO audit_requests (pass, request, seqs) VALUES (?, ?, ?)`
 	q[stAuditPass] = `INSERT INTO audit_passes (pass, last) VALUES (?, ?)`

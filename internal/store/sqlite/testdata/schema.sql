@@ -17,6 +17,8 @@ CREATE INDEX approvals_created ON approvals (created DESC);
 CREATE INDEX approvals_key ON approvals (key, created DESC);
 -- index approvals_live on approvals
 CREATE INDEX approvals_live ON approvals (status) WHERE status IN ('pending', 'approved');
+-- index approvals_unaudited on approvals
+CREATE INDEX approvals_unaudited ON approvals (created DESC, id DESC) WHERE data LIKE '%"unaudited":true%';
 -- table audit on audit
 CREATE TABLE audit (
 	seq       INTEGER PRIMARY KEY,
@@ -37,6 +39,11 @@ BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 -- trigger audit_no_update on audit
 CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
 BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+-- table audit_once on audit_once
+CREATE TABLE audit_once (
+	once TEXT PRIMARY KEY,
+	seq  INTEGER NOT NULL
+) WITHOUT ROWID;
 -- table audit_passes on audit_passes
 CREATE TABLE audit_passes (
 	pass INTEGER PRIMARY KEY, -- the first seq the pass covers
