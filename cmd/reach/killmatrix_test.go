@@ -141,6 +141,10 @@ var killMatrix = map[string]killCover{
 		sqlite:   []string{"TestCrashAtTaskShown"},
 		postgres: []string{"TestCrashAtTaskShownOnPostgres"},
 	},
+	"owner.stored": {
+		sqlite:   []string{"TestKill37ResponseOwnerStored"},
+		postgres: []string{"TestKill37ResponseOwnerStoredOnPostgres"},
+	},
 	"session.storing": {
 		sqlite:   []string{"TestKill23SessionBeforeAnswer"},
 		postgres: []string{"TestKill30SessionPointsOnPostgres"},
