@@ -35,15 +35,15 @@ type killCover struct {
 var killMatrix = map[string]killCover{
 	"claimed": {
 		sqlite:   []string{"TestCrashAtDurablePoints", "TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestKill30CallPointsOnPostgres"},
+		postgres: []string{"TestKill30CallPointsOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"executing": {
 		sqlite:   []string{"TestCrashAtDurablePoints", "TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestKill30CallPointsOnPostgres", "TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestKill30CallPointsOnPostgres", "TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"ended": {
 		sqlite:   []string{"TestCrashAtDurablePoints", "TestKill31FailedVerifyEnded"},
-		postgres: []string{"TestKill30CallPointsOnPostgres", "TestKill31FailedVerifyEndedOnPostgres"},
+		postgres: []string{"TestKill30CallPointsOnPostgres", "TestKill31FailedVerifyEndedOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"commit": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
@@ -55,35 +55,35 @@ var killMatrix = map[string]killCover{
 	},
 	"request.begun": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"request.stopped": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill22StopAfterResultsOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill22StopAfterResultsOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"request.ended": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"undo.ended": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"recovery.stopped": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"recovery.undone": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"recovery.interrupted": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"deadletter.added": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"deadletter.taken": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
@@ -91,7 +91,7 @@ var killMatrix = map[string]killCover{
 	},
 	"deadletter.settled": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestCrash18Points"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestCrash18PointsOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestCrash18PointsOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"deadletter.late": {
 		noSQLite: "a late end is one another instance's recovery marked: several instances share a store only on PostgreSQL",
@@ -99,19 +99,19 @@ var killMatrix = map[string]killCover{
 	},
 	"approval.pending": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"approval.approved": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"approval.used": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"approval.denied": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres", "TestKill34DeniedElsewhereOnPostgres", "TestKill35DeadInstanceAuditedBySurvivorOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres", "TestKill34DeniedElsewhereOnPostgres", "TestKill35DeadInstanceAuditedBySurvivorOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"approval.audited": {
 		sqlite:   []string{"TestKill35ApprovalAuditedOnce"},
@@ -119,19 +119,19 @@ var killMatrix = map[string]killCover{
 	},
 	"approval.expired": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"pin.stored": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill22PinsImportCut"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"audit.appended": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"model.answered": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"task.stored": {
 		sqlite:   []string{"TestCrashAtTaskStored", "TestCrash18TaskStates"},
@@ -219,15 +219,15 @@ var killMatrix = map[string]killCover{
 	},
 	"budget.admitted": {
 		noSQLite: "the shared budget ledger: PostgreSQL only",
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"budget.charged": {
 		noSQLite: "the shared budget ledger: PostgreSQL only",
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"budget.unheld": {
 		noSQLite: "the shared budget ledger: PostgreSQL only",
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"cluster.fenced": {
 		noSQLite: "a life judged dead by other instances: PostgreSQL only",
@@ -235,7 +235,7 @@ var killMatrix = map[string]killCover{
 	},
 	"wire.ready": {
 		sqlite:   []string{"TestCrashAtDurablePoints"},
-		postgres: []string{"TestKill30CallPointsOnPostgres", "TestFleet21FrozenBeforeSend"},
+		postgres: []string{"TestKill30CallPointsOnPostgres", "TestFleet21FrozenBeforeSend", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"migration": {
 		sqlite:     []string{"internal/store/sqlite.TestSQLiteMigration20KilledMidway"},
