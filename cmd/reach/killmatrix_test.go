@@ -141,6 +141,10 @@ var killMatrix = map[string]killCover{
 		sqlite:   []string{"TestCrashAtTaskShown"},
 		postgres: []string{"TestCrashAtTaskShownOnPostgres"},
 	},
+	"handed.claimed": {
+		noSQLite: "a task's record is written on PostgreSQL only: one SQLite instance keeps the link of a handed task in its memory",
+		postgres: []string{"TestKill37HandedClaimedOnPostgres"},
+	},
 	"owner.stored": {
 		sqlite:   []string{"TestKill37ResponseOwnerStored"},
 		postgres: []string{"TestKill37ResponseOwnerStoredOnPostgres"},

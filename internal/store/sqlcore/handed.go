@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -89,6 +90,9 @@ func (c *Core) ClaimHandedTask(ctx context.Context, principal, tenant, digest st
 	}})
 	if err != nil {
 		return nil, fmt.Errorf("claiming a task a model turn handed: %w", err)
+	}
+	if got != nil {
+		crashpoint.Reached("handed.claimed") // a kill here: the record used, no sub-request begun from it
 	}
 	return got, nil
 }
