@@ -256,8 +256,8 @@ var killMatrix = map[string]killCover{
 // it is reached or a reason why not, and each test it names exists and
 // reaches the point's name (a string of its own, or of a function of its
 // package it calls); a PostgreSQL test reaches pgtest, a SQLite one does
-// not. And docs/STATE.md
-// shows the matrix as it is here.
+// not. And docs/STATE.md and docs/TESTING.md show the matrix as it is
+// here.
 func TestKillMatrix(t *testing.T) {
 	root := filepath.Join("..", "..")
 	points := crashPoints(t, root)
@@ -309,24 +309,27 @@ func TestKillMatrix(t *testing.T) {
 			}
 		}
 	}
-	doc, err := os.ReadFile(filepath.Join(root, "docs", "STATE.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	table := killMatrixTable()
-	if os.Getenv("REACH_UPDATE_STATE") == "1" {
-		start, end := strings.Index(string(doc), killTableStart), strings.Index(string(doc), killTableEnd)
-		if start < 0 || end < start {
-			t.Fatalf("docs/STATE.md has no %q ... %q", killTableStart, killTableEnd)
-		}
-		out := string(doc[:start]) + table + string(doc[end+len(killTableEnd):])
-		if err := os.WriteFile(filepath.Join(root, "docs", "STATE.md"), []byte(out), 0o644); err != nil {
+	for _, name := range []string{"STATE.md", "TESTING.md"} {
+		path := filepath.Join(root, "docs", name)
+		doc, err := os.ReadFile(path)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return
-	}
-	if !strings.Contains(string(doc), table) {
-		t.Errorf("docs/STATE.md does not show killMatrix as it is: run REACH_UPDATE_STATE=1 go test ./cmd/reach -run TestKillMatrix")
+		if os.Getenv("REACH_UPDATE_STATE") == "1" {
+			start, end := strings.Index(string(doc), killTableStart), strings.Index(string(doc), killTableEnd)
+			if start < 0 || end < start {
+				t.Fatalf("docs/%s has no %q ... %q", name, killTableStart, killTableEnd)
+			}
+			out := string(doc[:start]) + table + string(doc[end+len(killTableEnd):])
+			if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if !strings.Contains(string(doc), table) {
+			t.Errorf("docs/%s does not show killMatrix as it is: run REACH_UPDATE_STATE=1 go test ./cmd/reach -run TestKillMatrix", name)
+		}
 	}
 }
 
