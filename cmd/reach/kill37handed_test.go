@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -25,15 +26,31 @@ import (
 // third instance c, is answered and begins one sub-request under mgr,
 // recorded on the task's record: the hand-off is neither lost (the used
 // record taken again) nor doubled (one sub-request), and mgr still runs.
+//
+// At handed.sub the killed turn had begun its sub-request on b (joining
+// mgr there) and recorded it on the task's record, its model not asked:
+// once b's life is recovered (by a) that sub-request is interrupted, and
+// the first turn sent again through c then begins a new one, which the
+// record names instead; mgr, whose part on a lives, still runs.
 func TestKill37HandedClaimedOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
 	pg := pgtest.Own(t)
-	url, err := pg.CreateDatabase(t.Context(), "handed37")
-	if err != nil {
-		t.Fatal(err)
+	for i, point := range []string{"handed.claimed", "handed.sub"} {
+		t.Run(point, func(t *testing.T) {
+			url, err := pg.CreateDatabase(t.Context(), fmt.Sprint("handed37_", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			handedKilledAt(t, url, point)
+		})
 	}
+}
+
+// handedKilledAt is a case of TestKill37HandedClaimedOnPostgres over the
+// PostgreSQL database url.
+func handedKilledAt(t *testing.T, url, point string) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
@@ -73,13 +90,13 @@ func TestKill37HandedClaimedOnPostgres(t *testing.T) {
 	}
 
 	addrB := freeAddr(t)
-	b, reached := startReachAt(t, config("b"), addrB, t.TempDir(), "handed.claimed")
+	b, reached := startReachAt(t, config("b"), addrB, t.TempDir(), point)
 	killAtEnd(t, b)
 	go turn("http://"+addrB, "", first) // cut off by the kill
 	select {
 	case <-reached:
 	case <-time.After(time.Minute):
-		t.Fatal("instance b never reached crash point handed.claimed")
+		t.Fatalf("instance b never reached crash point %s", point)
 	}
 	b.Process.Signal(syscall.SIGKILL)
 	b.Wait()
@@ -91,10 +108,17 @@ func TestKill37HandedClaimedOnPostgres(t *testing.T) {
 	defer db.Close(context.Background())
 	var used int64
 	var sub string
-	if err := db.QueryRow(t.Context(), `SELECT used, sub FROM handed_tasks WHERE request = 'mgr'`).Scan(&used, &sub); err != nil || used == 0 || sub != "" {
-		t.Fatalf("the task's record after the kill: used %d, sub %q (%v); want it used, no sub-request", used, sub, err)
+	if err := db.QueryRow(t.Context(), `SELECT used, sub FROM handed_tasks WHERE request = 'mgr'`).Scan(&used, &sub); err != nil || used == 0 || (sub != "") != (point == "handed.sub") {
+		t.Fatalf("the task's record after the kill: used %d, sub %q (%v); want it used, naming a sub-request only if killed at handed.sub", used, sub, err)
 	}
+	killed := sub // the sub-request begun on b, if any
 
+	if killed != "" {
+		// b's life recovered (by a): the sub-request it began, whose
+		// only part was b's, interrupted. (Sent before, the first turn
+		// joins it while it is stored running: one sub-request too.)
+		waitState(t, db, killed, "interrupted")
+	}
 	addrC := freeAddr(t)
 	c := startReach(t, config("c"), addrC, t.TempDir())
 	killAtEnd(t, c)
@@ -102,7 +126,7 @@ func TestKill37HandedClaimedOnPostgres(t *testing.T) {
 		t.Fatalf("the sub-agent's first turn sent again through c: %d %s", status, body)
 	}
 	var subs []string
-	rows, err := db.Query(t.Context(), `SELECT id FROM requests WHERE parent = 'mgr'`)
+	rows, err := db.Query(t.Context(), `SELECT id FROM requests WHERE parent = 'mgr' AND id <> $1`, killed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +137,7 @@ func TestKill37HandedClaimedOnPostgres(t *testing.T) {
 	}
 	rows.Close()
 	if len(subs) != 1 {
-		t.Errorf("sub-requests of mgr: %v; want one, begun from the first turn sent again", subs)
+		t.Errorf("sub-requests of mgr begun by c: %v (b's: %q); want one, begun from the first turn sent again", subs, killed)
 	}
 	if err := db.QueryRow(t.Context(), `SELECT sub FROM handed_tasks WHERE request = 'mgr'`).Scan(&sub); err != nil || len(subs) != 1 || sub != subs[0] {
 		t.Errorf("the task's record names sub-request %q (%v); want %v", sub, err, subs)
@@ -122,4 +146,17 @@ func TestKill37HandedClaimedOnPostgres(t *testing.T) {
 	if err := db.QueryRow(t.Context(), `SELECT state FROM requests WHERE id = 'mgr'`).Scan(&state); err != nil || state != "running" {
 		t.Errorf("the manager's request is %q (%v) after b's kill; want it running on a", state, err)
 	}
+}
+
+// waitState waits, 30 s at most, until the stored request id is in state.
+func waitState(t *testing.T, db *pgx.Conn, id, state string) {
+	t.Helper()
+	got := ""
+	for range 600 {
+		if err := db.QueryRow(t.Context(), `SELECT state FROM requests WHERE id = $1`, id).Scan(&got); err == nil && got == state {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("request %s is %q 30 s after its instance was killed; want %s", id, got, state)
 }

@@ -145,6 +145,10 @@ var killMatrix = map[string]killCover{
 		noSQLite: "a task's record is written on PostgreSQL only: one SQLite instance keeps the link of a handed task in its memory",
 		postgres: []string{"TestKill37HandedClaimedOnPostgres"},
 	},
+	"handed.sub": {
+		noSQLite: "as handed.claimed: a task's record is written on PostgreSQL only",
+		postgres: []string{"TestKill37HandedClaimedOnPostgres"},
+	},
 	"owner.stored": {
 		sqlite:   []string{"TestKill37ResponseOwnerStored"},
 		postgres: []string{"TestKill37ResponseOwnerStoredOnPostgres"},

@@ -109,6 +109,9 @@ func (c *Core) SetHandedSub(ctx context.Context, digest, request string, nth int
 	if err != nil {
 		return false, fmt.Errorf("recording the sub-request begun from a task a model turn handed: %w", err)
 	}
+	if set {
+		crashpoint.Reached("handed.sub") // a kill here: a sub-request recorded, its first turn not sent
+	}
 	return set, nil
 }
 
