@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -244,4 +246,40 @@ func survivorCallPoints() []durablePoint {
 		})
 	}
 	return out
+}
+
+// TestKill37DeadLetterTakenRestartedOnPostgres is deadletter.taken of
+// TestCrashAtEveryDurablePoint over PostgreSQL, the killed instance
+// started again under its name (TestDeadLetterTakenByAKilledInstanceOnPostgres
+// lets another instance take over): the new life's recovery of the old
+// one gives the dead letter back, open, once the old life is dead, as
+// the taker was recorded with the take.
+func TestKill37DeadLetterTakenRestartedOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	var cases []durablePoint
+	for _, tc := range pointCases() {
+		if tc.point == "deadletter.taken" {
+			check := tc.check
+			tc.check = func(t *testing.T, h *crashRun) {
+				for range 600 { // given back by the recovery of the dead life, which recovered waited for
+					if dl := h.deadLetters(t); len(dl) == 1 && slices.Contains(slices.Collect(maps.Values(dl)), "open") {
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				check(t, h)
+			}
+			cases = append(cases, tc)
+		}
+	}
+	pg := pgtest.Own(t)
+	runs(t, func(t *testing.T) string {
+		url, err := pg.CreateDatabase(t.Context(), "taken37")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return url
+	}, cases)
 }

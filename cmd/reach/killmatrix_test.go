@@ -87,7 +87,7 @@ var killMatrix = map[string]killCover{
 	},
 	"deadletter.taken": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestDeadLetterTakenByAKilledInstanceOnPostgres"},
+		postgres: []string{"TestDeadLetterTakenByAKilledInstanceOnPostgres", "TestKill37DeadLetterTakenRestartedOnPostgres"},
 	},
 	"deadletter.settled": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestCrash18Points"},
