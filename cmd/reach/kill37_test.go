@@ -283,3 +283,47 @@ func TestKill37DeadLetterTakenRestartedOnPostgres(t *testing.T) {
 		return url
 	}, cases)
 }
+
+// TestKill37UndoClaimedOnPostgres is claimed#4 of TestCrashAtEveryDurablePoint
+// over PostgreSQL, where a claim commits before its checkpoint (docs/STATE.md,
+// row "1 and 2"): a stop's compensation cut off at the older leg's undo's
+// claim, the newer leg's undo done. The undo cut off never ran (no
+// checkpoint): the recovery of the dead life runs it, once, and nothing is
+// dead-lettered; the newer leg is not undone again. Once through the
+// instance started again under its name, once through a survivor.
+func TestKill37UndoClaimedOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	var cases []durablePoint
+	for _, tc := range pointCases() {
+		if tc.point == "claimed#4" {
+			tc.check = func(t *testing.T, h *crashRun) {
+				if s := h.state(t, "r"); !strings.HasPrefix(s, "stopped") {
+					t.Errorf("request r is %s; want it stopped", s)
+				}
+				for _, leg := range []string{"1/1", "1/2"} {
+					if n := h.counts(func(fx *sideEffects) int { return fx.undone[leg] }); n != 1 {
+						t.Errorf("leg %s was undone %d times; want 1", leg, n)
+					}
+				}
+				if dl := h.deadLetters(t); len(dl) != 0 {
+					t.Errorf("dead letters: %v; want none (the undo cut off at its claim never ran: the recovery ran it)", dl)
+				}
+			}
+			cases = append(cases, tc)
+		}
+	}
+	pg := pgtest.Own(t)
+	n := 0
+	db := func(t *testing.T) string {
+		n++
+		url, err := pg.CreateDatabase(t.Context(), fmt.Sprint("undoclaimed", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return url
+	}
+	t.Run("restarted", func(t *testing.T) { runs(t, db, cases) })
+	t.Run("survivor", func(t *testing.T) { survivorRuns(t, db, cases) })
+}

@@ -35,7 +35,7 @@ type killCover struct {
 var killMatrix = map[string]killCover{
 	"claimed": {
 		sqlite:   []string{"TestCrashAtDurablePoints", "TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestKill30CallPointsOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
+		postgres: []string{"TestKill30CallPointsOnPostgres", "TestKill37SurvivorTakesOverOnPostgres", "TestKill37UndoClaimedOnPostgres"},
 	},
 	"executing": {
 		sqlite:   []string{"TestCrashAtDurablePoints", "TestCrashAtEveryDurablePoint"},
