@@ -35,15 +35,15 @@ type killCover struct {
 var killMatrix = map[string]killCover{
 	"claimed": {
 		sqlite:   []string{"TestCrashAtDurablePoints", "TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestKill30CallPointsOnPostgres"},
+		postgres: []string{"TestKill30CallPointsOnPostgres", "TestKill37SurvivorTakesOverOnPostgres", "TestKill37UndoClaimedOnPostgres"},
 	},
 	"executing": {
 		sqlite:   []string{"TestCrashAtDurablePoints", "TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestKill30CallPointsOnPostgres", "TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestKill30CallPointsOnPostgres", "TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"ended": {
 		sqlite:   []string{"TestCrashAtDurablePoints", "TestKill31FailedVerifyEnded"},
-		postgres: []string{"TestKill30CallPointsOnPostgres", "TestKill31FailedVerifyEndedOnPostgres"},
+		postgres: []string{"TestKill30CallPointsOnPostgres", "TestKill31FailedVerifyEndedOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"commit": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
@@ -55,43 +55,43 @@ var killMatrix = map[string]killCover{
 	},
 	"request.begun": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"request.stopped": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill22StopAfterResultsOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill22StopAfterResultsOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"request.ended": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"undo.ended": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"recovery.stopped": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"recovery.undone": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"recovery.interrupted": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"deadletter.added": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"deadletter.taken": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestDeadLetterTakenByAKilledInstanceOnPostgres"},
+		postgres: []string{"TestDeadLetterTakenByAKilledInstanceOnPostgres", "TestKill37DeadLetterTakenRestartedOnPostgres"},
 	},
 	"deadletter.settled": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestCrash18Points"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestCrash18PointsOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestCrash18PointsOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"deadletter.late": {
 		noSQLite: "a late end is one another instance's recovery marked: several instances share a store only on PostgreSQL",
@@ -99,19 +99,19 @@ var killMatrix = map[string]killCover{
 	},
 	"approval.pending": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"approval.approved": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"approval.used": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"approval.denied": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill34ApprovalActionAudited"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres", "TestKill34DeniedElsewhereOnPostgres", "TestKill35DeadInstanceAuditedBySurvivorOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill34ApprovalActionAuditedOnPostgres", "TestKill34DeniedElsewhereOnPostgres", "TestKill35DeadInstanceAuditedBySurvivorOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"approval.claimed": {
 		noSQLite: "an action's mark is claimed before its audit only by instances that share a PostgreSQL store",
@@ -123,19 +123,19 @@ var killMatrix = map[string]killCover{
 	},
 	"approval.expired": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"pin.stored": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint", "TestKill22PinsImportCut"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"audit.appended": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"model.answered": {
 		sqlite:   []string{"TestCrashAtEveryDurablePoint"},
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"task.stored": {
 		sqlite:   []string{"TestCrashAtTaskStored", "TestCrash18TaskStates"},
@@ -144,6 +144,18 @@ var killMatrix = map[string]killCover{
 	"task.shown": {
 		sqlite:   []string{"TestCrashAtTaskShown"},
 		postgres: []string{"TestCrashAtTaskShownOnPostgres"},
+	},
+	"handed.claimed": {
+		noSQLite: "a task's record is written on PostgreSQL only: one SQLite instance keeps the link of a handed task in its memory",
+		postgres: []string{"TestKill37HandedClaimedOnPostgres"},
+	},
+	"handed.sub": {
+		noSQLite: "as handed.claimed: a task's record is written on PostgreSQL only",
+		postgres: []string{"TestKill37HandedClaimedOnPostgres"},
+	},
+	"owner.stored": {
+		sqlite:   []string{"TestKill37ResponseOwnerStored"},
+		postgres: []string{"TestKill37ResponseOwnerStoredOnPostgres"},
 	},
 	"session.storing": {
 		sqlite:   []string{"TestKill23SessionBeforeAnswer"},
@@ -219,15 +231,15 @@ var killMatrix = map[string]killCover{
 	},
 	"budget.admitted": {
 		noSQLite: "the shared budget ledger: PostgreSQL only",
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"budget.charged": {
 		noSQLite: "the shared budget ledger: PostgreSQL only",
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"budget.unheld": {
 		noSQLite: "the shared budget ledger: PostgreSQL only",
-		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres"},
+		postgres: []string{"TestCrashAtEveryDurablePointOnPostgres", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"cluster.fenced": {
 		noSQLite: "a life judged dead by other instances: PostgreSQL only",
@@ -235,7 +247,7 @@ var killMatrix = map[string]killCover{
 	},
 	"wire.ready": {
 		sqlite:   []string{"TestCrashAtDurablePoints"},
-		postgres: []string{"TestKill30CallPointsOnPostgres", "TestFleet21FrozenBeforeSend"},
+		postgres: []string{"TestKill30CallPointsOnPostgres", "TestFleet21FrozenBeforeSend", "TestKill37SurvivorTakesOverOnPostgres"},
 	},
 	"migration": {
 		sqlite:     []string{"internal/store/sqlite.TestSQLiteMigration20KilledMidway"},
@@ -252,8 +264,8 @@ var killMatrix = map[string]killCover{
 // it is reached or a reason why not, and each test it names exists and
 // reaches the point's name (a string of its own, or of a function of its
 // package it calls); a PostgreSQL test reaches pgtest, a SQLite one does
-// not. And docs/STATE.md
-// shows the matrix as it is here.
+// not. And docs/STATE.md and docs/TESTING.md show the matrix as it is
+// here.
 func TestKillMatrix(t *testing.T) {
 	root := filepath.Join("..", "..")
 	points := crashPoints(t, root)
@@ -305,24 +317,27 @@ func TestKillMatrix(t *testing.T) {
 			}
 		}
 	}
-	doc, err := os.ReadFile(filepath.Join(root, "docs", "STATE.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	table := killMatrixTable()
-	if os.Getenv("REACH_UPDATE_STATE") == "1" {
-		start, end := strings.Index(string(doc), killTableStart), strings.Index(string(doc), killTableEnd)
-		if start < 0 || end < start {
-			t.Fatalf("docs/STATE.md has no %q ... %q", killTableStart, killTableEnd)
-		}
-		out := string(doc[:start]) + table + string(doc[end+len(killTableEnd):])
-		if err := os.WriteFile(filepath.Join(root, "docs", "STATE.md"), []byte(out), 0o644); err != nil {
+	for _, name := range []string{"STATE.md", "TESTING.md"} {
+		path := filepath.Join(root, "docs", name)
+		doc, err := os.ReadFile(path)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return
-	}
-	if !strings.Contains(string(doc), table) {
-		t.Errorf("docs/STATE.md does not show killMatrix as it is: run REACH_UPDATE_STATE=1 go test ./cmd/reach -run TestKillMatrix")
+		if os.Getenv("REACH_UPDATE_STATE") == "1" {
+			start, end := strings.Index(string(doc), killTableStart), strings.Index(string(doc), killTableEnd)
+			if start < 0 || end < start {
+				t.Fatalf("docs/%s has no %q ... %q", name, killTableStart, killTableEnd)
+			}
+			out := string(doc[:start]) + table + string(doc[end+len(killTableEnd):])
+			if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if !strings.Contains(string(doc), table) {
+			t.Errorf("docs/%s does not show killMatrix as it is: run REACH_UPDATE_STATE=1 go test ./cmd/reach -run TestKillMatrix", name)
+		}
 	}
 }
 

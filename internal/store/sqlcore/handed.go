@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -90,6 +91,9 @@ func (c *Core) ClaimHandedTask(ctx context.Context, principal, tenant, digest st
 	if err != nil {
 		return nil, fmt.Errorf("claiming a task a model turn handed: %w", err)
 	}
+	if got != nil {
+		crashpoint.Reached("handed.claimed") // a kill here: the record used, no sub-request begun from it
+	}
 	return got, nil
 }
 
@@ -104,6 +108,9 @@ func (c *Core) SetHandedSub(ctx context.Context, digest, request string, nth int
 	}})
 	if err != nil {
 		return false, fmt.Errorf("recording the sub-request begun from a task a model turn handed: %w", err)
+	}
+	if set {
+		crashpoint.Reached("handed.sub") // a kill here: a sub-request recorded, its first turn not sent
 	}
 	return set, nil
 }

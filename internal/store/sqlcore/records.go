@@ -862,6 +862,7 @@ func (c *Core) PutResponseOwner(ctx context.Context, r *store.ResponseOwner) err
 	if n == 0 { // another principal's, unexpired: kept
 		return fmt.Errorf("recording the owner of a Responses API answer: another principal's: %w", store.ErrConflict)
 	}
+	crashpoint.Reached("owner.stored") // a kill here: a record of an id its client never got
 	return nil
 }
 
