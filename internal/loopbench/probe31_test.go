@@ -16,11 +16,12 @@ import "testing"
 // long chats.
 //
 // As written, on the guard then (d9ddbe2d): 15 of 17 loops detected, none
-// early, 2 missed; none of 13 legit runs refused.
-var p31Known = map[string]string{
-	"probe31-ask-user-reworded":    "missed",
-	"probe31-model-reask-reworded": "missed",
-}
+// early, 2 missed; none of 13 legit runs refused. Since its fixes, 17 of
+// 17 and none: a reply in an object of one text member says what its
+// text says (TestToldInOneMember), and a model's reply beside the call's
+// token counts is the answer, the counts the exchange's
+// (TestModelReplyUsage).
+var p31Known = map[string]string{}
 
 // TestProbe31 replays the thirty-first probe through Run, the path of
 // `reach bench loops`, and fails when a run's outcome is neither its
