@@ -113,3 +113,25 @@ func TestModelReplyUsage(t *testing.T) {
 		t.Errorf("an account's token usage polled while it grows: refused at %d: %v", p.refusedAt, p.v)
 	}
 }
+
+// BenchmarkSaysToldBeforeObject: the look at a short answer in an object
+// of one member, for what its text says of being given before.
+func BenchmarkSaysToldBeforeObject(b *testing.B) {
+	res := []byte(`{"reply":"The offsite starts on the 14th of March, in Lisbon, for three nights near the river."}`)
+	for b.Loop() {
+		if saysToldBefore(res) {
+			b.Fatal("told")
+		}
+	}
+}
+
+// BenchmarkModelEnvelopeReply: the look at a model's reply beside its
+// token counts.
+func BenchmarkModelEnvelopeReply(b *testing.B) {
+	res := []byte(`{"answer":"E-books sold to consumers in Germany are taxed at the reduced VAT rate of 7% since December 2019.","usage":{"completion_tokens":31,"prompt_tokens":26,"total_tokens":57}}`)
+	for b.Loop() {
+		if modelEnvelope(res) != usageReply {
+			b.Fatal("not a reply")
+		}
+	}
+}
