@@ -105,6 +105,14 @@ func TestModelReplyUsage(t *testing.T) {
 	if moves.refusedAt >= 0 {
 		t.Errorf("reworded questions, the replies moving: refused at %d: %v", moves.refusedAt, moves.v)
 	}
+	// A classifier through a model: other reviews, each judged alike.
+	c := asRunOf("classify", "model", false)
+	for i, r := range []string{"The delivery was quick and the shoes fit perfectly", "Great support team, they solved my billing issue in minutes", "Love the new app design, checkout feels much faster", "The jacket is warm and the zipper feels solid", "Returned an item and got the refund the same week", "Fantastic coffee beans, will order again next month"} {
+		c.t("", asOK("ask_llm", obj{"model": "gpt-4o-mini", "prompt": "Classify the sentiment of this customer review as positive, neutral or negative: " + r}, obj{"answer": "The review is positive overall.", "usage": obj{"prompt_tokens": 30 + 2*i, "completion_tokens": 7, "total_tokens": 37 + 2*i}}))
+	}
+	if p := playAs(c.run); p.refusedAt >= 0 {
+		t.Errorf("other reviews classified alike through a model: refused at %d: %v", p.refusedAt, p.v)
+	}
 	w := asRunOf("account", "usage", false)
 	for i := 0; i < 5; i++ {
 		w.t("", asOK("get_usage", obj{"org": "acme"}, obj{"org": "acme", "usage": obj{"input_tokens": 1200000 + 70000*i, "output_tokens": 90000 + 4000*i}}))
@@ -133,5 +141,30 @@ func BenchmarkModelEnvelopeReply(b *testing.B) {
 		if modelEnvelope(res) != usageReply {
 			b.Fatal("not a reply")
 		}
+	}
+}
+
+// TestTemplatedPrompt: a prompt that carries its item beside a fixed
+// instruction ("Classify the sentiment of this customer review ...:
+// <review>"), other items judged alike ("positive"), is a batch: the
+// items go on (refused at the fourth before, with or without token counts
+// beside the verdict). The same item under the instruction, reworded,
+// answered alike, is still refused.
+func TestTemplatedPrompt(t *testing.T) {
+	const instr = "Classify the sentiment of this customer review as positive, neutral or negative: "
+	run := func(id string, items []string) asPlay {
+		w := asRunOf(id, "model", false)
+		for _, r := range items {
+			w.t("", asOK("ask_llm", obj{"model": "gpt-4o-mini", "prompt": instr + r}, "The review is positive overall."))
+		}
+		return playAs(w.run)
+	}
+	other := []string{"The delivery was quick and the shoes fit perfectly", "Great support team, they solved my billing issue in minutes", "Love the new app design, checkout feels much faster", "The jacket is warm and the zipper feels solid", "Returned an item and got the refund the same week", "Fantastic coffee beans, will order again next month"}
+	if p := run("items", other); p.refusedAt >= 0 {
+		t.Errorf("other reviews classified alike: refused at %d: %v", p.refusedAt, p.v)
+	}
+	same := []string{"The delivery was quick and the shoes fit perfectly", "Delivery was quick, shoes fit perfectly", "Quick delivery and the shoes fit perfectly", "The shoes fit perfectly and delivery was quick", "Shoes fit perfectly; the delivery was quick"}
+	if p := run("same", same); p.refusedAt != 3 || p.v.Detector != "rephrase" {
+		t.Errorf("one review reworded under the instruction: refused at %d (%v), want the fourth asking", p.refusedAt, p.v)
 	}
 }
