@@ -30,27 +30,128 @@ var envelopeKeys = map[string]bool{
 
 func envelopeKey(k []byte) bool { return envelopeKeys[string(k)] }
 
+// A model asked through a tool of the agent's own often hands back less
+// than the envelope: its reply in words beside the call's token counts
+// ({"answer": ..., "usage": {"prompt_tokens": 20, "completion_tokens":
+// 31}}). The prompt's length, reworded, moves those counts whatever the
+// model said: the counts belong to the exchange, the reply is the answer.
+// Such a "usage" is an object of token counts alone (each member's key
+// ending in "tokens", its value a number), beside a member that is a
+// text of three words or more. An account's usage report (the tokens an
+// organisation used, beside its name) has no reply beside its counts:
+// they are its answer.
+
+// Envelopes modelEnvelope tells: a model's answer in its full envelope,
+// or a reply beside its token counts (usageReply).
+const (
+	fullEnvelope = 1 + iota
+	usageReply
+)
+
 // modelEnvelope reports whether result b, an object, is a model's answer
-// in its envelope (above). It reads b only when both words are in it.
-func modelEnvelope(b []byte) bool {
-	if len(b) > maxEnvelope || !bytes.Contains(b, []byte(`"usage"`)) ||
-		!bytes.Contains(b, []byte(`"choices"`)) && !bytes.Contains(b, []byte(`"stop_reason"`)) {
-		return false
+// in its envelope (fullEnvelope), or a reply beside the call's token
+// counts (usageReply), or neither (0). It reads b only when the words
+// that tell them are in it.
+func modelEnvelope(b []byte) int {
+	if len(b) > maxEnvelope || !bytes.Contains(b, []byte(`"usage"`)) {
+		return 0
+	}
+	full := bytes.Contains(b, []byte(`"choices"`)) || bytes.Contains(b, []byte(`"stop_reason"`))
+	if !full && !bytes.Contains(b, []byte(`tokens"`)) {
+		return 0
 	}
 	var top map[string]json.RawMessage
 	if json.Unmarshal(b, &top) != nil {
-		return false
+		return 0
 	}
 	u := bytes.TrimSpace(top["usage"])
 	if len(u) == 0 || u[0] != '{' {
-		return false
+		return 0
+	}
+	if !full {
+		if tokenCounts(u) && replyBeside(top) {
+			return usageReply
+		}
+		return 0
 	}
 	if c := bytes.TrimSpace(top["choices"]); len(c) > 0 && c[0] == '[' {
-		return true
+		return fullEnvelope
 	}
 	_, role := top["role"]
 	_, stop := top["stop_reason"]
-	return role && stop
+	if role && stop {
+		return fullEnvelope
+	}
+	return 0
+}
+
+// tokenCounts reports whether object u holds token counts alone: one
+// member or more, each under a key whose last word is "tokens", each a
+// number.
+func tokenCounts(u []byte) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(u, &m) != nil || len(m) == 0 {
+		return false
+	}
+	for k, v := range m {
+		var w keyWords
+		if string(w.last([]byte(k))) != "tokens" {
+			return false
+		}
+		if v = bytes.TrimSpace(v); len(v) == 0 || !numeric(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// replyBeside reports whether a member of top other than its usage is a
+// text of three words or more: a reply in words.
+func replyBeside(top map[string]json.RawMessage) bool {
+	for k, v := range top {
+		if k == "usage" {
+			continue
+		}
+		var t string
+		if v = bytes.TrimSpace(v); len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &t) != nil {
+			continue
+		}
+		if wordsOfText(t) >= 3 {
+			return true
+		}
+	}
+	return false
+}
+
+// wordsOfText counts the words of t that hold a letter, and returns 0
+// unless half of t's bytes but its spaces are letters: a reply may say
+// "7%" or "(2019)", a token or an id is no text of words.
+func wordsOfText(t string) int {
+	words, letters, other := 0, 0, 0
+	inWord, hasLetter := false, false
+	for _, r := range t {
+		switch {
+		case r == ' ' || r == '\t' || r == '\n':
+			if inWord && hasLetter {
+				words++
+			}
+			inWord, hasLetter = false, false
+			continue
+		case isLetter(r):
+			letters++
+			hasLetter = true
+		default:
+			other++
+		}
+		inWord = true
+	}
+	if inWord && hasLetter {
+		words++
+	}
+	if letters < other {
+		return 0
+	}
+	return words
 }
 
 // A tool's output comes back, through some frameworks, in the envelope of

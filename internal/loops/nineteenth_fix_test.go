@@ -96,7 +96,7 @@ func TestModelEnvelope(t *testing.T) {
 		{`{"choices":["a","b"],"usage":"none"}`, false},
 		{`[{"choices":[],"usage":{}}]`, false},
 	} {
-		if got := modelEnvelope([]byte(c.b)); got != c.want {
+		if got := modelEnvelope([]byte(c.b)) != 0; got != c.want {
 			t.Errorf("modelEnvelope(%.60s) = %v, want %v", c.b, got, c.want)
 		}
 	}

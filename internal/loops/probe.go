@@ -1776,6 +1776,41 @@ type questionState struct {
 	// records: the streak's answer, each time the same, lists records
 	// (found); then askings that share no word are rewordings too.
 	records bool
+	// common: the words every asking of the streak used (templated).
+	common  [maxAsked]uint64
+	ncommon int
+}
+
+// Other items of one template. A prompt that carries its item beside a
+// fixed instruction ("Classify the sentiment of this customer review as
+// positive, neutral or negative: <review>") shares the instruction's words
+// with every asking before it, and an answer alike ("positive") is the
+// same verdict on another item, not the same question reworded. A
+// rewording keeps a word or two of its subject and changes the rest; the
+// next item keeps the whole instruction and adds words no asking said.
+
+const (
+	templateWords = 4 // words every asking used, at least, for a template
+	templateItem  = 4 // words no asking said and the answer does not name, at least, for an item
+)
+
+// templated reports whether asking s is another item of the streak's
+// template: it holds every word the streak's askings all used, those are
+// templateWords or more, and it adds templateItem words or more that no
+// asking said and the answer does not name.
+func (qs *questionState) templated(s *Step) bool {
+	a, c := s.asked[:s.nasked], qs.common[:qs.ncommon]
+	if len(c) < templateWords || shared(a, c) < len(c) {
+		return false
+	}
+	w, f := qs.words[:qs.nwords], qs.found[:qs.nfound]
+	item := 0
+	for _, x := range a {
+		if !has(w, x) && !has(f, x) {
+			item++
+		}
+	}
+	return item >= templateItem
 }
 
 // listsRecords reports whether an answer lists three records or more of two
@@ -1931,6 +1966,18 @@ func has(ws []uint64, w uint64) bool {
 // that hands each ticket back with its team says nothing of it) when the
 // streak begins.
 func (qs *questionState) join(s *Step, ans []leaf, ec *echoes) {
+	if qs.nwords == 0 {
+		qs.ncommon = copy(qs.common[:], s.asked[:s.nasked])
+	} else {
+		n := 0
+		for _, x := range qs.common[:qs.ncommon] {
+			if has(s.asked[:s.nasked], x) {
+				qs.common[n] = x
+				n++
+			}
+		}
+		qs.ncommon = n
+	}
 	var buf [maxStreakWords + maxAsked]uint64
 	ws := append(append(buf[:0], qs.words[:qs.nwords]...), s.asked[:s.nasked]...)
 	slices.Sort(ws)
@@ -1963,6 +2010,9 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 		return nil // the last asking again, word for word, is repeat's to judge
 	}
 	d.askedWords(s)
+	if qs.templated(s) {
+		return nil // another item under the same instruction
+	}
 	if !(qs.records && s.search) && !qs.sameText(s) && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || qs.answer != toldAnswer && !qs.about(s) && !d.aboutCarried(s, qs)) {
 		return nil // another question with the same arguments, or an answer that says nothing of it
 	}
@@ -2055,7 +2105,9 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged, small boo
 		same := s.search && qs.stale > 0 && answer == qs.answer && listsRecords(ans, ec)
 		reworded := qs.stale == 0 || same || rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
 		notAbout := qs.stale > 0 && !same && !told && !qs.sameText(s) && !qs.about(s)
-		other = !reworded || notAbout
+		// Another item under the streak's instruction is another
+		// question; the streak keeps its template (templated).
+		other = !reworded || notAbout || qs.stale > 0 && !told && qs.templated(s)
 		if answer != qs.answer || !reworded || notAbout && qs.verdict {
 			qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript, qs.verdict = 0, 0, 0, 0, 0, 0, false
 		}

@@ -336,7 +336,10 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 			return mix(sum, 0), true
 		}
 		headers := s.lines && headersKey(key) && !s.mailAhead()
-		envelope := s.lines && depth == 0 && modelEnvelope(s.b)
+		envelope := 0
+		if s.lines && depth == 0 {
+			envelope = modelEnvelope(s.b)
+		}
 		for {
 			s.ws()
 			k, ok := s.quoted()
@@ -344,7 +347,7 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 				return 0, false
 			}
 			kh := hashBytes(k)
-			meta := s.lines && (s.volatile(k, kh) || headers && volatileHeader(k) || envelope && envelopeKey(k))
+			meta := s.lines && (s.volatile(k, kh) || headers && volatileHeader(k) || envelope == fullEnvelope && envelopeKey(k) || envelope == usageReply && string(k) == "usage")
 			if s.lines {
 				kh = expressionKey(k, kh)
 			}

@@ -2,6 +2,7 @@ package loops
 
 import (
 	"bytes"
+	"encoding/json"
 	"slices"
 )
 
@@ -974,8 +975,14 @@ func spokenBefore(low []byte, verb, a, b string) bool {
 }
 
 // saysToldBefore reports whether result, a short text (a JSON string of
-// at most 256 bytes), says in words that it was given already.
+// at most 256 bytes, or an object whose one member is such a string: a
+// human-input tool's {"reply": ...}), says in words that it was given
+// already.
 func saysToldBefore(result []byte) bool {
+	result = bytes.TrimSpace(result)
+	if len(result) > 0 && result[0] == '{' {
+		result = oneTextMember(result)
+	}
 	if len(result) < 2 || len(result) > 256 || result[0] != '"' {
 		return false
 	}
@@ -1001,6 +1008,24 @@ func saysToldBefore(result []byte) bool {
 		}
 	}
 	return saidBefore(low)
+}
+
+// oneTextMember returns the string (as written, quoted) of a short object
+// with one member whose value is a string, or nil.
+func oneTextMember(b []byte) []byte {
+	if len(b) > 320 || !hasToldWord(b) {
+		return nil // most answers: one pass over their words
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil || len(m) != 1 {
+		return nil
+	}
+	for _, v := range m {
+		if v = bytes.TrimSpace(v); len(v) > 1 && v[0] == '"' {
+			return v
+		}
+	}
+	return nil
 }
 
 // hasToldWord reports whether text holds a word that every one of
