@@ -71,9 +71,9 @@ type AuditQuery struct {
 	// starts after the last row's seq).
 	Tree  bool
 	After int64
-	// Before, if set, keeps a request's page (without Tree) to the events
-	// before the one with seq Before: the page of older events after one
-	// that was full or ended short.
+	// Before, if set, keeps a page (without Tree: a request's, or the
+	// log's) to the events before the one with seq Before: the page of
+	// older events after one that was full or ended short.
 	Before int64
 	// Owner, if set, keeps only the rows of its principal in its tenant:
 	// the view of one who is not an operator.
@@ -1048,7 +1048,7 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 		a := u.actor(r) // only one's own rows, of one's own tenant
 		q.Principal, q.Owner = a.Principal, &a
 	}
-	if n, err := strconv.ParseInt(r.FormValue("before"), 10, 64); err == nil && n > 0 && !q.Tree && (q.Request != "" || q.Tenant != "" && q.Owner == nil) {
+	if n, err := strconv.ParseInt(r.FormValue("before"), 10, 64); err == nil && n > 0 && !q.Tree {
 		q.Before = n
 	}
 	data := struct {
@@ -1076,7 +1076,7 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 			rows = rows[:pageRows]
 			stop = rows[pageRows-1].Seq
 		}
-		if stop > 0 && (q.Request != "" || q.Tenant != "") {
+		if stop > 0 {
 			next := url.Values{"request": {q.Request}, "tree": {"1"}, "after": {strconv.FormatInt(stop, 10)}}
 			if !q.Tree {
 				next = url.Values{"before": {strconv.FormatInt(stop, 10)}}
