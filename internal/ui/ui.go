@@ -114,6 +114,8 @@ type Options struct {
 	Stats     *telemetry.Stats // per-tool statistics; nil shows zeros
 	Approvals Approvals        // nil: no inbox
 	Audit     Audit            // nil: no audit view
+	// DeadLetters is the queue of failed compensations (nil: no page).
+	DeadLetters DeadLetters
 	// Actor says who makes an HTTP request (who stops, whose audit rows
 	// one who is not an operator sees); if nil, or its Principal is
 	// empty, the principal "operator" of no tenant.
@@ -230,6 +232,8 @@ func New(o Options) *UI {
 	u.mux.HandleFunc("GET /ui/approvals", u.approvals)
 	u.mux.HandleFunc("POST /ui/approvals/{id}/{action}", u.decide)
 	u.mux.HandleFunc("GET /ui/audit", u.audit)
+	u.mux.HandleFunc("GET /ui/deadletters", u.deadLetters)
+	u.mux.HandleFunc("POST /ui/deadletters/{id}/{action}", u.settleDeadLetter)
 	u.mux.HandleFunc("GET /ui/tools", u.tools)
 	u.mux.HandleFunc("GET /ui/live", u.live)
 	u.mux.HandleFunc("POST /ui/logout", u.logout)
@@ -244,7 +248,7 @@ func parsePages() map[string]*template.Template {
 	}, "seg": url.PathEscape}
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/pages.html"))
 	pages := map[string]*template.Template{}
-	for _, p := range []string{"requests", "request", "approvals", "audit", "tools", "login"} {
+	for _, p := range []string{"requests", "request", "approvals", "audit", "tools", "deadletters", "login"} {
 		t := template.Must(base.Clone())
 		template.Must(t.New("main").Parse(`{{template "` + p + `" .}}`))
 		pages[p] = t
