@@ -350,11 +350,15 @@ type page struct {
 	CSRF, User        string
 	SignedIn          bool
 	Pending           int // approvals waiting, for the navigation
+	// DeadLetters: the navigation links the dead letters page (there is a
+	// queue, and the viewer is an operator, of a tenant or of all).
+	DeadLetters bool
 }
 
 func (u *UI) page(r *http.Request, title, nav, flash string) page {
 	wh := whoFrom(r.Context())
 	p := page{Title: title, Nav: nav, Flash: flash, CSRF: wh.csrf, User: wh.principal, SignedIn: wh.signedIn}
+	p.DeadLetters = u.o.DeadLetters != nil && u.anyOperator(r)
 	if u.o.Approvals != nil {
 		for _, a := range u.o.Approvals.List(r) {
 			if a.Status == "pending" {
@@ -363,6 +367,17 @@ func (u *UI) page(r *http.Request, title, nav, flash string) page {
 		}
 	}
 	return p
+}
+
+// anyOperator reports whether r's sender is an operator, of a tenant or
+// of all (everyone, when the UI is told of no operators).
+func (u *UI) anyOperator(r *http.Request) bool {
+	if u.o.OperatorOf != nil {
+		if _, ok := u.o.OperatorOf(r); ok {
+			return true
+		}
+	}
+	return u.o.Operator == nil || u.o.Operator(r)
 }
 
 // Banners a page shows after a form posts and redirects to it
