@@ -90,6 +90,8 @@ tools:
 		AuditSeqs  []int64
 		AuditPages int
 		Left       int
+		Exports    int
+		Masked     bool
 	}
 	if err := json.Unmarshal(out, &saw); err != nil {
 		t.Fatalf("browser script's output: %v\n%s", err, out)
@@ -97,9 +99,12 @@ tools:
 	if saw.Error != "" {
 		t.Fatalf("in the browser: %s", saw.Error)
 	}
-	t.Logf("walked %d pages (%d left), %d of them the audit log's", saw.Pages, saw.Left, saw.AuditPages)
+	t.Logf("walked %d pages (%d left), %d of them the audit log's; the graph and exports of %d requests", saw.Pages, saw.Left, saw.AuditPages, saw.Exports)
 	for _, s := range saw.Snags {
 		t.Error(s)
+	}
+	if !saw.Masked {
+		t.Errorf("the page of the request with a secret argument does not show it masked (was it walked?)")
 	}
 	if saw.Pages < 20 || saw.Left != 0 {
 		t.Errorf("walked %d pages, %d left unwalked: want every page a link leads to", saw.Pages, saw.Left)

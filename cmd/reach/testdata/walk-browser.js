@@ -33,6 +33,20 @@ const { chromium } = require(process.env.PW);
       if (type === "text/html" && headers["x-frame-options"] !== "DENY") out.snags.push(`${path}: no X-Frame-Options`);
       if (type !== "application/json" && /^\s*[{[]/.test(body)) out.snags.push(`${path}: raw JSON as ${type}`);
       for (const s of secrets) if (body.includes(s)) out.snags.push(`${path}: shows the secret ${s}`);
+      if (path === "/ui/requests/secret") out.masked = body.includes("&#34;password&#34;:&#34;[REDACTED]&#34;");
+      // A request's graph, as the UI draws it and as the API exports it.
+      const m = new URL(u).pathname.match(/^\/ui\/requests\/([^/]+)$/);
+      if (m && !new URL(u).search) {
+        out.exports = (out.exports || 0) + 1;
+        for (const x of [`${u}/graph.svg`, `${base}/v1/requests/${m[1]}`, `${base}/v1/requests/${m[1]}/graph`,
+                         `${base}/v1/requests/${m[1]}/graph?format=dot`, `${base}/v1/requests/${m[1]}/graph?format=svg`,
+                         `${base}/v1/audit?request=${m[1]}`]) {
+          const r = await page.request.get(x);
+          const text = await r.text();
+          if (r.status() !== 200) out.snags.push(`${x.slice(base.length)}: ${r.status()} ${text.slice(0, 120)}`);
+          for (const s of secrets) if (text.includes(s)) out.snags.push(`${x.slice(base.length)}: shows the secret ${s}`);
+        }
+      }
       if (type !== "text/html") continue;
       const inPage = await page.evaluate(() => ({
         links: [...document.querySelectorAll("a[href]")].map((a) => new URL(a.getAttribute("href"), location.href).href),
