@@ -248,7 +248,7 @@ func parsePages() map[string]*template.Template {
 	}, "seg": url.PathEscape}
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/pages.html"))
 	pages := map[string]*template.Template{}
-	for _, p := range []string{"requests", "request", "approvals", "audit", "tools", "deadletters", "login"} {
+	for _, p := range []string{"requests", "request", "approvals", "audit", "tools", "deadletters", "stale", "login"} {
 		t := template.Must(base.Clone())
 		template.Must(t.New("main").Parse(`{{template "` + p + `" .}}`))
 		pages[p] = t
@@ -295,12 +295,37 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		if want := whoFrom(r.Context()).csrf; want != "" && !sameToken(r.PostFormValue("csrf"), want) {
 			u.log.Info("a UI form without its token was refused", "path", r.URL.Path, "remote", r.RemoteAddr)
+			if strings.Contains(r.Header.Get("Accept"), "text/html") {
+				// A page of the UI's own origin, loaded before a restart
+				// (or a sign-in) gave its forms a new token: a page saying
+				// so, and a link to the page again, not the JSON error.
+				u.renderStatus(w, r, http.StatusForbidden, "stale", struct {
+					page
+					Back string
+				}{u.page(r, "Form not sent", "", ""), formBack(r.URL.Path)})
+				return
+			}
 			writeError(w, http.StatusForbidden, "bad_form_token", "The form's token is missing or stale.",
 				"Reload the page and send the form again.")
 			return
 		}
 	}
 	u.mux.ServeHTTP(w, r)
+}
+
+// formBack is the page a form posted to path was on, to load again: a
+// request's for its stop, the approvals or the dead letters for theirs,
+// the requests list for another.
+func formBack(path string) string {
+	switch {
+	case strings.HasPrefix(path, "/ui/stop/"):
+		return requestPath(strings.TrimPrefix(path, "/ui/stop/"))
+	case strings.HasPrefix(path, "/ui/approvals/"):
+		return "/ui/approvals"
+	case strings.HasPrefix(path, "/ui/deadletters/"):
+		return "/ui/deadletters"
+	}
+	return "/ui/"
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg, suggestion string) {
