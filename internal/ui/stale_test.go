@@ -18,7 +18,9 @@ import (
 // gateway restarted (a new form token) sends its form after it: the
 // browser shows a page of the UI saying that nothing was done and why,
 // with a link to load the page again, from which the form then goes
-// through. Before, the browser showed the JSON error bad_form_token. (The
+// through. Before, the browser showed the JSON error bad_form_token. A
+// request the gateway does not have is a page of the UI too, saying so,
+// with its navigation (before, the text alone). (The
 // page gets no live updates here: one after the restart brings its forms
 // the new token, when its stream reconnects before the form is sent.)
 func TestBrowserStaleFormAfterRestart(t *testing.T) {
@@ -44,8 +46,8 @@ func TestBrowserStaleFormAfterRestart(t *testing.T) {
 		t.Fatalf("browser script: %v\n%s", err, out)
 	}
 	var saw struct {
-		Error, Type, Text, Back, Flash string
-		Status, Nav                    int
+		Error, Type, Text, Back, Flash, MissText string
+		Status, Nav, MissStatus, MissNav         int
 	}
 	if err := json.Unmarshal(out, &saw); err != nil {
 		t.Fatalf("browser script's output: %v\n%s", err, out)
@@ -55,6 +57,9 @@ func TestBrowserStaleFormAfterRestart(t *testing.T) {
 	}
 	if saw.Status != 403 || !strings.HasPrefix(saw.Type, "text/html") || saw.Nav == 0 || !strings.Contains(saw.Text, "nothing was done") || strings.Contains(saw.Text, "{") {
 		t.Errorf("the stale form's answer: %d %s, %d links of navigation, %q; want 403, a page of the UI saying nothing was done", saw.Status, saw.Type, saw.Nav, saw.Text)
+	}
+	if saw.MissStatus != 404 || saw.MissNav == 0 || !strings.Contains(saw.MissText, `no request "no-such-request" of yours`) {
+		t.Errorf("a request the gateway does not have: %d, %d links of navigation, %q; want 404, a page of the UI saying so", saw.MissStatus, saw.MissNav, saw.MissText)
 	}
 	if saw.Back != "/ui/approvals" || !strings.Contains(saw.Flash, "approval of ap1 is recorded") || ap.items[0].Status != "approved" {
 		t.Errorf("from the link, back on %s and sent again: flash %q, the approval %s", saw.Back, saw.Flash, ap.items[0].Status)

@@ -248,7 +248,7 @@ func parsePages() map[string]*template.Template {
 	}, "seg": url.PathEscape}
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/pages.html"))
 	pages := map[string]*template.Template{}
-	for _, p := range []string{"requests", "request", "approvals", "audit", "tools", "deadletters", "stale", "login"} {
+	for _, p := range []string{"requests", "request", "approvals", "audit", "tools", "deadletters", "stale", "missing", "login"} {
 		t := template.Must(base.Clone())
 		template.Must(t.New("main").Parse(`{{template "` + p + `" .}}`))
 		pages[p] = t
@@ -634,21 +634,35 @@ func (u *UI) lookup(w http.ResponseWriter, r *http.Request, id string) (*reach.R
 	q, ok := u.find(id)
 	if !ok && u.o.Removed != nil {
 		if msg, gone := u.o.Removed(r, id); gone {
-			http.Error(w, msg, http.StatusGone)
+			u.missing(w, r, http.StatusGone, msg)
 			return nil, false
 		}
 	}
 	if !ok && u.o.NotHere != nil {
 		if msg, there := u.o.NotHere(r, id); there {
-			http.Error(w, msg, http.StatusNotFound)
+			u.missing(w, r, http.StatusNotFound, msg)
 			return nil, false
 		}
 	}
 	if !ok || !u.visible(r, q) {
-		http.Error(w, fmt.Sprintf("no request %q of yours (it may have ended and been forgotten)", id), http.StatusNotFound)
+		u.missing(w, r, http.StatusNotFound, fmt.Sprintf("no request %q of yours (it may have ended and been forgotten)", id))
 		return nil, false
 	}
 	return q, true
+}
+
+// missing answers status with msg: to a browser, a page of the UI with
+// its navigation, saying so (before, the text alone, with no way on);
+// to another client (a graph's SVG, a script), the text.
+func (u *UI) missing(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		http.Error(w, msg, status)
+		return
+	}
+	u.renderStatus(w, r, status, "missing", struct {
+		page
+		Msg string
+	}{u.page(r, "Not found", "requests", ""), msg})
 }
 
 // pendingByRequest maps a request (and its root) to the first approval

@@ -28,6 +28,11 @@ const { chromium } = require(process.env.PW);
     out.back = new URL(page.url()).pathname;
     await Promise.all([page.waitForNavigation(), page.click('form[action="/ui/approvals/ap1/approve"] button')]);
     out.flash = (await page.locator(".flash").innerText()).trim();
+    // A request the gateway does not have (a mistyped or forgotten link).
+    const miss = await page.goto(`${base}/ui/requests/no-such-request`);
+    out.missStatus = miss.status();
+    out.missText = (await page.locator("main").innerText().catch(() => "")).slice(0, 300);
+    out.missNav = await page.locator("nav a").count();
   } catch (e) {
     out.error = String(e.stack || e);
   } finally {
