@@ -174,10 +174,8 @@ func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*aud
 		}
 		evs, err = audit.Show(ctx, a.st, q.Request)
 	} else {
-		if q.Tenant != "" && q.Owner == nil { // a tenant's operator: the store filters, so that the page is full
-			if evs, stop, ok, err := a.tenantPage(ctx, q, limit); ok {
-				return evs, stop, err
-			}
+		if evs, stop, ok, err := a.logPage(ctx, q, limit); ok { // the store filters, so that the page is full
+			return evs, stop, err
 		}
 		fetch := limit
 		if q.Owner != nil || q.Tenant != "" || q.Tool != "" || q.Principal != "" {
@@ -198,20 +196,35 @@ func (a auditView) page(ctx context.Context, q ui.AuditQuery, limit int) ([]*aud
 	return evs, 0, nil
 }
 
-// tenantPage returns the newest limit events of tenant q.Tenant that q
-// keeps (before the cursor q.Before, if set), and true, when the store
-// filters them in its query (store.AuditMatcher). A page of the tenant's
-// events alone, from a store with an index on the tenant
-// (store.AuditTenantIndexer), reads those events, however many of other
-// tenants' came after them. Another (?principal=, ?tool=, or a store
-// without the index) reads at most the maxTreeScan records before the
-// cursor (or the log's head), as a request's page does, so that a filter
-// nothing matches (?principal=nobody) reads those, not the whole log. A
-// page that ends short with older records unread has stop, the seq of the
-// oldest record it could read, the next page's cursor (0 otherwise).
-func (a auditView) tenantPage(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, int64, bool, error) {
+// logPage returns the newest limit events of the log that q keeps (before
+// the cursor q.Before, if set): a tenant's (q.Tenant, its operator's
+// view), one principal's in its tenant (q.Owner, the view of one who is
+// not an operator), or everyone's (a global operator's), filtered by
+// principal and tool; and true, when the store filters them in its query
+// (store.AuditMatcher). A page that matches every record (a global
+// operator's, unfiltered), or a tenant's events alone from a store with
+// an index on the tenant (store.AuditTenantIndexer), reads those events,
+// however many others came after them. Another (?principal=, ?tool=, one
+// principal's view, or a store without the index) reads at most the
+// maxTreeScan records before the cursor (or the log's head), as a
+// request's page does, so that a filter nothing matches
+// (?principal=nobody) reads those, not the whole log. stop is the next
+// page's cursor: the seq of the oldest event of a full page while older
+// ones are left (its read asks for one more, which says so), or of the
+// oldest record a page that ended short could read while older records
+// are unread (0 otherwise). Before, only a tenant's operator's page was
+// read so, and only one that ended short had the cursor: the UI's audit
+// page showed the newest 500 events with no way to the older ones.
+func (a auditView) logPage(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, int64, bool, error) {
 	if _, ok := a.st.(store.AuditMatcher); !ok {
 		return nil, 0, false, nil
+	}
+	if limit <= 0 {
+		return nil, 0, true, nil
+	}
+	m := store.AuditMatch{Tenant: q.Tenant, Principal: q.Principal, Name: q.Tool}
+	if q.Owner != nil {
+		m.Tenant, m.Principal = q.Owner.Tenant, q.Owner.Principal // "" is any tenant: drops keeps the owner's
 	}
 	before := q.Before
 	if before == 0 {
@@ -222,18 +235,23 @@ func (a auditView) tenantPage(ctx context.Context, q ui.AuditQuery, limit int) (
 		before = head + 1
 	}
 	after := max(before-1-maxTreeScan, 0)
-	if ix, ok := a.st.(store.AuditTenantIndexer); ok && ix.AuditTenantIndexed() && q.Principal == "" && q.Tool == "" {
-		after = 0 // the index finds the tenant's events alone
+	ix, indexed := a.st.(store.AuditTenantIndexer)
+	if m == (store.AuditMatch{}) || indexed && ix.AuditTenantIndexed() && m.Tenant != "" && m.Principal == "" && m.Name == "" {
+		after = 0 // every record matches, or the index finds the tenant's events alone
 	}
-	evs, ok, err := audit.Matching(ctx, a.st, store.AuditMatch{Tenant: q.Tenant, Principal: q.Principal, Name: q.Tool, After: after}, before, limit)
+	m.After = after
+	evs, ok, err := audit.Matching(ctx, a.st, m, before, limit+1)
 	if !ok || err != nil {
 		return nil, 0, ok, err
 	}
-	evs = slices.DeleteFunc(evs, func(e *audit.Event) bool { return drops(q, e) })
 	var stop int64
-	if len(evs) < limit && after > 0 { // short, with older records unread: the next page reads on from here
+	if len(evs) > limit { // full, with older events left: the next page is theirs
+		evs = evs[1:]
+		stop = evs[0].Seq
+	} else if after > 0 { // short, with older records unread: the next page reads on from here
 		stop = after + 1
 	}
+	evs = slices.DeleteFunc(evs, func(e *audit.Event) bool { return drops(q, e) })
 	return evs, stop, true, nil
 }
 
@@ -531,7 +549,7 @@ func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case next > 0 && q.Tree:
 		body["next"] = next
-	case next > 0:
+	case next > 0 && (q.Request != "" || q.Tenant != "" && q.Owner == nil): // the pages the API takes the cursor of (bad_before)
 		body["before"] = next // a request's or a tenant's page that is full or read its bound of events: the older ones are the next page's
 	}
 	httpjson.Write(w, http.StatusOK, body)

@@ -17,7 +17,7 @@ import (
 // newUI makes the web UI (and the audit log's reader it shares with GET
 // /v1/audit).
 func (a *API) newUI() *ui.UI {
-	uo := ui.Options{Runtime: a.rt, Stats: a.stats, Approvals: uiApprovals{a.approvals}, Actor: uiActor, Visible: a.sees, Operator: a.isOperator, OperatorOf: a.operatorOf,
+	uo := ui.Options{Runtime: a.rt, Stats: a.stats, Approvals: uiApprovals{a.approvals}, DeadLetters: uiDeadLetters{a}, Actor: uiActor, Visible: a.sees, Operator: a.isOperator, OperatorOf: a.operatorOf,
 		Tools:  func(r *http.Request) []reach.Tool { return a.tools.Visible(identity(r)) },
 		Logger: a.log.With("component", "ui")}
 	if a.store != nil {

@@ -71,9 +71,9 @@ type AuditQuery struct {
 	// starts after the last row's seq).
 	Tree  bool
 	After int64
-	// Before, if set, keeps a request's page (without Tree) to the events
-	// before the one with seq Before: the page of older events after one
-	// that was full or ended short.
+	// Before, if set, keeps a page (without Tree: a request's, or the
+	// log's) to the events before the one with seq Before: the page of
+	// older events after one that was full or ended short.
 	Before int64
 	// Owner, if set, keeps only the rows of its principal in its tenant:
 	// the view of one who is not an operator.
@@ -114,6 +114,8 @@ type Options struct {
 	Stats     *telemetry.Stats // per-tool statistics; nil shows zeros
 	Approvals Approvals        // nil: no inbox
 	Audit     Audit            // nil: no audit view
+	// DeadLetters is the queue of failed compensations (nil: no page).
+	DeadLetters DeadLetters
 	// Actor says who makes an HTTP request (who stops, whose audit rows
 	// one who is not an operator sees); if nil, or its Principal is
 	// empty, the principal "operator" of no tenant.
@@ -230,6 +232,8 @@ func New(o Options) *UI {
 	u.mux.HandleFunc("GET /ui/approvals", u.approvals)
 	u.mux.HandleFunc("POST /ui/approvals/{id}/{action}", u.decide)
 	u.mux.HandleFunc("GET /ui/audit", u.audit)
+	u.mux.HandleFunc("GET /ui/deadletters", u.deadLetters)
+	u.mux.HandleFunc("POST /ui/deadletters/{id}/{action}", u.settleDeadLetter)
 	u.mux.HandleFunc("GET /ui/tools", u.tools)
 	u.mux.HandleFunc("GET /ui/live", u.live)
 	u.mux.HandleFunc("POST /ui/logout", u.logout)
@@ -244,7 +248,7 @@ func parsePages() map[string]*template.Template {
 	}, "seg": url.PathEscape}
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/pages.html"))
 	pages := map[string]*template.Template{}
-	for _, p := range []string{"requests", "request", "approvals", "audit", "tools", "login"} {
+	for _, p := range []string{"requests", "request", "approvals", "audit", "tools", "deadletters", "stale", "missing", "login"} {
 		t := template.Must(base.Clone())
 		template.Must(t.New("main").Parse(`{{template "` + p + `" .}}`))
 		pages[p] = t
@@ -291,12 +295,37 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		if want := whoFrom(r.Context()).csrf; want != "" && !sameToken(r.PostFormValue("csrf"), want) {
 			u.log.Info("a UI form without its token was refused", "path", r.URL.Path, "remote", r.RemoteAddr)
+			if strings.Contains(r.Header.Get("Accept"), "text/html") {
+				// A page of the UI's own origin, loaded before a restart
+				// (or a sign-in) gave its forms a new token: a page saying
+				// so, and a link to the page again, not the JSON error.
+				u.renderStatus(w, r, http.StatusForbidden, "stale", struct {
+					page
+					Back string
+				}{u.page(r, "Form not sent", "", ""), formBack(r.URL.Path)})
+				return
+			}
 			writeError(w, http.StatusForbidden, "bad_form_token", "The form's token is missing or stale.",
 				"Reload the page and send the form again.")
 			return
 		}
 	}
 	u.mux.ServeHTTP(w, r)
+}
+
+// formBack is the page a form posted to path was on, to load again: a
+// request's for its stop, the approvals or the dead letters for theirs,
+// the requests list for another.
+func formBack(path string) string {
+	switch {
+	case strings.HasPrefix(path, "/ui/stop/"):
+		return requestPath(strings.TrimPrefix(path, "/ui/stop/"))
+	case strings.HasPrefix(path, "/ui/approvals/"):
+		return "/ui/approvals"
+	case strings.HasPrefix(path, "/ui/deadletters/"):
+		return "/ui/deadletters"
+	}
+	return "/ui/"
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg, suggestion string) {
@@ -346,11 +375,15 @@ type page struct {
 	CSRF, User        string
 	SignedIn          bool
 	Pending           int // approvals waiting, for the navigation
+	// DeadLetters: the navigation links the dead letters page (there is a
+	// queue, and the viewer is an operator, of a tenant or of all).
+	DeadLetters bool
 }
 
 func (u *UI) page(r *http.Request, title, nav, flash string) page {
 	wh := whoFrom(r.Context())
 	p := page{Title: title, Nav: nav, Flash: flash, CSRF: wh.csrf, User: wh.principal, SignedIn: wh.signedIn}
+	p.DeadLetters = u.o.DeadLetters != nil && u.anyOperator(r)
 	if u.o.Approvals != nil {
 		for _, a := range u.o.Approvals.List(r) {
 			if a.Status == "pending" {
@@ -359,6 +392,17 @@ func (u *UI) page(r *http.Request, title, nav, flash string) page {
 		}
 	}
 	return p
+}
+
+// anyOperator reports whether r's sender is an operator, of a tenant or
+// of all (everyone, when the UI is told of no operators).
+func (u *UI) anyOperator(r *http.Request) bool {
+	if u.o.OperatorOf != nil {
+		if _, ok := u.o.OperatorOf(r); ok {
+			return true
+		}
+	}
+	return u.o.Operator == nil || u.o.Operator(r)
 }
 
 // Banners a page shows after a form posts and redirects to it
@@ -590,21 +634,35 @@ func (u *UI) lookup(w http.ResponseWriter, r *http.Request, id string) (*reach.R
 	q, ok := u.find(id)
 	if !ok && u.o.Removed != nil {
 		if msg, gone := u.o.Removed(r, id); gone {
-			http.Error(w, msg, http.StatusGone)
+			u.missing(w, r, http.StatusGone, msg)
 			return nil, false
 		}
 	}
 	if !ok && u.o.NotHere != nil {
 		if msg, there := u.o.NotHere(r, id); there {
-			http.Error(w, msg, http.StatusNotFound)
+			u.missing(w, r, http.StatusNotFound, msg)
 			return nil, false
 		}
 	}
 	if !ok || !u.visible(r, q) {
-		http.Error(w, fmt.Sprintf("no request %q of yours (it may have ended and been forgotten)", id), http.StatusNotFound)
+		u.missing(w, r, http.StatusNotFound, fmt.Sprintf("no request %q of yours (it may have ended and been forgotten)", id))
 		return nil, false
 	}
 	return q, true
+}
+
+// missing answers status with msg: to a browser, a page of the UI with
+// its navigation, saying so (before, the text alone, with no way on);
+// to another client (a graph's SVG, a script), the text.
+func (u *UI) missing(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		http.Error(w, msg, status)
+		return
+	}
+	u.renderStatus(w, r, status, "missing", struct {
+		page
+		Msg string
+	}{u.page(r, "Not found", "requests", ""), msg})
 }
 
 // pendingByRequest maps a request (and its root) to the first approval
@@ -1048,7 +1106,7 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 		a := u.actor(r) // only one's own rows, of one's own tenant
 		q.Principal, q.Owner = a.Principal, &a
 	}
-	if n, err := strconv.ParseInt(r.FormValue("before"), 10, 64); err == nil && n > 0 && !q.Tree && (q.Request != "" || q.Tenant != "" && q.Owner == nil) {
+	if n, err := strconv.ParseInt(r.FormValue("before"), 10, 64); err == nil && n > 0 && !q.Tree {
 		q.Before = n
 	}
 	data := struct {
@@ -1076,7 +1134,7 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 			rows = rows[:pageRows]
 			stop = rows[pageRows-1].Seq
 		}
-		if stop > 0 && (q.Request != "" || q.Tenant != "") {
+		if stop > 0 {
 			next := url.Values{"request": {q.Request}, "tree": {"1"}, "after": {strconv.FormatInt(stop, 10)}}
 			if !q.Tree {
 				next = url.Values{"before": {strconv.FormatInt(stop, 10)}}
