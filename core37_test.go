@@ -1,0 +1,88 @@
+package reach_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/agentreach/reach"
+)
+
+// An agent configured under two names at one endpoint is one agent to the
+// graph check: a hand-off through the second name, while the first is on
+// the delegation stack, re-enters it (A -> B -> A'), and the same task
+// handed to it again is a cycle, whatever the names say. Endpoints that
+// differ only in how they are spelled (the scheme's or host's case, a
+// default port, a trailing slash) are one endpoint; two endpoints are two
+// agents, as two names without one are.
+func TestCore37AgentBehindTwoNames(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		first, end string // the endpoints of the first and the last hop
+		re         reach.Reentrancy
+		task       string // the last hop's task (the first's is "plan the trip")
+		want       string
+	}{
+		{"one endpoint, two names", "http://agents.example:8080/planner", "http://agents.example:8080/planner", "", "check it", "agent_reentrancy"},
+		{"one endpoint spelled two ways", "HTTP://Agents.Example:80/planner/", "http://agents.example/planner", "", "check it", "agent_reentrancy"},
+		{"one endpoint, reentrant, the same task", "http://agents.example/planner", "http://agents.example/planner", reach.Reentrant, "Plan  the trip", "delegation_cycle"},
+		{"one endpoint, reentrant, another task", "http://agents.example/planner", "http://agents.example/planner", reach.Reentrant, "check it", ""},
+		{"two endpoints", "http://agents.example/planner", "http://agents.example/reviewer", "", "check it", ""},
+		{"no endpoints: the names decide", "", "", "", "check it", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := reach.New(nil)
+			ctx, _ := begin(t, rt, &reach.RequestOptions{Agent: "root"})
+			ctx, a, err := rt.Delegate(ctx, &reach.Delegation{Agent: "planner", Endpoint: tc.first, Task: "plan the trip", Reentrancy: tc.re})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(a.End)
+			ctx, b, err := rt.Delegate(ctx, &reach.Delegation{Agent: "executor", Endpoint: "http://other.example", Task: "do it"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(b.End)
+			_, c, err := rt.Delegate(ctx, &reach.Delegation{Agent: "planner-eu", Endpoint: tc.end, Task: tc.task, Reentrancy: tc.re})
+			if c != nil {
+				t.Cleanup(c.End)
+			}
+			if got := codeOf(err); got != tc.want {
+				t.Fatalf("A -> B -> A': %v (code %q), want code %q", err, got, tc.want)
+			}
+		})
+	}
+}
+
+// The same across runtimes: a hand-off placed under a stack another
+// runtime runs (its ancestry adopted, as an instance does for a call that
+// names its parent there) re-enters the agent the other runtime handed a
+// task to, under another name at its endpoint.
+func TestCore37AgentBehindTwoNamesAcrossRuntimes(t *testing.T) {
+	one, two := reach.New(nil), reach.New(nil)
+	ctx, _ := begin(t, one, &reach.RequestOptions{Agent: "root"})
+	_, a, err := one.Delegate(ctx, &reach.Delegation{Agent: "planner", Endpoint: "http://agents.example/planner", Task: "plan the trip"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.End)
+	stack, err := json.Marshal(a.DelegateFrame().Ancestry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back []reach.Ancestor
+	if err := json.Unmarshal(stack, &back); err != nil {
+		t.Fatal(err)
+	}
+	ctx2, req2 := begin(t, two, &reach.RequestOptions{Agent: "root"})
+	top, err := two.AdoptAncestry(req2, back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, c, err := two.Delegate(reach.WithParent(ctx2, top), &reach.Delegation{Agent: "planner-eu", Endpoint: "http://Agents.Example/planner/", Task: "check it"})
+	if c != nil {
+		t.Cleanup(c.End)
+	}
+	if got := codeOf(err); got != "agent_reentrancy" {
+		t.Fatalf("A (there) -> A' (here): %v (code %q), want agent_reentrancy", err, got)
+	}
+}
