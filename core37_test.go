@@ -1,8 +1,11 @@
 package reach_test
 
 import (
+	"context"
 	"encoding/json"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach"
 )
@@ -84,5 +87,82 @@ func TestCore37AgentBehindTwoNamesAcrossRuntimes(t *testing.T) {
 	}
 	if got := codeOf(err); got != "agent_reentrancy" {
 		t.Fatalf("A (there) -> A' (here): %v (code %q), want agent_reentrancy", err, got)
+	}
+}
+
+// slowBegins is a request store whose record of a sub-request's begin
+// waits for hold to close (a shared store's write takes that long): a stop
+// of its parent lands meanwhile.
+type slowBegins struct {
+	began chan struct{} // closed at the sub-request's begin
+	hold  chan struct{}
+}
+
+func (b *slowBegins) RequestBegan(ctx context.Context, r *reach.Request) error {
+	if r.Parent() != nil {
+		close(b.began)
+		<-b.hold
+	}
+	return nil
+}
+func (b *slowBegins) RequestStopped(context.Context, *reach.Request, reach.Cause) {}
+func (b *slowBegins) RequestEnded(context.Context, *reach.Request)                {}
+
+// A stop racing a hand-off: the sub-request the hand-off begins is either
+// refused, or stopped with the request above it (its own state stopped,
+// its cause the stop's, its context done), never left running under a
+// stopped parent. The stop's walk of the parent's sub-requests missed one
+// begun between the hand-off's admit and its join of its parent's list
+// (its begin being recorded meanwhile): it stayed running, its stop never
+// recorded nor its undos run, and it ended completed.
+func TestCore37StopRacingDelegate(t *testing.T) {
+	for _, mode := range []reach.StopMode{reach.Soft, reach.Cancel} {
+		t.Run(mode.String(), func(t *testing.T) {
+			store := &slowBegins{began: make(chan struct{}), hold: make(chan struct{})}
+			rt := reach.New(&reach.Options{Requests: store})
+			ctx, req := begin(t, rt, nil)
+			type result struct {
+				sub *reach.Request
+				err error
+			}
+			got := make(chan result, 1)
+			go func() {
+				_, sub, err := rt.Delegate(ctx, &reach.Delegation{Agent: "worker", Task: "work"})
+				got <- result{sub, err}
+			}()
+			wait, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			select {
+			case <-store.began:
+			case <-wait.Done():
+				t.Fatal("the sub-request's begin was never recorded")
+			}
+			req.Stop(mode, "user", "enough")
+			close(store.hold)
+			var r result
+			select {
+			case r = <-got:
+			case <-wait.Done():
+				t.Fatal("Delegate did not return")
+			}
+			if r.err != nil {
+				return // refused: nothing escaped
+			}
+			defer r.sub.End()
+			want := reach.RequestState("stopped_" + mode.String())
+			if c := r.sub.StopCause(); c == nil || r.sub.State() != want {
+				t.Fatalf("the sub-request begun as its parent stopped is %s (cause %v), want %s", r.sub.State(), c, want)
+			}
+			if mode >= reach.Cancel {
+				select {
+				case <-r.sub.Context().Done():
+				case <-wait.Done():
+					t.Fatal("the sub-request's context was not cancelled")
+				}
+			}
+			if !slices.ContainsFunc(req.Children(), func(c *reach.Request) bool { return c == r.sub }) {
+				t.Error("the sub-request is not among its parent's")
+			}
+		})
 	}
 }

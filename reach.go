@@ -831,10 +831,31 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	parent.mu.Lock()
 	parent.children = append(parent.children, child)
 	parent.mu.Unlock()
+	// A stop of the parent, or above it, that walked the parent's
+	// sub-requests before child joined them (after the admit above, while
+	// its begin was recorded) missed it: it is stopped here as that walk
+	// would have stopped it. A stop marks before it walks, and child
+	// joined before this look: one of the two sees the other
+	// (TestCore37StopRacingDelegate).
+	if c := strongestStop(parent); c != nil {
+		child.stop(*c)
+	}
 	// The delegate frame ends with the sub-request: at once on End, or when
 	// a stop or deadline ends its context.
 	context.AfterFunc(child.ctx, child.endDelegate)
 	return child.ctx, child, nil
+}
+
+// strongestStop returns the strongest stop in force on r or above it
+// (the nearest of equal modes), or nil.
+func strongestStop(r *Request) *Cause {
+	var out *Cause
+	for q := r; q != nil; q = q.parent {
+		if c := q.stopCause(); c != nil && (out == nil || c.Mode > out.Mode) {
+			out = c
+		}
+	}
+	return out
 }
 
 // lastText returns what the last model turn of r said.
