@@ -3,7 +3,10 @@ package reach_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -164,5 +167,103 @@ func TestCore37StopRacingDelegate(t *testing.T) {
 				t.Error("the sub-request is not among its parent's")
 			}
 		})
+	}
+}
+
+// Sub-agents that each ask for more than their parent has, and spend at
+// once: each is carved no more than the parent has left, and together,
+// nested two deep and all calling at once, they never pass the parent's
+// tool-call budget (every admit counts against every meter above).
+func TestCore37ConcurrentSubAgentsKeepTheParentsBudget(t *testing.T) {
+	rt := reach.New(nil)
+	var runs atomic.Int32
+	rt.MustRegister(reach.Tool{Name: "work", Access: reach.Read, Reentrancy: reach.Reentrant,
+		Func: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+			runs.Add(1)
+			return args, nil
+		}})
+	const limit = 10
+	ctx, parent := begin(t, rt, &reach.RequestOptions{Budget: &reach.Budget{ToolCalls: limit}})
+	var wg sync.WaitGroup
+	var made atomic.Int32
+	for i := range 6 {
+		sctx, sub, err := rt.Delegate(ctx, &reach.Delegation{Agent: fmt.Sprintf("w%d", i), Task: "work", Budget: &reach.Budget{ToolCalls: 1000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.End()
+		if b := sub.Budget().ToolCalls; b > limit {
+			t.Fatalf("sub-agent %d was carved %d tool calls of its parent's %d", i, b, limit)
+		}
+		nctx, nested, err := rt.Delegate(sctx, &reach.Delegation{Agent: fmt.Sprintf("n%d", i), Task: "more", Fraction: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nested.End()
+		for _, c := range []context.Context{sctx, nctx} {
+			for j := range 2 * limit {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r := rt.Call(c, &reach.Call{Tool: "work", Arguments: json.RawMessage(fmt.Sprintf(`{"i":%d,"j":%d}`, i, j))})
+					// Refused past the budget, or once the refusals in a
+					// row stop the request.
+					if r.Status == reach.StatusSuccess {
+						made.Add(1)
+					}
+				}()
+			}
+		}
+	}
+	wg.Wait()
+	if n := made.Load(); n > limit || runs.Load() != n {
+		t.Fatalf("%d calls succeeded and %d ran under a parent's budget of %d tool calls", n, runs.Load(), limit)
+	}
+	if u := parent.Usage().ToolCalls; u > limit {
+		t.Fatalf("the parent spent %d tool calls of %d", u, limit)
+	}
+}
+
+// A non-reentrant tool entered again through a nested path: its call hands
+// a task to a sub-agent, whose model turn calls a second tool, which calls
+// the first again: the re-entry is refused, naming the depth of the call
+// it re-enters. A reentrant tool may be entered so with other arguments.
+func TestCore37NonReentrantThroughADelegation(t *testing.T) {
+	rt := reach.New(nil)
+	var inner *reach.Result
+	rt.MustRegister(reach.Tool{Name: "lookup", Access: reach.Read, Reentrancy: reach.Reentrant,
+		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			inner = rt.Call(ctx, &reach.Call{Tool: "ledger", Arguments: json.RawMessage(`{"step":2}`)})
+			return args, nil
+		}})
+	rt.MustRegister(reach.Tool{Name: "ledger", Access: reach.Read, // non_reentrant, the default
+		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			if string(args) != `{"step":1}` {
+				return args, nil
+			}
+			sctx, sub, err := rt.Delegate(ctx, &reach.Delegation{Agent: "helper", Task: "check the ledger"})
+			if err != nil {
+				return nil, err
+			}
+			defer sub.End()
+			mctx, m, err := rt.BeginModel(sctx, "test-model")
+			if err != nil {
+				return nil, err
+			}
+			defer m.EndModel(reach.TokenUsage{})
+			r := rt.Call(mctx, &reach.Call{Tool: "lookup", Arguments: json.RawMessage(`{}`)})
+			if r.Status != reach.StatusSuccess {
+				return nil, fmt.Errorf("lookup: %s %+v", r.Status, r.Error)
+			}
+			return args, nil
+		}})
+	ctx, _ := begin(t, rt, nil)
+	turn(t, rt, ctx, func(ctx context.Context) {
+		if r := rt.Call(ctx, &reach.Call{Tool: "ledger", Arguments: json.RawMessage(`{"step":1}`)}); r.Status != reach.StatusSuccess {
+			t.Fatalf("the outer ledger call: %s %+v", r.Status, r.Error)
+		}
+	})
+	if inner == nil || inner.Status != reach.StatusRefused || inner.Error.Code != "reentrancy" {
+		t.Fatalf("ledger entered again through helper -> lookup: %+v, want refused reentrancy", inner)
 	}
 }
