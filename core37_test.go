@@ -3,8 +3,10 @@ package reach_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -265,5 +267,33 @@ func TestCore37NonReentrantThroughADelegation(t *testing.T) {
 	})
 	if inner == nil || inner.Status != reach.StatusRefused || inner.Error.Code != "reentrancy" {
 		t.Fatalf("ledger entered again through helper -> lookup: %+v, want refused reentrancy", inner)
+	}
+}
+
+// Hand-offs nest on the stack as tool calls do, and the depth budget bounds
+// them: two reentrant agents handing each other new tasks (B -> C -> B ->
+// C ..., each task another, no tool call in between, as A2A agents calling
+// each other through reach do) are refused once the chain passes the depth
+// budget, with a refusal that says so. Before, a hand-off took its parent
+// frame's depth: such a chain nested without bound, until its wall clock.
+func TestCore37HandOffsNestWithinTheDepthBudget(t *testing.T) {
+	rt := reach.New(nil)
+	ctx, _ := begin(t, rt, &reach.RequestOptions{Agent: "root", Budget: &reach.Budget{Depth: 4}})
+	var err error
+	hops := 0
+	for ; hops < 50; hops++ {
+		var sub *reach.Request
+		ctx, sub, err = rt.Delegate(ctx, &reach.Delegation{Agent: []string{"B", "C"}[hops%2], Task: fmt.Sprintf("step %d: refine the draft", hops),
+			Reentrancy: reach.Reentrant})
+		if err != nil {
+			break
+		}
+		t.Cleanup(sub.End)
+	}
+	if hops != 4 || codeOf(err) != "budget_depth" {
+		t.Fatalf("hand-off %d: %v (code %q), want the 5th refused budget_depth", hops+1, err, codeOf(err))
+	}
+	if e, _ := errors.AsType[*reach.Error](err); !strings.Contains(e.Message, "hand-off") || e.Suggestion == "" {
+		t.Errorf("refusal %q / %q: want one that names the hand-offs and what to do", e.Message, e.Suggestion)
 	}
 }
