@@ -297,3 +297,64 @@ func TestCore37HandOffsNestWithinTheDepthBudget(t *testing.T) {
 		t.Errorf("refusal %q / %q: want one that names the hand-offs and what to do", e.Message, e.Suggestion)
 	}
 }
+
+// A cycle across runtimes: the hand-off of a task to a reentrant agent
+// that a stack another runtime runs (its ancestry adopted, as an instance
+// does for a hand-off that names its parent there) already handed it is a
+// cycle, and a keyed agent re-entered there with the same key breaks its
+// contract, as on one runtime. An adopted frame has its hashes, not its
+// task or metadata: they were compared by those alone, and matched nothing.
+func TestCore37AgentCycleAcrossRuntimes(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		first, last reach.Delegation
+		want        string
+	}{
+		{"reentrant, the same task", reach.Delegation{Agent: "planner", Task: "Plan the trip", Reentrancy: reach.Reentrant},
+			reach.Delegation{Agent: "planner", Task: "plan  the trip.", Reentrancy: reach.Reentrant}, "delegation_cycle"},
+		{"reentrant, another task", reach.Delegation{Agent: "planner", Task: "Plan the trip", Reentrancy: reach.Reentrant},
+			reach.Delegation{Agent: "planner", Task: "book the hotel", Reentrancy: reach.Reentrant}, ""},
+		{"keyed, the same key", reach.Delegation{Agent: "clerk", Task: "one", Reentrancy: reach.Keyed, Key: []string{"order"}, Metadata: json.RawMessage(`{"order":7}`)},
+			reach.Delegation{Agent: "clerk", Task: "two", Reentrancy: reach.Keyed, Key: []string{"order"}, Metadata: json.RawMessage(`{"order":7.0,"x":1}`)}, "agent_keyed_reentrancy"},
+		{"keyed, another key", reach.Delegation{Agent: "clerk", Task: "one", Reentrancy: reach.Keyed, Key: []string{"order"}, Metadata: json.RawMessage(`{"order":7}`)},
+			reach.Delegation{Agent: "clerk", Task: "two", Reentrancy: reach.Keyed, Key: []string{"order"}, Metadata: json.RawMessage(`{"order":8}`)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			one, two := reach.New(nil), reach.New(nil)
+			ctx, _ := begin(t, one, &reach.RequestOptions{Agent: "root"})
+			ctx, a, err := one.Delegate(ctx, &tc.first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(a.End)
+			_, b, err := one.Delegate(ctx, &reach.Delegation{Agent: "executor", Task: "do it"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(b.End)
+			stack, err := json.Marshal(b.DelegateFrame().Ancestry())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back []reach.Ancestor
+			if err := json.Unmarshal(stack, &back); err != nil {
+				t.Fatal(err)
+			}
+			ctx2, req2 := begin(t, two, &reach.RequestOptions{Agent: "executor"})
+			top, err := two.AdoptAncestry(req2, back)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, c, err := two.Delegate(reach.WithParent(ctx2, top), &tc.last)
+			if c != nil {
+				t.Cleanup(c.End)
+			}
+			if got := codeOf(err); got != tc.want {
+				t.Fatalf("A (there) -> B (there) -> A (here): %v (code %q), want code %q", err, got, tc.want)
+			}
+			if e, ok := errors.AsType[*reach.Error](err); ok && (strings.Contains(e.Message, "working on ,") || strings.Contains(e.Message, "on  up") || !strings.Contains(e.Message, "by the root agent")) {
+				t.Errorf("refusal %q: want it to name a task, and who handed it (the root agent)", e.Message)
+			}
+		})
+	}
+}

@@ -197,14 +197,16 @@ func CheckAgent[F comparable](s Stack[F], f F, a *Agent, rootAgent string) (F, *
 			if dn.Kind != frames.Delegate || !dn.Live || dn.Name != a.Name && (a.Endpoint == 0 || dn.Mark.Endpoint != a.Endpoint) {
 				continue
 			}
-			if NormTask(Task(dn.Args)) == task {
+			// A frame of another runtime's stack (adopted) has the hashes
+			// of its task and key, not them.
+			if dn.Mark.Adopted && dn.Mark.Hash == n.Mark.Hash || !dn.Mark.Adopted && NormTask(Task(dn.Args)) == task {
 				return d, AgentCycleError(n.Name, Preview(n.Args, 120), dn.Handed)
 			}
 			switch a.re {
 			case NonReentrant:
 				return d, AgentReentryError(n.Name, onStack(&dn))
 			case Keyed:
-				if SameKey(a.key, a.meta, dn.Mark.Meta) {
+				if dn.Mark.Adopted && dn.Mark.Keyed == n.Mark.Keyed || !dn.Mark.Adopted && SameKey(a.key, a.meta, dn.Mark.Meta) {
 					return d, AgentKeyedError(n.Name, a.key, a.meta, onStack(&dn))
 				}
 			}
@@ -230,6 +232,9 @@ func Task(args []byte) string {
 func onStack[F comparable](d *Node[F]) string {
 	if d == nil {
 		return "it made the request this hand-off belongs to"
+	}
+	if len(d.Args) == 0 { // another runtime's frame: its task is not known here
+		return fmt.Sprintf("it is working on a task handed to it by the %s agent", d.Handed)
 	}
 	return fmt.Sprintf("it is working on %s, handed to it by the %s agent", Preview(d.Args, 120), d.Handed)
 }
