@@ -12,8 +12,14 @@ import (
 
 // node is f as the graph checks read it (callgraph.Stack).
 func node(f *Frame) callgraph.Node[*Frame] {
-	return callgraph.Node[*Frame]{Up: f.Parent, Kind: f.Kind, Name: f.Name, Agent: f.Agent, Args: f.Args, Depth: f.Depth,
-		Live: f.State() != Refused, Mark: &f.mark, Handed: agentOrMain(loopAgent(f.Request))}
+	n := callgraph.Node[*Frame]{Up: f.Parent, Kind: f.Kind, Name: f.Name, Agent: f.Agent, Args: f.Args, Depth: f.Depth,
+		Live: f.State() != Refused, Mark: &f.mark}
+	if f.mark.Adopted {
+		n.Handed = agentOrMain(f.Agent) // another runtime's frame: the agent that made it
+	} else {
+		n.Handed = agentOrMain(loopAgent(f.Request))
+	}
+	return n
 }
 
 // checkAgent is the graph check of the hand-off f to a (G2, G3;

@@ -791,14 +791,23 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		return nil, nil, err
 	}
 	f := &Frame{ID: newFrameID(), Kind: DelegateFrame, Name: d.Agent, Agent: parent.agent,
-		Parent: pf, Request: parent, Started: time.Now(), Args: jsonString(d.Task)}
+		Parent: pf, Request: parent, Started: time.Now(), Args: jsonString(d.Task), Depth: 1}
 	if pf != nil {
-		f.Depth = pf.Depth
+		// A hand-off nests one level below the frame it is made in, as a
+		// tool call does: the depth budget bounds a chain of hand-offs
+		// (agents handing each other new tasks through reach) as it
+		// bounds nested tool calls (TestCore37HandOffsNestWithinTheDepthBudget).
+		f.Depth = pf.Depth + 1
 		f.mark.Filter = pf.mark.Filter
 	}
 	ag.Mark(&f.mark, d.Task)
 	parent.addFrame(f)
 	if err := rt.admitFrame(ctx, parent, f.Depth); err != nil {
+		if err.Code == "budget_depth" {
+			err.Message = fmt.Sprintf("This hand-off to agent %s would nest %d deep (hand-offs and tool calls on one stack); the depth budget is %d.",
+				d.Agent, f.Depth, parent.meter.Limit.Depth)
+			err.Suggestion = "Do this step yourself instead of handing it on, or answer with what you have: the agents above are waiting for you."
+		}
 		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	if e := rt.checkAgent(f, ag); e != nil {
@@ -831,10 +840,31 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	parent.mu.Lock()
 	parent.children = append(parent.children, child)
 	parent.mu.Unlock()
+	// A stop of the parent, or above it, that walked the parent's
+	// sub-requests before child joined them (after the admit above, while
+	// its begin was recorded) missed it: it is stopped here as that walk
+	// would have stopped it. A stop marks before it walks, and child
+	// joined before this look: one of the two sees the other
+	// (TestCore37StopRacingDelegate).
+	if c := strongestStop(parent); c != nil {
+		child.stop(*c)
+	}
 	// The delegate frame ends with the sub-request: at once on End, or when
 	// a stop or deadline ends its context.
 	context.AfterFunc(child.ctx, child.endDelegate)
 	return child.ctx, child, nil
+}
+
+// strongestStop returns the strongest stop in force on r or above it
+// (the nearest of equal modes), or nil.
+func strongestStop(r *Request) *Cause {
+	var out *Cause
+	for q := r; q != nil; q = q.parent {
+		if c := q.stopCause(); c != nil && (out == nil || c.Mode > out.Mode) {
+			out = c
+		}
+	}
+	return out
 }
 
 // lastText returns what the last model turn of r said.

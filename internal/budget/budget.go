@@ -19,7 +19,7 @@ import (
 // depth 3, or 3 turns at depth 10.
 type Budget struct {
 	Turns     int           `json:"turns,omitempty"`      // outer model calls (a sub-agent's turns count too)
-	Depth     int           `json:"depth,omitempty"`      // tool calls nested on one stack
+	Depth     int           `json:"depth,omitempty"`      // tool calls and hand-offs nested on one stack
 	ToolCalls int           `json:"tool_calls,omitempty"` // tool calls dispatched
 	Tokens    int64         `json:"tokens,omitempty"`     // model tokens, input and output
 	Cost      float64       `json:"cost,omitempty"`       // model cost, in the price table's currency

@@ -13,15 +13,17 @@ import (
 // depth budget): who it is and the hashes of its tool and arguments (its
 // Mark), not the arguments themselves.
 type Ancestor struct {
-	ID     frames.ID    `json:"id"`
-	Kind   AncestorKind `json:"kind"`
-	Name   string       `json:"name"`
-	Agent  string       `json:"agent,omitempty"`
-	Depth  int          `json:"depth,omitempty"`
-	Hash   string       `json:"hash,omitempty"`  // the tool and its canonical arguments, 16 hex digits
-	Keyed  string       `json:"keyed,omitempty"` // a keyed tool and its key's values
-	Filter [4]uint64    `json:"filter,omitzero"` // the hashes of the stack, this frame included
-	State  frames.State `json:"state"`
+	ID    frames.ID    `json:"id"`
+	Kind  AncestorKind `json:"kind"`
+	Name  string       `json:"name"`
+	Agent string       `json:"agent,omitempty"`
+	Depth int          `json:"depth,omitempty"`
+	Hash  string       `json:"hash,omitempty"`  // the tool and its canonical arguments, 16 hex digits
+	Keyed string       `json:"keyed,omitempty"` // a keyed tool and its key's values
+	// Endpoint is a hand-off's: where its agent is reached (Mark.Endpoint).
+	Endpoint string       `json:"endpoint,omitempty"`
+	Filter   [4]uint64    `json:"filter,omitzero"` // the hashes of the stack, this frame included
+	State    frames.State `json:"state"`
 }
 
 // AncestorKind is an ancestor's frame kind, written by name in JSON.
@@ -54,6 +56,9 @@ func (a *Ancestor) SetMark(m *Mark) {
 	if m.Keyed != 0 {
 		a.Keyed = fmt.Sprintf("%016x", uint64(m.Keyed))
 	}
+	if m.Endpoint != 0 {
+		a.Endpoint = fmt.Sprintf("%016x", uint64(m.Endpoint))
+	}
 }
 
 // Mark reads a's hashes and filter back, adopted: a frame of another
@@ -62,7 +67,9 @@ func (a *Ancestor) Mark() (Mark, error) {
 	m := Mark{Filter: a.Filter, Adopted: true}
 	var err error
 	if m.Hash, err = parseHash(a.Hash); err == nil {
-		m.Keyed, err = parseHash(a.Keyed)
+		if m.Keyed, err = parseHash(a.Keyed); err == nil {
+			m.Endpoint, err = parseHash(a.Endpoint)
+		}
 	}
 	return m, err
 }

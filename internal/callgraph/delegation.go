@@ -1,6 +1,9 @@
 package callgraph
 
 import (
+	"net/url"
+	"strings"
+
 	"encoding/json"
 
 	"github.com/agentreach/reach/internal/budget"
@@ -10,8 +13,13 @@ import (
 // what the runtime's Delegate is given (reach.Delegation).
 type Delegation struct {
 	Agent string // the receiving agent
-	Task  string // the sub-task
-	ID    string // the sub-request's id; if empty, a new one
+	// Endpoint is where the receiving agent is reached (an A2A agent's
+	// base URL), if known: agents named differently at one endpoint (its
+	// spelling aside: NormEndpoint) are one agent to the graph check, so a
+	// second name does not hide a re-entry or a cycle.
+	Endpoint string
+	Task     string // the sub-task
+	ID       string // the sub-request's id; if empty, a new one
 	// Budget gives explicit amounts, each capped at what the parent has left
 	// (a negative one, or a cost NaN or infinite, is none).
 	Budget *budget.Budget
@@ -34,4 +42,26 @@ type Delegation struct {
 	Metadata json.RawMessage
 	// OnViolation is what a cycle or broken contract does; if empty, Refuse.
 	OnViolation Mode
+}
+
+// NormEndpoint is an agent's endpoint (a URL) as the graph check compares
+// it: its scheme and host in lower case, without the scheme's default port,
+// its path without a trailing slash, without a fragment. A URL that does
+// not parse, or names no host, is compared as it is, trimmed; "" stays "".
+func NormEndpoint(s string) string {
+	s = strings.TrimSpace(s)
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return s
+	}
+	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if p := u.Port(); p == "80" && u.Scheme == "http" || p == "443" && u.Scheme == "https" {
+		u.Host = u.Hostname()
+		if strings.Contains(u.Host, ":") {
+			u.Host = "[" + u.Host + "]"
+		}
+	}
+	u.Path, u.RawPath = strings.TrimRight(u.Path, "/"), ""
+	u.Fragment, u.RawFragment, u.User = "", "", nil
+	return u.String()
 }

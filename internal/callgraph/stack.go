@@ -22,6 +22,9 @@ type Mark struct {
 	// hashes, not its arguments.
 	Adopted bool
 	Meta    []byte // a keyed agent's hand-off: the normalized metadata
+	// Endpoint is a hand-off's: the hash of where its agent is reached
+	// (Delegation.Endpoint, normalized), 0 if not known.
+	Endpoint Hash
 }
 
 // Tool sets the hashes of a call of the tool name with canonical args.
@@ -39,6 +42,9 @@ func (m *Mark) Seal(nameHash Hash) {
 	m.Filter.Add(nameHash)
 	if m.Keyed != 0 {
 		m.Filter.Add(m.Keyed)
+	}
+	if m.Endpoint != 0 {
+		m.Filter.Add(m.Endpoint)
 	}
 }
 
@@ -124,6 +130,9 @@ type Agent struct {
 	Name     string
 	On       Mode // what a violation does
 	NameHash Hash // the agent's name in a stack's filter
+	// Endpoint is the hash of where the agent is reached, normalized
+	// (NormEndpoint), in a stack's filter too; 0 if not known.
+	Endpoint Hash
 	re       Reentrancy
 	key      []string
 	meta     []byte // the normalized metadata, for a keyed agent
@@ -150,6 +159,9 @@ func CompileAgent(d *Delegation) (*Agent, error) {
 		a.meta = m
 	}
 	a.NameHash = HashString(agentSalt + a.Name).Sep().Sep()
+	if ep := NormEndpoint(d.Endpoint); ep != "" {
+		a.Endpoint = HashString(agentSalt + "endpoint\x00" + ep).Sep().Sep()
+	}
 	return a, nil
 }
 
@@ -162,6 +174,7 @@ func (a *Agent) LeavesReentry() bool { return a.re == NonReentrant && a.On == Re
 // its normalized task (a cycle), and with its key's values (a keyed agent).
 func (a *Agent) Mark(m *Mark, task string) {
 	m.Hash = HashString(agentSalt + a.Name).Sep().AddString(NormTask(task))
+	m.Endpoint = a.Endpoint
 	if a.re == Keyed {
 		m.Meta = a.meta
 		m.Keyed = KeyHash(HashString(agentSalt+a.Name).Sep(), a.key, a.meta)
@@ -176,21 +189,24 @@ func (a *Agent) Mark(m *Mark, task string) {
 func CheckAgent[F comparable](s Stack[F], f F, a *Agent, rootAgent string) (F, *fault.Error) {
 	var none F
 	n := s(f)
-	if p := n.Up; p != none && (s(p).Mark.Filter.MayHave(a.NameHash) || s(p).Mark.Filter.MayHave(n.Mark.Hash)) {
+	if p := n.Up; p != none && (s(p).Mark.Filter.MayHave(a.NameHash) || s(p).Mark.Filter.MayHave(n.Mark.Hash) ||
+		a.Endpoint != 0 && s(p).Mark.Filter.MayHave(a.Endpoint)) {
 		task := NormTask(Task(n.Args))
 		for d := p; d != none; d = s(d).Up {
 			dn := s(d)
-			if dn.Kind != frames.Delegate || dn.Name != a.Name || !dn.Live {
+			if dn.Kind != frames.Delegate || !dn.Live || dn.Name != a.Name && (a.Endpoint == 0 || dn.Mark.Endpoint != a.Endpoint) {
 				continue
 			}
-			if NormTask(Task(dn.Args)) == task {
+			// A frame of another runtime's stack (adopted) has the hashes
+			// of its task and key, not them.
+			if dn.Mark.Adopted && dn.Mark.Hash == n.Mark.Hash || !dn.Mark.Adopted && NormTask(Task(dn.Args)) == task {
 				return d, AgentCycleError(n.Name, Preview(n.Args, 120), dn.Handed)
 			}
 			switch a.re {
 			case NonReentrant:
 				return d, AgentReentryError(n.Name, onStack(&dn))
 			case Keyed:
-				if SameKey(a.key, a.meta, dn.Mark.Meta) {
+				if dn.Mark.Adopted && dn.Mark.Keyed == n.Mark.Keyed || !dn.Mark.Adopted && SameKey(a.key, a.meta, dn.Mark.Meta) {
 					return d, AgentKeyedError(n.Name, a.key, a.meta, onStack(&dn))
 				}
 			}
@@ -216,6 +232,9 @@ func Task(args []byte) string {
 func onStack[F comparable](d *Node[F]) string {
 	if d == nil {
 		return "it made the request this hand-off belongs to"
+	}
+	if len(d.Args) == 0 { // another runtime's frame: its task is not known here
+		return fmt.Sprintf("it is working on a task handed to it by the %s agent", d.Handed)
 	}
 	return fmt.Sprintf("it is working on %s, handed to it by the %s agent", Preview(d.Args, 120), d.Handed)
 }

@@ -286,6 +286,14 @@ class Executor {
       emit({ event: 'delegate', to: 'executor', state: TaskState[r.status.state], text: out, task: r.id });
       return { text: `${TaskState[r.status.state]}: ${out}` };
     }
+    if (text.startsWith('pingpong:')) {
+      // Hand the other agent a new task, one step further each time (a
+      // chain no task repeats); give up past 40 steps.
+      const n = Number(text.slice('pingpong:'.length));
+      if (n > 40) return { text: 'gave up at step ' + n };
+      const r = await handOff(link, ROLE === 'planner' ? 'executor' : 'planner', 'pingpong:' + (n + 1));
+      return { text: `step ${n} ${r.state}: ${r.text}` };
+    }
     if (text.startsWith('cycle:')) {
       const r = await handOff(link, ROLE === 'planner' ? 'executor' : 'planner', text);
       return { text: `${r.state}: ${r.text}` };
