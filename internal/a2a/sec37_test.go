@@ -3,6 +3,9 @@ package a2a
 import (
 	"context"
 	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,5 +106,73 @@ func TestSec37A2AStoredRefusalKept(t *testing.T) {
 	}
 	if keys := reachKeys(t, got); len(keys) != 1 || keys[0] != ".status.message.metadata."+MetaRefusal {
 		t.Errorf("the rejected task's reach/ keys read back: %v; want its status message's refusal only", keys)
+	}
+}
+
+// cardAt GETs agent executor's card from h with Host host, and returns the
+// status, the card's first interface URL and the Cache-Control header.
+func cardAt(t *testing.T, h *harness, host string) (int, string, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, h.srv.URL+"/a2a/executor/.well-known/agent-card.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var c struct {
+		SupportedInterfaces []struct{ URL string }
+		Error               struct{ Code, Message, Suggestion string }
+	}
+	json.NewDecoder(resp.Body).Decode(&c)
+	u := ""
+	if len(c.SupportedInterfaces) > 0 {
+		u = c.SupportedInterfaces[0].URL
+	}
+	if resp.StatusCode != http.StatusOK && (c.Error.Code == "" || c.Error.Suggestion == "") {
+		t.Errorf("the refusal of Host %q is not a structured error: %+v", host, c.Error)
+	}
+	return resp.StatusCode, u, resp.Header.Get("Cache-Control")
+}
+
+// TestSec37A2ACardHost: the card's URL was built from any Host a request
+// named (a loopback name at any port passed the loopback check without
+// auth; any name with it), and the card carried no Cache-Control: behind
+// a shared cache, one client's Host made the card every other client got
+// point elsewhere. Now a configured public URL wins over Host; without it
+// the Host must name the address the request came in at (a loopback name
+// or that address, at its port) or be one of Options.Hosts, else the card
+// is refused (421); and a card built from Host is not to be stored.
+func TestSec37A2ACardHost(t *testing.T) {
+	h := newHarness(t, nil, "executor")
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(h.srv.URL, "http://"))
+	for _, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "LOCALHOST:" + port} {
+		code, u, cc := cardAt(t, h, host)
+		if code != http.StatusOK || !strings.EqualFold(u, "http://"+host+"/a2a/executor") || !strings.Contains(cc, "no-store") {
+			t.Errorf("the card at Host %q: %d %q Cache-Control %q; want 200, its URL at that host, no-store", host, code, u, cc)
+		}
+	}
+	for _, host := range []string{"localhost:1", "127.0.0.1:1", "attacker.example:" + port, "attacker.example", "169.254.169.254:" + port} {
+		if code, u, _ := cardAt(t, h, host); code != http.StatusMisdirectedRequest {
+			t.Errorf("the card at Host %q: %d %q; want 421", host, code, u)
+		}
+	}
+	a := newHarnessWith(t, func(o *Options) { o.Hosts = []string{"Reach.Example", "gw.example:8443"} }, nil, "executor")
+	for _, host := range []string{"reach.example", "gw.example:8443"} {
+		if code, u, cc := cardAt(t, a, host); code != http.StatusOK || u != "http://"+host+"/a2a/executor" || !strings.Contains(cc, "no-store") {
+			t.Errorf("the card at listed Host %q: %d %q %q", host, code, u, cc)
+		}
+	}
+	if code, _, _ := cardAt(t, a, "gw.example:9"); code != http.StatusMisdirectedRequest {
+		t.Errorf("the card at a listed name's other port: %d, want 421", code)
+	}
+	p := newHarnessWith(t, func(o *Options) { o.PublicURL = "https://reach.example/base/" }, nil, "executor")
+	for _, host := range []string{"localhost:1", "attacker.example", "127.0.0.1:" + port} {
+		if code, u, _ := cardAt(t, p, host); code != http.StatusOK || u != "https://reach.example/base/a2a/executor" {
+			t.Errorf("the card with a public URL, at Host %q: %d %q; want the public URL", host, code, u)
+		}
 	}
 }

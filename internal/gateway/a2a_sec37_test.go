@@ -1,0 +1,173 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentreach/reach/internal/config"
+)
+
+// sharedCache is a caching reverse proxy as a careless operator puts one
+// in front of reach: it passes each request's Host on, and keeps a GET's
+// 200 answer by its path alone for every later client, unless the answer
+// says Cache-Control no-store or private.
+type sharedCache struct {
+	target string
+	mu     sync.Mutex
+	kept   map[string][]byte
+}
+
+func (c *sharedCache) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		c.mu.Lock()
+		b, ok := c.kept[r.URL.Path]
+		c.mu.Unlock()
+		if ok {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(b)
+			return
+		}
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, c.target+r.URL.RequestURI(), r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	out.Header = r.Header.Clone()
+	out.Host = r.Host
+	resp, err := http.DefaultTransport.RoundTrip(out)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	cc := resp.Header.Get("Cache-Control")
+	if r.Method == http.MethodGet && resp.StatusCode == http.StatusOK && !strings.Contains(cc, "no-store") && !strings.Contains(cc, "private") {
+		c.mu.Lock()
+		c.kept[r.URL.Path] = b
+		c.mu.Unlock()
+	}
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	w.Write(b)
+}
+
+// TestSec37A2ACardNotPoisonedThroughSharedCache: a client asked reach's
+// card through a shared cache with a Host of its choosing (a loopback name
+// at another port passes reach's loopback check), the card named that
+// Host and said nothing of caching, and the cache gave that card to the
+// next client: the A2A JS SDK's client, made from it, sent its messages
+// where the first client chose. Now reach refuses a card at a Host that is
+// neither its own address nor a configured one (421: the cache keeps
+// nothing), and the card it builds from Host says no-store: the JS client
+// gets the card for the Host it used, and its message goes through.
+func TestSec37A2ACardNotPoisonedThroughSharedCache(t *testing.T) {
+	cache := a2aCache(t)
+	sc := &sharedCache{kept: map[string][]byte{}}
+	front := httptest.NewServer(sc)
+	defer front.Close()
+	frontHost := strings.TrimPrefix(front.URL, "http://")
+	up := executorUpstream(t, "says done", doneAgent{})
+	cfg, err := config.Parse([]byte("examples: true\nagents:\n  - {name: executor, url: "+up.URL+"}\na2a:\n  hosts: ['"+frontHost+"']\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(context.Background(), cfg, &Options{Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	sc.target = serveTest(t, g).URL
+
+	// The first client, at a Host of its choosing.
+	req, _ := http.NewRequest(http.MethodGet, front.URL+"/a2a/executor/.well-known/agent-card.json", nil)
+	req.Host = "localhost:1"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMisdirectedRequest || !bytes.Contains(body, []byte("a2a.public_url")) {
+		t.Errorf("the card at Host localhost:1: %d %s; want 421 saying what to configure", resp.StatusCode, body)
+	}
+
+	// The next client: the A2A JS SDK's, through the same cache.
+	script, err := filepath.Abs("testdata/a2a/cardclient.cjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", script)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(cache, "node_modules"), "BASE="+front.URL+"/a2a/executor/")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the JS client: %v\n%s", err, out)
+	}
+	var got struct{ URL, State, Text, Error string }
+	if err := json.Unmarshal(bytes.TrimSpace(out), &got); err != nil {
+		t.Fatalf("the JS client printed %q: %v", out, err)
+	}
+	if got.URL != front.URL+"/a2a/executor" || got.State != "TASK_STATE_COMPLETED" || got.Text != "done" {
+		t.Errorf("the JS client through the cache: %+v; want the card at %s and the task completed", got, front.URL)
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if b, ok := sc.kept["/a2a/executor/.well-known/agent-card.json"]; ok {
+		t.Errorf("the shared cache kept a card built from a Host: %s", b)
+	}
+}
+
+// TestSec37A2APublicURLConfigured: a2a.public_url is the URL the cards
+// name, whatever Host a card is asked at; a public URL or a host that is
+// not one is refused at load, naming the field.
+func TestSec37A2APublicURLConfigured(t *testing.T) {
+	for _, bad := range []string{"a2a: {public_url: 'ftp://reach.example'}", "a2a: {public_url: 'https://reach.example/?k=v'}", "a2a: {public_url: 'reach.example'}",
+		"a2a: {hosts: ['https://reach.example']}", "a2a: {hosts: ['']}"} {
+		_, err := config.Parse([]byte("agents:\n  - {name: executor, url: http://127.0.0.1:1}\n"+bad+"\n"), os.LookupEnv)
+		if err == nil || !strings.Contains(err.Error(), "a2a") {
+			t.Errorf("%s: %v; want refused", bad, err)
+		}
+	}
+	up := executorUpstream(t, "says done", doneAgent{})
+	cfg, err := config.Parse([]byte("examples: true\nagents:\n  - {name: executor, url: "+up.URL+"}\na2a: {public_url: 'https://reach.example/gw/'}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(context.Background(), cfg, &Options{Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	base := serveTest(t, g).URL
+	for _, host := range []string{"", "localhost:1"} {
+		req, _ := http.NewRequest(http.MethodGet, base+"/a2a/executor/.well-known/agent-card.json", nil)
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var card struct {
+			Interfaces []struct{ URL string } `json:"supportedInterfaces"`
+		}
+		json.NewDecoder(resp.Body).Decode(&card)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || len(card.Interfaces) == 0 || card.Interfaces[0].URL != "https://reach.example/gw/a2a/executor" {
+			t.Errorf("the card at Host %q: %d %+v; want the public URL", host, resp.StatusCode, card.Interfaces)
+		}
+	}
+}
