@@ -3,6 +3,7 @@ package a2a
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/agentreach/reach/internal/store"
 )
@@ -174,5 +176,125 @@ func TestSec37A2ACardHost(t *testing.T) {
 		if code, u, _ := cardAt(t, p, host); code != http.StatusOK || u != "https://reach.example/base/a2a/executor" {
 			t.Errorf("the card with a public URL, at Host %q: %d %q; want the public URL", host, code, u)
 		}
+	}
+}
+
+// TestSec37A2AOtherCallersTaskLooksAbsent (holds): bob's GetTask,
+// CancelTask and SubscribeToTask of alice's task (live here, and stored
+// only, on another gateway of the store) answer as for a task that does
+// not exist, word for word but the id: they tell nothing of its
+// existence.
+func TestSec37A2AOtherCallersTaskLooksAbsent(t *testing.T) {
+	st := store.NewMemory()
+	a := newHarnessWith(t, func(o *Options) { o.Tasks = st }, nil, "executor")
+	b := newHarnessWith(t, func(o *Options) { o.Tasks = st }, nil, "executor")
+	live := a.sendMsg("executor", "alice", a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("input")), false)
+	if live.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("alice's task: %s", live.Status.State)
+	}
+	eventually(t, "alice's task stored", func() bool {
+		rec, err := st.GetTask(t.Context(), "executor", string(live.ID))
+		return err == nil && rec.State == string(a2a.TaskStateInputRequired)
+	})
+	const absent = a2a.TaskID("no-such-task-0000")
+	answers := func(c *a2aclient.Client, id a2a.TaskID) []string {
+		var out []string
+		norm := func(err error) string {
+			if err == nil {
+				return "no error"
+			}
+			return strings.ReplaceAll(err.Error(), string(id), "ID")
+		}
+		_, err := c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: id})
+		out = append(out, "GetTask: "+norm(err))
+		_, err = c.CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: id})
+		out = append(out, "CancelTask: "+norm(err))
+		var serr error
+		for _, err := range c.SubscribeToTask(t.Context(), &a2a.SubscribeToTaskRequest{ID: id}) {
+			serr = err
+			break
+		}
+		out = append(out, "SubscribeToTask: "+norm(serr))
+		return out
+	}
+	for name, h := range map[string]*harness{"the gateway running it": a, "another gateway of the store": b} {
+		c := h.client("executor", "bob", false)
+		theirs, none := answers(c, live.ID), answers(c, absent)
+		for i := range theirs {
+			if theirs[i] != none[i] {
+				t.Errorf("%s: bob asking for alice's task: %q; for no task: %q", name, theirs[i], none[i])
+			}
+			if strings.HasSuffix(theirs[i], "no error") {
+				t.Errorf("%s: bob asking for alice's task was answered: %s", name, theirs[i])
+			}
+		}
+	}
+	if s := a.state("executor", "alice", live.ID); s != a2a.TaskStateInputRequired {
+		t.Errorf("alice's task after bob's tries: %s", s)
+	}
+}
+
+// TestSec37A2ADeepOrEndlessBodyRefused (holds): a caller's JSON-RPC body
+// nested past what a decoder takes (in a message's metadata, the params,
+// the id; 1.0 and 0.3) is answered with a parse error (-32700), and a
+// body sent in chunks with no length, past max_body_bytes, with an error
+// naming the bound (-32600), the rest of it not read: the agent gets none
+// of them, and the gateway goes on.
+func TestSec37A2ADeepOrEndlessBodyRefused(t *testing.T) {
+	h := newHarness(t, nil, "executor")
+	deep := strings.Repeat("[", 200000) + strings.Repeat("]", 200000)
+	post := func(version string, body io.Reader) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", h.srv.URL+"/a2a/executor", body)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Who", "alice")
+		req.Header.Set("A2A-Version", version)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	code := func(out map[string]any) float64 {
+		e, _ := out["error"].(map[string]any)
+		n, _ := e["code"].(float64)
+		return n
+	}
+	for _, c := range []struct{ version, body string }{
+		{"1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}],"metadata":{"a":` + deep + `}}}}`},
+		{"0.3", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"x"}],"metadata":{"a":` + deep + `}}}}`},
+		{"1.0", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":` + deep + `}`},
+		{"1.0", `{"jsonrpc":"2.0","id":` + deep + `,"method":"GetTask","params":{}}`},
+	} {
+		if _, out := post(c.version, strings.NewReader(c.body)); code(out) != -32700 {
+			t.Errorf("a body nested 200,000 deep (%s, %.40s...): %v; want a parse error", c.version, c.body, out)
+		}
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"`))
+		chunk := []byte(strings.Repeat("x", 1<<20))
+		for range 64 {
+			if _, err := pw.Write(chunk); err != nil {
+				return
+			}
+		}
+		pw.Write([]byte(`"}]}}}`))
+		pw.Close()
+	}()
+	_, out := post("1.0", pr)
+	pr.Close()
+	e, _ := out["error"].(map[string]any)
+	if msg, _ := e["message"].(string); code(out) != -32600 || !strings.Contains(msg, "larger than") {
+		t.Errorf("a 64 MiB body in chunks: %v; want -32600 naming the bound", out)
+	}
+	if n := len(h.agents["executor"].seen()); n != 0 {
+		t.Errorf("the agent got %d of these messages", n)
+	}
+	if tk := h.send("executor", "alice", "echo still here", nil); tk.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("a message after them: %s", tk.Status.State)
 	}
 }
