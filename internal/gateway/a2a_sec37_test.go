@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +16,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/config"
 )
 
@@ -169,5 +174,107 @@ func TestSec37A2APublicURLConfigured(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || len(card.Interfaces) == 0 || card.Interfaces[0].URL != "https://reach.example/gw/a2a/executor" {
 			t.Errorf("the card at Host %q: %d %+v; want the public URL", host, resp.StatusCode, card.Interfaces)
 		}
+	}
+}
+
+// metaAgent completes each task, keeping the metadata of each message it
+// got.
+type metaAgent struct {
+	mu   sync.Mutex
+	meta []map[string]any
+}
+
+func (a *metaAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	a.mu.Lock()
+	a.meta = append(a.meta, ec.Message.Metadata)
+	a.mu.Unlock()
+	return doneAgent{}.Execute(ctx, ec)
+}
+
+func (a *metaAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return doneAgent{}.Cancel(ctx, ec)
+}
+
+// TestSec37A2AOtherTenantsRequestAndParentTellNothing (holds): alice of
+// tenant globex sending an A2A message that names, in its metadata, the
+// reach/parent an agent was given for alice@acme's hand-off (as a hostile
+// agent or a leak passes it on) is answered as for a frame no request has,
+// word for word but the id; naming acme's reach/request (alone or with
+// the parent) is refused without a word of the request or its owner beyond
+// the id she sent (as
+// TestOtherTenantsRequestIDAnswersAsUnknown has it for the other routes);
+// the agent gets nothing of hers.
+func TestSec37A2AOtherTenantsRequestAndParentTellNothing(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "policy.cedar")
+	if err := os.WriteFile(pol, []byte(`permit (principal, action, resource);`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ks, err := auth.OpenKeys(auth.KeysPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]string{}
+	for name, spec := range map[string]auth.KeySpec{"alice@acme": {Principal: "alice", Tenant: "acme"}, "alice@globex": {Principal: "alice", Tenant: "globex"}} {
+		if keys[name], _, err = ks.Create(spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ag := &metaAgent{}
+	up := executorUpstream(t, "keeps metadata", ag)
+	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\npolicy: {path: "+pol+"}\nagents:\n  - {name: executor, url: "+up.URL+"}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveTest(t, newTestGateway(t, cfg)).URL
+	send := func(who string, meta map[string]any) (state, answer string) {
+		t.Helper()
+		msg := map[string]any{"messageId": "m-1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "work"}}}
+		if meta != nil {
+			msg["metadata"] = meta
+		}
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": map[string]any{"message": msg}})
+		_, out := do(t, "POST", base+"/a2a/executor", string(b), map[string]string{"Authorization": "Bearer " + keys[who], "Content-Type": "application/json", "A2A-Version": "1.0"})
+		res, _ := out["result"].(map[string]any)
+		task, _ := res["task"].(map[string]any)
+		if task != nil {
+			st, _ := task["status"].(map[string]any)
+			// The caller's own message, as it sent it, is the history:
+			// the answer is reach's status.
+			raw, _ := json.Marshal(st["message"].(map[string]any)["parts"])
+			return fmt.Sprint(st["state"]), string(raw)
+		}
+		e, _ := out["error"].(map[string]any)
+		delete(e, "data") // a timestamp
+		raw, _ := json.Marshal(e)
+		return "error", string(raw)
+	}
+	if st, _ := send("alice@acme", nil); st != "TASK_STATE_COMPLETED" {
+		t.Fatalf("alice@acme's message: %s", st)
+	}
+	ag.mu.Lock()
+	given := ag.meta[0]
+	ag.mu.Unlock()
+	req, _ := given["reach/request"].(string)
+	parent, _ := given["reach/parent"].(string)
+	if req == "" || parent == "" {
+		t.Fatalf("the agent was given %v", given)
+	}
+	absent := strings.Repeat("7", 16)
+	st, got := send("alice@globex", map[string]any{"reach/parent": parent})
+	wantSt, want := send("alice@globex", map[string]any{"reach/parent": absent})
+	if st != wantSt || strings.ReplaceAll(got, parent, "ID") != strings.ReplaceAll(want, absent, "ID") || st == "TASK_STATE_COMPLETED" {
+		t.Errorf("alice@globex naming acme's frame: %s %s; a frame no request has: %s %s", st, got, wantSt, want)
+	}
+	for name, meta := range map[string]map[string]any{"reach/request": {"reach/request": req}, "both": {"reach/request": req, "reach/parent": parent}} {
+		st, got := send("alice@globex", meta)
+		if st == "TASK_STATE_COMPLETED" || strings.Contains(got, "another principal") || strings.Contains(got, "not_your_request") || strings.Contains(got, "acme") {
+			t.Errorf("alice@globex naming acme's %s: %s %s; want refused, saying nothing of it", name, st, got)
+		}
+	}
+	ag.mu.Lock()
+	defer ag.mu.Unlock()
+	if len(ag.meta) != 1 {
+		t.Errorf("the agent got %d messages; want alice@acme's alone", len(ag.meta))
 	}
 }
