@@ -15,8 +15,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/config"
@@ -201,9 +203,8 @@ func (a *metaAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 // agent or a leak passes it on) is answered as for a frame no request has,
 // word for word but the id; naming acme's reach/request (alone or with
 // the parent) is refused without a word of the request or its owner beyond
-// the id she sent (as
-// TestOtherTenantsRequestIDAnswersAsUnknown has it for the other routes);
-// the agent gets nothing of hers.
+// the id she sent (as TestOtherTenantsRequestIDAnswersAsUnknown has it for
+// the other routes); the agent gets nothing of hers.
 func TestSec37A2AOtherTenantsRequestAndParentTellNothing(t *testing.T) {
 	dir := t.TempDir()
 	pol := filepath.Join(dir, "policy.cedar")
@@ -276,5 +277,77 @@ func TestSec37A2AOtherTenantsRequestAndParentTellNothing(t *testing.T) {
 	defer ag.mu.Unlock()
 	if len(ag.meta) != 1 {
 		t.Errorf("the agent got %d messages; want alice@acme's alone", len(ag.meta))
+	}
+}
+
+// frameAgent is an A2A agent written by hand: its stream for any message
+// is the task working, a status update whose metadata is second (as the
+// agent wrote it, valid or not), then the task completed.
+func frameAgent(t *testing.T, second string) string {
+	mux := http.NewServeMux()
+	up := httptest.NewServer(mux)
+	t.Cleanup(up.Close)
+	card := &a2a.AgentCard{Name: "executor", Description: "raw", Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(up.URL+"/", a2a.TransportProtocolJSONRPC)},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
+		Skills: []a2a.AgentSkill{{ID: "run", Name: "run", Description: "run", Tags: []string{"run"}}}}
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	mux.HandleFunc("POST /", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			ID     any
+			Method string
+		}
+		json.NewDecoder(r.Body).Decode(&in)
+		id, _ := json.Marshal(in.ID)
+		if in.Method != "SendStreamingMessage" {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":"task not found"}}`, id)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"task\":{\"id\":\"t1\",\"contextId\":\"c1\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}}}\n\n", id)
+		w.(http.Flusher).Flush()
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"statusUpdate\":{\"taskId\":\"t1\",\"contextId\":\"c1\",\"status\":{\"state\":\"TASK_STATE_WORKING\"},\"metadata\":%s}}}\n\n", id, second)
+		w.(http.Flusher).Flush()
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"statusUpdate\":{\"taskId\":\"t1\",\"contextId\":\"c1\",\"status\":{\"state\":\"TASK_STATE_COMPLETED\",\"message\":{\"messageId\":\"x\",\"role\":\"ROLE_AGENT\",\"parts\":[{\"text\":\"done\"}]}}}}}\n\n", id)
+	})
+	return up.URL
+}
+
+// TestSec37A2AAgentDeepOrLongFrameFailsTheTask (holds): an agent whose
+// stream sends an event nested past what a decoder takes, or one line of
+// 30 MiB, has its task failed at reach at once, saying reach lost it and
+// why (the agent's stream is not read on: what reach holds of it stays
+// bounded), instead of the caller waiting on it.
+func TestSec37A2AAgentDeepOrLongFrameFailsTheTask(t *testing.T) {
+	for name, second := range map[string]string{"deep": `{"deep":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, "long": `{"long":"` + strings.Repeat("y", 30<<20) + `"}`} {
+		t.Run(name, func(t *testing.T) {
+			url := frameAgent(t, second)
+			cfg, err := config.Parse([]byte("examples: true\nagents:\n  - {name: executor, url: "+url+"}\n"), os.LookupEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := New(context.Background(), cfg, &Options{Ephemeral: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			base := serveTest(t, g).URL
+			c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(base+"/a2a/executor", a2a.TransportProtocolJSONRPC)},
+				a2aclient.WithJSONRPCTransport(http.DefaultClient))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("x"))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tk, ok := res.(*a2a.Task)
+			if !ok || tk.Status.State != a2a.TaskStateFailed || tk.Status.Message == nil || !strings.Contains(tk.Status.Message.Parts[0].Text(), "reach lost agent executor's task") {
+				t.Fatalf("the task: %+v; want it failed, saying reach lost it", res)
+			}
+		})
 	}
 }
