@@ -99,6 +99,19 @@ func TestSec37A2ACardNotPoisonedThroughSharedCache(t *testing.T) {
 	defer g.Close()
 	sc.target = serveTest(t, g).URL
 
+	// At reach itself: its own address, and another port of loopback.
+	for host, want := range map[string]int{strings.TrimPrefix(sc.target, "http://"): http.StatusOK, "localhost:1": http.StatusMisdirectedRequest} {
+		req, _ := http.NewRequest(http.MethodGet, sc.target+"/a2a/executor/.well-known/agent-card.json", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want || (want == http.StatusOK && resp.Header.Get("Cache-Control") != "no-store") {
+			t.Errorf("the card at reach with Host %s: %d %q; want %d (no-store)", host, resp.StatusCode, resp.Header.Get("Cache-Control"), want)
+		}
+	}
 	// The first client, at a Host of its choosing.
 	req, _ := http.NewRequest(http.MethodGet, front.URL+"/a2a/executor/.well-known/agent-card.json", nil)
 	req.Host = "localhost:1"
