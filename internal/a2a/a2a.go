@@ -196,8 +196,17 @@ type Options struct {
 	// errors they answer with; if nil, nothing is masked.
 	Redactor Redactor
 	// PublicURL is the base URL callers reach the gateway at, for the
-	// cards; if empty, the scheme and Host of each card request.
+	// cards; if empty, the scheme and Host of each card request, when that
+	// Host names the address the request came in at (a loopback name or
+	// that address, at its port) or is one of Hosts; a card asked at
+	// another Host is refused (421), so that no Host a client picks ends up
+	// in the card a shared cache gives others. A card built from Host says
+	// Cache-Control: no-store.
 	PublicURL string
+	// Hosts are the Host values (host, or host:port when the port is not
+	// the scheme's default; case does not matter) a card may be built
+	// from besides the request's own address: the names a proxy passes on.
+	Hosts []string
 	// HTTPClient talks to the agents; if nil, one without a timeout (a
 	// task's stream may last long; each call has its own deadline). Reach
 	// reads at most 64 MiB of any one answer or stream, and twice
@@ -356,6 +365,14 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 		}
 		op.PublicURL = strings.TrimSuffix(op.PublicURL, "/")
 	}
+	hosts := make([]string, 0, len(op.Hosts))
+	for _, h := range op.Hosts {
+		if h == "" || strings.ContainsAny(h, "/?#@ ") {
+			return nil, fmt.Errorf("a2a: host %q: want a Host as callers send it, host or host:port", h)
+		}
+		hosts = append(hosts, strings.ToLower(h))
+	}
+	op.Hosts = hosts
 	g.log = cmp.Or(op.Logger, slog.New(slog.DiscardHandler))
 	for i, a := range op.Agents {
 		if err := CheckAgent(&a); err != nil {

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -337,7 +339,19 @@ func (a *agent) serveCard(w http.ResponseWriter, r *http.Request) {
 			"message": err.Error() + ".", "suggestion": "Start the agent, or check agents[].url; reach asks again on the next request."}})
 		return
 	}
-	out := rewriteCard(card, a.public(r))
+	public, fromHost := a.public(r)
+	if public == "" {
+		writeJSON(w, http.StatusMisdirectedRequest, map[string]any{"error": map[string]string{"code": "host_not_allowed",
+			"message":    fmt.Sprintf("The card's URL is built from the request's Host, and %q is neither the address this request came in at nor a name the gateway is configured to be reached at.", r.Host),
+			"suggestion": "Ask at the gateway's own address (127.0.0.1 or localhost and its port); behind a proxy, have the operator set a2a.public_url (or list the name in a2a.hosts)."}})
+		return
+	}
+	if fromHost {
+		// The card names the Host it was asked at: a shared cache must not
+		// give it to a client that asked at another.
+		w.Header().Set("Cache-Control", "no-store")
+	}
+	out := rewriteCard(card, public)
 	b, err := a2av0.NewStaticAgentCardProducer(out).(a2asrv.AgentCardJSONProducer).CardJSON(r.Context())
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]string{"code": "bad_card", "message": err.Error()}})
@@ -353,17 +367,56 @@ func (a *agent) serveCard(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
-// public is the URL a caller reaches the agent at through the gateway.
-func (a *agent) public(r *http.Request) string {
+// public is the URL a caller reaches the agent at through the gateway:
+// at Options.PublicURL, else at the request's Host if hostAllowed (fromHost
+// then), else "".
+func (a *agent) public(r *http.Request) (u string, fromHost bool) {
 	base := a.g.opts.PublicURL
 	if base == "" {
+		if !a.g.hostAllowed(r) {
+			return "", false
+		}
 		scheme := "http"
 		if forwarded.HTTPS(r) {
 			scheme = "https"
 		}
-		base = scheme + "://" + r.Host
+		base, fromHost = scheme+"://"+r.Host, true
 	}
-	return base + "/a2a/" + a.cfg.Name
+	return base + "/a2a/" + a.cfg.Name, fromHost
+}
+
+// hostAllowed reports whether a card may name r's Host: one of
+// Options.Hosts, or the address r came in at (its IP, or a loopback name
+// when that is a loopback address), at its port. A Host a client picks
+// freely (another port, another name) is not: behind a shared cache its
+// card would be the one the next client gets.
+func (g *Gateway) hostAllowed(r *http.Request) bool {
+	host := strings.ToLower(r.Host)
+	if slices.Contains(g.opts.Hosts, host) {
+		return true
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	lhost, lport, err := net.SplitHostPort(local.String())
+	if err != nil {
+		return false
+	}
+	h, port, err := net.SplitHostPort(host)
+	if err != nil || port != lport {
+		return false
+	}
+	at, err := netip.ParseAddr(lhost)
+	if err != nil {
+		return false
+	}
+	at = at.Unmap()
+	if h == "localhost" {
+		return at.IsLoopback()
+	}
+	ip, err := netip.ParseAddr(strings.Trim(h, "[]"))
+	return err == nil && ip.Zone() == "" && (ip.Unmap() == at || (ip.IsLoopback() && at.IsLoopback()))
 }
 
 // rewriteCard is the agent's card as the gateway serves it: JSON-RPC 1.0

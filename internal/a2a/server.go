@@ -634,13 +634,13 @@ func (e *endpoint) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a
 			if here[a2a.TaskID(rec.ID)] {
 				continue
 			}
-			var v a2a.Task
-			if err := json.Unmarshal(rec.Data, &v); err != nil {
+			v, err := storedView(rec)
+			if err != nil {
 				e.g.badTask(rec, err)
 				continue
 			}
-			e.g.cutOff(ctx, rec, &v)
-			views = append(views, &v)
+			e.g.cutOff(ctx, rec, v)
+			views = append(views, v)
 		}
 	}
 	for _, v := range views {

@@ -1849,13 +1849,34 @@ func (g *Gateway) storedTask(ctx context.Context, agent string, id a2a.TaskID, o
 	if err != nil || rec.Principal != owner.Principal || rec.Tenant != owner.Tenant {
 		return nil, nil
 	}
-	var v a2a.Task
-	if err := json.Unmarshal(rec.Data, &v); err != nil {
+	v, err := storedView(rec)
+	if err != nil {
 		g.badTask(rec, err)
 		return nil, nil
 	}
-	g.cutOff(ctx, rec, &v)
-	return rec, &v
+	g.cutOff(ctx, rec, v)
+	return rec, v
+}
+
+// storedView decodes a stored task without the reach/ keys an agent wrote
+// in it: a row stored before reach dropped them on the way in (unforged)
+// still holds them, and a caller would take them for reach's. Reach's own
+// refusal, on the status message of a task it rejected, is kept (an
+// agent's forged one there, in a row that old, cannot be told from it).
+func storedView(rec *store.TaskRecord) (*a2a.Task, error) {
+	var v a2a.Task
+	if err := json.Unmarshal(rec.Data, &v); err != nil {
+		return nil, err
+	}
+	var refusal any
+	if m := v.Status.Message; m != nil && v.Status.State == a2a.TaskStateRejected {
+		refusal = m.Metadata[MetaRefusal]
+	}
+	unforged(&v)
+	if refusal != nil {
+		v.Status.Message.SetMeta(MetaRefusal, refusal)
+	}
+	return &v, nil
 }
 
 // badTask logs a stored task that could not be read: it is answered as

@@ -269,6 +269,16 @@ type A2AConfig struct {
 	// max_task_bytes): past it a stream is not read on until they are
 	// (the agent's connection waits). If zero, 64 MiB.
 	MaxReadBytes int64 `yaml:"max_read_bytes"`
+	// PublicURL is the base URL callers reach the gateway at
+	// (http(s)://host[:port][/path]): the agents' cards name it. If empty,
+	// a card names the Host it was asked at, when that is the gateway's own
+	// address (a loopback name or the address the request came in at, at
+	// its port) or one of Hosts; a card asked at any other Host is refused.
+	PublicURL string `yaml:"public_url"`
+	// Hosts are the other Host values a card may name (host, or host:port
+	// when the port is not the scheme's default): the names a proxy that
+	// passes the Host on is reached at.
+	Hosts []string `yaml:"hosts"`
 }
 
 // Bounds of A2AConfig.
@@ -288,6 +298,15 @@ func (c *Config) A2ALimits() (task, total int64) {
 		task, total = cmp.Or(a.MaxTaskBytes, task), cmp.Or(a.MaxTotalBytes, total)
 	}
 	return task, total
+}
+
+// A2APublic is the base URL the agents' cards name (empty: the Host of
+// each card request) and the other Hosts a card may name.
+func (c *Config) A2APublic() (public string, hosts []string) {
+	if a := c.A2A; a != nil {
+		return a.PublicURL, a.Hosts
+	}
+	return "", nil
 }
 
 // A2AReadBytes is the bound of the events all the A2A streams read and not
@@ -2349,6 +2368,17 @@ func (c *Config) check() error {
 		}
 		if a.MaxReadBytes < 0 {
 			return c.Errorf([]any{"a2a", "max_read_bytes"}, "a2a max_read_bytes %d: use a number of bytes, or leave it out for 64 MiB", a.MaxReadBytes)
+		}
+		if a.PublicURL != "" {
+			u, err := url.Parse(a.PublicURL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+				return c.Errorf([]any{"a2a", "public_url"}, "a2a public_url %q: want the base URL callers reach the gateway at, http(s)://host[:port][/path], e.g. https://reach.example.com", a.PublicURL)
+			}
+		}
+		for i, h := range a.Hosts {
+			if h == "" || strings.ContainsAny(h, "/?#@ ") {
+				return c.Errorf([]any{"a2a", "hosts", i}, "a2a hosts[%d] %q: want a Host as callers send it, host or host:port (e.g. reach.example.com, or reach.example.com:8443)", i, h)
+			}
 		}
 	}
 	if m := c.Model; m != nil {

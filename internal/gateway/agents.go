@@ -34,6 +34,7 @@ func (g *Gateway) newAgents() (*a2a.Gateway, error) {
 		MaxBodyBytes: g.cfg.BodyLimit(), MaxLiveTasks: g.cfg.SessionsCap(), InputWait: g.cfg.IdleAfter(), Offline: g.opts.Offline, Logger: g.log.With("component", "a2a")}
 	o.MaxTaskBytes, o.MaxTotalBytes = g.cfg.A2ALimits()
 	o.MaxReadBytes = g.cfg.A2AReadBytes()
+	o.PublicURL, o.Hosts = g.cfg.A2APublic()
 	if g.audit != nil {
 		o.Audit = a2aAudit{g.audit, g.redactor, g.log}
 	}

@@ -108,7 +108,9 @@ func TestAgentCardBehindTLSProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := executorUpstream(t, "echoes", echoAgent{})
-	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\nagents:\n  - {name: executor, url: "+up.URL+"}\n"), os.LookupEnv)
+	// The proxy passes its Host on: the operator lists it (a card at a
+	// Host reach does not know is refused, TestSec37A2ACardHost).
+	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\nagents:\n  - {name: executor, url: "+up.URL+"}\na2a: {hosts: [gw.example.com]}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,6 +125,9 @@ func otherAPI(method string, segs []string) string {
 // (which SDKs do not retry) in the error shape OpenAI's SDKs and the others
 // read, the message saying what to do.
 func writeModelAPIError(w http.ResponseWriter, msg, hint string) {
+	// The answer may name the base URL the request's Host makes: a shared
+	// cache must not give it to a client that asked at another Host.
+	w.Header().Set("Cache-Control", "no-store")
 	httpjson.Write(w, http.StatusNotFound, map[string]any{"error": map[string]any{
 		"code": "not_found", "type": "invalid_request_error", "message": msg, "suggestion": hint}})
 }
