@@ -190,7 +190,7 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	}
 	dctx, unhook := detach(pctx)
 	cfg := &e.a.cfg
-	_, sub, err := e.g.opts.Runtime.Delegate(dctx, &reach.Delegation{Agent: cfg.Name, Task: text, Budget: cfg.Budget,
+	_, sub, err := e.g.opts.Runtime.Delegate(dctx, &reach.Delegation{Agent: cfg.Name, Endpoint: cfg.URL, Task: text, Budget: cfg.Budget,
 		Reentrancy: cfg.Reentrancy, Key: cfg.Key, OnViolation: cfg.OnViolation, Metadata: metadataJSON(m.Metadata)})
 	if err != nil {
 		unhook()
