@@ -460,10 +460,10 @@ func (a auditView) treeRequests(ctx context.Context, root string) ([]string, err
 // With &tree=1 (and request), the request's and its sub-requests' events
 // in seq order, a page of N after the cursor &after=SEQ (0: from the
 // first), with "next" (the cursor of the following page) when there are
-// more. A request's page (without tree) that read maxTreeScan events
-// before it filled ends short with "before", the cursor of the page of its
-// older events (&before=SEQ); a full one whose request has older events
-// has it too. A principal who is not an operator sees only
+// more. A page without tree (a request's, or the log's) that read
+// maxTreeScan events before it filled ends short with "before", the cursor
+// of the page of its older events (&before=SEQ); a full one with older
+// events has it too. A principal who is not an operator sees only
 // its own events, in its tenant.
 func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 	if a.store == nil {
@@ -509,8 +509,8 @@ func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	if s := r.URL.Query().Get("before"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 1 || q.Tree || q.Request == "" && (q.Tenant == "" || q.Owner != nil) {
-			httpjson.WriteError(w, http.StatusBadRequest, "bad_before", "before is the cursor of a request's pages, or of a tenant operator's: a seq (a whole number), without tree=1.",
+		if err != nil || n < 1 || q.Tree {
+			httpjson.WriteError(w, http.StatusBadRequest, "bad_before", "before is the cursor of the log's and of a request's pages: a seq (a whole number), without tree=1.",
 				`Send the "before" of the last page as &before=, with the same query.`)
 			return
 		}
@@ -549,8 +549,8 @@ func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case next > 0 && q.Tree:
 		body["next"] = next
-	case next > 0 && (q.Request != "" || q.Tenant != "" && q.Owner == nil): // the pages the API takes the cursor of (bad_before)
-		body["before"] = next // a request's or a tenant's page that is full or read its bound of events: the older ones are the next page's
+	case next > 0:
+		body["before"] = next // a page that is full or read its bound of events: the older ones are the next page's
 	}
 	httpjson.Write(w, http.StatusOK, body)
 }

@@ -1,0 +1,55 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// An upstream tool that lists an output schema but answers a success in
+// text alone, which reach neither cut nor noted, is passed on as it came:
+// not turned into an error (only a result reach cut to text, with its
+// note, is: TestFrameworksShapedOutputSchema), so the model does not take
+// a write that succeeded for one that failed.
+func TestSchemaToolsPlainSuccessPassedOn(t *testing.T) {
+	p := newUpstreamProbe()
+	p.server.AddTool(&mcp.Tool{Name: "plain", Description: "Says it is done, in words.",
+		InputSchema:  json.RawMessage(`{"type":"object"}`),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"done":{"type":"boolean"}}}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done: the row is written"}}}, nil
+		})
+	up := serveUpstream(t, p)
+	cfg, err := config.Parse([]byte(strings.ReplaceAll(probeConfig, "UPSTREAM_URL", up.URL)), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveTest(t, newTestGateway(t, cfg))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "plain-client", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__plain", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := ""
+	if len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			text = tc.Text
+		}
+	}
+	if res.IsError || !strings.Contains(text, "done: the row is written") {
+		t.Errorf("up__plain = isError %v, %q; want the upstream's success as it came", res.IsError, text)
+	}
+}
