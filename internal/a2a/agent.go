@@ -343,7 +343,7 @@ func (a *agent) serveCard(w http.ResponseWriter, r *http.Request) {
 	if public == "" {
 		writeJSON(w, http.StatusMisdirectedRequest, map[string]any{"error": map[string]string{"code": "host_not_allowed",
 			"message":    fmt.Sprintf("The card's URL is built from the request's Host, and %q is neither the address this request came in at nor a name the gateway is configured to be reached at.", r.Host),
-			"suggestion": "Ask at the gateway's own address (127.0.0.1 or localhost and its port); behind a proxy, have the operator set a2a.public_url (or list the name in a2a.hosts)."}})
+			"suggestion": "Have the operator set a2a.public_url to the address clients reach the gateway at (or list the name in a2a.hosts): behind a proxy, a port mapping or in a container, the gateway cannot tell it. Without them, ask at the gateway's own address (127.0.0.1 or localhost and the port it listens on)."}})
 		return
 	}
 	if fromHost {
@@ -392,7 +392,7 @@ func (a *agent) public(r *http.Request) (u string, fromHost bool) {
 // card would be the one the next client gets.
 func (g *Gateway) hostAllowed(r *http.Request) bool {
 	host := strings.ToLower(r.Host)
-	if slices.Contains(g.opts.Hosts, host) {
+	if slices.ContainsFunc(g.opts.Hosts, func(h string) bool { return withoutDefaultPort(h) == withoutDefaultPort(host) }) {
 		return true
 	}
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
@@ -404,7 +404,13 @@ func (g *Gateway) hostAllowed(r *http.Request) bool {
 		return false
 	}
 	h, port, err := net.SplitHostPort(host)
-	if err != nil || port != lport {
+	if err != nil { // no port: the scheme's
+		h, port = host, "80"
+		if r.TLS != nil {
+			port = "443"
+		}
+	}
+	if port != lport {
 		return false
 	}
 	at, err := netip.ParseAddr(lhost)
@@ -417,6 +423,19 @@ func (g *Gateway) hostAllowed(r *http.Request) bool {
 	}
 	ip, err := netip.ParseAddr(strings.Trim(h, "[]"))
 	return err == nil && ip.Zone() == "" && (ip.Unmap() == at || (ip.IsLoopback() && at.IsLoopback()))
+}
+
+// withoutDefaultPort is host (lower case) without a port of 80 or 443, so
+// that a name listed with its scheme's port and one asked without it (or
+// the other way round) are one.
+func withoutDefaultPort(host string) string {
+	if h, p, err := net.SplitHostPort(host); err == nil && (p == "80" || p == "443") {
+		if strings.Contains(h, ":") {
+			return "[" + h + "]"
+		}
+		return h
+	}
+	return host
 }
 
 // rewriteCard is the agent's card as the gateway serves it: JSON-RPC 1.0
