@@ -303,6 +303,18 @@ func (u *UI) signIn(w http.ResponseWriter, r *http.Request) *http.Request {
 		http.Redirect(w, r, "/ui/login?next="+urlQueryEscape(next), http.StatusSeeOther)
 		return nil
 	}
+	if r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/html") {
+		// A form of a page loaded before the gateway restarted (its
+		// sessions are in memory) or before the session ended: a page
+		// saying nothing was done, its link through the sign-in back to
+		// the page, not the JSON error.
+		u.renderStatus(w, r, http.StatusUnauthorized, "stale", struct {
+			page
+			Back   string
+			SignIn bool
+		}{u.page(r, "Form not sent", "", ""), "/ui/login?next=" + urlQueryEscape(formBack(r.URL.Path)), true})
+		return nil
+	}
 	writeError(w, http.StatusUnauthorized, "unauthenticated", "You are not signed in, or your session has ended.",
 		"Sign in at /ui/login, then send the form again.")
 	return nil

@@ -301,8 +301,9 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				// so, and a link to the page again, not the JSON error.
 				u.renderStatus(w, r, http.StatusForbidden, "stale", struct {
 					page
-					Back string
-				}{u.page(r, "Form not sent", "", ""), formBack(r.URL.Path)})
+					Back   string
+					SignIn bool
+				}{u.page(r, "Form not sent", "", ""), formBack(r.URL.Path), false})
 				return
 			}
 			writeError(w, http.StatusForbidden, "bad_form_token", "The form's token is missing or stale.",
