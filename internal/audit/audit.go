@@ -851,7 +851,11 @@ func (l *Log) chain() (int64, []byte, []store.AuditCheckpoint) {
 	var cps []store.AuditCheckpoint
 	for _, r := range l.recs {
 		if r.Held {
-			continue // its key's event is in the log already (store.AuditOnces)
+			// Its key's event is in the log already (store.AuditOnces):
+			// not chained, and nothing kept of a try before it was held
+			// (a retry after a conflict).
+			r.Seq, r.PrevHash, r.Hash = 0, nil, nil
+			continue
 		}
 		seq++
 		start := len(hashes)

@@ -47,6 +47,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -514,6 +515,14 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 		deadline = t.C
 	}
 	reqs := q.requires(ctx, c) // who must approve, asked outside the lock
+	// A queue of its own reads an approval again once, when its write
+	// conflicts: a write of its own that timed out and was applied later
+	// (reread). A shared one reads it again each time another instance
+	// changed it.
+	rereads := 0
+	again := func(err error) bool {
+		return errors.Is(err, store.ErrConflict) && (q.o.Shared || rereads == 0)
+	}
 	for {
 		var events []Event
 		q.sync(ctx, k)
@@ -558,11 +567,12 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 			rec.Requires, rec.Status = UserAndReviewer, Pending
 			if err := q.persist(rec); err != nil {
 				rec.Approval = prev
-				if q.o.Shared && errors.Is(err, store.ErrConflict) {
+				if again(err) {
 					id := rec.ID
 					q.mu.Unlock()
 					q.emit(ctx, events)
-					q.syncID(ctx, id)
+					rereads++
+					q.reread(id)
 					continue
 				}
 				q.mu.Unlock()
@@ -580,15 +590,17 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 			rec.Status, rec.RanIn = Used, frameOf(c)
 			q.unforce(rec)
 			if err := q.persist(rec); err != nil {
-				if q.o.Shared && errors.Is(err, store.ErrConflict) {
-					// Another instance changed it (used it, say): read it
-					// again, and answer as it stands.
+				if again(err) {
+					// Another instance changed it (used it, say), or a
+					// write of this one applied late: read it again, and
+					// answer as it stands.
 					rec.Status, rec.RanIn = Approved, ""
 					q.enforce(rec)
 					id := rec.ID // read under the lock: a merge from the store may change rec once it is let go
 					q.mu.Unlock()
 					q.emit(ctx, events)
-					q.syncID(ctx, id)
+					rereads++
+					q.reread(id)
 					continue
 				}
 				// It runs under the approval's idempotency key: a retry
@@ -613,6 +625,16 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 			rec.addFrame(f, root)
 			if err := q.write(rec, rec.unaudited, rec.instance); err != nil { // the change's mark kept
 				rec.Frames, rec.FrameRoots = prevFrames, prevRoots
+				if !q.o.Shared && again(err) {
+					// A write of its own applied late (a decision, say):
+					// read it again, and answer as it stands.
+					id := rec.ID
+					q.mu.Unlock()
+					q.emit(ctx, events)
+					rereads++
+					q.reread(id)
+					continue
+				}
 				q.o.Logger.Warn("approval's waiting frame not recorded", "approval", rec.ID, "err", err)
 			}
 		} else if rec.Status == Pending {
@@ -1361,6 +1383,18 @@ func (q *Queue) decide(id string, by Actor, reason string, approve bool) (Approv
 		if q.o.Shared && errors.Is(err, store.ErrConflict) && try < 5 {
 			continue // another instance wrote it meanwhile: decide on what it wrote
 		}
+		if !q.o.Shared && try < 2 && (errors.Is(err, store.ErrConflict) || errors.Is(err, context.DeadlineExceeded)) {
+			// A queue of its own: a conflict is a write of its own that
+			// timed out and was applied later, the store a version
+			// ahead: decide again, once, on what the store has. A
+			// timeout reads it too (applied by now, it is taken as it
+			// is) and is answered as it came: the write may be applied
+			// later still, which the next decision finds.
+			q.reread(id)
+			if errors.Is(err, store.ErrConflict) {
+				continue
+			}
+		}
 		return a, err
 	}
 }
@@ -1501,10 +1535,13 @@ func (q *Queue) persist(rec *record) error {
 // approval as it was (a new one is forgotten and its call refused
 // approval_store; a decision is answered with the error; a waiting
 // frame is not kept; a mark not cleared is audited again, found in the
-// audit log, at the restart). The store may still apply it late (the
+// audit log, at the restart). One the store applied all the same before
+// it answered (or answered a conflict once applied) is read back and
+// taken as written (landed). The store may still apply it later (the
 // write was queued): the row is then a version ahead of the queue, whose
-// next write of it conflicts (a shared queue reads it again), and a
-// restart reads it back with its mark and audits it.
+// next write of it conflicts, and the queue reads it again (reread): a
+// decision and the agent's call then go on from what the store has, and
+// the late write's action is audited then, or at a restart.
 func (q *Queue) write(rec *record, unaudited bool, instance string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
 	defer cancel()
@@ -1521,10 +1558,87 @@ func (q *Queue) writeCtx(ctx context.Context, rec *record, unaudited bool, insta
 		return err
 	}
 	if err := q.o.Store.PutApproval(ctx, ar); err != nil {
-		return err
+		if !q.landed(ar, err) {
+			return err
+		}
 	}
 	rec.version, rec.unaudited, rec.instance = ar.Version, unaudited, instance
 	return nil
+}
+
+// landed reports whether the write of ar, which failed with err, is in
+// the store all the same: a write that timed out (SQLite's writer keeps
+// it queued when its caller's context ends, and applies it), or was
+// answered a conflict once applied, as read back (within syncTimeout of
+// its own): the row a version ahead whose approval is the one written.
+// ar.Version is then the store's. q.mu is held.
+func (q *Queue) landed(ar *store.ApprovalRecord, err error) bool {
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, store.ErrConflict) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
+	defer cancel()
+	got, gerr := q.o.Store.GetApproval(ctx, ar.ID)
+	if gerr != nil || got.Version <= ar.Version {
+		return false
+	}
+	var a, b storedApproval
+	if json.Unmarshal(ar.Data, &a) != nil || json.Unmarshal(got.Data, &b) != nil || !reflect.DeepEqual(a, b) {
+		return false
+	}
+	ar.Version, ar.Updated = got.Version, got.Updated
+	return true
+}
+
+// reread merges what the store keeps of approval id after a write of it
+// failed (rereads): syncID for a queue whose store others share. A queue
+// of its own reads it too, as no other instance writes it: a row newer
+// than its record is a write of its own that timed out and was applied
+// later, taken as it is, and its action, whose event was not made (the
+// write failed), is audited now (unless Options.Audited finds it).
+func (q *Queue) reread(id string) {
+	if q.o.Store == nil {
+		return
+	}
+	if q.o.Shared {
+		q.syncID(context.Background(), id)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
+	defer cancel()
+	ar, err := q.o.Store.GetApproval(ctx, id)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			q.o.Logger.Warn("approvals: reading the store", "approval", id, "err", err)
+		}
+		return
+	}
+	sa, err := decodeStored(ar)
+	if err != nil {
+		q.warnUnreadable(id, err)
+		return
+	}
+	q.mu.Lock()
+	rec := q.byID[id]
+	if rec == nil || ar.Version <= rec.version {
+		q.mu.Unlock()
+		return
+	}
+	rec.Approval, rec.key, rec.alt, rec.version = sa.Approval, sa.Key, sa.Alt, ar.Version
+	rec.unaudited, rec.instance = sa.Unaudited, sa.Instance
+	rec.notify()
+	switch rec.Status {
+	case Pending, Approved, Denied:
+		q.enforceUnlessOlder(rec)
+	default:
+		q.unforce(rec)
+	}
+	var events []Event
+	if q.marked(rec) {
+		events = append(events, q.reaudit(time.Now(), rec, "(audited late: its write timed out and was applied after)"))
+	}
+	q.mu.Unlock()
+	q.emit(ctx, events)
 }
 
 // stored is the row that writes rec, at its version, marked unaudited or
@@ -1786,8 +1900,9 @@ func (q *Queue) Adopt(ctx context.Context, alive func(instance string) bool) err
 // call held for it wakes, and the queue answers as it now stands.
 func (q *Queue) Refresh(id string) { q.syncID(context.Background(), id) }
 
-// syncTimeout bounds a read of the store by a shared queue, and each
-// write of the queue's records under its lock (write, claimed).
+// syncTimeout bounds a read of the store by a shared queue, each write
+// of the queue's records under its lock (write, claimed), and the read
+// of one again after such a write failed (landed, reread).
 const syncTimeout = 5 * time.Second
 
 // sync merges what the store keeps for the call k identifies, when other
