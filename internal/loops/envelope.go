@@ -39,7 +39,11 @@ func envelopeKey(k []byte) bool { return envelopeKeys[string(k)] }
 // ending in "tokens", its value a number), beside a member that is a
 // text of three words or more. An account's usage report (the tokens an
 // organisation used, beside its name) has no reply beside its counts:
-// they are its answer.
+// they are its answer. Nor has a call that asks nothing in words: a job
+// polled by its id ({"status": "... still working ...", "usage": ...})
+// has the same status each time and its counts growing, the one sign
+// that it moves; the counts are masked only for a call that asked in free
+// text (scanResult's asked, Step.prose).
 
 // Envelopes modelEnvelope tells: a model's answer in its full envelope,
 // or a reply beside its token counts (usageReply).

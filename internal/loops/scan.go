@@ -52,6 +52,7 @@ type scan struct {
 	digest uint64    // the document's substance (see value)
 	skip   int       // > 0 while inside fetch metadata (a result's volatile key)
 	vol    *keyCache // keys known to name metadata, or nil
+	asked  bool      // the call asked in free text: a reply's token counts are the exchange's
 }
 
 const (
@@ -83,9 +84,13 @@ func scanLeaves(b []byte, out []leaf, limit int, lines bool) scan {
 }
 
 // scanResult scans a result as scanLeaves does with lines set, knowing
-// the keys of fetch metadata from the cache volatile.
-func scanResult(b []byte, out []leaf, limit int, volatile *keyCache, scratch *[]byte) scan {
-	s := scan{b: b, out: out[:0], limit: limit, lines: true, vol: volatile}
+// the keys of fetch metadata from the cache volatile. asked tells a call
+// that asked in free text (Step.prose): only its reply's token counts are
+// the exchange's and left out (a model asked in words, envelope.go); a
+// call that asks in none (a job polled by its id) has counts that are its
+// answer, the one sign that the job moves.
+func scanResult(b []byte, out []leaf, limit int, volatile *keyCache, scratch *[]byte, asked bool) scan {
+	s := scan{b: b, out: out[:0], limit: limit, lines: true, vol: volatile, asked: asked}
 	if len(b) == 0 || len(b) > maxScanBytes {
 		return scanLeaves(b, out, limit, true)
 	}
@@ -99,7 +104,7 @@ func scanResult(b []byte, out []leaf, limit int, volatile *keyCache, scratch *[]
 		// A JSON document handed to the model as a string (frameworks
 		// that turn every tool result into text serialise it once more):
 		// its members are the answer and its metadata, as unwrapped.
-		t := scan{b: inner, out: out[:0], limit: limit, lines: true, vol: volatile}
+		t := scan{b: inner, out: out[:0], limit: limit, lines: true, vol: volatile, asked: asked}
 		if d, ok := t.value(0, 0, false, false, nil); ok && t.ws() >= len(inner) {
 			t.digest = d
 			return t
@@ -347,7 +352,7 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 				return 0, false
 			}
 			kh := hashBytes(k)
-			meta := s.lines && (s.volatile(k, kh) || headers && volatileHeader(k) || envelope == fullEnvelope && envelopeKey(k) || envelope == usageReply && string(k) == "usage")
+			meta := s.lines && (s.volatile(k, kh) || headers && volatileHeader(k) || envelope == fullEnvelope && envelopeKey(k) || envelope == usageReply && s.asked && string(k) == "usage")
 			if s.lines {
 				kh = expressionKey(k, kh)
 			}

@@ -506,7 +506,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	}
 	d.doneSameError(a, t, s, o, httpFailed, exitFailed)
 
-	sc := scanResult(o.Result, d.units[:0], unitsPerStep, &d.volatile, &d.inner)
+	sc := scanResult(o.Result, d.units[:0], unitsPerStep, &d.volatile, &d.inner, s.prose)
 	d.units = sc.out[:0]
 
 	// repeat: the same substance, whatever the metadata around it.
