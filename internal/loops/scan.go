@@ -32,6 +32,7 @@ type leaf struct {
 	kind uint8
 	arr  bool   // an element of a list
 	id   bool   // under a key that names an identifier or a position (identKey)
+	exch bool   // a token count beside a reply to free text: the exchange's (envelope.go)
 	raw  []byte // the value as written (strings without their quotes); points into the input
 	key  []byte // the object key it is under ("" in a list at the top); points into the input
 }
@@ -53,6 +54,7 @@ type scan struct {
 	skip   int       // > 0 while inside fetch metadata (a result's volatile key)
 	vol    *keyCache // keys known to name metadata, or nil
 	asked  bool      // the call asked in free text: a reply's token counts are the exchange's
+	exch   int       // > 0 while inside such counts (their leaves marked exch)
 }
 
 const (
@@ -301,6 +303,7 @@ func (s *scan) add(l leaf) {
 		s.cut = true
 		return
 	}
+	l.exch = s.exch > 0
 	s.out = append(s.out, l)
 }
 
@@ -352,7 +355,11 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 				return 0, false
 			}
 			kh := hashBytes(k)
-			meta := s.lines && (s.volatile(k, kh) || headers && volatileHeader(k) || envelope == fullEnvelope && envelopeKey(k) || envelope == usageReply && s.asked && string(k) == "usage")
+			meta := s.lines && (s.volatile(k, kh) || headers && volatileHeader(k) || envelope == fullEnvelope && envelopeKey(k))
+			// A reply's token counts stay in the digest and the leaves
+			// (a job polled by its id: the counts growing are its news),
+			// marked for the rephrase rule alone.
+			exch := envelope == usageReply && s.asked && string(k) == "usage"
 			if s.lines {
 				kh = expressionKey(k, kh)
 			}
@@ -360,7 +367,13 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 			if meta {
 				s.skip++
 			}
+			if exch {
+				s.exch++
+			}
 			d, ok := s.value(kp, depth+1, false, !s.lines && identKey(k), k) // only arguments widen
+			if exch {
+				s.exch--
+			}
 			if meta {
 				s.skip--
 			} else {
