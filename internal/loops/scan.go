@@ -87,10 +87,10 @@ func scanLeaves(b []byte, out []leaf, limit int, lines bool) scan {
 
 // scanResult scans a result as scanLeaves does with lines set, knowing
 // the keys of fetch metadata from the cache volatile. asked tells a call
-// that asked in free text (Step.prose): only its reply's token counts are
-// the exchange's and left out (a model asked in words, envelope.go); a
+// that asked in free text (Step.prose): its reply's token counts, the
+// exchange's for a question reworded (envelope.go), are marked exch; a
 // call that asks in none (a job polled by its id) has counts that are its
-// answer, the one sign that the job moves.
+// answer alone.
 func scanResult(b []byte, out []leaf, limit int, volatile *keyCache, scratch *[]byte, asked bool) scan {
 	s := scan{b: b, out: out[:0], limit: limit, lines: true, vol: volatile, asked: asked}
 	if len(b) == 0 || len(b) > maxScanBytes {
