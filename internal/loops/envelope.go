@@ -39,7 +39,13 @@ func envelopeKey(k []byte) bool { return envelopeKeys[string(k)] }
 // ending in "tokens", its value a number), beside a member that is a
 // text of three words or more. An account's usage report (the tokens an
 // organisation used, beside its name) has no reply beside its counts:
-// they are its answer.
+// they are its answer. So are a polled job's: a job polled the same way
+// each time ({"job": "j-41"}, or one question asked again word for word)
+// says "still working" while its counts grow, the one sign that it moves.
+// The counts are kept, then, in the digest and the leaves every rule
+// reads, marked (leaf.exch) when the call asked in free text (Step.prose);
+// only the rephrase rule, whose rewordings move them whatever the reply,
+// compares without them (Detector.doneTool).
 
 // Envelopes modelEnvelope tells: a model's answer in its full envelope,
 // or a reply beside its token counts (usageReply).

@@ -91,8 +91,8 @@ func FuzzScan(f *testing.F) {
 		}
 		var vol keyCache
 		var scratch []byte
-		a := scanResult(b, nil, 16, &vol, &scratch)
-		z := scanResult(b, nil, 16, &vol, &scratch)
+		a := scanResult(b, nil, 16, &vol, &scratch, false)
+		z := scanResult(b, nil, 16, &vol, &scratch, false)
 		if len(a.out) > 16 || a.digest != z.digest {
 			t.Fatalf("scanResult: %d leaves (limit 16), digests %x and %x", len(a.out), a.digest, z.digest)
 		}

@@ -32,6 +32,7 @@ type leaf struct {
 	kind uint8
 	arr  bool   // an element of a list
 	id   bool   // under a key that names an identifier or a position (identKey)
+	exch bool   // a token count beside a reply to free text: the exchange's (envelope.go)
 	raw  []byte // the value as written (strings without their quotes); points into the input
 	key  []byte // the object key it is under ("" in a list at the top); points into the input
 }
@@ -52,6 +53,8 @@ type scan struct {
 	digest uint64    // the document's substance (see value)
 	skip   int       // > 0 while inside fetch metadata (a result's volatile key)
 	vol    *keyCache // keys known to name metadata, or nil
+	asked  bool      // the call asked in free text: a reply's token counts are the exchange's
+	exch   int       // > 0 while inside such counts (their leaves marked exch)
 }
 
 const (
@@ -83,9 +86,13 @@ func scanLeaves(b []byte, out []leaf, limit int, lines bool) scan {
 }
 
 // scanResult scans a result as scanLeaves does with lines set, knowing
-// the keys of fetch metadata from the cache volatile.
-func scanResult(b []byte, out []leaf, limit int, volatile *keyCache, scratch *[]byte) scan {
-	s := scan{b: b, out: out[:0], limit: limit, lines: true, vol: volatile}
+// the keys of fetch metadata from the cache volatile. asked tells a call
+// that asked in free text (Step.prose): its reply's token counts, the
+// exchange's for a question reworded (envelope.go), are marked exch; a
+// call that asks in none (a job polled by its id) has counts that are its
+// answer alone.
+func scanResult(b []byte, out []leaf, limit int, volatile *keyCache, scratch *[]byte, asked bool) scan {
+	s := scan{b: b, out: out[:0], limit: limit, lines: true, vol: volatile, asked: asked}
 	if len(b) == 0 || len(b) > maxScanBytes {
 		return scanLeaves(b, out, limit, true)
 	}
@@ -99,7 +106,7 @@ func scanResult(b []byte, out []leaf, limit int, volatile *keyCache, scratch *[]
 		// A JSON document handed to the model as a string (frameworks
 		// that turn every tool result into text serialise it once more):
 		// its members are the answer and its metadata, as unwrapped.
-		t := scan{b: inner, out: out[:0], limit: limit, lines: true, vol: volatile}
+		t := scan{b: inner, out: out[:0], limit: limit, lines: true, vol: volatile, asked: asked}
 		if d, ok := t.value(0, 0, false, false, nil); ok && t.ws() >= len(inner) {
 			t.digest = d
 			return t
@@ -296,6 +303,7 @@ func (s *scan) add(l leaf) {
 		s.cut = true
 		return
 	}
+	l.exch = s.exch > 0
 	s.out = append(s.out, l)
 }
 
@@ -347,7 +355,11 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 				return 0, false
 			}
 			kh := hashBytes(k)
-			meta := s.lines && (s.volatile(k, kh) || headers && volatileHeader(k) || envelope == fullEnvelope && envelopeKey(k) || envelope == usageReply && string(k) == "usage")
+			meta := s.lines && (s.volatile(k, kh) || headers && volatileHeader(k) || envelope == fullEnvelope && envelopeKey(k))
+			// A reply's token counts stay in the digest and the leaves
+			// (a job polled by its id: the counts growing are its news),
+			// marked for the rephrase rule alone.
+			exch := envelope == usageReply && s.asked && string(k) == "usage"
 			if s.lines {
 				kh = expressionKey(k, kh)
 			}
@@ -355,7 +367,13 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 			if meta {
 				s.skip++
 			}
+			if exch {
+				s.exch++
+			}
 			d, ok := s.value(kp, depth+1, false, !s.lines && identKey(k), k) // only arguments widen
+			if exch {
+				s.exch--
+			}
 			if meta {
 				s.skip--
 			} else {

@@ -506,7 +506,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	}
 	d.doneSameError(a, t, s, o, httpFailed, exitFailed)
 
-	sc := scanResult(o.Result, d.units[:0], unitsPerStep, &d.volatile, &d.inner)
+	sc := scanResult(o.Result, d.units[:0], unitsPerStep, &d.volatile, &d.inner, s.prose)
 	d.units = sc.out[:0]
 
 	// repeat: the same substance, whatever the metadata around it.
@@ -567,6 +567,8 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	if (c.staleSteps > 0 || s.question != 0) && !write {
 		fresh, own := 0, 0                  // own: fresh pieces that only name a value of the call
 		var answer uint64                   // the pieces as a set, in any order
+		var exchAns uint64                  // the token counts beside a reply to free text, as a set
+		exchFresh := 0                      // fresh pieces among them
 		ae := d.argEchoesOf(s.Args, sc.out) // notation.go
 		for i := range sc.out {
 			if sc.out[i].kind == leafString && ec.isText(sc.out[i].val) {
@@ -574,9 +576,14 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 			}
 			u := ae.unit(&sc.out[i])
 			answer += mix(u, 0x616e73)
+			if sc.out[i].exch {
+				exchAns += mix(u, 0x616e73)
+			}
 			if d.seen.add(mix(a.id, u)) {
 				fresh++
-				if ae.own(&sc.out[i]) {
+				if sc.out[i].exch {
+					exchFresh++
+				} else if ae.own(&sc.out[i]) {
 					own++
 				}
 			}
@@ -635,14 +642,17 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// other words; one whose arguments hold a number only with the
 		// same numbers (a sweep over weeks or hours, each empty, names
 		// another window in numbers each time).
-		small := !judged && !sc.cut && fresh == 0 && (!s.prose || s.search)
+		// A question reworded moves the token counts beside a model's
+		// reply whatever it said: the rephrase rule compares the replies
+		// without them (envelope.go). Every other rule reads them.
+		qAnswer, qFresh := answer-exchAns, fresh-exchFresh
+		small := !judged && !sc.cut && qFresh == 0 && (!s.prose || s.search)
 		swept := small && s.prose && bytes.ContainsAny(s.Args, "0123456789")
 		// A question in words whose short answer says, in words, that it
 		// was given already ("I already told you", "Again, ...", "stop
 		// asking") is the same answer as the one before it, whatever it
 		// repeats: the asking before it counts too.
 		told := s.prose && !sc.cut && saysToldBefore(o.Result)
-		qAnswer := answer
 		if swept {
 			// Its numbers are part of what it asks, then: the same
 			// window (after:2026/11/01, after:2026/11/1) asked again in
@@ -656,7 +666,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		if told {
 			qAnswer, small = toldAnswer, !judged
 		}
-		other := d.doneRephrase(a, s, fresh > 0 && !told, judged, small, qAnswer, sc.out, &ec, told)
+		other := d.doneRephrase(a, s, qFresh > 0 && !told, judged, small, qAnswer, sc.out, &ec, told)
 		if c.staleSteps > 0 {
 			switch {
 			case fresh > 0:
