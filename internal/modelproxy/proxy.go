@@ -492,8 +492,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Folded before the context window's check: a long conversation
 	// folded may fit.
 	folded := fold(body, mc.Context, req)
-	promptTokens := p.promptEstimate(api, body, who)
-	if p.refuseContext(ctx, w, req, api, body, promptTokens, model, route) {
+	estimate := p.promptEstimate(api, body, who, model)
+	if p.refuseContext(ctx, w, req, api, body, estimate.window, model, route) {
 		return
 	}
 	mctx, mf, err := p.opts.Models.BeginModel(reach.WithRoute(ctx, route), model)
@@ -567,7 +567,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// encodes the body, and may read a stored conversation's history).
 	var prompt int64
 	if limited || p.opts.Ledger != nil && costBudgeted(req) {
-		prompt = promptTokens()
+		prompt = estimate.budget()
 	}
 	// The prompt is spent once it is sent: it is debited from the shared
 	// ledger before, so that an instance killed before the turn's charge
@@ -616,7 +616,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			asked = l * choices(body["n"])
 		}
 		answerMax, told, release, err := p.holds.take(ctx, req,
-			ask{prompt: prompt, asked: asked, minimum: minimum, price: price, priced: priced, wait: timeout, watch: watch}, sl, hs)
+			ask{prompt: prompt, files: estimate.files, asked: asked, minimum: minimum, price: price, priced: priced, wait: timeout, watch: watch}, sl, hs)
 		if err != nil {
 			// A budget refusal (the prompt alone past what is left)
 			// counts among the request's refusals in a row, as the
@@ -650,7 +650,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(link.HeaderRequest, req.ID())
 	w.Header().Set(link.HeaderFrame, mf.ID.String())
 
-	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, api, body, promptTokens, model, timeout, eps, unanswered)
+	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, api, body, estimate.window, model, timeout, eps, unanswered)
 	if !ok {
 		return
 	}
