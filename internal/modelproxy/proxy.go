@@ -1133,7 +1133,8 @@ func (a *answer) parts() int { return len(a.items) + len(a.called) + len(a.tools
 const BytesPerToken = openai.BytesPerToken
 
 // usage is the answer's usage as reported, or else estimated from the
-// request's size (prompt, its body) and the answer's text and arguments. A
+// request's body (prompt, counted as the token budget counts it:
+// promptTokens) and the answer's text and arguments. A
 // count reported below what reach counts of the turn's text (its words:
 // openai.PromptWords) is raised to that.
 func (a *answer) usage(prompt []byte) reach.TokenUsage {
@@ -1143,7 +1144,7 @@ func (a *answer) usage(prompt []byte) reach.TokenUsage {
 		out := max(a.said+a.args, a.raw)
 		// The words of items given whole but in no delta (written,
 		// doneWords) are not in said: they are a floor of the estimate.
-		u.Input, u.Output = openai.EstimateTokens(len(prompt)), max(openai.EstimateTokens(out), a.written, a.doneWords)
+		u.Input, u.Output = promptTokens(prompt), max(openai.EstimateTokens(out), a.written, a.doneWords)
 		return u
 	}
 	if !a.counted {

@@ -112,8 +112,9 @@ func (r *round) add(w *sqlcore.Write, id sqlcore.Stmt, args []any, it item) {
 // transaction when nothing of it was sent yet (the pipeline of an
 // implicit transaction is the transaction; an explicit one's first
 // pipeline follows its BEGIN), so the transaction waits for it holding no
-// lock; else (a write that joined an explicit transaction held open for
-// its checkpoints) before the statement.
+// lock; else before the statement (a write that joined an explicit
+// transaction held open for its checkpoints: the writes of handed tasks
+// are Apart, and never join one, so this is only a guard).
 func (r *round) addHandedLock() {
 	r.handed = true
 	q := &pgx.QueuedQuery{SQL: handedLockSQL}
