@@ -69,7 +69,9 @@ func a2aCache(t *testing.T) string {
 }
 
 // scriptedModel is an OpenAI-compatible model that answers by the role in
-// the system prompt, 40 tokens in and 10 out each time.
+// the system prompt, 40 tokens in and 10 out each time; a turn asked to
+// spend ("spend N", "stream N") writes 100 tokens, past any cap it was
+// sent.
 type scriptedModel struct {
 	calls, tokens atomic.Int64
 }
@@ -90,12 +92,18 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			say = "hand the order to the executor, then to the verifier"
 		}
 	}
+	out := 10
+	if len(body.Messages) > 1 {
+		if verb, n, ok := strings.Cut(body.Messages[1].Content, " "); ok && (verb == "spend" || verb == "stream") && strings.Trim(n, "0123456789") == "" {
+			out = 100
+		}
+	}
 	m.calls.Add(1)
-	m.tokens.Add(50)
+	m.tokens.Add(int64(40 + out))
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{"id": "c", "object": "chat.completion", "model": "scripted",
 		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": say}}},
-		"usage":   map[string]any{"prompt_tokens": 40, "completion_tokens": 10, "total_tokens": 50}})
+		"usage":   map[string]any{"prompt_tokens": 40, "completion_tokens": out, "total_tokens": 40 + out}})
 }
 
 // jsAgent is one agent process and what it wrote.
@@ -446,9 +454,11 @@ func TestA2AAgentsCycle(t *testing.T) {
 // stopped (its task canceled at reach and at the agent), while its parent
 // goes on.
 func TestA2AAgentsBudget(t *testing.T) {
-	// 50 tokens a turn: the third turn (about 30 tokens of prompt, 40 left)
-	// is admitted and spends the budget.
-	c := startCast(t, castOptions{agent: map[string]string{"executor": "budget: small"}, extra: "budgets:\n  small: {tokens: 140}\n"})
+	// 140 tokens a turn, its answer past its cap: the third turn (about 60
+	// tokens of prompt as the budget counts it, 120 left) is admitted and
+	// spends the budget. (A model that keeps to its cap never spends a
+	// budget past its end: its turn is refused before it is sent, 402.)
+	c := startCast(t, castOptions{agent: map[string]string{"executor": "budget: small"}, extra: "budgets:\n  small: {tokens: 400}\n"})
 	tk := c.send(t, false, "planner", "budget", "")
 	text := textOf(tk)
 	if tk.Status.State != a2a.TaskStateCompleted || !strings.Contains(text, "executor TASK_STATE_CANCELED") ||

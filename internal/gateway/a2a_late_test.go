@@ -41,7 +41,7 @@ func cancelAnswerKept(t *testing.T, stop, v string) {
 	o := castOptions{roleEnv: map[string]map[string]string{"executor": {"LATE": "1"}, "planner": {"LATE_GATE": gate}}}
 	if stop == "budget" {
 		o.agent = map[string]string{"executor": "budget: small"}
-		o.extra = "budgets:\n  small: {tokens: 140}\n"
+		o.extra = "budgets:\n  small: {tokens: 400}\n" // 140 tokens a turn, its answer past its cap (scriptedModel)
 	}
 	c := startCast(t, o)
 	text := "stream through"

@@ -27,7 +27,8 @@ func TestA2AAgentsStreamRefusedMidway(t *testing.T) {
 			if v == "0.3" {
 				text += " 0.3" // message/stream, tasks/resubscribe, tasks/get
 			}
-			c := startCast(t, castOptions{agent: map[string]string{"executor": "budget: small"}, extra: "budgets:\n  small: {tokens: 140}\n"})
+			// 140 tokens a turn, its answer past its cap (scriptedModel).
+			c := startCast(t, castOptions{agent: map[string]string{"executor": "budget: small"}, extra: "budgets:\n  small: {tokens: 400}\n"})
 			tk := c.send(t, false, "planner", text, "")
 			if tk.Status.State != a2a.TaskStateCompleted {
 				t.Fatalf("planner: %s %q", tk.Status.State, textOf(tk))

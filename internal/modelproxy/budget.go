@@ -246,9 +246,10 @@ func refusalOf(err error) refusal {
 		// 503 is what clients retry, after Retry-After.
 		return refusal{http.StatusServiceUnavailable, "server_error", code, strings.TrimSpace(msg + " " + re.Suggestion)}
 	}
-	if budget && re != nil && re.Guard == "admit" && strings.HasPrefix(re.Suggestion, askFewer) {
-		// The same turn asking for fewer choices fits: the model is told
-		// that, not to finish (tooManyChoices).
+	if budget && re != nil && re.Guard == "admit" && (strings.HasPrefix(re.Suggestion, askFewer) || strings.HasPrefix(re.Suggestion, sendFileText)) {
+		// The same turn asking for fewer choices fits, or may with the
+		// file's text in place of its id: the model is told that, not to
+		// finish (tooManyChoices, promptTooLarge).
 		return refusal{http.StatusPaymentRequired, "budget_exceeded", code, msg + " " + re.Suggestion}
 	}
 	if budget {
@@ -260,22 +261,43 @@ func refusalOf(err error) refusal {
 // finish ends the message of a refused model turn.
 const finish = " Do not retry this model call: finish with what you have and give your final answer."
 
+// sendFileText begins the suggestion of a prompt refused for a file it
+// names by id or URL, which refuse passes on in place of its "finish
+// with what you have".
+const sendFileText = "Send the file's text"
+
 // promptTooLarge is the refusal of a prompt that alone needs more tokens
-// than the budget has left.
-func promptTooLarge(req *reach.Request, prompt, left int64) *reach.Error {
-	return &reach.Error{Guard: "admit", Type: reach.TypeBudget, Code: "budget_tokens",
+// than the budget has left. One that names a file by id or URL is told
+// that the file counted as the model's context window, and what to do.
+func promptTooLarge(req *reach.Request, a ask, left int64) *reach.Error {
+	e := &reach.Error{Guard: "admit", Type: reach.TypeBudget, Code: "budget_tokens",
 		Message: fmt.Sprintf("The token budget of request %s has %d tokens left, and this prompt alone is about %d tokens.",
-			req.ID(), left, prompt),
+			req.ID(), left, a.prompt),
 		Suggestion: "Shorten the conversation (or ask for a larger budget)."}
+	if a.files > 0 {
+		e.Message = fmt.Sprintf("The token budget of request %s has %d tokens left, and this prompt names %d file(s) by id or URL, whose tokens are not known before it is sent: it counts as the model's whole context window, %d tokens.",
+			req.ID(), left, a.files, a.prompt)
+		e.Suggestion = sendFileText + " (or the part you need) in the message instead, or ask for a larger budget."
+	}
+	return e
 }
 
 // promptTooCostly is the refusal of a prompt that alone costs more, at
 // its model's price, than the cost budget has left (left, nano-units).
 func promptTooCostly(req *reach.Request, a ask, left int64) *reach.Error {
 	return &reach.Error{Guard: "admit", Type: reach.TypeBudget, Code: "budget_cost",
-		Message: fmt.Sprintf("The cost budget of request %s has %.6f left, and this prompt alone (about %d tokens) costs about %.6f at this model's price.",
-			req.ID(), float64(left)/1e9, a.prompt, float64(a.promptCost())/1e9),
+		Message: fmt.Sprintf("The cost budget of request %s has %.6f left, and this prompt alone (about %d tokens%s) costs about %.6f at this model's price.",
+			req.ID(), float64(left)/1e9, a.prompt, filesCounted(a), float64(a.promptCost())/1e9),
 		Suggestion: "Shorten the conversation, use a cheaper model (or ask for a larger budget)."}
+}
+
+// filesCounted says, in a refusal, that a prompt's files named by id or
+// URL counted as the model's whole context window.
+func filesCounted(a ask) string {
+	if a.files == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", its %d file(s) named by id or URL counted as the model's whole context window, their tokens not known before it is sent", a.files)
 }
 
 func upperFirst(s string) string {

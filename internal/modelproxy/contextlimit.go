@@ -63,23 +63,126 @@ func (p *Proxy) refuseContext(ctx context.Context, w http.ResponseWriter, req *r
 	return true
 }
 
-// promptEstimate returns the estimate of a turn's prompt, made once when
-// first asked for (its body encoded, about four bytes a token, plus what
-// its images count past the bytes that name them, plus a stored
-// conversation's history): the context window's check and the token
-// budget's hold share it.
-func (p *Proxy) promptEstimate(api apiKind, body map[string]json.RawMessage, who *auth.Identity) func() int64 {
-	n := int64(-1)
-	return func() int64 {
-		if n < 0 {
-			out, _ := json.Marshal(body)
-			n = openai.EstimateTokens(len(out)) + p.kept(api, body, who)
-			if bytes.Contains(out, []byte(`"image_url"`)) || bytes.Contains(out, []byte(`"input_image"`)) {
-				n += imageTokens(api, body) // read again only when it may name one
+// promptEstimate is a turn's prompt as counted before it is sent, made
+// once when first asked for (its body encoded, plus what its images count
+// past the bytes that name them, plus a stored conversation's history):
+// window, about four bytes a token, for the context window's check (which
+// refuses only what surely does not fit); budget, upper-leaning
+// (promptTokens), and the model's whole context window when the prompt
+// names a file it does not hold (fileRefs), for the token budget and its
+// holds (a budget is never spent past its end by a prompt it missed).
+type promptEstimate struct {
+	p     *Proxy
+	api   apiKind
+	body  map[string]json.RawMessage
+	who   *auth.Identity
+	model string
+
+	done     bool
+	win, bud int64
+	files    int // file parts named by id or URL
+}
+
+func (p *Proxy) promptEstimate(api apiKind, body map[string]json.RawMessage, who *auth.Identity, model string) *promptEstimate {
+	return &promptEstimate{p: p, api: api, body: body, who: who, model: model}
+}
+
+func (e *promptEstimate) count() {
+	if e.done {
+		return
+	}
+	e.done = true
+	out, _ := json.Marshal(e.body)
+	kept := e.p.kept(e.api, e.body, e.who)
+	e.win = openai.EstimateTokens(len(out)) + kept
+	e.bud = promptTokens(out) + kept
+	if bytes.Contains(out, []byte(`"image_url"`)) || bytes.Contains(out, []byte(`"input_image"`)) {
+		n := imageTokens(e.api, e.body) // read again only when it may name one
+		e.win += n
+		e.bud += n
+	}
+	if bytes.Contains(out, []byte(`"file`)) || bytes.Contains(out, []byte(`"input_file"`)) {
+		if e.files = fileRefs(e.api, e.body); e.files > 0 {
+			e.bud = max(e.bud, e.p.fileWindow(e.model))
+		}
+	}
+}
+
+// window is the estimate for the context window's check.
+func (e *promptEstimate) window() int64 { e.count(); return e.win }
+
+// budget is the estimate for the token budget.
+func (e *promptEstimate) budget() int64 { e.count(); return e.bud }
+
+// defaultFileWindow is the context window taken of a model whose own is
+// not configured (model.context_limits), for a prompt that names a file:
+// 128,000 tokens, that of the chat models in use (gpt-4o, gpt-4-turbo).
+const defaultFileWindow = 128_000
+
+// fileWindow is the most a prompt that names a file may count, to the
+// models a turn that asks for model may be sent to: the largest context
+// window of model and the fallbacks' models (model.context_limits, else
+// defaultFileWindow). What a file by id or URL holds (a PDF's text and
+// its pages' images) is known to the endpoint only, and a prompt is never
+// more than the window it is sent to.
+func (p *Proxy) fileWindow(model string) int64 {
+	mc := p.opts.Model
+	limit := func(m string) int64 {
+		if v := mc.ContextLimits[m]; v > 0 {
+			return v
+		}
+		return defaultFileWindow
+	}
+	l := limit(model)
+	for _, f := range mc.Fallbacks {
+		if f.Model != "" {
+			l = max(l, limit(f.Model))
+		}
+	}
+	return l
+}
+
+// fileRefs counts the file parts of a turn's messages (chat: a file part
+// whose file has no file_data) or input items (Responses API: an
+// input_file without file_data) that name their file by id or URL: the
+// endpoint reads the file, and the proxy never sees it. A file inlined
+// (file_data, a data URL) counts its bytes, as the rest of the body.
+func fileRefs(api apiKind, body map[string]json.RawMessage) int {
+	raw := body["messages"]
+	if api == responsesAPI {
+		raw = body["input"]
+	}
+	var items []struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(raw, &items) != nil {
+		return 0
+	}
+	n := 0
+	for _, it := range items {
+		var parts []struct {
+			Type     string `json:"type"`
+			FileID   string `json:"file_id"`
+			FileURL  string `json:"file_url"`
+			FileData string `json:"file_data"`
+			File     *struct {
+				FileID   string `json:"file_id"`
+				FileData string `json:"file_data"`
+			} `json:"file"`
+		}
+		if json.Unmarshal(it.Content, &parts) != nil {
+			continue
+		}
+		for _, part := range parts {
+			switch {
+			case part.Type == "input_file" && part.FileData == "":
+				n++
+			case part.Type == "file" && (part.File == nil || part.File.FileData == ""):
+				n++
 			}
 		}
-		return n
 	}
+	return n
 }
 
 // Image parts as a model counts them: OpenAI's high (or auto) detail

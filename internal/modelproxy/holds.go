@@ -67,6 +67,7 @@ type hold struct {
 // other instances' turns (HoldWatcher).
 type ask struct {
 	prompt, asked, minimum int64
+	files                  int // file parts named by id or URL, counted as the context window
 	price                  budget.Price
 	priced                 bool
 	wait                   time.Duration
@@ -159,7 +160,7 @@ func (h *holds) take(ctx context.Context, req *reach.Request, a ask, sl SharedLe
 			if lf.byCost {
 				return 0, false, nil, promptTooCostly(req, a, lf.costLeft)
 			}
-			return 0, false, nil, promptTooLarge(req, a.prompt, lf.alone)
+			return 0, false, nil, promptTooLarge(req, a, lf.alone)
 		}
 		want, note := lf.alone-a.prompt, int64(0)
 		switch {

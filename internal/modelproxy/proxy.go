@@ -492,8 +492,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Folded before the context window's check: a long conversation
 	// folded may fit.
 	folded := fold(body, mc.Context, req)
-	promptTokens := p.promptEstimate(api, body, who)
-	if p.refuseContext(ctx, w, req, api, body, promptTokens, model, route) {
+	estimate := p.promptEstimate(api, body, who, model)
+	if p.refuseContext(ctx, w, req, api, body, estimate.window, model, route) {
 		return
 	}
 	mctx, mf, err := p.opts.Models.BeginModel(reach.WithRoute(ctx, route), model)
@@ -567,7 +567,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// encodes the body, and may read a stored conversation's history).
 	var prompt int64
 	if limited || p.opts.Ledger != nil && costBudgeted(req) {
-		prompt = promptTokens()
+		prompt = estimate.budget()
 	}
 	// The prompt is spent once it is sent: it is debited from the shared
 	// ledger before, so that an instance killed before the turn's charge
@@ -616,7 +616,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			asked = l * choices(body["n"])
 		}
 		answerMax, told, release, err := p.holds.take(ctx, req,
-			ask{prompt: prompt, asked: asked, minimum: minimum, price: price, priced: priced, wait: timeout, watch: watch}, sl, hs)
+			ask{prompt: prompt, files: estimate.files, asked: asked, minimum: minimum, price: price, priced: priced, wait: timeout, watch: watch}, sl, hs)
 		if err != nil {
 			// A budget refusal (the prompt alone past what is left)
 			// counts among the request's refusals in a row, as the
@@ -650,7 +650,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(link.HeaderRequest, req.ID())
 	w.Header().Set(link.HeaderFrame, mf.ID.String())
 
-	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, api, body, promptTokens, model, timeout, eps, unanswered)
+	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, api, body, estimate.window, model, timeout, eps, unanswered)
 	if !ok {
 		return
 	}
@@ -1133,7 +1133,8 @@ func (a *answer) parts() int { return len(a.items) + len(a.called) + len(a.tools
 const BytesPerToken = openai.BytesPerToken
 
 // usage is the answer's usage as reported, or else estimated from the
-// request's size (prompt, its body) and the answer's text and arguments. A
+// request's body (prompt, counted as the token budget counts it:
+// promptTokens) and the answer's text and arguments. A
 // count reported below what reach counts of the turn's text (its words:
 // openai.PromptWords) is raised to that.
 func (a *answer) usage(prompt []byte) reach.TokenUsage {
@@ -1143,7 +1144,7 @@ func (a *answer) usage(prompt []byte) reach.TokenUsage {
 		out := max(a.said+a.args, a.raw)
 		// The words of items given whole but in no delta (written,
 		// doneWords) are not in said: they are a floor of the estimate.
-		u.Input, u.Output = openai.EstimateTokens(len(prompt)), max(openai.EstimateTokens(out), a.written, a.doneWords)
+		u.Input, u.Output = promptTokens(prompt), max(openai.EstimateTokens(out), a.written, a.doneWords)
 		return u
 	}
 	if !a.counted {

@@ -1,5 +1,7 @@
 package postgres
 
+import "github.com/agentreach/reach/internal/store/sqlcore"
+
 func init() {
 	pgMigrations = append(pgMigrations, migration{33, "the tasks model turns handed: one record a call", `
 -- A turn that hands one task in several calls (two sub-agents asked the
@@ -23,6 +25,34 @@ ALTER TABLE handed_tasks ADD PRIMARY KEY (digest, request, nth);
 // expired records and of those past a principal's bound skip a record
 // another holds (SKIP LOCKED: the next write sweeps it), and never wait.
 // A write's puts go in the key's order too (sqlcore.PutHandedTasks).
+//
+// That orders the records one statement locks, not those of a batch: the
+// writer commits several writes in one transaction (a claim of one task
+// and a write of another, in the order they were queued), and two
+// instances' batches that held one task's records each and went on to the
+// other's were a deadlock too. So every transaction that runs a statement
+// of the table takes one lock first, handedLockSQL (an advisory lock of
+// the transaction, let go at its commit): a second batch waits for the
+// first before it locks any record of the table, holding no lock of its
+// own (the round takes it at the head of the transaction: addHandedLock).
+// The batches that touch the table (a model turn's tool calls, a
+// sub-agent's first turn) are serialized across instances, one commit at
+// a time; the others never take it.
+
+// handedLockSQL is the lock every transaction that locks records of
+// handed_tasks takes before it locks any.
+const handedLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended('reach handed_tasks', 0))`
+
+// handedStmt is the writer's statements that lock records of handed_tasks
+// (by sqlcore.Stmt: a look-up of every statement a round adds).
+var handedStmt = func() []bool {
+	m := make([]bool, len(statementSQL))
+	for _, id := range []sqlcore.Stmt{sqlcore.StHandedSweep, sqlcore.StHandedOthers, sqlcore.StHandedPut,
+		sqlcore.StHandedTrim, sqlcore.StHandedClaim, sqlcore.StHandedSub} {
+		m[id] = true
+	}
+	return m
+}()
 
 // handedClaimSQL is PostgreSQL's sqlcore.StHandedClaim: the live records
 // of the task are locked as they are read (FOR UPDATE), so that of two

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -73,6 +74,8 @@ type round struct {
 	b        pgx.Batch
 	items    []item
 	reading  bool // the results of a round are read: nothing may be added
+	sent     bool // a pipeline of the transaction was sent (an explicit one's)
+	handed   bool // the transaction takes handedLockSQL (see addHandedLock)
 }
 
 // item reads the result of one statement of a round: w's (nil for BEGIN
@@ -97,8 +100,33 @@ func (r *round) add(w *sqlcore.Write, id sqlcore.Stmt, args []any, it item) {
 		w.Fail(fmt.Errorf("statement %d follows another's result, which PostgreSQL's pipeline cannot do", id))
 		return
 	}
+	if handedStmt[id] && !r.handed {
+		r.addHandedLock()
+	}
 	r.b.Queue(statementSQL[id], args...)
 	r.items = append(r.items, it)
+}
+
+// addHandedLock takes handedLockSQL in the round's transaction before its
+// first statement that locks records of handed_tasks: at the head of the
+// transaction when nothing of it was sent yet (the pipeline of an
+// implicit transaction is the transaction; an explicit one's first
+// pipeline follows its BEGIN), so the transaction waits for it holding no
+// lock; else before the statement (a write that joined an explicit
+// transaction held open for its checkpoints: the writes of handed tasks
+// are Apart, and never join one, so this is only a guard).
+func (r *round) addHandedLock() {
+	r.handed = true
+	q := &pgx.QueuedQuery{SQL: handedLockSQL}
+	at := len(r.b.QueuedQueries)
+	if !r.sent {
+		at = 0
+		if r.explicit {
+			at = 1 // after BEGIN
+		}
+	}
+	r.b.QueuedQueries = slices.Insert(r.b.QueuedQueries, at, q)
+	r.items = slices.Insert(r.items, at, item{exec: func(int64) error { return nil }})
 }
 
 // Exec implements sqlcore.Batch.
@@ -161,7 +189,7 @@ func (r *round) run() (*sqlcore.Write, error) {
 	if len(r.items) == 0 {
 		return nil, nil
 	}
-	r.reading = true
+	r.reading, r.sent = true, true
 	defer func() { r.reading = false }()
 	br := r.conn.SendBatch(r.ctx, &r.b)
 	for _, it := range r.items {

@@ -12,7 +12,9 @@ import (
 )
 
 // PutHandedTasks implements store.HandedTasks: one write, the sweeps
-// around the puts.
+// around the puts. Its writes, and the claim's and the sub's, are Apart:
+// they lead a batch (PostgreSQL takes the table's one lock at the head of
+// the transaction, before any record's).
 func (c *Core) PutHandedTasks(ctx context.Context, ts []*store.HandedTask, most int) error {
 	if len(ts) == 0 {
 		return nil
@@ -28,7 +30,7 @@ func (c *Core) PutHandedTasks(ctx context.Context, ts []*store.HandedTask, most 
 	slices.SortStableFunc(ts, func(x, y *store.HandedTask) int {
 		return cmp.Or(cmp.Compare(x.Digest, y.Digest), cmp.Compare(x.Request, y.Request), cmp.Compare(x.Nth, y.Nth))
 	})
-	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+	err := c.W.Do(ctx, &Write{Apart: true, Run: func(b Batch, w *Write) {
 		b.Exec(w, StHandedSweep, []any{created}, nil)
 		for i, t := range ts {
 			if !slices.ContainsFunc(ts[:i], func(o *store.HandedTask) bool { return o.Digest == t.Digest && o.Request == t.Request }) {
@@ -72,7 +74,7 @@ func (c *Core) ClaimHandedTask(ctx context.Context, principal, tenant, digest st
 		return nil, store.ErrClosed
 	}
 	var got *store.HandedTask
-	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+	err := c.W.Do(ctx, &Write{Apart: true, Run: func(b Batch, w *Write) {
 		got = nil
 		b.Query(w, StHandedClaim, []any{digest, principal, tenant, store.UnixNano(at)}, func(rows Rows) error {
 			if !rows.Next() {
@@ -103,7 +105,7 @@ func (c *Core) SetHandedSub(ctx context.Context, digest, request string, nth int
 		return false, store.ErrClosed
 	}
 	var set bool
-	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+	err := c.W.Do(ctx, &Write{Apart: true, Run: func(b Batch, w *Write) {
 		b.Exec(w, StHandedSub, []any{digest, request, prev, sub, int64(nth)}, func(n int64) error { set = n > 0; return nil })
 	}})
 	if err != nil {

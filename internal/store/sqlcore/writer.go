@@ -72,6 +72,13 @@ type Write struct {
 	// frame and request. (Named only if it fails: a queued write spares
 	// the allocations of a name it would never print.)
 	What, Of string
+	// Apart marks a write that must lead a batch, not join one whose
+	// statements were already sent (a batch held open for a claim's
+	// checkpoint): its statements take a lock that every instance takes
+	// in one order, at the head of the transaction (PostgreSQL's handed
+	// tasks, postgres.handedLockSQL). Queued while a batch is held open,
+	// it ends the hold: that batch commits, and it leads the next.
+	Apart bool
 
 	err  error
 	done chan error // nil for a queued write, whose failure is logged
@@ -828,12 +835,16 @@ func (wr *Writer) commit(ws []*Write) []*Write {
 }
 
 // next takes the first write queued, if any; stop reports that none is
-// and none will be (Stop).
+// and none will be (Stop), or that the first is Apart: the batch held open
+// commits without it.
 func (wr *Writer) next() (w *Write, stop bool) {
 	wr.mu.Lock()
 	defer wr.mu.Unlock()
 	if len(wr.pending) == 0 {
 		return nil, wr.closed
+	}
+	if wr.pending[0].Apart {
+		return nil, true // it leads the next batch
 	}
 	var one [1]*Write
 	return wr.takeFirst(one[:0], 1)[0], false

@@ -1,0 +1,257 @@
+package modelproxy
+
+import (
+	"unicode/utf8"
+)
+
+// The prompt's estimate for the token budget. A turn's prompt is counted
+// before it is sent (to cap its answer at what the budget has left, to
+// refuse a prompt that alone would spend it, to hold it on the shared
+// ledger), and only the endpoint's usage says what it was. Four bytes a
+// token is about right for English prose and code, and up to four times
+// short of text made of short pieces: digits apart ("1 2 3": a token
+// each), CJK (a common ideograph is 3 bytes and up to 2.3 tokens; a rare
+// one, or a Hangul syllable, 3), emoji (4 bytes, up to 3 tokens),
+// punctuation (random runs about 0.7 tokens a character), random letters
+// (0.5 to 0.7). A budget would then be spent past its end once, by the
+// prompt the estimate missed.
+//
+// promptTokens counts the way byte-pair encodings split text instead
+// (the pre-tokenizers of cl100k_base and o200k_base: runs of letters, of
+// one to three digits, of punctuation, of whitespace, each one token at
+// least, never a token across two), with each piece's most per character
+// as measured on random text of its class with both encodings (a
+// character is never more tokens than its UTF-8 bytes): an upper-leaning
+// estimate, which English prose and code overrun by about two (table in
+// estimate_test.go), and no vocabulary (no network, no file). The JSON's
+// own punctuation and names count four bytes a token, the text of its
+// strings as it reads decoded (a \u escape as its character). A data URL
+// (an image, a file inlined) counts its bytes four a token as before: what
+// the model counts of it is not its bytes (imageTokens, fileTokens).
+
+// Costs, in eighths of a token.
+const (
+	eighth       = 8
+	costLower    = 5  // a lowercase ASCII letter (random: 0.54 tokens)
+	costUpper    = 6  // an uppercase one (random: 0.59)
+	costSwitch   = 2  // a lowercase letter followed by an uppercase one (random mixed case: 0.67)
+	costPunct    = 6  // ASCII punctuation (random runs: 0.66)
+	costSpace    = 4  // whitespace, but for one space before a word (random runs: 0.33)
+	costStruct   = 2  // a byte of the JSON outside its strings
+	costTwoByte  = 12 // a 2-byte character (Latin, Greek, Cyrillic, Arabic, Hebrew: random 1.28 at most)
+	costCombine  = 16 // a combining mark (2 bytes, a token or two)
+	costKana     = 16 // kana (random: 1.49)
+	costCJK      = 20 // a common CJK ideograph (random: 2.34 in cl100k_base, 1.90 in o200k_base)
+	costThree    = 24 // any other 3-byte character: at most its bytes
+	costFour     = 32 // a 4-byte character (emoji, rare ideographs): at most its bytes
+	costControl  = 8  // a control character
+	costMinPiece = 8  // a piece is a token at least
+)
+
+// class is the kind of piece a character begins or goes on.
+type class uint8
+
+const (
+	clNone class = iota
+	clLetter
+	clDigit
+	clPunct
+	clSpace
+	clOther // a character counted alone (non-ASCII, control)
+)
+
+// pieces counts the text of one JSON string, as decoded characters are
+// given to it, in eighths of a token.
+type pieces struct {
+	total  int64
+	cl     class
+	n      int64 // characters of the current piece
+	cost   int64 // its cost so far
+	lower  bool  // its last letter was lowercase
+	spaces int64 // whitespace characters of the current whitespace piece
+	single bool  // that piece is one space
+}
+
+// end closes the current piece; next is the class that follows.
+func (p *pieces) end(next class) {
+	switch p.cl {
+	case clLetter, clPunct:
+		p.total += max(p.cost, costMinPiece)
+	case clDigit:
+		p.total += (p.n + 2) / 3 * eighth
+	case clSpace:
+		if !(p.single && (next == clLetter || next == clPunct)) {
+			p.total += max(p.spaces*costSpace, costMinPiece)
+		}
+	}
+	p.cl, p.n, p.cost, p.spaces, p.lower = clNone, 0, 0, 0, false
+}
+
+// add counts character r.
+func (p *pieces) add(r rune) {
+	var c class
+	switch {
+	case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+		c = clLetter
+	case r >= '0' && r <= '9':
+		c = clDigit
+	case r == ' ' || r == '\n' || r == '\t' || r == '\r':
+		c = clSpace
+	case r > ' ' && r < 0x7f:
+		c = clPunct
+	default:
+		c = clOther
+	}
+	if c != p.cl || c == clOther {
+		p.end(c)
+		p.cl = c
+		if c == clSpace {
+			p.single = r == ' '
+		}
+	}
+	p.n++
+	switch c {
+	case clLetter:
+		upper := r <= 'Z'
+		if upper {
+			p.cost += costUpper
+			if p.lower {
+				p.cost += costSwitch
+			}
+		} else {
+			p.cost += costLower
+		}
+		p.lower = !upper
+	case clPunct:
+		p.cost += costPunct
+	case clSpace:
+		p.spaces++
+		if p.spaces > 1 || r != ' ' {
+			p.single = false
+		}
+	case clOther:
+		p.total += runeCost(r)
+		p.cl = clNone
+	}
+}
+
+// runeCost is what a character past ASCII (or a control character) counts,
+// in eighths of a token.
+func runeCost(r rune) int64 {
+	switch {
+	case r < 0x80:
+		return costControl
+	case r >= 0x300 && r <= 0x36f:
+		return costCombine
+	case r < 0x800:
+		return costTwoByte
+	case r >= 0x3040 && r <= 0x30ff:
+		return costKana
+	case r >= 0x4e00 && r <= 0x9fff:
+		return costCJK
+	case r < 0x10000:
+		return costThree
+	default:
+		return costFour
+	}
+}
+
+// promptTokens is the upper-leaning estimate of the tokens of a prompt,
+// its request body encoded as JSON (see above).
+func promptTokens(body []byte) int64 {
+	var total int64
+	for i := 0; i < len(body); {
+		c := body[i]
+		if c != '"' {
+			total += costStruct
+			i++
+			continue
+		}
+		total += costStruct
+		i++
+		if i+5 <= len(body) && string(body[i:i+5]) == "data:" {
+			// A data URL: four bytes a token, to its end.
+			j := i
+			for j < len(body) && body[j] != '"' {
+				if body[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			total += int64(min(j, len(body))-i) * costStruct
+			i = j + 1
+			continue
+		}
+		var p pieces
+		for i < len(body) && body[i] != '"' {
+			c := body[i]
+			switch {
+			case c == '\\' && i+1 < len(body):
+				r, n := unescape(body[i:])
+				p.add(r)
+				i += n
+			case c < utf8.RuneSelf:
+				p.add(rune(c))
+				i++
+			default:
+				r, n := utf8.DecodeRune(body[i:])
+				p.add(r)
+				i += n
+			}
+		}
+		p.end(clNone)
+		total += p.total
+		i++ // the closing quote
+	}
+	return (total + eighth - 1) / eighth
+}
+
+// unescape reads the JSON escape at the start of b: its character and
+// length (a \u escape of a surrogate pair, both halves).
+func unescape(b []byte) (rune, int) {
+	switch b[1] {
+	case 'n':
+		return '\n', 2
+	case 't':
+		return '\t', 2
+	case 'r':
+		return '\r', 2
+	case 'b', 'f':
+		return 1, 2 // a control character
+	case 'u':
+		r, ok := hex4(b[2:])
+		if !ok {
+			return 'u', 2
+		}
+		if r >= 0xd800 && r < 0xdc00 && len(b) >= 12 && b[6] == '\\' && b[7] == 'u' {
+			if lo, ok := hex4(b[8:]); ok && lo >= 0xdc00 && lo < 0xe000 {
+				return 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00), 12
+			}
+		}
+		return r, 6
+	default:
+		return rune(b[1]), 2 // \" \\ \/
+	}
+}
+
+// hex4 reads four hexadecimal digits.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			r |= rune(c-'A') + 10
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
