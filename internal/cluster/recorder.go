@@ -290,6 +290,9 @@ func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 	// A kill here: the sub-request stored with the budget carved from its
 	// parent's, nothing spent in it, its hand-off not sent.
 	crashpoint.Reached("request.carved")
+	// Its delegate frame's stack, for a hand-off that another instance
+	// places under that frame (Frame, link.Owned.adopt).
+	r.Delegated(ctx, q)
 	return r.register(ctx, q)
 }
 
