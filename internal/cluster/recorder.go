@@ -522,7 +522,9 @@ func (c *Cluster) Admission() reach.Middleware {
 }
 
 // Frame implements link.Remote: the request of a frame that another
-// instance runs, and its stack, innermost first (reach.Frame.Ancestry).
+// instance runs (a delegate frame's row names its sub-request, see
+// durable.Checkpoints.Delegated), and its stack, innermost first
+// (reach.Frame.Ancestry).
 // It returns no error and no stack for a frame the store does not know.
 func (c *Cluster) Frame(ctx context.Context, id reach.FrameID) (string, []reach.Ancestor, error) {
 	f, err := c.st.FindFrame(ctx, id.String())
