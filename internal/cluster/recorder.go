@@ -290,6 +290,9 @@ func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 	// A kill here: the sub-request stored with the budget carved from its
 	// parent's, nothing spent in it, its hand-off not sent.
 	crashpoint.Reached("request.carved")
+	// Its delegate frame's stack, for a hand-off that another instance
+	// places under that frame (Frame, link.Owned.adopt).
+	r.Delegated(ctx, q)
 	return r.register(ctx, q)
 }
 
@@ -519,7 +522,9 @@ func (c *Cluster) Admission() reach.Middleware {
 }
 
 // Frame implements link.Remote: the request of a frame that another
-// instance runs, and its stack, innermost first (reach.Frame.Ancestry).
+// instance runs (a delegate frame's row names its sub-request, see
+// durable.Checkpoints.Delegated), and its stack, innermost first
+// (reach.Frame.Ancestry).
 // It returns no error and no stack for a frame the store does not know.
 func (c *Cluster) Frame(ctx context.Context, id reach.FrameID) (string, []reach.Ancestor, error) {
 	f, err := c.st.FindFrame(ctx, id.String())

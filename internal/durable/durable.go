@@ -260,6 +260,7 @@ func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) error 
 	switch {
 	case err == nil:
 		crashpoint.Reached("request.begun")
+		c.Delegated(ctx, r)
 		return nil
 	case errors.Is(err, store.ErrConflict):
 		cause := reach.Cause{By: "reach", Reason: "the gateway restarted while it ran"}
@@ -281,6 +282,35 @@ func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) error 
 	}
 	c.log.Error("request not recorded", "request", r.ID(), "err", err)
 	return nil
+}
+
+// Delegated writes, on a store that several instances share, the row of
+// the delegate frame whose sub-request r is (none for a request that is
+// no hand-off's), once r is stored: its stack (reach.Frame.Ancestry), as a
+// tool call's checkpoint keeps its call's, so that a hand-off or call that
+// another instance places under the delegate frame (an agent passing
+// reach/parent on) sees its ancestors: their depth, and the hashes the
+// cycle and re-entry checks compare (link.Owned.adopt). The row names r,
+// the request whose work the frame holds and that such a call joins, and
+// no owner: it is no call that may have run, which the recovery of a dead
+// instance looks for by owner (OpenFramesOf), and views of r do not list
+// it (History.load). RequestBegan calls it; a recorder that stores
+// sub-requests itself (cluster.Recorder) calls it after. A failure is
+// logged: the hand-offs under the frame on other instances then begin at
+// the top of r, unchecked against its stack.
+func (c *Checkpoints) Delegated(ctx context.Context, r *reach.Request) {
+	d := r.DelegateFrame()
+	if c.owner == "" || d == nil {
+		return
+	}
+	f := &store.Frame{Request: r.ID(), Frame: d.ID.String(), Kind: "delegate", Name: d.Name, State: "executing", Started: d.Started}
+	if d.Parent != nil {
+		f.Parent = d.Parent.ID.String()
+	}
+	f.Stack, _ = json.Marshal(d.Ancestry())
+	if err := c.st.PutFrame(context.WithoutCancel(ctx), f); err != nil {
+		c.log.Warn("delegate frame's stack not recorded: hand-offs under it on other instances are not checked against it", "request", r.ID(), "frame", f.Frame, "err", err)
+	}
 }
 
 // HandoffEnded refuses the id of a hand-off's sub-request that ended,

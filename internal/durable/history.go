@@ -184,7 +184,10 @@ func (h *History) load(id string) ([]reach.PastFrame, []*reach.PastRequest) {
 	}
 	for _, cp := range cps {
 		fid, err := reach.ParseFrameID(cp.Frame)
-		if err != nil || seen[fid] {
+		if err != nil || seen[fid] || cp.Kind == "delegate" {
+			// A delegate frame's row (Checkpoints.Delegated) keeps its
+			// stack for other instances: the frame is its parent
+			// request's, whose events show it.
 			continue
 		}
 		pf := reach.PastFrame{ID: fid, Kind: reach.ToolFrame, Name: cp.Name, CallID: cp.CallID, Args: cp.Args,

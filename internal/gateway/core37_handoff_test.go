@@ -16,14 +16,20 @@ import (
 // budget_depth and every agent above reading it. Before, a hand-off took
 // its parent frame's depth and the chain went on to the agents' own cap
 // (40 steps).
-//
-// Not yet across two instances (handOffChain(t, true), the executor's
-// hand-offs through instance two): a hand-off placed under a delegate
-// frame of the other instance finds no stack for it in the shared store
-// (only a tool call's checkpoint keeps its stack), so it begins at the top
-// of the joined request, and the chain goes on to the agents' cap.
 func TestCore37HandOffChainBoundedByDepth(t *testing.T) {
 	handOffChain(t, false)
+}
+
+// The same chain across two instances on one PostgreSQL: the executor's
+// hand-offs go through instance two, the planner's through instance one,
+// so each hand-off is placed under a delegate frame the other instance
+// runs. Its stack is read from the shared store (the delegate frame's
+// row, written when its sub-request begins), so the chain counts one
+// depth as on one instance. Before, a delegate frame kept no stack there:
+// a hand-off under one began at the top of the request it joined (depth
+// 1 again), and the chain went on to the agents' cap (40 steps).
+func TestCore37HandOffChainBoundedByDepthAcrossInstances(t *testing.T) {
+	handOffChain(t, true)
 }
 
 func handOffChain(t *testing.T, fleet bool) {
@@ -48,5 +54,30 @@ func handOffChain(t *testing.T, fleet bool) {
 	}
 	if n := strings.Count(text, "TASK_STATE_REJECTED"); n != 1 {
 		t.Errorf("%d refusals in %q, want 1", n, text)
+	}
+}
+
+// A cycle of agents across two instances on one PostgreSQL: the planner
+// hands "cycle: plan the trip" to the executor through instance one, and
+// the executor hands the same task back to the planner through instance
+// two, under the delegate frame instance one runs. Instance two reads that
+// frame's stack from the shared store and refuses the hand-off as a cycle,
+// as one instance does (TestA2AAgentsCycle). Before, it found no stack
+// for a delegate frame, the hand-off began at the top of the request it
+// joined, and the planner got the task a second time.
+func TestAdopt37AgentsCycleAcrossInstances(t *testing.T) {
+	c := startCast(t, castOptions{agent: map[string]string{"planner": "reentrancy: reentrant"},
+		fleet: pgtest.Database(t), second: map[string][]string{"executor": {"PLANNER"}}})
+	tk := c.send(t, false, "planner", "cycle: plan the trip", "")
+	text := textOf(tk)
+	if tk.Status.State != a2a.TaskStateCompleted || !strings.Contains(text, "TASK_STATE_REJECTED") {
+		t.Fatalf("planner: %s %q, want the executor's hand-off back refused", tk.Status.State, text[max(0, len(text)-600):])
+	}
+	d := c.agents["executor"].all("delegate")
+	if len(d) != 1 || d[0]["state"] != "TASK_STATE_REJECTED" || !strings.Contains(d[0]["text"].(string), "This would create a cycle: agent planner") {
+		t.Fatalf("the executor's hand-off back: %v", d)
+	}
+	if n := len(c.agents["planner"].all("task")); n != 1 {
+		t.Errorf("the planner got %d tasks, want 1", n)
 	}
 }

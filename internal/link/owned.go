@@ -174,8 +174,10 @@ type traceKey struct {
 }
 
 // Remote finds the frames that other gateway instances run, on a store
-// they share with this one (internal/cluster): the request a frame belongs
-// to and its stack, innermost first; no stack for a frame unknown there.
+// they share with this one (internal/cluster): the request a call under a
+// frame joins (a tool call's own; a hand-off's delegate frame's, its
+// sub-request, where the agent works) and its stack, innermost first; no
+// stack for a frame unknown there.
 type Remote interface {
 	Frame(ctx context.Context, id reach.FrameID) (request string, stack []reach.Ancestor, err error)
 }
@@ -1204,8 +1206,11 @@ func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ contex
 }
 
 // adopt places a call under frame id of another instance: in the request
-// the frame belongs to (t's must be it), joined here, under its stack. It
-// returns no request for a frame no instance knows.
+// a call under the frame joins (Remote; t's must be it), joined here,
+// under its stack: a hand-off's under another instance's hand-off nests
+// in its sub-request, one level below it, and is checked against its
+// stack as on one instance. It returns no request for a frame no instance
+// knows.
 func (q *Owned) adopt(ctx context.Context, t Target, id reach.FrameID, who *auth.Identity) (context.Context, *reach.Request, context.CancelCauseFunc, *callHold, error) {
 	reqID, stack, err := q.remote.Frame(ctx, id)
 	if err != nil {
