@@ -168,7 +168,9 @@ type Frame struct {
 	// wrote the checkpoint ("<instance>/<life>"), for the recovery of a
 	// dead instance's calls, and the call's ancestors as JSON (see
 	// Postgres.FindFrame), so that a call that another instance places
-	// under this one sees them.
+	// under this one sees them. A hand-off's delegate frame is kept so
+	// too (Kind "delegate", no Owner, filed under its sub-request:
+	// durable.Checkpoints.Delegated), for its stack alone.
 	Owner string
 	Stack []byte
 	// Entities, kept by a store that several instances share (Postgres),
