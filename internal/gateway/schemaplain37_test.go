@@ -13,8 +13,8 @@ import (
 )
 
 // An upstream tool that lists an output schema but answers a success in
-// text alone, which reach neither cut nor noted, is passed on as it came:
-// not turned into an error (only a result reach cut to text, with its
+// text alone is passed on as a success, whatever note reach adds (here a
+// replay's): not turned into an error (only a result reach cut to text, with its
 // note, is: TestFrameworksShapedOutputSchema), so the model does not take
 // a write that succeeded for one that failed.
 func TestSchemaToolsPlainSuccessPassedOn(t *testing.T) {
@@ -39,17 +39,22 @@ func TestSchemaToolsPlainSuccessPassedOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__plain", Arguments: map[string]any{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := ""
-	if len(res.Content) > 0 {
-		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
-			text = tc.Text
+	// The second call with the key is a replay, with reach's note that
+	// nothing ran again: a success still, not a failed write to retry.
+	for _, call := range []string{"first", "replayed"} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__plain", Arguments: map[string]any{},
+			Meta: mcp.Meta{"reach/idempotency_key": "plain-1"}})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if res.IsError || !strings.Contains(text, "done: the row is written") {
-		t.Errorf("up__plain = isError %v, %q; want the upstream's success as it came", res.IsError, text)
+		text := ""
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				text += tc.Text
+			}
+		}
+		if res.IsError || !strings.Contains(text, "done: the row is written") {
+			t.Errorf("up__plain, %s = isError %v, %q; want the upstream's success", call, res.IsError, text)
+		}
 	}
 }
