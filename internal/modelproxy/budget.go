@@ -275,7 +275,7 @@ func promptTooLarge(req *reach.Request, a ask, left int64) *reach.Error {
 			req.ID(), left, a.prompt),
 		Suggestion: "Shorten the conversation (or ask for a larger budget)."}
 	if a.files > 0 {
-		e.Message = fmt.Sprintf("The token budget of request %s has %d tokens left, and this prompt names %d file(s) by id or URL, whose tokens are not known before it is sent: it counts as the model's whole context window, %d tokens.",
+		e.Message = fmt.Sprintf("The token budget of request %s has %d tokens left, and this prompt holds %d file(s) (named by id or URL, or inlined), whose tokens the model alone knows before it is sent: it counts as the model's whole context window, %d tokens.",
 			req.ID(), left, a.files, a.prompt)
 		e.Suggestion = sendFileText + " (or the part you need) in the message instead, or ask for a larger budget."
 	}

@@ -92,7 +92,8 @@ func TestBudgetNotSpentByAPromptTheEstimateMissed37(t *testing.T) {
 // model's whole context window (model.context_limits, else 128,000): under
 // a budget that cannot cover that it is refused before it is sent, 402
 // with what to do (send the file's text instead); under one that can, it
-// is sent. A file inlined (file_data) counts its bytes, as before. Before,
+// is sent. A file inlined (file_data) counts so too: its bytes do not
+// bound what the model reads of it. Before,
 // a file by id counted the bytes of its id: a budget of 2,000 tokens sent
 // a turn whose PDF was 50,000.
 func TestBudgetCountsAFileByIDAsTheWindow37(t *testing.T) {
@@ -107,7 +108,10 @@ func TestBudgetCountsAFileByIDAsTheWindow37(t *testing.T) {
 		{"chat file_id, budget under the default window", "/v1/chat/completions", chatFile, 2000, 0, http.StatusPaymentRequired},
 		{"chat file_id, budget under the listed window", "/v1/chat/completions", chatFile, 20000, 32000, http.StatusPaymentRequired},
 		{"chat file_id, budget over the listed window", "/v1/chat/completions", chatFile, 40000, 32000, http.StatusOK},
-		{"chat file_data", "/v1/chat/completions", chatInline, 2000, 0, http.StatusOK},
+		// Inlined, its bytes do not bound what the model reads of it
+		// either (a PDF's text and an image of each page).
+		{"chat file_data", "/v1/chat/completions", chatInline, 2000, 0, http.StatusPaymentRequired},
+		{"chat file_data, budget over the listed window", "/v1/chat/completions", chatInline, 40000, 32000, http.StatusOK},
 		{"responses file_url", "/v1/responses", respFile, 2000, 0, http.StatusPaymentRequired},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -146,7 +150,7 @@ func TestBudgetCountsAFileByIDAsTheWindow37(t *testing.T) {
 				if calls.Load() != 0 {
 					t.Errorf("the endpoint was sent the turn")
 				}
-				if !strings.Contains(string(b), "by id or URL") || !strings.Contains(string(b), "file's text") {
+				if !strings.Contains(string(b), "by id or URL, or inlined") || !strings.Contains(string(b), "file's text") {
 					t.Errorf("the refusal %s does not say the file counted as the window, and what to do", b)
 				}
 			}

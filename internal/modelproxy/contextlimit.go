@@ -142,11 +142,11 @@ func (p *Proxy) fileWindow(model string) int64 {
 	return l
 }
 
-// fileRefs counts the file parts of a turn's messages (chat: a file part
-// whose file has no file_data) or input items (Responses API: an
-// input_file without file_data) that name their file by id or URL: the
-// endpoint reads the file, and the proxy never sees it. A file inlined
-// (file_data, a data URL) counts its bytes, as the rest of the body.
+// fileRefs counts the file parts of a turn's messages (chat: a file
+// part) or input items (Responses API: an input_file), whether they name
+// their file by id or URL or inline it (file_data): what the model reads
+// of a file (a PDF's text and an image of each page) is the endpoint's
+// to tell, and no count of its bytes bounds it.
 func fileRefs(api apiKind, body map[string]json.RawMessage) int {
 	raw := body["messages"]
 	if api == responsesAPI {
@@ -161,23 +161,13 @@ func fileRefs(api apiKind, body map[string]json.RawMessage) int {
 	n := 0
 	for _, it := range items {
 		var parts []struct {
-			Type     string `json:"type"`
-			FileID   string `json:"file_id"`
-			FileURL  string `json:"file_url"`
-			FileData string `json:"file_data"`
-			File     *struct {
-				FileID   string `json:"file_id"`
-				FileData string `json:"file_data"`
-			} `json:"file"`
+			Type string `json:"type"`
 		}
 		if json.Unmarshal(it.Content, &parts) != nil {
 			continue
 		}
 		for _, part := range parts {
-			switch {
-			case part.Type == "input_file" && part.FileData == "":
-				n++
-			case part.Type == "file" && (part.File == nil || part.File.FileData == ""):
+			if part.Type == "input_file" || part.Type == "file" {
 				n++
 			}
 		}

@@ -1,6 +1,8 @@
 package modelproxy
 
 import (
+	"bytes"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -25,9 +27,10 @@ import (
 // estimate, which English prose and code overrun by about two (table in
 // estimate_test.go), and no vocabulary (no network, no file). The JSON's
 // own punctuation and names count four bytes a token, the text of its
-// strings as it reads decoded (a \u escape as its character). A data URL
-// (an image, a file inlined) counts its bytes four a token as before: what
-// the model counts of it is not its bytes (imageTokens, fileTokens).
+// strings as it reads decoded (a \u escape as its character). A base64
+// data URL (an image, a file inlined) counts its bytes four a token as
+// before: what the model counts of it is not its bytes (an image:
+// imageTokens; a file, by id or inlined, the model's window: fileRefs).
 
 // Costs, in eighths of a token.
 const (
@@ -156,6 +159,44 @@ func runeCost(r rune) int64 {
 	}
 }
 
+// dataURL reports whether the JSON string whose text begins at body[i] is
+// a base64 data URL ("data:" MEDIA-TYPE ";base64," then base64 alone, a
+// slash escaped or not), and the index of its closing quote. Any other
+// string that begins "data:" (an SSE line quoted in a tool's result, a
+// message) is text, counted as text.
+func dataURL(body []byte, i int) (int, bool) {
+	if i+5 > len(body) || string(body[i:i+5]) != "data:" {
+		return 0, false
+	}
+	j := i + 5
+	for ; j < len(body) && body[j] != ','; j++ {
+		c := body[j]
+		if c == '\\' && j+1 < len(body) && body[j+1] == '/' {
+			j++
+			continue
+		}
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$&^_.+-/;=", c) >= 0) {
+			return 0, false
+		}
+	}
+	if j >= len(body) || !bytes.HasSuffix(body[i:j], []byte(";base64")) {
+		return 0, false
+	}
+	for j++; j < len(body); j++ {
+		c := body[j]
+		switch {
+		case c == '"':
+			return j, true
+		case c == '\\' && j+1 < len(body) && body[j+1] == '/':
+			j++
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=':
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
 // promptTokens is the upper-leaning estimate of the tokens of a prompt,
 // its request body encoded as JSON (see above).
 func promptTokens(body []byte) int64 {
@@ -169,16 +210,9 @@ func promptTokens(body []byte) int64 {
 		}
 		total += costStruct
 		i++
-		if i+5 <= len(body) && string(body[i:i+5]) == "data:" {
-			// A data URL: four bytes a token, to its end.
-			j := i
-			for j < len(body) && body[j] != '"' {
-				if body[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			total += int64(min(j, len(body))-i) * costStruct
+		if j, ok := dataURL(body, i); ok {
+			// A data URL (base64): four bytes a token, to its end.
+			total += int64(j-i) * costStruct
 			i = j + 1
 			continue
 		}
