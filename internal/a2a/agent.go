@@ -392,7 +392,11 @@ func (a *agent) public(r *http.Request) (u string, fromHost bool) {
 // card would be the one the next client gets.
 func (g *Gateway) hostAllowed(r *http.Request) bool {
 	host := strings.ToLower(r.Host)
-	if slices.ContainsFunc(g.opts.Hosts, func(h string) bool { return withoutDefaultPort(h) == withoutDefaultPort(host) }) {
+	def := "80" // the port of a name without one: the scheme's the card will name
+	if r.TLS != nil || forwarded.HTTPS(r) {
+		def = "443"
+	}
+	if slices.ContainsFunc(g.opts.Hosts, func(h string) bool { return withPort(h, def) == withPort(host, def) }) {
 		return true
 	}
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
@@ -425,17 +429,14 @@ func (g *Gateway) hostAllowed(r *http.Request) bool {
 	return err == nil && ip.Zone() == "" && (ip.Unmap() == at || (ip.IsLoopback() && at.IsLoopback()))
 }
 
-// withoutDefaultPort is host (lower case) without a port of 80 or 443, so
-// that a name listed with its scheme's port and one asked without it (or
-// the other way round) are one.
-func withoutDefaultPort(host string) string {
-	if h, p, err := net.SplitHostPort(host); err == nil && (p == "80" || p == "443") {
-		if strings.Contains(h, ":") {
-			return "[" + h + "]"
-		}
-		return h
+// withPort is host with port def when it names none, so that a name listed
+// with its scheme's port and one asked without it (or the other way round)
+// are one, and a name with the other scheme's port is another.
+func withPort(host, def string) string {
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		return host
 	}
-	return host
+	return net.JoinHostPort(strings.Trim(host, "[]"), def)
 }
 
 // rewriteCard is the agent's card as the gateway serves it: JSON-RPC 1.0

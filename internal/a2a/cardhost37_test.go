@@ -45,6 +45,8 @@ func TestCardHostDefaultPorts(t *testing.T) {
 		{"10.0.0.5", 7400, "gw.example:80", false, true},
 		{"10.0.0.5", 7400, "gw.example:443", true, true},
 		{"10.0.0.5", 7400, "gw.example:9", false, false},
+		{"10.0.0.5", 7400, "gw.example:80", true, false}, // over TLS, 80 is not the scheme's port
+		{"10.0.0.5", 7400, "reach.example", false, false},
 		{"10.0.0.5", 7400, "attacker.example", false, false},
 	} {
 		if got := at(c.local, c.port, c.host, c.tls); got != c.want {
