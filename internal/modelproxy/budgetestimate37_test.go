@@ -111,6 +111,8 @@ func TestBudgetCountsAFileByIDAsTheWindow37(t *testing.T) {
 		// Inlined, its bytes do not bound what the model reads of it
 		// either (a PDF's text and an image of each page).
 		{"chat file_data", "/v1/chat/completions", chatInline, 2000, 0, http.StatusPaymentRequired},
+		// Spelled with spaces, as a client may send it.
+		{"chat file_id, spaced", "/v1/chat/completions", strings.ReplaceAll(chatFile, `":`, `" : `), 2000, 0, http.StatusPaymentRequired},
 		{"chat file_data, budget over the listed window", "/v1/chat/completions", chatInline, 40000, 32000, http.StatusOK},
 		{"responses file_url", "/v1/responses", respFile, 2000, 0, http.StatusPaymentRequired},
 	} {

@@ -101,7 +101,10 @@ func (e *promptEstimate) count() {
 		e.win += n
 		e.bud += n
 	}
-	if bytes.Contains(out, []byte(`"file`)) || bytes.Contains(out, []byte(`"input_file"`)) {
+	// out is compact JSON (json.Marshal compacts a RawMessage): a file
+	// part says "type":"file" or "type":"input_file" as it is, never
+	// escaped text that quotes one.
+	if bytes.Contains(out, []byte(`"type":"file"`)) || bytes.Contains(out, []byte(`"type":"input_file"`)) {
 		if e.files = fileRefs(e.api, e.body); e.files > 0 {
 			e.bud = max(e.bud, e.p.fileWindow(e.model))
 		}
