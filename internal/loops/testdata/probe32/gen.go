@@ -16,7 +16,11 @@
 // (non-transient, and transient past four attempts, and transient that
 // clears); manual runs with the same arguments (and with edited ones); a
 // human approval polled while it moves (and one polled after its
-// rejection); AI SDK steps that move (and steps that repeat).
+// rejection); AI SDK steps that move (and steps that repeat). Four more,
+// added after the first 20 were replayed (all as labelled) to reach the 24
+// runs the probe test asks, still before the rules were read: a parallel batch in another order each step, a handoff
+// triangle, a fan-out keyed by a nested id, and one file window read again
+// after each edit.
 //
 // A loop is marked where the probes before it mark one: the third call
 // asking the same thing after two answers alike (its substance, ids and
@@ -28,6 +32,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/agentreach/reach/internal/loops/testdata/tracegen"
 )
@@ -66,6 +71,10 @@ func main() {
 	sdkStepsMove()
 	sdkStepsRepeat()
 	langgraphFixOnce()
+	parallelBatchReordered()
+	handoffTriangle()
+	fanoutNestedID()
+	fileWindowAfterEdit()
 }
 
 // --- parallel calls of one tool ---
@@ -376,5 +385,71 @@ func langgraphFixOnce() {
 	for i, q := range qs {
 		r.Calls("Next query.", ok("sql_query", obj{"query": q}, obj{"rows": []any{[]any{41250.5 + float64(i*1000), i}}}))
 	}
+	r.Write()
+}
+
+// --- four more ---
+
+func parallelBatchReordered() {
+	r := run("parallel-batch-reordered", "an AI SDK agent fetches the same three pages in parallel each step, the calls in another order each step, the same pages each time", true, "consecutive_repeat")
+	r.Tool("fetch_url", "read")
+	urls := []string{"https://docs.example.com/limits", "https://docs.example.com/pricing", "https://docs.example.com/regions"}
+	body := map[string]string{urls[0]: "Rate limits: 600 requests/minute per key.", urls[1]: "Pricing: 0.40 USD per 1,000 calls.", urls[2]: "Regions: eu-west, us-east, ap-south."}
+	orders := [][]int{{0, 1, 2}, {2, 0, 1}, {1, 2, 0}, {0, 2, 1}}
+	for i, o := range orders {
+		if i == 2 {
+			r.Then()
+		}
+		var cs []tracegen.C
+		for _, k := range o {
+			cs = append(cs, ok("fetch_url", obj{"url": urls[k]}, body[urls[k]]))
+		}
+		r.Calls("Reading the three docs pages.", cs...)
+	}
+	r.Write()
+}
+
+func handoffTriangle() {
+	r := run("handoff-triangle", "an @openai/agents run hands one question around three agents (sales, support, billing), each transferring it to the next, no tool call between", true, "livelock_agents")
+	r.Tool("lookup_account", "read")
+	r.Calls("Looking up the account.", ok("lookup_account", obj{"account": "ACME-GmbH"}, obj{"plan": "business", "seats": 40}))
+	task := "Customer asks whether seats can be moved from the business plan to a new enterprise contract mid-term"
+	agents := []string{"sales_agent", "support_agent", "billing_agent"}
+	for i := 0; i < 8; i++ {
+		if i == 6 {
+			r.Then()
+		}
+		to := agents[i%3]
+		r.Delegate("Handing off.", to, task, nil, "transfer_to_"+agents[(i+1)%3]+": not ours to answer.")
+	}
+	r.Write()
+}
+
+func fanoutNestedID() {
+	r := run("fanout-nested-id", "an agent enriches eight contacts in parallel pairs; the calls differ only by an id nested in the arguments", false, "batch_progress")
+	r.Tool("enrich_contact", "read")
+	for s := 0; s < 4; s++ {
+		var cs []tracegen.C
+		for j := 0; j < 2; j++ {
+			n := s*2 + j
+			cs = append(cs, ok("enrich_contact", obj{"source": "clearbit", "contact": obj{"id": fmt.Sprintf("c_%03d", 100+n), "fields": []string{"company", "title"}}}, obj{"id": fmt.Sprintf("c_%03d", 100+n), "company": []string{"Acme", "Globex", "Initech", "Umbrella"}[n%4], "title": []string{"CTO", "VP Sales", "Engineer"}[n%3]}))
+		}
+		r.Calls("Enriching the next two contacts.", cs...)
+	}
+	r.Write()
+}
+
+func fileWindowAfterEdit() {
+	r := run("file-window-after-edit", "a code agent reads one window of a file, edits a line in it, and reads the same window again after each edit", false, "revisit_with_progress")
+	r.Tool("read_file", "read").Tool("edit_file", "write")
+	win := lines(120, 40)
+	for i := 0; i < 4; i++ {
+		r.Calls("Reading the handler section.", ok("read_file", obj{"path": "server/routes.py", "offset": 120, "limit": 40}, win))
+		old := fmt.Sprintf("def handler_%d(req):", 125+i*5)
+		nw := fmt.Sprintf("async def handler_%d(req):", 125+i*5)
+		r.Calls("Making this handler async.", ok("edit_file", obj{"path": "server/routes.py", "old_str": old, "new_str": nw}, obj{"ok": true}))
+		win = strings.Replace(win, old, nw, 1)
+	}
+	r.Calls("Checking the result.", ok("read_file", obj{"path": "server/routes.py", "offset": 120, "limit": 40}, win))
 	r.Write()
 }
