@@ -34,6 +34,7 @@ import (
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/names"
+	"github.com/agentreach/reach/internal/shape"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/strview"
 	"github.com/agentreach/reach/internal/upstream"
@@ -874,16 +875,17 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	if !ok || t.Shape == nil {
 		out = kept.Result(res, out)
 	}
-	if ok && !out.IsError && out.StructuredContent == nil && kept.Structured(res) && listsOutputSchema(t) {
+	if ok && !out.IsError && out.StructuredContent == nil && slices.ContainsFunc(res.Notes, shape.CutToText) && listsOutputSchema(t) {
 		// A result cut to text (shape's max_bytes, or the runtime's) is no
 		// structured result, which a tool listed with an output schema
 		// must give unless it fails: the client would throw it away
 		// ("has an output schema but did not return structured content"),
 		// reach's note with it. As an error, the model reads the cut text
-		// and the note that says how to ask for less. An upstream's own
-		// success without structured content (whatever notes reach adds
-		// to it) is passed on as a success, as it came: the client judges
-		// it as it would the upstream's.
+		// and the note that says how to ask for less; a replay of it too
+		// (the note is recorded with it). An upstream's own success
+		// without structured content, which reach did not cut (whatever
+		// other notes reach adds to it), is passed on as a success, as it
+		// came: the client judges it as it would the upstream's.
 		out.IsError = true
 	}
 	return out, nil

@@ -155,8 +155,19 @@ func truncate(data []byte, max int) ([]byte, string) {
 		kept += size
 	}
 	out = append(out, ellipsis...)
-	return out, fmt.Sprintf("the result was %d bytes; only the first %d are shown, as text. "+
+	return out, fmt.Sprintf("the result was %d bytes; only the first %d are shown"+cutToText+
 		"Narrow your query (a filter, a smaller limit, fewer fields) to get a complete answer.", len(data), kept)
+}
+
+// cutToText is in the note of a result truncate cut to text, and nowhere else.
+const cutToText = ", as text. "
+
+// CutToText reports whether note is the one a result cut to text (a JSON
+// string, whatever its data was) carries: such a result is no structured
+// result any more. The note is recorded with the result, so a replay of
+// it says so too.
+func CutToText(note string) bool {
+	return strings.HasPrefix(note, "the result was ") && strings.Contains(note, cutToText)
 }
 
 // appendJSONRune appends r as it goes in a JSON string, escaped as

@@ -93,24 +93,6 @@ func keep(ctx context.Context, wire *mcpwire.Result, sdk []mcp.Content, structur
 	s.mu.Unlock()
 }
 
-// Structured reports whether the upstream answered res's call (its frame's)
-// with structuredContent: a rendering of it without one is reach's (a cut
-// to text), not the upstream's own answer.
-func (s *Kept) Structured(res *reach.Result) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.frame == 0 || s.frame != res.Frame {
-		return false
-	}
-	switch v := s.structured.(type) {
-	case nil:
-		return false
-	case json.RawMessage:
-		return len(v) > 0 && string(v) != "null"
-	}
-	return true
-}
-
 // Result returns what the client of res's call gets: rendered (reach's
 // rendering of the call's data), or the upstream's own content blocks and
 // structuredContent (masked) with rendered's _meta when they differ from it
