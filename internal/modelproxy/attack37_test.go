@@ -2,8 +2,12 @@ package modelproxy
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 )
 
 // A base64 data URL is counted four bytes a token only where the model
@@ -41,6 +45,47 @@ func TestAttack37DataURLInTextCountsAsText(t *testing.T) {
 	} {
 		if got, limit := promptTokens([]byte(body)), int64(len(body))/4+64; got > limit {
 			t.Errorf("%.70s... estimated %d, want four bytes a token (%d)", body, got, limit)
+		}
+	}
+}
+
+// A file part whose "type" (the key or its value) is written with \u
+// escapes is a file part to the endpoint, which decodes them, as to
+// fileRefs: the estimate's look for "type":"file" in the body's bytes
+// must not miss it. Before, {"typ\u0065":"file","file":{"file_id":...}}
+// counted the bytes of its id, not the model's window, and a budget of
+// 2,000 tokens sent a turn that names a file of any size.
+func TestAttack37EscapedFilePartCountsAsTheWindow(t *testing.T) {
+	p := New(&Options{Model: &config.ModelConfig{Name: "m"}, Choices: &link.ModelChoices{}})
+	for _, c := range []struct {
+		api  apiKind
+		body string
+	}{
+		{chatAPI, `{"model":"m","messages":[{"role":"user","content":[{"typ\u0065":"file","file":{"file_id":"file-abc"}}]}]}`},
+		{chatAPI, `{"model":"m","messages":[{"role":"user","content":[{"type":"fil\u0065","file":{"file_id":"file-abc"}}]}]}`},
+		{chatAPI, `{"model":"m","messages":[{"role":"user","content":[{"type":"\u0066\u0069\u006c\u0065","file":{"file_id":"file-abc"}}]}]}`},
+		{responsesAPI, `{"model":"m","input":[{"role":"user","content":[{"type":"input\u005ffile","file_id":"file-abc"}]}]}`},
+		{responsesAPI, `{"model":"m","input":[{"role":"user","content":[{"\u0074ype":"input_file","file_url":"https://example.com/a.pdf"}]}]}`},
+	} {
+		var body map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(c.body), &body); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.promptEstimate(c.api, body, nil, "m").budget(); got < defaultFileWindow {
+			t.Errorf("%s estimated %d, want the model's window (%d): it names a file", c.body, got, defaultFileWindow)
+		}
+	}
+}
+
+// json.Marshal's own escapes (<, >, &) do not make the estimate read a
+// body for files again: only an escaped letter or '_' does.
+func TestAttack37HTMLEscapesAreNotLetters(t *testing.T) {
+	if escapesALetter([]byte(`{"text":"a \u003cb\u003e \u0026 \u2028 \\u0026"}`)) {
+		t.Error("json.Marshal's escapes taken for an escaped letter")
+	}
+	for _, b := range []string{`"typ\u0065"`, `"input\u005ffile"`, `"\u0046ILE"`} {
+		if !escapesALetter([]byte(b)) {
+			t.Errorf("%s: its escaped letter missed", b)
 		}
 	}
 }

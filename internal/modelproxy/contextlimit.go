@@ -96,7 +96,11 @@ func (e *promptEstimate) count() {
 	kept := e.p.kept(e.api, e.body, e.who)
 	e.win = openai.EstimateTokens(len(out)) + kept
 	e.bud = promptTokens(out) + kept
-	if bytes.Contains(out, []byte(`"image_url"`)) || bytes.Contains(out, []byte(`"input_image"`)) {
+	// A name or type may be written with \u escapes, which the endpoint
+	// decodes as json.Unmarshal does ({"typ\u0065":"file"}): a body that
+	// escapes a letter or '_' is read too.
+	escaped := escapesALetter(out)
+	if escaped || bytes.Contains(out, []byte(`"image_url"`)) || bytes.Contains(out, []byte(`"input_image"`)) {
 		n := imageTokens(e.api, e.body) // read again only when it may name one
 		e.win += n
 		e.bud += n
@@ -104,9 +108,25 @@ func (e *promptEstimate) count() {
 	// out is compact JSON (json.Marshal compacts a RawMessage): a file
 	// part says "type":"file" or "type":"input_file" as it is, never
 	// escaped text that quotes one.
-	if bytes.Contains(out, []byte(`"type":"file"`)) || bytes.Contains(out, []byte(`"type":"input_file"`)) {
+	if escaped || bytes.Contains(out, []byte(`"type":"file"`)) || bytes.Contains(out, []byte(`"type":"input_file"`)) {
 		if e.files = fileRefs(e.api, e.body); e.files > 0 {
 			e.bud = max(e.bud, e.p.fileWindow(e.model))
+		}
+	}
+}
+
+// escapesALetter reports whether body holds a \u escape of an ASCII
+// letter or '_' (\u0040 to \u007f), which no encoder needs to write;
+// json.Marshal's own escapes (<, >, &, U+2028, U+2029) are not.
+func escapesALetter(body []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(body[i:], []byte(`\u00`))
+		if j < 0 {
+			return false
+		}
+		i += j + 4
+		if i < len(body) && body[i] >= '4' && body[i] <= '7' {
+			return true
 		}
 	}
 }
