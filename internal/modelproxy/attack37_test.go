@@ -89,3 +89,22 @@ func TestAttack37HTMLEscapesAreNotLetters(t *testing.T) {
 		}
 	}
 }
+
+// The Responses API takes a function call's output as parts too
+// (function_call_output's output: input_text, input_image, input_file):
+// a file there is read by the model as one in a message is, and counts as
+// the window; an image there as an image. Before, only an item's content
+// was read: a tool's output naming a file by id counted its id's bytes.
+func TestAttack37FileInFunctionCallOutputCountsAsTheWindow(t *testing.T) {
+	p := New(&Options{Model: &config.ModelConfig{Name: "m"}, Choices: &link.ModelChoices{}})
+	var body map[string]json.RawMessage
+	json.Unmarshal([]byte(`{"model":"m","input":[{"type":"function_call","call_id":"c1","name":"get","arguments":"{}"},`+
+		`{"type":"function_call_output","call_id":"c1","output":[{"type":"input_file","file_id":"file-abc"}]}]}`), &body)
+	if got := p.promptEstimate(responsesAPI, body, nil, "m").budget(); got < defaultFileWindow {
+		t.Errorf("a file in a function call's output estimated %d, want the model's window (%d)", got, defaultFileWindow)
+	}
+	json.Unmarshal([]byte(`{"model":"m","input":[{"type":"function_call_output","call_id":"c1","output":[{"type":"input_image","image_url":"https://example.com/a.png"}]}]}`), &body)
+	if got := imageTokens(responsesAPI, body); got < imageTokensHigh-32 {
+		t.Errorf("an image in a function call's output counted %d past its bytes, want about %d", got, imageTokensHigh)
+	}
+}

@@ -166,7 +166,8 @@ func (p *Proxy) fileWindow(model string) int64 {
 }
 
 // fileRefs counts the file parts of a turn's messages (chat: a file
-// part) or input items (Responses API: an input_file), whether they name
+// part) or input items (Responses API: an input_file, in an item's content
+// or a function call's output: partLists), whether they name
 // their file by id or URL or inline it (file_data): what the model reads
 // of a file (a PDF's text and an image of each page) is the endpoint's
 // to tell, and no count of its bytes bounds it.
@@ -175,18 +176,12 @@ func fileRefs(api apiKind, body map[string]json.RawMessage) int {
 	if api == responsesAPI {
 		raw = body["input"]
 	}
-	var items []struct {
-		Content json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(raw, &items) != nil {
-		return 0
-	}
 	n := 0
-	for _, it := range items {
+	for _, ps := range partLists(raw) {
 		var parts []struct {
 			Type string `json:"type"`
 		}
-		if json.Unmarshal(it.Content, &parts) != nil {
+		if json.Unmarshal(ps, &parts) != nil {
 			continue
 		}
 		for _, part := range parts {
@@ -196,6 +191,24 @@ func fileRefs(api apiKind, body map[string]json.RawMessage) int {
 		}
 	}
 	return n
+}
+
+// partLists are the lists of parts of a turn's messages or input items:
+// each one's content, and (Responses API) a function call's output, which
+// may be parts too (input_text, input_image, input_file).
+func partLists(raw json.RawMessage) []json.RawMessage {
+	var items []struct {
+		Content json.RawMessage `json:"content"`
+		Output  json.RawMessage `json:"output"`
+	}
+	if json.Unmarshal(raw, &items) != nil {
+		return nil
+	}
+	var out []json.RawMessage
+	for _, it := range items {
+		out = append(out, it.Content, it.Output)
+	}
+	return out
 }
 
 // Image parts as a model counts them: OpenAI's high (or auto) detail
@@ -216,16 +229,10 @@ func imageTokens(api apiKind, body map[string]json.RawMessage) int64 {
 	if api == responsesAPI {
 		raw = body["input"]
 	}
-	var items []struct {
-		Content json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(raw, &items) != nil {
-		return 0
-	}
 	var n int64
-	for _, it := range items {
+	for _, ps := range partLists(raw) {
 		var parts []json.RawMessage
-		if json.Unmarshal(it.Content, &parts) != nil {
+		if json.Unmarshal(ps, &parts) != nil {
 			continue
 		}
 		for _, part := range parts {
