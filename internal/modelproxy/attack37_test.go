@@ -3,7 +3,9 @@ package modelproxy
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/agentreach/reach/internal/config"
@@ -106,5 +108,31 @@ func TestAttack37FileInFunctionCallOutputCountsAsTheWindow(t *testing.T) {
 	json.Unmarshal([]byte(`{"model":"m","input":[{"type":"function_call_output","call_id":"c1","output":[{"type":"input_image","image_url":"https://example.com/a.png"}]}]}`), &body)
 	if got := imageTokens(responsesAPI, body); got < imageTokensHigh-32 {
 		t.Errorf("an image in a function call's output counted %d past its bytes, want about %d", got, imageTokensHigh)
+	}
+}
+
+// Numbers outside the JSON's strings (a tool schema's enum, its defaults
+// and examples) are text to the model, which reads a tool's schema
+// rendered with them: a number is a token at least (one a run of three
+// digits), as it is in a message. Before, they counted as the JSON's
+// punctuation, a quarter of a token a byte: a schema's enum of 20,000
+// six-digit numbers was estimated 35,086 tokens, under the 40,000 of its
+// digits alone (and the separators between them).
+func TestAttack37NumbersOutsideStringsCountAsDigits(t *testing.T) {
+	var enum strings.Builder
+	const n = 20000
+	for i := range n {
+		if i > 0 {
+			enum.WriteByte(',')
+		}
+		fmt.Fprintf(&enum, "%d", 100000+i*7919%900000)
+	}
+	body := `{"model":"m","messages":[{"role":"user","content":"pick"}],"tools":[{"type":"function","function":{"name":"pick","parameters":{"type":"object","properties":{"n":{"type":"integer","enum":[` + enum.String() + `]}}}}}]}`
+	// Each number is two pieces of three digits, as in text.
+	if got := promptTokens([]byte(body)); got < 2*n {
+		t.Errorf("an enum of %d six-digit numbers estimated %d tokens, under the %d of its digits as text", n, got, 2*n)
+	}
+	if got, text := promptTokens([]byte(`{"a":[1.5,-2.25e3]}`)), promptTokens([]byte(`{"a":"1.5 -2.25e3"}`)); got < text-1 {
+		t.Errorf("numbers estimated %d, under the %d of their text", got, text)
 	}
 }

@@ -27,7 +27,9 @@ import (
 // estimate, which English prose and code overrun by about two (table in
 // estimate_test.go), and no vocabulary (no network, no file). The JSON's
 // own punctuation and names count four bytes a token, the text of its
-// strings as it reads decoded (a \u escape as its character). A base64
+// strings as it reads decoded (a \u escape as its character), and its
+// numbers within its members as they read in text (a tool schema's enum
+// is text to the model, its numbers a token each at least). A base64
 // data URL (an image, a file inlined) counts its bytes four a token as
 // before where the model takes it as one (an image part's url or
 // image_url, a file part's file_data): what the model counts of it is not
@@ -236,9 +238,28 @@ func isJSONSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c =
 // promptTokens is the upper-leaning estimate of the tokens of a prompt,
 // its request body encoded as JSON (see above).
 func promptTokens(body []byte) int64 {
-	var total int64
+	var total, depth int64
 	for i := 0; i < len(body); {
 		c := body[i]
+		switch c {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		}
+		if depth > 1 && (c == '-' || c >= '0' && c <= '9') {
+			// A number within a member (a tool schema's enum, its
+			// defaults): text to the model, counted as it would be in a
+			// string. The request's own (max_tokens, temperature) are
+			// not read by the model.
+			var p pieces
+			for ; i < len(body) && strings.IndexByte("0123456789.eE+-", body[i]) >= 0; i++ {
+				p.add(rune(body[i]))
+			}
+			p.end(clNone)
+			total += p.total
+			continue
+		}
 		if c != '"' {
 			total += costStruct
 			i++
