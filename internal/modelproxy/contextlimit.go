@@ -96,7 +96,11 @@ func (e *promptEstimate) count() {
 	kept := e.p.kept(e.api, e.body, e.who)
 	e.win = openai.EstimateTokens(len(out)) + kept
 	e.bud = promptTokens(out) + kept
-	if bytes.Contains(out, []byte(`"image_url"`)) || bytes.Contains(out, []byte(`"input_image"`)) {
+	// A name or type may be written with \u escapes, which the endpoint
+	// decodes as json.Unmarshal does ({"typ\u0065":"file"}): a body that
+	// escapes a letter or '_' is read too.
+	escaped := escapesALetter(out)
+	if escaped || bytes.Contains(out, []byte(`"image_url"`)) || bytes.Contains(out, []byte(`"input_image"`)) {
 		n := imageTokens(e.api, e.body) // read again only when it may name one
 		e.win += n
 		e.bud += n
@@ -104,9 +108,25 @@ func (e *promptEstimate) count() {
 	// out is compact JSON (json.Marshal compacts a RawMessage): a file
 	// part says "type":"file" or "type":"input_file" as it is, never
 	// escaped text that quotes one.
-	if bytes.Contains(out, []byte(`"type":"file"`)) || bytes.Contains(out, []byte(`"type":"input_file"`)) {
+	if escaped || bytes.Contains(out, []byte(`"type":"file"`)) || bytes.Contains(out, []byte(`"type":"input_file"`)) {
 		if e.files = fileRefs(e.api, e.body); e.files > 0 {
 			e.bud = max(e.bud, e.p.fileWindow(e.model))
+		}
+	}
+}
+
+// escapesALetter reports whether body holds a \u escape of an ASCII
+// letter or '_' (\u0040 to \u007f), which no encoder needs to write;
+// json.Marshal's own escapes (<, >, &, U+2028, U+2029) are not.
+func escapesALetter(body []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(body[i:], []byte(`\u00`))
+		if j < 0 {
+			return false
+		}
+		i += j + 4
+		if i < len(body) && body[i] >= '4' && body[i] <= '7' {
+			return true
 		}
 	}
 }
@@ -146,7 +166,8 @@ func (p *Proxy) fileWindow(model string) int64 {
 }
 
 // fileRefs counts the file parts of a turn's messages (chat: a file
-// part) or input items (Responses API: an input_file), whether they name
+// part) or input items (Responses API: an input_file, in an item's content
+// or a function call's output: partLists), whether they name
 // their file by id or URL or inline it (file_data): what the model reads
 // of a file (a PDF's text and an image of each page) is the endpoint's
 // to tell, and no count of its bytes bounds it.
@@ -155,18 +176,12 @@ func fileRefs(api apiKind, body map[string]json.RawMessage) int {
 	if api == responsesAPI {
 		raw = body["input"]
 	}
-	var items []struct {
-		Content json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(raw, &items) != nil {
-		return 0
-	}
 	n := 0
-	for _, it := range items {
+	for _, ps := range partLists(raw) {
 		var parts []struct {
 			Type string `json:"type"`
 		}
-		if json.Unmarshal(it.Content, &parts) != nil {
+		if json.Unmarshal(ps, &parts) != nil {
 			continue
 		}
 		for _, part := range parts {
@@ -176,6 +191,24 @@ func fileRefs(api apiKind, body map[string]json.RawMessage) int {
 		}
 	}
 	return n
+}
+
+// partLists are the lists of parts of a turn's messages or input items:
+// each one's content, and (Responses API) a function call's output, which
+// may be parts too (input_text, input_image, input_file).
+func partLists(raw json.RawMessage) []json.RawMessage {
+	var items []struct {
+		Content json.RawMessage `json:"content"`
+		Output  json.RawMessage `json:"output"`
+	}
+	if json.Unmarshal(raw, &items) != nil {
+		return nil
+	}
+	var out []json.RawMessage
+	for _, it := range items {
+		out = append(out, it.Content, it.Output)
+	}
+	return out
 }
 
 // Image parts as a model counts them: OpenAI's high (or auto) detail
@@ -196,16 +229,10 @@ func imageTokens(api apiKind, body map[string]json.RawMessage) int64 {
 	if api == responsesAPI {
 		raw = body["input"]
 	}
-	var items []struct {
-		Content json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(raw, &items) != nil {
-		return 0
-	}
 	var n int64
-	for _, it := range items {
+	for _, ps := range partLists(raw) {
 		var parts []json.RawMessage
-		if json.Unmarshal(it.Content, &parts) != nil {
+		if json.Unmarshal(ps, &parts) != nil {
 			continue
 		}
 		for _, part := range parts {

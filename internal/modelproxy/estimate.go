@@ -27,10 +27,14 @@ import (
 // estimate, which English prose and code overrun by about two (table in
 // estimate_test.go), and no vocabulary (no network, no file). The JSON's
 // own punctuation and names count four bytes a token, the text of its
-// strings as it reads decoded (a \u escape as its character). A base64
+// strings as it reads decoded (a \u escape as its character), and its
+// numbers within its members as they read in text (a tool schema's enum
+// is text to the model, its numbers a token each at least). A base64
 // data URL (an image, a file inlined) counts its bytes four a token as
-// before: what the model counts of it is not its bytes (an image:
-// imageTokens; a file, by id or inlined, the model's window: fileRefs).
+// before where the model takes it as one (an image part's url or
+// image_url, a file part's file_data): what the model counts of it is not
+// its bytes (an image: imageTokens; a file, by id or inlined, the model's
+// window: fileRefs). Anywhere else (a message's text) it is text.
 
 // Costs, in eighths of a token.
 const (
@@ -197,12 +201,65 @@ func dataURL(body []byte, i int) (int, bool) {
 	return 0, false
 }
 
+// mediaKeys are the names whose string value the model takes as an image
+// or a file when it is a data URL (an image part's url or image_url, a
+// file part's file_data), not as text.
+var mediaKeys = []string{`"url"`, `"image_url"`, `"file_data"`}
+
+// mediaKey reports whether the JSON string whose opening quote is body[q]
+// is the value of one of mediaKeys.
+func mediaKey(body []byte, q int) bool {
+	k := q - 1
+	for k >= 0 && isJSONSpace(body[k]) {
+		k--
+	}
+	if k < 0 || body[k] != ':' {
+		return false
+	}
+	for k--; k >= 0 && isJSONSpace(body[k]); k-- {
+	}
+	for _, name := range mediaKeys {
+		if k+1 >= len(name) && string(body[k+1-len(name):k+1]) == name {
+			// The key's opening quote is not an escaped quote's end, and
+			// so not text that quotes the name: a key's quote follows
+			// '{', ',' or whitespace.
+			b := k + 1 - len(name) - 1
+			for b >= 0 && isJSONSpace(body[b]) {
+				b--
+			}
+			return b >= 0 && (body[b] == '{' || body[b] == ',')
+		}
+	}
+	return false
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+
 // promptTokens is the upper-leaning estimate of the tokens of a prompt,
 // its request body encoded as JSON (see above).
 func promptTokens(body []byte) int64 {
-	var total int64
+	var total, depth int64
 	for i := 0; i < len(body); {
 		c := body[i]
+		switch c {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		}
+		if depth > 1 && (c == '-' || c >= '0' && c <= '9') {
+			// A number within a member (a tool schema's enum, its
+			// defaults): text to the model, counted as it would be in a
+			// string. The request's own (max_tokens, temperature) are
+			// not read by the model.
+			var p pieces
+			for ; i < len(body) && strings.IndexByte("0123456789.eE+-", body[i]) >= 0; i++ {
+				p.add(rune(body[i]))
+			}
+			p.end(clNone)
+			total += p.total
+			continue
+		}
 		if c != '"' {
 			total += costStruct
 			i++
@@ -210,7 +267,10 @@ func promptTokens(body []byte) int64 {
 		}
 		total += costStruct
 		i++
-		if j, ok := dataURL(body, i); ok {
+		if !mediaKey(body, i-1) {
+			// A data URL anywhere else (a message's text, a tool's
+			// result) is text to the model: counted as text.
+		} else if j, ok := dataURL(body, i); ok {
 			// A data URL (base64): four bytes a token, to its end.
 			total += int64(j-i) * costStruct
 			i = j + 1

@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// Only a base64 data URL counts its bytes four a token: a string that only
+// Only a base64 data URL (in an image part: TestAttack37DataURLInTextCountsAsText)
+// counts its bytes four a token: a string that only
 // begins "data:" (an SSE line in a tool's result, a message) is text, and
 // counts as the same text without the prefix does, or more. Before, any
 // string beginning "data:" counted four bytes a token: digits apart
@@ -22,8 +23,9 @@ func TestPromptEstimateDataPrefixIsText(t *testing.T) {
 	}
 	b64 := strings.Repeat("QUJD", 4000)
 	for _, url := range []string{"data:image/png;base64," + b64, "data:application/pdf;name=a.pdf;base64," + b64, `data:image\/png;base64,` + b64, "data:image/png;base64," + strings.Repeat(`QU\/D`, 4000)} {
-		got := promptTokens(body(url))
-		if limit := int64(len(body(url)))/4 + 16; got > limit {
+		image := []byte(`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"` + url + `"}}]}]}`)
+		got := promptTokens(image)
+		if limit := int64(len(image))/4 + 64; got > limit {
 			t.Errorf("a data URL of %d bytes estimated %d, want four bytes a token (%d)", len(url), got, limit)
 		}
 	}
