@@ -45,3 +45,45 @@ func TestAttack38NamespacedClaims(t *testing.T) {
 		t.Errorf("a tenant claim that is an array was accepted: %+v", id)
 	}
 }
+
+// TestAttack38AttributeClaimOfAnotherShape: a claim mapped to an attribute
+// that is an array or an object was left out without a word, as roles and
+// tenants of another shape were before they were refused: a forbid guarded
+// with has (as the policies' examples are) never applied to its holder.
+// It is refused as they are; absent or null, it is none.
+func TestAttack38AttributeClaimOfAnotherShape(t *testing.T) {
+	rs := newRSA(t, "k", 2048)
+	path := filepath.Join(t.TempDir(), "jwks.json")
+	writeJWKS(t, path, rs)
+	v, err := NewVerifier(&JWTOptions{JWKS: path, Issuer: issuer, Attributes: map[string]string{"groups": "groups", "level": "lvl"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		val  any
+		ok   bool
+		want map[string]string
+	}{
+		{"string", "contractors", true, map[string]string{"groups": "contractors", "level": "3"}},
+		{"null", nil, true, map[string]string{"level": "3"}},
+		{"array", []string{"contractors"}, false, nil},
+		{"object", map[string]any{"name": "contractors"}, false, nil},
+	} {
+		tok := rs.token(t, nil, map[string]any{"iss": issuer, "exp": time.Now().Unix() + 60, "sub": "erin", "groups": c.val, "lvl": 3})
+		id, err := v.Verify(t.Context(), tok)
+		if !c.ok {
+			if err == nil {
+				t.Errorf("%s: a groups claim of another shape was accepted: attributes %v", c.name, id.Attributes)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if diff := cmp.Diff(c.want, id.Attributes); diff != "" {
+			t.Errorf("%s: attributes (-want +got)\n%s", c.name, diff)
+		}
+	}
+}

@@ -656,16 +656,22 @@ func (v *Verifier) identity(c map[string]any, kid string) (*Identity, error) {
 	default:
 		return nil, fmt.Errorf("%w: claim %q (the department) is %s, not a string", ErrTokenInvalid, v.o.DepartmentClaim, jsonKind(d))
 	}
-	for name, path := range v.o.Attributes {
-		if x, ok := claim(c, path); ok {
-			switch x := x.(type) {
-			case string:
-				attrs[name] = x
-			case json.Number:
-				attrs[name] = x.String()
-			case bool:
-				attrs[name] = fmt.Sprint(x)
-			}
+	// An attribute is a string: a claim of another shape (an array of
+	// groups) is refused as the roles' and the tenant's are, not left out,
+	// where a forbid guarded with has never applied to its holder.
+	for _, name := range slices.Sorted(maps.Keys(v.o.Attributes)) {
+		path := v.o.Attributes[name]
+		x, _ := claim(c, path)
+		switch x := x.(type) {
+		case nil:
+		case string:
+			attrs[name] = x
+		case json.Number:
+			attrs[name] = x.String()
+		case bool:
+			attrs[name] = fmt.Sprint(x)
+		default:
+			return nil, fmt.Errorf("%w: claim %q (the attribute %s) is %s, not a string, a number or a boolean", ErrTokenInvalid, path, name, jsonKind(x))
 		}
 	}
 	if len(attrs) > 0 {
