@@ -920,7 +920,8 @@ func (c *Config) SecretValues() []string {
 // basicSecrets returns what a Basic credential (RFC 7617) encodes: the
 // user's "id:password" and the password alone, which an upstream's error
 // may quote decoded ("invalid credentials svc:..."), as a URL's userinfo
-// is quoted. The user id alone names who, and is no secret.
+// is quoted. The user id alone names who, and is no secret, unless the
+// password is empty: then the id is the key (Stripe's "sk_live_...:").
 func basicSecrets(scheme, tok string) []string {
 	if !strings.EqualFold(scheme, "Basic") {
 		return nil
@@ -933,9 +934,12 @@ func basicSecrets(scheme, tok string) []string {
 		}
 	}
 	cred := string(b)
-	_, pass, ok := strings.Cut(cred, ":")
+	user, pass, ok := strings.Cut(cred, ":")
 	if !ok || !utf8.ValidString(cred) {
 		return nil
+	}
+	if pass == "" {
+		return []string{cred, user}
 	}
 	return []string{cred, pass}
 }

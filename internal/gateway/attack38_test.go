@@ -16,6 +16,8 @@ import (
 // password is a secret), passed it to the model, the logs and the audit.
 func TestAttack38BasicCredentialDecodedIsMasked(t *testing.T) {
 	const user, pass = "svc-reports", "Pa55:w0rd-Basic!"
+	// An API that takes its key as the user, the password empty.
+	const userKey = "sk_test_4eC39HqLyjWDarjtT1zdp7dc"
 	tok := base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
 	env := map[string]string{"BASIC": tok}
 	cfg, err := config.Parse([]byte(`upstreams:
@@ -25,6 +27,9 @@ func TestAttack38BasicCredentialDecodedIsMasked(t *testing.T) {
   - name: proxied
     url: http://127.0.0.1:9/other
     headers: {Proxy-Authorization: "basic ${BASIC}"}
+  - name: keyed
+    url: http://127.0.0.1:9/keyed
+    headers: {Authorization: "Basic `+base64.StdEncoding.EncodeToString([]byte(userKey+":"))+`"}
 `), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
@@ -37,9 +42,10 @@ func TestAttack38BasicCredentialDecodedIsMasked(t *testing.T) {
 		"401: invalid credentials " + user + ":" + pass,
 		"login failed: wrong password " + pass,
 		`{"error":"bad password","password_tried":"` + pass + `"}`,
+		"unknown account " + userKey + " (check the dashboard)",
 	} {
-		if got := r.RedactString(s); strings.Contains(got, "w0rd-Basic") {
-			t.Errorf("%q -> %q, want the password masked", s, got)
+		if got := r.RedactString(s); strings.Contains(got, "w0rd-Basic") || strings.Contains(got, "WDarj") {
+			t.Errorf("%q -> %q, want the credential masked", s, got)
 		}
 	}
 	// The user name alone is no secret: it names who, and is shown.
