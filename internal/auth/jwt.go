@@ -47,7 +47,8 @@ type JWTOptions struct {
 	// Claims naming the principal (if empty, "sub"), its roles ("roles"; an
 	// array of strings or a space-separated string), tenant ("tenant") and
 	// department ("department", an attribute). A dotted name reaches into
-	// objects: "realm_access.roles".
+	// objects ("realm_access.roles") when no claim has that name as it is
+	// ("https://reach.example.com/roles").
 	PrincipalClaim, RolesClaim, TenantClaim, DepartmentClaim string
 	// Attributes maps more attribute names to claims.
 	Attributes map[string]string
@@ -572,8 +573,15 @@ func numericDate(c map[string]any, name string) (time.Time, bool, error) {
 	return time.Unix(int64(sec), int64(frac*1e9)), true, nil
 }
 
-// claim finds a claim by a dotted path.
+// claim finds a claim: the one named path as it is, else by path read as
+// dotted (realm_access.roles). A namespaced claim's name has dots of its
+// own ("https://reach.example.com/tenant", as Auth0 requires custom
+// claims): read only as a path, it was not found, and a token's tenant or
+// roles taken as none.
 func claim(c map[string]any, path string) (any, bool) {
+	if v, ok := c[path]; ok {
+		return v, true
+	}
 	var cur any = c
 	for part := range strings.SplitSeq(path, ".") {
 		m, ok := cur.(map[string]any)
@@ -648,16 +656,22 @@ func (v *Verifier) identity(c map[string]any, kid string) (*Identity, error) {
 	default:
 		return nil, fmt.Errorf("%w: claim %q (the department) is %s, not a string", ErrTokenInvalid, v.o.DepartmentClaim, jsonKind(d))
 	}
-	for name, path := range v.o.Attributes {
-		if x, ok := claim(c, path); ok {
-			switch x := x.(type) {
-			case string:
-				attrs[name] = x
-			case json.Number:
-				attrs[name] = x.String()
-			case bool:
-				attrs[name] = fmt.Sprint(x)
-			}
+	// An attribute is a string: a claim of another shape (an array of
+	// groups) is refused as the roles' and the tenant's are, not left out,
+	// where a forbid guarded with has never applied to its holder.
+	for _, name := range slices.Sorted(maps.Keys(v.o.Attributes)) {
+		path := v.o.Attributes[name]
+		x, _ := claim(c, path)
+		switch x := x.(type) {
+		case nil:
+		case string:
+			attrs[name] = x
+		case json.Number:
+			attrs[name] = x.String()
+		case bool:
+			attrs[name] = fmt.Sprint(x)
+		default:
+			return nil, fmt.Errorf("%w: claim %q (the attribute %s) is %s, not a string, a number or a boolean", ErrTokenInvalid, path, name, jsonKind(x))
 		}
 	}
 	if len(attrs) > 0 {

@@ -8,6 +8,7 @@ package config
 import (
 	"bytes"
 	"cmp"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/a2a"
@@ -893,8 +895,9 @@ func (c *Config) SecretValues() []string {
 		for _, v := range u.Headers {
 			out = append(out, v.Reveal())
 			// A bearer header's token alone is a secret too.
-			if _, tok, ok := strings.Cut(v.Reveal(), " "); ok {
+			if scheme, tok, ok := strings.Cut(v.Reveal(), " "); ok {
 				out = append(out, tok)
+				out = append(out, basicSecrets(scheme, tok)...)
 			}
 		}
 		for _, v := range u.Env {
@@ -912,6 +915,33 @@ func (c *Config) SecretValues() []string {
 		}
 	}
 	return out
+}
+
+// basicSecrets returns what a Basic credential (RFC 7617) encodes: the
+// user's "id:password" and the password alone, which an upstream's error
+// may quote decoded ("invalid credentials svc:..."), as a URL's userinfo
+// is quoted. The user id alone names who, and is no secret, unless the
+// password is empty: then the id is the key (Stripe's "sk_live_...:").
+func basicSecrets(scheme, tok string) []string {
+	if !strings.EqualFold(scheme, "Basic") {
+		return nil
+	}
+	tok = strings.TrimSpace(tok)
+	b, err := base64.StdEncoding.DecodeString(tok)
+	if err != nil {
+		if b, err = base64.RawStdEncoding.DecodeString(tok); err != nil {
+			return nil
+		}
+	}
+	cred := string(b)
+	user, pass, ok := strings.Cut(cred, ":")
+	if !ok || !utf8.ValidString(cred) {
+		return nil
+	}
+	if pass == "" {
+		return []string{cred, user}
+	}
+	return []string{cred, pass}
 }
 
 // TelemetryConfig says where traces go.
