@@ -1,0 +1,68 @@
+package main
+
+import (
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// watchLineRE is the banner's first command to copy: reach requests list,
+// with the --api it needs.
+var watchLineRE = regexp.MustCompile(`\n  reach requests list( --api (\S+))?  `)
+
+// TestBannerOnEveryAddressNamesOneToConnectTo: a gateway with auth served
+// on every address (listen: 0.0.0.0:7400, as in the container image)
+// prints URLs a client on this machine connects to, and the commands it
+// offers run with the key. It printed http://[::]:PORT everywhere, and
+// the reach requests list --api http://[::]:PORT it offered refused to
+// send the key there, an address that is not loopback.
+func TestBannerOnEveryAddressNamesOneToConnectTo(t *testing.T) {
+	data := t.TempDir()
+	var key strings.Builder
+	if err := run(t.Context(), []string{"keys", "create", "--principal", "ops", "--roles", "operator", "--data", data}, &key, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, "auth: {keys: true}\n")
+	_, _, stdout := startServe(t, "--config", cfg, "--listen", "0.0.0.0:0", "--data", data)
+	out := stdout.String()
+	if strings.Contains(out, "http://[::]") || strings.Contains(out, "http://0.0.0.0") {
+		t.Errorf("the banner names an address to connect to that is none:\n%s", out)
+	}
+	if !strings.Contains(out, "every address of this machine") {
+		t.Errorf("the banner does not say it serves every address:\n%s", out)
+	}
+	m := watchLineRE.FindStringSubmatch(out)
+	if m == nil || m[2] == "" {
+		t.Fatalf("the banner offers no reach requests list --api URL:\n%s", out)
+	}
+	t.Setenv("REACH_API_KEY", strings.TrimSpace(key.String()))
+	t.Setenv("REACH_API", "")
+	t.Setenv("REACH_ALLOW_PLAIN_HTTP", "")
+	var list strings.Builder
+	if err := run(t.Context(), []string{"requests", "list", "--api", m[2]}, &list, io.Discard); err != nil {
+		t.Errorf("reach requests list --api %s, as the banner offers it: %v", m[2], err)
+	}
+}
+
+// TestLocalBase: the URL a client on this machine uses for a listener's
+// address: the address itself, or for every address the loopback one of
+// the family configured.
+func TestLocalBase(t *testing.T) {
+	for _, tc := range []struct {
+		addr, configured, want string
+		every                  bool
+	}{
+		{"127.0.0.1:7400", "127.0.0.1:7400", "http://127.0.0.1:7400", false},
+		{"[::1]:7400", "[::1]:7400", "http://[::1]:7400", false},
+		{"192.168.1.2:7400", "192.168.1.2:7400", "http://192.168.1.2:7400", false},
+		{"[::]:7400", "0.0.0.0:7400", "http://127.0.0.1:7400", true},
+		{"[::]:7400", ":7400", "http://127.0.0.1:7400", true},
+		{"[::]:7400", "[::]:7400", "http://[::1]:7400", true},
+		{"0.0.0.0:7400", "0.0.0.0:7400", "http://127.0.0.1:7400", true},
+	} {
+		if got, every := localBase(tc.addr, tc.configured); got != tc.want || every != tc.every {
+			t.Errorf("localBase(%q, %q) = %q, %v; want %q, %v", tc.addr, tc.configured, got, every, tc.want, tc.every)
+		}
+	}
+}
