@@ -66,3 +66,35 @@ func TestLocalBase(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadLettersStateHelpListsWhatItTakes: the --state flag's help names
+// every state deadletters list takes, as its refusal of another does. It
+// left out taken, which the command, the API and the UI all take.
+func TestDeadLettersStateHelpListsWhatItTakes(t *testing.T) {
+	err := run(t.Context(), []string{"deadletters", "list", "--state", "bogus", "--data", t.TempDir()}, io.Discard, io.Discard)
+	if err == nil {
+		t.Fatal("deadletters list --state bogus was not refused")
+	}
+	_, want, ok := strings.Cut(err.Error(), "want ")
+	if !ok {
+		t.Fatalf("the refusal names no states: %v", err)
+	}
+	var help strings.Builder
+	if err := run(t.Context(), []string{"deadletters", "list", "--help"}, &help, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var flag string
+	for _, line := range strings.Split(help.String(), "\n") {
+		if strings.Contains(line, "--state") {
+			flag = line
+		}
+	}
+	for _, s := range strings.FieldsFunc(want, func(r rune) bool { return r == ',' || r == ' ' }) {
+		if s == "or" {
+			continue
+		}
+		if !strings.Contains(flag, s) {
+			t.Errorf("deadletters list --help's --state line %q does not name %q, which it takes", flag, s)
+		}
+	}
+}
