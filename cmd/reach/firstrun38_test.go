@@ -2,8 +2,11 @@ package main
 
 import (
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -96,5 +99,69 @@ func TestDeadLettersStateHelpListsWhatItTakes(t *testing.T) {
 		if !strings.Contains(flag, s) {
 			t.Errorf("deadletters list --help's --state line %q does not name %q, which it takes", flag, s)
 		}
+	}
+}
+
+// TestValidateAsksTheModelEndpoint: reach validate asks the model endpoint
+// for its models, as the model proxy does, and warns of a base_url that
+// lacks its /v1 (every turn then got the endpoint's 404, "Invalid URL (POST
+// /chat/completions)", though validate said ok), of a key refused, and of an
+// endpoint that does not answer; --offline asks nothing, and a right
+// base_url warns of nothing.
+func TestValidateAsksTheModelEndpoint(t *testing.T) {
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		if r.Header.Get("Authorization") != "Bearer sk-good" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		if r.URL.Path != "/v1/models" {
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"error":{"message":"Invalid URL (GET `+r.URL.Path+`)"}}`)
+			return
+		}
+		io.WriteString(w, `{"object":"list","data":[{"id":"gpt-4o-mini","object":"model"}]}`)
+	}))
+	defer srv.Close()
+	gone := httptest.NewServer(nil)
+	gone.Close()
+	for _, tc := range []struct {
+		name, base, key string
+		offline         bool
+		want            string // "" for no warning about the model
+	}{
+		{"without /v1", srv.URL, "sk-good", false, "answered 404 to GET models: it is not the API's base URL"},
+		{"with /v1", srv.URL + "/v1", "sk-good", false, ""},
+		{"key refused", srv.URL + "/v1", "sk-bad", false, "refused its api_key (401"},
+		{"not answering", gone.URL + "/v1", "sk-good", false, "did not answer GET models"},
+		{"offline", srv.URL, "sk-good", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := asked.Load()
+			cfg := writeConfig(t, "model: {base_url: \""+tc.base+"\", api_key: "+tc.key+"}\ndata: "+t.TempDir()+"\n")
+			args := []string{"validate", "--config", cfg}
+			if tc.offline {
+				args = append(args, "--offline")
+			}
+			var out strings.Builder
+			if err := run(t.Context(), args, &out, io.Discard); err != nil {
+				t.Fatalf("validate: %v", err)
+			}
+			got := out.String()
+			if tc.want == "" {
+				if strings.Contains(got, "model.base_url") {
+					t.Errorf("validate warned of the model endpoint:\n%s", got)
+				}
+			} else if !strings.Contains(got, "warning: model.base_url") || !strings.Contains(got, tc.want) {
+				t.Errorf("validate said:\n%s\nwant a warning of model.base_url saying %q", got, tc.want)
+			}
+			if strings.Contains(got, "sk-good") || strings.Contains(got, "sk-bad") {
+				t.Errorf("validate printed the key:\n%s", got)
+			}
+			if tc.offline && asked.Load() != before {
+				t.Errorf("validate --offline asked the model endpoint")
+			}
+		})
 	}
 }

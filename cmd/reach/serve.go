@@ -524,7 +524,9 @@ func newValidate() *cobra.Command {
 upstream and listing its tools, fetching each A2A agent's card, and connecting to
 a PostgreSQL store: to read its schema's version, unless
 --offline) and reports the first problem with its line, or how many tools it
-would serve, with warnings: writes without an undo, policies that can never
+would serve, with warnings: a model endpoint that does not list its models
+(GET models: not answering, refusing its key, or a base URL without its /v1),
+writes without an undo, policies that can never
 apply, read an attribute nothing has or are scoped to a tool or upstream it
 does not have, a listen address in use, a data folder serve could not
 create or write, or one another reach holds now.
@@ -571,6 +573,7 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 				if agentWarnings, err = g.CheckAgents(cmd.Context()); err != nil {
 					return fmt.Errorf("%s: %w", configPath, err)
 				}
+				agentWarnings = append(agentWarnings, modelWarnings(cmd.Context(), cfg)...)
 			}
 			storeLine := ""
 			if offline && cfg.Postgres() {
@@ -626,7 +629,7 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file to check")
-	cmd.Flags().BoolVar(&offline, "offline", false, "do not connect to upstreams, agents or a PostgreSQL store")
+	cmd.Flags().BoolVar(&offline, "offline", false, "do not connect to upstreams, agents, model endpoints or a PostgreSQL store")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome as one JSON object")
 	return cmd
 }
