@@ -165,3 +165,33 @@ func TestValidateAsksTheModelEndpoint(t *testing.T) {
 		})
 	}
 }
+
+// TestStateCommandsNeedNoUpstreamSecrets: the commands that read the
+// gateway's state with --config (audit, tools, deadletters, keys) read a
+// configuration whose header, env and model key name variables this shell
+// does not set: they send nothing there. An operator's reach audit verify
+// --config FILE was refused for the upstream token the service alone is
+// given. A store: whose variable is unset is still an error: they read it.
+func TestStateCommandsNeedNoUpstreamSecrets(t *testing.T) {
+	data := t.TempDir()
+	cfg := writeConfig(t, "data: "+data+"\n"+
+		"upstreams:\n  - name: tickets\n    url: https://mcp.tickets.example/mcp\n    headers: {Authorization: \"Bearer ${REACH_T38_UNSET}\"}\n"+
+		"  - name: memory\n    command: [mcp-server-memory]\n    env: {TOKEN: \"${REACH_T38_UNSET}\"}\n"+
+		"model: {base_url: \"https://api.example/v1\", api_key: \"${REACH_T38_UNSET}\"}\n")
+	for _, args := range [][]string{
+		{"audit", "verify"}, {"tools", "list"}, {"deadletters", "list"}, {"keys", "list"},
+	} {
+		err := run(t.Context(), append(args, "--config", cfg), io.Discard, io.Discard)
+		if err != nil && strings.Contains(err.Error(), "REACH_T38_UNSET") {
+			t.Errorf("reach %s --config: %v; want it read without the upstreams' secrets", strings.Join(args, " "), err)
+		}
+	}
+	// serve and validate still want them.
+	if err := run(t.Context(), []string{"validate", "--offline", "--config", cfg}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "${REACH_T38_UNSET} is not set") {
+		t.Errorf("validate --offline with a header's variable unset: %v, want it refused", err)
+	}
+	store := writeConfig(t, "store: \"postgres://reach:${REACH_T38_UNSET}@127.0.0.1:1/reach\"\n")
+	if err := run(t.Context(), []string{"audit", "verify", "--config", store}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "${REACH_T38_UNSET} is not set") {
+		t.Errorf("audit verify --config with store:'s variable unset: %v, want it refused", err)
+	}
+}

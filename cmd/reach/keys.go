@@ -33,7 +33,7 @@ gateway sees new and revoked keys within a second.`,
 		if configPath == "" || cmd.Flag("data").Changed {
 			return dataIsFolder(data)
 		}
-		cfg, err := config.Load(configPath)
+		cfg, err := config.LoadState(configPath)
 		if err != nil {
 			return err
 		}
@@ -58,7 +58,7 @@ to that configuration's data folder and the configuration is checked for it.`,
 			var cfg *config.Config
 			if configPath != "" {
 				var err error
-				if cfg, err = config.Load(configPath); err != nil {
+				if cfg, err = config.LoadState(configPath); err != nil {
 					return err
 				}
 			}
