@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // watchLineRE is the banner's first command to copy: reach requests list,
@@ -194,4 +197,24 @@ func TestStateCommandsNeedNoUpstreamSecrets(t *testing.T) {
 	if err := run(t.Context(), []string{"audit", "verify", "--config", store}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "${REACH_T38_UNSET} is not set") {
 		t.Errorf("audit verify --config with store:'s variable unset: %v, want it refused", err)
 	}
+}
+
+// TestRequiredFlagsSayRequired: a flag a command requires says so in its
+// help, as --principal and --note do; approvals deny's --reason read
+// "why (the agent is told a denial's reason)", and the user learnt it was
+// required from the refusal.
+func TestRequiredFlagsSayRequired(t *testing.T) {
+	root := newRoot(io.Discard, io.Discard)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if _, ok := f.Annotations[cobra.BashCompOneRequiredFlag]; ok && !strings.Contains(f.Usage, "required") {
+				t.Errorf("reach %s: --%s is required, and its help %q does not say so", strings.TrimPrefix(c.CommandPath(), "reach "), f.Name, f.Usage)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }
