@@ -218,3 +218,22 @@ func TestRequiredFlagsSayRequired(t *testing.T) {
 	}
 	walk(root)
 }
+
+// TestDemoServeSaysWhereTheScenariosAre: reach demo --serve's banner offers
+// reach requests list, which lists the gateway's own requests, not the
+// scenarios the UI shows; the output says so. It said nothing, and a user
+// who ran the command it offered read "no requests" after seven scenarios.
+func TestDemoServeSaysWhereTheScenariosAre(t *testing.T) {
+	base, _, stdout := startCmd(t, "demo", "--serve", "--listen", "127.0.0.1:0", "--data", t.TempDir(), "--out", t.TempDir())
+	t.Setenv("REACH_API_KEY", "")
+	var list strings.Builder
+	if err := run(t.Context(), []string{"requests", "list", "--api", base}, &list, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(list.String()) != "no requests" {
+		return // the API lists the scenarios: nothing to explain
+	}
+	if out := stdout.String(); !strings.Contains(out, "shown in the web UI") || !strings.Contains(out, "reach requests") {
+		t.Errorf("reach requests list says %q after demo --serve, and the output does not say the scenarios are in the UI only:\n%s", list.String(), out)
+	}
+}
