@@ -237,3 +237,25 @@ func TestDemoServeSaysWhereTheScenariosAre(t *testing.T) {
 		t.Errorf("reach requests list says %q after demo --serve, and the output does not say the scenarios are in the UI only:\n%s", list.String(), out)
 	}
 }
+
+// TestKeysRevokeUnknownSaysWhatAnIdIs: reach keys revoke of an id the
+// folder does not hold names the file and the command that lists the
+// ids; given the key itself (rk_...), it says that is no id, and prints
+// nothing of the key. It said "revoking ID: no such key", and echoed a key
+// given in place of its id.
+func TestKeysRevokeUnknownSaysWhatAnIdIs(t *testing.T) {
+	data := t.TempDir()
+	var key strings.Builder
+	if err := run(t.Context(), []string{"keys", "create", "--principal", "me", "--data", data}, &key, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	err := run(t.Context(), []string{"keys", "revoke", "key_nope", "--data", data}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "keys.json") || !strings.Contains(err.Error(), "reach keys list") {
+		t.Errorf("keys revoke key_nope: %v, want the file and reach keys list named", err)
+	}
+	secret := strings.TrimSpace(key.String())
+	err = run(t.Context(), []string{"keys", "revoke", secret, "--data", data}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "not its id") || strings.Contains(err.Error(), secret[3:]) {
+		t.Errorf("keys revoke with the key itself: %v, want it told that is no id, the key not echoed", err)
+	}
+}
