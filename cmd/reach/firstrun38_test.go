@@ -259,3 +259,16 @@ func TestKeysRevokeUnknownSaysWhatAnIdIs(t *testing.T) {
 		t.Errorf("keys revoke with the key itself: %v, want it told that is no id, the key not echoed", err)
 	}
 }
+
+// TestBenchLoopsNamesAFolderThatIsNone: reach bench loops of a folder that
+// does not exist, or of a trace file, says it is not a folder of traces;
+// it said "no *.json traces in DIR", as of an empty folder.
+func TestBenchLoopsNamesAFolderThatIsNone(t *testing.T) {
+	file := writeConfig(t, "{}\n")
+	for _, dir := range []string{"/nonexistent-traces", file} {
+		err := run(t.Context(), []string{"bench", "loops", dir}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "is not a folder of traces") {
+			t.Errorf("bench loops %s: %v, want it told it is not a folder", dir, err)
+		}
+	}
+}
