@@ -272,3 +272,26 @@ func TestBenchLoopsNamesAFolderThatIsNone(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownFlagSaysTheOneMeant: an unknown flag close to one the command
+// takes (its own or its group's) is named; one close to none is not.
+func TestUnknownFlagSaysTheOneMeant(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"requests", "list", "--limt", "3"}, "did you mean --limit?"},
+		{[]string{"requests", "list", "--ap", "http://127.0.0.1:1"}, "did you mean --api?"},
+		{[]string{"serve", "--lisen", "127.0.0.1:0"}, "did you mean --listen?"},
+		{[]string{"audit", "verify", "--dta", "x"}, "did you mean --data?"},
+	} {
+		err := run(t.Context(), tc.args, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("reach %s: %v, want %q", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+	err := run(t.Context(), []string{"requests", "list", "--zzzzzzzzzz"}, io.Discard, io.Discard)
+	if err == nil || strings.Contains(err.Error(), "did you mean") || !strings.Contains(err.Error(), "unknown flag") {
+		t.Errorf("reach requests list --zzzzzzzzzz: %v, want unknown flag with no suggestion", err)
+	}
+}
