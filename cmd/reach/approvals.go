@@ -94,6 +94,7 @@ These commands talk to the gateway's API (GET /v1/approvals, POST
 	approve.Short = "Approve a call (with auth, a high-risk call needs its user and a reviewer)"
 	deny := decide("deny")
 	deny.Short = "Deny a call; the agent is told the reason"
+	deny.Flags().Lookup("reason").Usage = "why, which the agent is told (required)"
 	deny.MarkFlagRequired("reason")
 	cmd.AddCommand(list, approve, deny)
 	return cmd

@@ -24,6 +24,10 @@ consecutive_3, name_stack). With --json, prints one line per trace:
 {"id": ..., "flagged": <event id or null>, "reason": ...}.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if st, err := os.Stat(args[0]); err != nil || !st.IsDir() {
+				// "no *.json traces in DIR" left a mistyped folder unsaid.
+				return fmt.Errorf("%s is not a folder of traces: name the folder that holds the *.json traces (a trace file's folder, not the file)", printable(args[0]))
+			}
 			traces, err := loopbench.LoadDir(args[0])
 			if err != nil {
 				return err

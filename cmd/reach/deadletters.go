@@ -31,7 +31,7 @@ func newDeadLetters() *cobra.Command {
 	listing := func(c *cobra.Command) *cobra.Command {
 		c.Args = cobra.NoArgs
 		c.RunE = func(cmd *cobra.Command, _ []string) error { return listDeadLetters(cmd, data, storeURL, state, asJSON) }
-		c.Flags().StringVar(&state, "state", store.DeadOpen, "open, retried, resolved, or all")
+		c.Flags().StringVar(&state, "state", store.DeadOpen, "open, taken (an operator's retry or dismissal holds it), retried, resolved, or all")
 		c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 		c.Flags().StringVar(&storeURL, "store", "", "the PostgreSQL database of gateways that share it (postgres://USER@HOST:PORT/DB?sslmode=...), instead of --data")
 		return c

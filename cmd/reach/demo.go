@@ -95,7 +95,10 @@ tokens_without, tokens_with, tokens_saved, ok, request, graph}]}.`,
 			for _, s := range ss {
 				shown = append(shown, s.Request)
 			}
-			fmt.Fprintln(w)
+			// The scenarios ran in runtimes of their own: the UI shows
+			// them, the API does not list them, and the banner's reach
+			// requests list said "no requests" with no word of why.
+			fmt.Fprintf(w, "\nThe scenarios above are shown in the web UI (/ui/, with their graphs and timelines); the API and the commands below (reach requests, reach graph) see the calls made to this gateway from now on.\n\n")
 			return serveShowing(cmd.Context(), cfg, log, w, shown)
 		},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -33,7 +34,7 @@ gateway sees new and revoked keys within a second.`,
 		if configPath == "" || cmd.Flag("data").Changed {
 			return dataIsFolder(data)
 		}
-		cfg, err := config.Load(configPath)
+		cfg, err := config.LoadState(configPath)
 		if err != nil {
 			return err
 		}
@@ -58,7 +59,7 @@ to that configuration's data folder and the configuration is checked for it.`,
 			var cfg *config.Config
 			if configPath != "" {
 				var err error
-				if cfg, err = config.Load(configPath); err != nil {
+				if cfg, err = config.LoadState(configPath); err != nil {
 					return err
 				}
 			}
@@ -153,7 +154,15 @@ themselves. --json prints the same, one object a key.`,
 				return err
 			}
 			if err := keys.Revoke(args[0]); err != nil {
-				return err
+				if !errors.Is(err, auth.ErrNoKey) {
+					return err
+				}
+				// Say where it looked and what an id is: a user who gave
+				// the key itself (rk_...) read "no such key".
+				if strings.HasPrefix(args[0], "rk_") {
+					return errors.New("revoking rk_…: that is a key itself, not its id: revoke it by the id reach keys list shows for its principal (key_...); the key was typed on a command line, so make its principal a new one")
+				}
+				return fmt.Errorf("revoking %s: %s holds no key of that id: reach keys list shows the ids of its keys (key_...); a gateway of another data folder: --data or --config", printable(args[0]), printable(auth.KeysPath(data)))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", args[0])
 			return nil

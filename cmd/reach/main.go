@@ -10,8 +10,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentreach/reach/cmd/reach/internal/stopsig"
+	"github.com/agentreach/reach/internal/names"
 )
 
 // The stop signals (serve shuts down, finishing what is in flight) are
@@ -48,5 +50,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // missing) the command's usage and where its flags are listed: `reach
 // serve --bogus` said "unknown flag: --bogus" alone.
 func flagHelp(cmd *cobra.Command, err error) error {
+	// An unknown --flag close to one the command takes is named, as an
+	// unknown key of the configuration is: --limt said "unknown flag"
+	// alone.
+	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+		flags := func(yield func(string) bool) {
+			stop := false
+			visit := func(f *pflag.Flag) {
+				if !stop && !f.Hidden && !yield(f.Name) {
+					stop = true
+				}
+			}
+			cmd.LocalFlags().VisitAll(visit)
+			cmd.InheritedFlags().VisitAll(visit)
+		}
+		if near := names.Closest(name, flags, 1); len(near) == 1 {
+			return fmt.Errorf("%w (did you mean --%s?); usage: %s (%s --help lists its flags)", err, near[0], cmd.UseLine(), cmd.CommandPath())
+		}
+	}
 	return fmt.Errorf("%w; usage: %s (%s --help lists its flags)", err, cmd.UseLine(), cmd.CommandPath())
 }

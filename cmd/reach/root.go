@@ -151,7 +151,7 @@ func configFlag(cmd *cobra.Command, data *string) {
 		if path == "" || c.Flag("data").Changed {
 			return dataIsFolder(*data)
 		}
-		cfg, err := config.Load(path)
+		cfg, err := config.LoadState(path)
 		if err != nil {
 			return err
 		}

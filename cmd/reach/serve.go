@@ -229,7 +229,7 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 	var b strings.Builder
 	defer func() { io.WriteString(out, b.String()) }()
 	w := &b
-	base := "http://" + addr
+	base, every := localBase(addr, g.Config().ListenAddr())
 	tools := servedTools(g)
 	names := make([]string, 0, len(tools))
 	for _, t := range tools {
@@ -246,6 +246,9 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		list = strings.Join(names[:8], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
 	}
 	fmt.Fprintf(w, "reach is serving %d tools on %s\n", len(tools), addr)
+	if every {
+		fmt.Fprintf(w, "  address   every address of this machine; the URLs below are its loopback's, for clients on it (others use its name or address)\n")
+	}
 	if warn := unusedKeys(g.Config(), dataDir); warn != "" {
 		fmt.Fprint(w, warn)
 	}
@@ -305,7 +308,7 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		}
 	}
 	api := ""
-	if addr != "127.0.0.1:7400" {
+	if base != "http://127.0.0.1:7400" {
 		api = " --api " + base
 	}
 	fmt.Fprintf(w, "Watch and steer it:\n  reach requests list%s       reach approvals list%s       reach graph REQUEST%s -o graph.svg\n", api, api, api)
@@ -319,6 +322,28 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		fmt.Fprintf(w, "Every path but /healthz, /livez and /readyz needs credentials: export REACH_API_KEY=<key> (reach keys create) for the lines above and the commands (or --key), or send a JWT as the bearer; the UI asks for one at %s/ui/login.\n", base)
 	}
 	fmt.Fprintf(w, "Ctrl-C stops it.\n")
+}
+
+// localBase is the base URL of a gateway listening on addr (the
+// listener's address) for a client on this machine, and whether addr is
+// every address of it (0.0.0.0, [::]). Those are no address to connect
+// to: printed as they are, the banner's lines sent reach's commands to
+// http://[::]:7400, where they refuse to send a key (not a loopback
+// address), and pointed a browser at an address that is none. For them
+// the loopback address of the family configured (configured, since Go
+// reports a listener on 0.0.0.0 as [::]) stands in.
+func localBase(addr, configured string) (base string, every bool) {
+	host, port, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || (host != "" && (ip == nil || !ip.IsUnspecified())) {
+		return "http://" + addr, false
+	}
+	loopback := "127.0.0.1"
+	if h, _, err := net.SplitHostPort(configured); err == nil {
+		if ip := net.ParseIP(h); ip != nil && ip.To4() == nil {
+			loopback = "::1"
+		}
+	}
+	return "http://" + net.JoinHostPort(loopback, port), true
 }
 
 // goRun reports whether this process is a binary that go run built: it
@@ -499,7 +524,9 @@ func newValidate() *cobra.Command {
 upstream and listing its tools, fetching each A2A agent's card, and connecting to
 a PostgreSQL store: to read its schema's version, unless
 --offline) and reports the first problem with its line, or how many tools it
-would serve, with warnings: writes without an undo, policies that can never
+would serve, with warnings: a model endpoint that does not list its models
+(GET models: not answering, refusing its key, or a base URL without its /v1),
+writes without an undo, policies that can never
 apply, read an attribute nothing has or are scoped to a tool or upstream it
 does not have, a listen address in use, a data folder serve could not
 create or write, or one another reach holds now.
@@ -546,6 +573,7 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 				if agentWarnings, err = g.CheckAgents(cmd.Context()); err != nil {
 					return fmt.Errorf("%s: %w", configPath, err)
 				}
+				agentWarnings = append(agentWarnings, modelWarnings(cmd.Context(), cfg)...)
 			}
 			storeLine := ""
 			if offline && cfg.Postgres() {
@@ -601,7 +629,7 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file to check")
-	cmd.Flags().BoolVar(&offline, "offline", false, "do not connect to upstreams, agents or a PostgreSQL store")
+	cmd.Flags().BoolVar(&offline, "offline", false, "do not connect to upstreams, agents, model endpoints or a PostgreSQL store")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome as one JSON object")
 	return cmd
 }
@@ -719,7 +747,8 @@ where they need one.`,
 			if ln != nil {
 				httpDone = make(chan error, 1)
 				go func() { httpDone <- g.Serve(ctx, ln) }()
-				log.Info("serving the API and the UI too", "url", "http://"+ln.Addr().String()+"/ui/", "api", "http://"+ln.Addr().String()+"/v1/")
+				base, _ := localBase(ln.Addr().String(), listen)
+				log.Info("serving the API and the UI too", "url", base+"/ui/", "api", base+"/v1/")
 				if cfg.Authenticates() {
 					// stdio authenticates nobody: its calls are the local
 					// principal's, and so are their approvals, which no

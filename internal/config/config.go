@@ -1090,7 +1090,10 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil
 func (s Secret) MarshalYAML() (any, error) { return "[redacted]", nil }
 
 // Load reads and parses the configuration file at path.
-func Load(path string) (*Config, error) {
+func Load(path string) (*Config, error) { return load(path, false) }
+
+// load is Load, or with stateOnly LoadState.
+func load(path string, stateOnly bool) (*Config, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		where := ""
@@ -1116,12 +1119,40 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := parse(data, os.LookupEnv, filepath.Dir(abs))
+	lookup := os.LookupEnv
+	if stateOnly {
+		lookup = stateLookup(os.LookupEnv)
+	}
+	c, err := parse(data, lookup, filepath.Dir(abs))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	c.file = path
 	return c, nil
+}
+
+// LoadState is Load for the commands that read the gateway's state and
+// send nothing to its upstreams or model (reach audit, tools, deadletters,
+// keys with --config): a ${VAR} the environment does not set is an error
+// only in store:, which they read. One in a header, an upstream's env or a
+// model's api_key is left as written: an operator's shell rarely holds the
+// secrets a service is given, and "reach audit verify --config FILE" was
+// refused for a header's token it never sends.
+func LoadState(path string) (*Config, error) { return load(path, true) }
+
+// stateVar marks the ${NAME} values stateLookup gives for the unset
+// variables of the fields LoadState does not read.
+const stateVar = "\x00state\x00"
+
+// stateLookup is lookup, with each variable it does not set given as
+// stateVar, which expand writes back as the reference it was.
+func stateLookup(lookup func(string) (string, bool)) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		if v, ok := lookup(name); ok {
+			return v, true
+		}
+		return stateVar, true
+	}
 }
 
 // Parse decodes and checks a configuration strictly: an unknown field,
@@ -2024,6 +2055,9 @@ func expandSecret(s Secret, lookup func(string) (string, bool), record func(stri
 			return ""
 		}
 		val, ok := lookup(name)
+		if ok && val == stateVar {
+			return m // LoadState: left as written
+		}
 		if !ok {
 			bad = fmt.Errorf("${%s} is not set in the environment; set it, or remove the reference", name)
 			return ""
@@ -2060,7 +2094,14 @@ func (c *Config) expand(lookup func(string) (string, bool)) error {
 		}
 	}
 	if c.Store != "" {
-		x, err := expandSecret(c.Store, lookup, record)
+		// Read by every command, LoadState's too: unset is an error.
+		strict := func(name string) (string, bool) {
+			if v, ok := lookup(name); ok && v != stateVar {
+				return v, true
+			}
+			return "", false
+		}
+		x, err := expandSecret(c.Store, strict, record)
 		if err != nil {
 			return c.Errorf([]any{"store"}, "store: %v", err)
 		}

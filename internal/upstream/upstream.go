@@ -372,8 +372,36 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 				r.cs.Close()
 			}
 		}()
-		return nil, fmt.Errorf("connecting: no answer within %s", u.timeout())
+		return nil, fmt.Errorf("connecting: no answer within %s%s", u.timeout(), u.silent(tr))
 	}
+}
+
+// silent says, of a command upstream still running that has not answered
+// within its timeout, what it may lack: only a few variables of reach's
+// environment reach it (safeEnv), so a runner that downloads the server
+// first (npx -y, uvx) behind a proxy, or a TLS-inspecting one, retries
+// the registry for minutes without a word on stderr, and reach said
+// "no answer within 30s" alone. "" for a URL upstream.
+func (u *upstream) silent(tr mcp.Transport) string {
+	t, ok := tr.(*inOrder)
+	if !ok {
+		return ""
+	}
+	ct, ok := t.Transport.(*commandTransport)
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	if ll, ok := ct.cmd.Stderr.(*lineLogger); ok {
+		if tail := ll.tail(); len(tail) > 0 {
+			for i, l := range tail {
+				tail[i] = u.quoted(l, stderrTailLine)
+			}
+			fmt.Fprintf(&b, " (the last lines of its stderr: %s)", strings.Join(tail, " "))
+		}
+	}
+	b.WriteString("; its command gets only PATH, HOME, USER, SHELL, TERM, the locale, TMPDIR and TZ of reach's environment, and its env:, so a runner that downloads the server first (npx, uvx) needs the proxy or CA settings it uses under env: (HTTPS_PROXY: \"${HTTPS_PROXY}\", NODE_EXTRA_CA_CERTS: ...), and its first download may need a longer timeout:")
+	return u.p.redactor.RedactString(b.String())
 }
 
 // watch forgets the session when it ends, so the next call reconnects.
