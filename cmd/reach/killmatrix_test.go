@@ -153,6 +153,18 @@ var killMatrix = map[string]killCover{
 		noSQLite: "as handed.claimed: a task's record is written on PostgreSQL only",
 		postgres: []string{"TestKill37HandedClaimedOnPostgres"},
 	},
+	"handed.put": {
+		noSQLite: "as handed.claimed: a task's record is written on PostgreSQL only",
+		postgres: []string{"TestKill38HandedPutOnPostgres"},
+	},
+	"refused.noted": {
+		sqlite:   []string{"TestKill38RefusedNoted"},
+		postgres: []string{"TestKill38RefusedNotedOnPostgres"},
+	},
+	"sessions.touched": {
+		sqlite:   []string{"TestKill38SessionsTouched"},
+		postgres: []string{"TestKill38SessionsTouchedOnPostgres"},
+	},
 	"owner.stored": {
 		sqlite:   []string{"TestKill37ResponseOwnerStored"},
 		postgres: []string{"TestKill37ResponseOwnerStoredOnPostgres"},
