@@ -448,3 +448,81 @@ func killAtHandedPut(t *testing.T, url string, after bool) {
 		t.Errorf("sub-requests of mgr %v, the task's record names %q (%v); want one, named by the record", s, sub, err)
 	}
 }
+
+// TestKill38ClaimSettled kills a real `reach serve` (kill -9) while a
+// write runs (its tool began, its caller waiting), then kills the next
+// life in its recovery at claim.settled: the write's claim settled
+// interrupted (it may have run), its checkpoint and the note of the write
+// cut off (cut_offs) not written yet. The third life's recovery finds no
+// claim to settle; still the write's first identical retry (a call of
+// its own, no key: an HTTP client's retry after a transport error) is
+// answered interrupted, nothing run, as after a restart with no kill in
+// its recovery (TestKill21CutOffPoints); the next runs.
+func TestKill38ClaimSettled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	killAtClaimSettled(t, "")
+}
+
+// TestKill38ClaimSettledOnPostgres is TestKill38ClaimSettled over
+// PostgreSQL (one instance, restarted under its name: each life's
+// recovery of the one before comes once its heartbeat is instance_ttl
+// old).
+func TestKill38ClaimSettledOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	url, err := pgtest.Own(t).CreateDatabase(t.Context(), "settled38")
+	if err != nil {
+		t.Fatal(err)
+	}
+	killAtClaimSettled(t, url)
+}
+
+// killAtClaimSettled is TestKill38ClaimSettled over the PostgreSQL
+// database url, or SQLite if "".
+func killAtClaimSettled(t *testing.T, url string) {
+	sh := newKill21Shop(t)
+	cfg := writeConfig(t, storeHead(url)+"upstreams:\n  - {name: shop, url: '"+sh.url+"'}\ntools:\n  shop__add_item: {access: write}\n")
+	h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil), store: url}
+	addr := freeAddr(t)
+	h.base = "http://" + addr
+	cmd := startReach(t, cfg, addr, h.data)
+	killAtEnd(t, cmd)
+	go h.post("/v1/calls", `{"request_id":"r","tool_calls":[{"call_id":"c1","tool":"shop__add_item","arguments":{"item":"slow pear"}}]}`) // cut off by the kill
+	select {
+	case <-sh.began:
+	case <-time.After(time.Minute):
+		t.Fatal("the write never reached its tool")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	cmd, reached := startReachAt(t, cfg, addr, h.data, "claim.settled")
+	killAtEnd(t, cmd)
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		t.Fatal("the second life's recovery never reached claim.settled")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	cmd = startReach(t, cfg, addr, h.data)
+	killAtEnd(t, cmd)
+	if url != "" {
+		h.recovered(t)
+	}
+	if st, e := sh.add(t, h.base, "slow pear"); st == "success" || !strings.Contains(e, "was cut off before its answer was delivered") {
+		t.Errorf("the first identical retry after the restarts: %s %s; want the error interrupted, nothing run", st, e)
+	}
+	if n := sh.ran("slow pear"); n != 1 {
+		t.Errorf("the write ran %d times with its first retry; want 1", n)
+	}
+	if st, e := sh.add(t, h.base, "slow pear"); st != "success" {
+		t.Errorf("called again: %s %s; want it run", st, e)
+	}
+	if s := h.state(t, "r"); s != "interrupted" {
+		t.Errorf("request r is %s; want interrupted", s)
+	}
+	h.checkAll(t, cmd)
+}

@@ -181,6 +181,10 @@ var killMatrix = map[string]killCover{
 		sqlite:   []string{"TestCrashAtSessionDeleted"},
 		postgres: []string{"TestKill30SessionPointsOnPostgres"},
 	},
+	"claim.settled": {
+		sqlite:   []string{"TestKill38ClaimSettled"},
+		postgres: []string{"TestKill38ClaimSettledOnPostgres"},
+	},
 	"cutoff.noted": {
 		sqlite:   []string{"TestKill21CutOffPoints"},
 		postgres: []string{"TestKill30CutOffNotedOnPostgres"},
