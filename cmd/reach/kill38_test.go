@@ -457,12 +457,17 @@ func killAtHandedPut(t *testing.T, url string, after bool) {
 // claim to settle; still the write's first identical retry (a call of
 // its own, no key: an HTTP client's retry after a transport error) is
 // answered interrupted, nothing run, as after a restart with no kill in
-// its recovery (TestKill21CutOffPoints); the next runs.
+// its recovery (TestKill21CutOffPoints); the next runs. Killed instead
+// at cutoff.noted in its recovery (the note written, the claim not
+// settled yet), the second life leaves the claim, which the third one
+// notes again and settles: the same.
 func TestKill38ClaimSettled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
-	killAtClaimSettled(t, "")
+	for _, point := range []string{"claim.settled", "cutoff.noted"} {
+		t.Run(point, func(t *testing.T) { killAtClaimSettled(t, "", point) })
+	}
 }
 
 // TestKill38ClaimSettledOnPostgres is TestKill38ClaimSettled over
@@ -473,16 +478,22 @@ func TestKill38ClaimSettledOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
-	url, err := pgtest.Own(t).CreateDatabase(t.Context(), "settled38")
-	if err != nil {
-		t.Fatal(err)
+	pg := pgtest.Own(t)
+	for i, point := range []string{"claim.settled", "cutoff.noted"} {
+		t.Run(point, func(t *testing.T) {
+			url, err := pg.CreateDatabase(t.Context(), "settled38_"+strconv.Itoa(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			killAtClaimSettled(t, url, point)
+		})
 	}
-	killAtClaimSettled(t, url)
 }
 
-// killAtClaimSettled is TestKill38ClaimSettled over the PostgreSQL
-// database url, or SQLite if "".
-func killAtClaimSettled(t *testing.T, url string) {
+// killAtClaimSettled is a case of TestKill38ClaimSettled over the
+// PostgreSQL database url, or SQLite if "": the second life killed in its
+// recovery at point.
+func killAtClaimSettled(t *testing.T, url, point string) {
 	sh := newKill21Shop(t)
 	cfg := writeConfig(t, storeHead(url)+"upstreams:\n  - {name: shop, url: '"+sh.url+"'}\ntools:\n  shop__add_item: {access: write}\n")
 	h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil), store: url}
@@ -498,12 +509,12 @@ func killAtClaimSettled(t *testing.T, url string) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	cmd, reached := startReachAt(t, cfg, addr, h.data, "claim.settled")
+	cmd, reached := startReachAt(t, cfg, addr, h.data, point)
 	killAtEnd(t, cmd)
 	select {
 	case <-reached:
 	case <-time.After(time.Minute):
-		t.Fatal("the second life's recovery never reached claim.settled")
+		t.Fatalf("the second life's recovery never reached %s", point)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()

@@ -186,8 +186,8 @@ var killMatrix = map[string]killCover{
 		postgres: []string{"TestKill38ClaimSettledOnPostgres"},
 	},
 	"cutoff.noted": {
-		sqlite:   []string{"TestKill21CutOffPoints"},
-		postgres: []string{"TestKill30CutOffNotedOnPostgres"},
+		sqlite:   []string{"TestKill21CutOffPoints", "TestKill38ClaimSettled"},
+		postgres: []string{"TestKill30CutOffNotedOnPostgres", "TestKill38ClaimSettledOnPostgres"},
 	},
 	"cutoff.taken": {
 		sqlite:   []string{"TestKill21CutOffPoints"},
