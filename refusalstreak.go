@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/agentreach/reach/internal/crashpoint"
 )
 
 // DefaultRefusedInARow is how many refusals in a row of one agent's tool
@@ -186,6 +188,7 @@ func (rt *Runtime) countRefusal(ctx context.Context, r *Request) *Error {
 		m, err := ctr.NoteRefused(cctx, r.id, reset)
 		cancel()
 		if err == nil {
+			crashpoint.Reached("refused.noted") // a kill here: the refusal counted in the store, its caller not answered
 			n = int32(min(m, 1<<30))
 			if !r.counted.Load() {
 				r.counted.Store(true)

@@ -153,6 +153,18 @@ var killMatrix = map[string]killCover{
 		noSQLite: "as handed.claimed: a task's record is written on PostgreSQL only",
 		postgres: []string{"TestKill37HandedClaimedOnPostgres"},
 	},
+	"handed.put": {
+		noSQLite: "as handed.claimed: a task's record is written on PostgreSQL only",
+		postgres: []string{"TestKill38HandedPutOnPostgres"},
+	},
+	"refused.noted": {
+		sqlite:   []string{"TestKill38RefusedNoted"},
+		postgres: []string{"TestKill38RefusedNotedOnPostgres"},
+	},
+	"sessions.touched": {
+		sqlite:   []string{"TestKill38SessionsTouched"},
+		postgres: []string{"TestKill38SessionsTouchedOnPostgres"},
+	},
 	"owner.stored": {
 		sqlite:   []string{"TestKill37ResponseOwnerStored"},
 		postgres: []string{"TestKill37ResponseOwnerStoredOnPostgres"},
@@ -169,9 +181,13 @@ var killMatrix = map[string]killCover{
 		sqlite:   []string{"TestCrashAtSessionDeleted"},
 		postgres: []string{"TestKill30SessionPointsOnPostgres"},
 	},
+	"claim.settled": {
+		sqlite:   []string{"TestKill38ClaimSettled"},
+		postgres: []string{"TestKill38ClaimSettledOnPostgres"},
+	},
 	"cutoff.noted": {
-		sqlite:   []string{"TestKill21CutOffPoints"},
-		postgres: []string{"TestKill30CutOffNotedOnPostgres"},
+		sqlite:   []string{"TestKill21CutOffPoints", "TestKill38ClaimSettled"},
+		postgres: []string{"TestKill30CutOffNotedOnPostgres", "TestKill38ClaimSettledOnPostgres"},
 	},
 	"cutoff.taken": {
 		sqlite:   []string{"TestKill21CutOffPoints"},

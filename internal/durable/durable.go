@@ -842,12 +842,33 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 		}
 	}
 	if idem != nil {
+		// A client that retries after a transport error sends a write the
+		// kill cut off again, with a new call id: its first identical
+		// retry is told so instead of running it twice (reach/cutoff.go).
+		// The note is written before the claim is settled: a kill between
+		// the two leaves the claim, and the next recovery notes it again
+		// (before, it was noted after every claim was settled, and a kill
+		// in between left no claim to note it by: the retry ran the write
+		// again, TestKill38ClaimSettled in cmd/reach).
+		var note store.BeforeSettle
+		if rt != nil {
+			dead := make(map[string]bool, len(deadLives))
+			for _, l := range deadLives {
+				dead[l] = true
+			}
+			note = func(ctx context.Context, c *store.IdemRecord, f *store.Frame) {
+				if sh != nil && !dead[f.Owner] {
+					return // a stale claim of a live life: its checkpoint is not recovered here
+				}
+				rt.NoteCutOff(c.Key, f.Name, rootOf(ctx, st, f.Request), f.Request, f.CallID, c.Args, f.Started)
+			}
+		}
 		var settled []store.Settled
 		var err error
 		if sh != nil {
-			settled, err = idem.RecoverOwners(ctx, deadLives)
+			settled, err = idem.RecoverOwnersTelling(ctx, deadLives, note)
 		} else {
-			settled, err = idem.Recover(ctx)
+			settled, err = idem.RecoverTelling(ctx, note)
 		}
 		rep.Claims = settled
 		if err != nil {
@@ -882,20 +903,6 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 			return nil, fmt.Errorf("marking checkpoint %s: %w", f.Frame, err)
 		}
 		rep.MayHaveRun = append(rep.MayHaveRun, f)
-	}
-	if rt != nil && len(rep.Claims) > 0 {
-		// A client that retries after a transport error sends a write the
-		// kill cut off again, with a new call id: its first identical
-		// retry is told so instead of running it twice (reach/cutoff.go).
-		cut := make(map[[2]string]*store.Frame, len(open))
-		for _, f := range open {
-			cut[[2]string{f.Request, f.Frame}] = f
-		}
-		for _, s := range rep.Claims {
-			if f := cut[[2]string{s.Claim.Request, s.Claim.Frame}]; f != nil && s.Outcome == store.SettledInterrupted {
-				rt.NoteCutOff(s.Claim.Key, f.Name, rootOf(ctx, st, f.Request), f.Request, f.CallID, s.Claim.Args, f.Started)
-			}
-		}
 	}
 	ds, err := st.ListDeadLetters(ctx, "")
 	if err != nil {

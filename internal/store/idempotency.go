@@ -258,7 +258,7 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 			continue // read the key again, now that a completion wakes this claim
 		}
 		if s.stale(rec, now) {
-			if _, err := s.settle(ctx, rec); err != nil {
+			if _, err := s.settle(ctx, rec, nil); err != nil {
 				if ctx.Err() != nil {
 					return nil, false, context.Cause(ctx)
 				}
@@ -411,11 +411,23 @@ type Settled struct {
 	Outcome string // SettledReleased, SettledInterrupted or SettledResultLost
 }
 
+// BeforeSettle is told of a claim c that a recovery is about to settle
+// interrupted, its checkpoint f still open (its call may have run),
+// before the settle is written: what it writes of the call (the note of a
+// write cut off, reach.Runtime.NoteCutOff) is durable while the claim is
+// still there, so that a kill between the two leaves the claim, which the
+// next recovery finds, tells of again and settles. Told after, a kill in
+// between lost it: the next recovery found no claim.
+type BeforeSettle func(ctx context.Context, c *IdemRecord, f *Frame)
+
 // settle settles the stale claim r, by what its call's checkpoint says
-// (see Claim), and returns the outcome. A claim settled, completed or
-// released by someone else meanwhile is left as it is, and so is the key.
-func (s *Idempotency) settle(ctx context.Context, r *IdemRecord) (string, error) {
+// (see Claim), and returns the outcome; before, it tells before (if not
+// nil) of a claim it settles interrupted whose checkpoint is open. A claim
+// settled, completed or released by someone else meanwhile is left as it
+// is, and so is the key.
+func (s *Idempotency) settle(ctx context.Context, r *IdemRecord, before BeforeSettle) (string, error) {
 	state := "" // the checkpoint's state; "" for none
+	var cp *Frame
 	if r.Frame == "" || r.Request == "" || s.frames == nil {
 		state = "unknown"
 	} else {
@@ -425,7 +437,7 @@ func (s *Idempotency) settle(ctx context.Context, r *IdemRecord) (string, error)
 		}
 		for _, f := range frames {
 			if f.Frame == r.Frame {
-				state = f.State
+				state, cp = f.State, f
 			}
 		}
 	}
@@ -449,9 +461,13 @@ func (s *Idempotency) settle(ctx context.Context, r *IdemRecord) (string, error)
 		e.Message = fmt.Sprintf("This call ended (%s) as the gateway stopped, before its outcome was recorded, so it may have taken effect.", state)
 	}
 	b, _ := json.Marshal(idemResult{Status: reach.StatusError, Error: e})
+	if before != nil && cp != nil && !FrameDone(state) {
+		before(ctx, r, cp)
+	}
 	if err := s.recs.SettleClaim(ctx, r, b, time.Now().Add(s.o.TTL)); err != nil && !errors.Is(err, ErrConflict) {
 		return "", err
 	}
+	crashpoint.Reached("claim.settled") // a kill here: the claim settled, its checkpoint not marked, its cut-off not noted
 	return outcome, nil
 }
 
@@ -461,7 +477,13 @@ func (s *Idempotency) settle(ctx context.Context, r *IdemRecord) (string, error)
 // ended, each as Claim settles a stale claim. Call it once at start,
 // before serving, while no other process of this instance runs.
 func (s *Idempotency) Recover(ctx context.Context) ([]Settled, error) {
-	return s.settleClaims(ctx, func(r *IdemRecord) bool {
+	return s.RecoverTelling(ctx, nil)
+}
+
+// RecoverTelling is Recover, telling before (if not nil) of each claim it
+// settles interrupted whose checkpoint is open, before it settles it.
+func (s *Idempotency) RecoverTelling(ctx context.Context, before BeforeSettle) ([]Settled, error) {
+	return s.settleClaims(ctx, before, func(r *IdemRecord) bool {
 		i := strings.LastIndexByte(r.Owner, '/')
 		// An owner without a life is a record of an older binary: this instance's.
 		return r.Owner != s.owner && (i < 0 || r.Owner[:i] == s.o.Instance)
@@ -474,12 +496,19 @@ func (s *Idempotency) Recover(ctx context.Context) ([]Settled, error) {
 // settles a stale claim. It may run while this instance serves: a claim
 // it holds is never stale.
 func (s *Idempotency) RecoverOwners(ctx context.Context, owners []string) ([]Settled, error) {
-	return s.settleClaims(ctx, func(r *IdemRecord) bool { return slices.Contains(owners, r.Owner) })
+	return s.RecoverOwnersTelling(ctx, owners, nil)
+}
+
+// RecoverOwnersTelling is RecoverOwners, telling before (if not nil) of
+// each claim it settles interrupted whose checkpoint is open, before it
+// settles it.
+func (s *Idempotency) RecoverOwnersTelling(ctx context.Context, owners []string, before BeforeSettle) ([]Settled, error) {
+	return s.settleClaims(ctx, before, func(r *IdemRecord) bool { return slices.Contains(owners, r.Owner) })
 }
 
 // settleClaims settles every claim that gone says its owner left, and
-// every stale one, as Claim settles a stale claim.
-func (s *Idempotency) settleClaims(ctx context.Context, gone func(*IdemRecord) bool) ([]Settled, error) {
+// every stale one, as Claim settles a stale claim, telling before.
+func (s *Idempotency) settleClaims(ctx context.Context, before BeforeSettle, gone func(*IdemRecord) bool) ([]Settled, error) {
 	claims, err := s.recs.ClaimedKeys(ctx)
 	if err != nil {
 		return nil, err
@@ -490,7 +519,7 @@ func (s *Idempotency) settleClaims(ctx context.Context, gone func(*IdemRecord) b
 		if !gone(r) && !s.stale(r, now) {
 			continue
 		}
-		outcome, err := s.settle(ctx, r)
+		outcome, err := s.settle(ctx, r, before)
 		if err != nil {
 			return out, err
 		}

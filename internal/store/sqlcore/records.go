@@ -816,6 +816,7 @@ func (c *Core) TouchSessions(ctx context.Context, used time.Time, uses []store.S
 	if err != nil {
 		return fmt.Errorf("recording the use of %d MCP sessions: %w", len(uses), err)
 	}
+	crashpoint.Reached("sessions.touched") // a kill here: the sessions' last use stored, the next sweep not run
 	return nil
 }
 
