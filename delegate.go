@@ -43,6 +43,16 @@ func (rt *Runtime) checkAgent(f *Frame, a *callgraph.Agent) *Error {
 	return e
 }
 
+// DelegateRecorder is a RequestRecorder told when the delegate frame of a
+// hand-off ends (its sub-request r answered, failed, was stopped or
+// cancelled; r.DelegateFrame() is final), once, before r's end is
+// recorded: a store that keeps the frame for other runtimes (their
+// depth and cycle checks of hand-offs placed under it) ends it there, so
+// that no row of a hand-off that is over stands as one that runs.
+type DelegateRecorder interface {
+	DelegateEnded(ctx context.Context, r *Request)
+}
+
 // Continue admits a further message to the agent of the hand-off r (a
 // sub-request Delegate began) whose task waits for input: the checks a
 // new hand-off passes, in the caller's request (the parent of r). Both
