@@ -1,0 +1,67 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/durable"
+)
+
+// A hand-off made on a (its sub-request "c", whose delegate frame a runs)
+// and joined on b by a call of its sub-agent there: the hand-off's end on
+// a (its agent answered) ends b's part too, as one instance ends a
+// hand-off's sub-request for every call in it: b's calls in it are cut
+// (its context ends with request_ended), and a further call there is
+// refused request_ended. Before, the end left a's part only: b's part ran
+// on, its calls admitted under a hand-off that was over, until its idle
+// gap ended it.
+func TestCore38HandOffsEndReachesItsPartOnAnotherInstance(t *testing.T) {
+	ctx := context.Background()
+	_, a, b := twoInstances(t, time.Minute)
+	var rts [2]*reach.Runtime
+	for i, c := range []*Cluster{a, b} {
+		rts[i] = reach.New(&reach.Options{Requests: c.Recorder(durable.New(c.st, nil, nil)), DisableLoopGuard: true})
+		if err := c.Start(rts[i], nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pctx, p, err := rts[0].Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice", Budget: &reach.Budget{Turns: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.End()
+	_, sub, err := rts[0].Delegate(pctx, &reach.Delegation{Agent: "one", Task: "t", ID: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, onB, err := rts[1].Begin(ctx, &reach.RequestOptions{ID: "c", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer onB.End()
+
+	sub.EndWith("done")
+	select {
+	case <-onB.Context().Done():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("b's part of the hand-off still runs 30 s after the hand-off ended on a (state %s)", onB.State())
+	}
+	var se *reach.StopError
+	if cause := context.Cause(onB.Context()); !errors.As(cause, &se) || se.Cause.Reason != "request ended" {
+		t.Errorf("b's part ended with %v, want the request's end", cause)
+	}
+	if onB.State() != reach.RequestCompleted {
+		t.Errorf("b's part: %s, want completed (an end, not a stop)", onB.State())
+	}
+	for i, rt := range rts {
+		if _, again, err := rt.Begin(ctx, &reach.RequestOptions{ID: "c", Principal: "alice"}); err == nil {
+			again.End()
+			t.Errorf("a call of the ended hand-off's sub-request through instance %d joined it again", i)
+		} else if e, ok := errors.AsType[*reach.Error](err); !ok || e.Code != "request_ended" {
+			t.Errorf("a call of the ended hand-off's sub-request through instance %d: %v, want request_ended", i, err)
+		}
+	}
+}
