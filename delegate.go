@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/loops"
 )
@@ -51,6 +52,38 @@ func (rt *Runtime) checkAgent(f *Frame, a *callgraph.Agent) *Error {
 // that no row of a hand-off that is over stands as one that runs.
 type DelegateRecorder interface {
 	DelegateEnded(ctx context.Context, r *Request)
+}
+
+// SharedUsage is a RequestRecorder whose requests other runtimes spend
+// from too (several gateway instances on one store): SharedUsage returns
+// what r has spent on all of them together (turns, tool calls, tokens,
+// cost), as their shared ledger keeps it. Delegate carves a hand-off's
+// budget from what r has left after it, not after this runtime's part
+// alone, as one runtime carves it from what the request has left.
+type SharedUsage interface {
+	SharedUsage(ctx context.Context, r *Request) (Usage, error)
+}
+
+// leftOf is what r has left to carve a hand-off's budget from: after what
+// this runtime spent of it, and what every runtime that shares it spent
+// (SharedUsage), whichever is more in each dimension. The shared ledger
+// is asked only when r's budget limits something it counts; if it does
+// not answer, r's part here is what counts, as before.
+func (rt *Runtime) leftOf(ctx context.Context, r *Request) Budget {
+	u := r.Usage()
+	l := r.meter.Limit
+	sh, ok := rt.opts.Requests.(SharedUsage)
+	if !ok || l.Turns <= 0 && l.ToolCalls <= 0 && l.Tokens <= 0 && l.Cost <= 0 {
+		return budget.Remaining(l, u)
+	}
+	all, err := sh.SharedUsage(ctx, r)
+	if err != nil {
+		rt.log.Warn("the shared spend of a request not read: a hand-off's budget is carved from what this instance's part of it has left", "request", r.id, "err", err)
+		return budget.Remaining(l, u)
+	}
+	u.Turns, u.ToolCalls = max(u.Turns, all.Turns), max(u.ToolCalls, all.ToolCalls)
+	u.Tokens, u.Cost = max(u.Tokens, all.Tokens), max(u.Cost, all.Cost)
+	return budget.Remaining(l, u)
 }
 
 // Continue admits a further message to the agent of the hand-off r (a

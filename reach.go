@@ -823,7 +823,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	if fresh {
 		id = newID()
 	}
-	b := budget.Carve(parent.meter.Limit, parent.Remaining(), d.Budget, d.Fraction)
+	b := budget.Carve(parent.meter.Limit, rt.leftOf(ctx, parent), d.Budget, d.Fraction)
 	child := rt.newRequest(ctx, RequestOptions{ID: id, Principal: parent.principal, Scene: parent.scene, Agent: d.Agent,
 		Roles: parent.roles, Tenant: parent.tenant, Attributes: parent.attrs, Priority: int(parent.priority)}, b, parent, f)
 	child.fresh = fresh

@@ -65,3 +65,46 @@ func TestCore38HandOffsEndReachesItsPartOnAnotherInstance(t *testing.T) {
 		}
 	}
 }
+
+// A hand-off made on b from a request that a runs too carves its budget
+// from what the request has left on every instance together, as one
+// instance carves it from what it has left: p has spent 8 of its 10 turns
+// through a, so half of what it has left is 1 turn, and the hand-off made
+// on b gets 1, not half of the 10 that b's own part of p has not spent
+// (5, which would let the sub-agent take the last turns of its manager).
+// Its tool calls and tokens are carved so too.
+func TestCore38HandOffCarvedFromWhatEveryInstanceLeft(t *testing.T) {
+	ctx := context.Background()
+	_, a, b := twoInstances(t, time.Minute)
+	var rts [2]*reach.Runtime
+	cs := [2]*Cluster{a, b}
+	for i, c := range cs {
+		rts[i] = reach.New(&reach.Options{Requests: c.Recorder(durable.New(c.st, nil, nil)), DisableLoopGuard: true})
+	}
+	_, p, err := rts[0].Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice", Budget: &reach.Budget{Turns: 10, Tokens: 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.End()
+	for range 8 {
+		if _, _, err := cs[0].AdmitTurn(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cs[0].Spend(ctx, p, 600, 0); err != nil {
+		t.Fatal(err)
+	}
+	bctx, onB, err := rts[1].Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer onB.End()
+	_, sub, err := rts[1].Delegate(bctx, &reach.Delegation{Agent: "one", Task: "t", Fraction: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.End()
+	if got := sub.Budget(); got.Turns != 1 || got.Tokens != 200 {
+		t.Errorf("the hand-off's budget: %d turns, %d tokens; want 1 and 200, half of what p has left on both instances (2 turns, 400 tokens)", got.Turns, got.Tokens)
+	}
+}

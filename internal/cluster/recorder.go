@@ -36,6 +36,7 @@ var (
 	_ reach.JoinAbandoner   = (*Recorder)(nil)
 	_ reach.Checkpointer    = (*Recorder)(nil)
 	_ reach.DeadLetterQueue = (*Recorder)(nil)
+	_ reach.SharedUsage     = (*Recorder)(nil)
 )
 
 // Recorder returns cp, the checkpoints over the shared store, as this
@@ -430,6 +431,18 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 		crashpoint.Reached("request.handed")
 	}
 	crashpoint.Reached("request.ended")
+}
+
+// SharedUsage implements reach.SharedUsage: what request q has spent on
+// every instance together, as its ledger keeps it (the ledger counts
+// what Admission, AdmitTurn and Spend debit: turns, tool calls, tokens,
+// cost), for the carve of a hand-off's budget made here.
+func (r *Recorder) SharedUsage(ctx context.Context, q *reach.Request) (reach.Usage, error) {
+	sp, err := r.c.st.Spent(ctx, q.ID())
+	if err != nil {
+		return reach.Usage{}, err
+	}
+	return reach.Usage{Turns: int(sp.Turns), ToolCalls: int(sp.ToolCalls), Tokens: sp.Tokens, Cost: float64(sp.CostNano) / 1e9}, nil
 }
 
 // handOffEnded ends, on every instance, the parts of q, the sub-request
