@@ -108,3 +108,42 @@ func TestCore38HandOffCarvedFromWhatEveryInstanceLeft(t *testing.T) {
 		t.Errorf("the hand-off's budget: %d turns, %d tokens; want 1 and 200, half of what p has left on both instances (2 turns, 400 tokens)", got.Turns, got.Tokens)
 	}
 }
+
+// On PostgreSQL, the row of a hand-off's delegate frame, which another
+// instance reads for its stack (Frame), is owned by the life that made
+// the hand-off while it runs and takes its end once it is over, with its
+// stack still there for the instances that read it.
+func TestCore38DelegateRowEndsOnPostgres(t *testing.T) {
+	ctx := context.Background()
+	_, a, b := twoInstances(t, time.Minute)
+	rt := reach.New(&reach.Options{Requests: a.Recorder(durable.New(a.st, nil, nil)), DisableLoopGuard: true})
+	pctx, p, err := rt.Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.End()
+	_, sub, err := rt.Delegate(pctx, &reach.Delegation{Agent: "one", Task: "t", ID: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := sub.DelegateFrame().ID
+	row := func() string {
+		t.Helper()
+		f, err := b.st.FindFrame(ctx, id.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, stack, err := b.Frame(ctx, id)
+		if err != nil || req != "c" || len(stack) == 0 || stack[0].ID != id {
+			t.Errorf("b's read of the delegate frame: %s %v (%v), want request c and its stack", req, stack, err)
+		}
+		return f.State + " " + f.Owner
+	}
+	if got, want := row(), "executing "+a.Owner(); got != want {
+		t.Errorf("the row while the hand-off runs: %q, want %q", got, want)
+	}
+	sub.EndWith("done")
+	if got, want := row(), "completed "+a.Owner(); got != want {
+		t.Errorf("the row once the hand-off is over: %q, want %q", got, want)
+	}
+}
