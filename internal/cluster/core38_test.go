@@ -147,3 +147,34 @@ func TestCore38DelegateRowEndsOnPostgres(t *testing.T) {
 		t.Errorf("the row once the hand-off is over: %q, want %q", got, want)
 	}
 }
+
+// A hand-off's end is stored as its sub-request's end everywhere
+// (postgres.Store.SettleHandOff) only while it runs with no stop: one
+// stopped through another instance, whose stop the instance that made
+// the hand-off has not heard yet, stays stopped, its writes for its stop
+// to undo, and no instance is told to end its part.
+func TestCore38HandOffsEndSettlesNoStoppedSubRequest(t *testing.T) {
+	ctx := context.Background()
+	_, a, b := twoInstances(t, time.Minute)
+	rt := reach.New(&reach.Options{Requests: a.Recorder(durable.New(a.st, nil, nil)), DisableLoopGuard: true})
+	pctx, p, err := rt.Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.End()
+	for _, id := range []string{"c1", "c2"} {
+		_, sub, err := rt.Delegate(pctx, &reach.Delegation{Agent: "one", Task: "t " + id, ID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.End()
+	}
+	if _, err := b.st.StopRequest(ctx, "c2", int(reach.Cancel), []byte(`{"by":"bob"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]bool{"c1": true, "c2": false, "p": false} {
+		if got, err := a.st.SettleHandOff(ctx, id); err != nil || got != want {
+			t.Errorf("SettleHandOff(%s): %v (%v), want %v", id, got, err, want)
+		}
+	}
+}

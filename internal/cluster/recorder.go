@@ -451,14 +451,16 @@ func (r *Recorder) SharedUsage(ctx context.Context, q *reach.Request) (reach.Usa
 // the hand-off is over, so its sub-request is over everywhere, as on one
 // instance, where its end refuses every further call in it
 // (request_ended) and cuts those in flight. It is stored as its client's
-// end (postgres.Store.SettleRequest), which wakes every instance. Before,
+// end (postgres.Store.SettleHandOff: not if it is stopped, through
+// another instance, and the stop not heard here yet), which wakes every
+// instance. Before,
 // the end left this part only: the parts elsewhere ran on, their calls
 // admitted under a hand-off that was over, until their idle gap ended
 // them. Not while this runtime drains: the gateway's shutdown ends its
 // parts, not the hand-offs, which other instances may carry on. A
 // failure is logged: the other parts end as before, by their idle gap.
 func (c *Cluster) handOffEnded(ctx context.Context, q *reach.Request) {
-	if _, err := c.st.SettleRequest(ctx, q.ID()); err != nil {
+	if _, err := c.st.SettleHandOff(ctx, q.ID()); err != nil {
 		c.log.Warn("cluster: a hand-off's end not told to the other instances: their parts of it end by their idle gap", "request", q.ID(), "err", err)
 	}
 }
