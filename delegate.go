@@ -68,22 +68,32 @@ type SharedUsage interface {
 // this runtime spent of it, and what every runtime that shares it spent
 // (SharedUsage), whichever is more in each dimension. The shared ledger
 // is asked only when r's budget limits something it counts; if it does
-// not answer, r's part here is what counts, as before.
-func (rt *Runtime) leftOf(ctx context.Context, r *Request) Budget {
+// not answer, r's part here is what counts, as before. It refuses
+// (budget_tokens, budget_cost) when r's tokens or cost are spent on all
+// of them together, as admitFrame refuses what this runtime spent: a
+// hand-off, or a further message to one, from a request with nothing
+// left is refused on any instance, not only on the one that spent it.
+func (rt *Runtime) leftOf(ctx context.Context, r *Request) (Budget, *Error) {
 	u := r.Usage()
 	l := r.meter.Limit
 	sh, ok := rt.opts.Requests.(SharedUsage)
 	if !ok || l.Turns <= 0 && l.ToolCalls <= 0 && l.Tokens <= 0 && l.Cost <= 0 {
-		return budget.Remaining(l, u)
+		return budget.Remaining(l, u), nil
 	}
 	all, err := sh.SharedUsage(ctx, r)
 	if err != nil {
 		rt.log.Warn("the shared spend of a request not read: a hand-off's budget is carved from what this instance's part of it has left", "request", r.id, "err", err)
-		return budget.Remaining(l, u)
+		return budget.Remaining(l, u), nil
 	}
 	u.Turns, u.ToolCalls = max(u.Turns, all.Turns), max(u.ToolCalls, all.ToolCalls)
 	u.Tokens, u.Cost = max(u.Tokens, all.Tokens), max(u.Cost, all.Cost)
-	return budget.Remaining(l, u)
+	switch {
+	case l.Tokens > 0 && u.Tokens >= l.Tokens:
+		return Budget{}, budgetError("tokens", r, &r.meter, fmt.Sprintf("%d tokens used of %d", u.Tokens, l.Tokens))
+	case l.Cost > 0 && u.Cost >= l.Cost:
+		return Budget{}, budgetError("cost", r, &r.meter, fmt.Sprintf("cost %.4f of %.4f", u.Cost, l.Cost))
+	}
+	return budget.Remaining(l, u), nil
 }
 
 // Continue admits a further message to the agent of the hand-off r (a
@@ -112,6 +122,9 @@ func (r *Request) Continue(ctx context.Context, message string) (done func(answe
 		return rt.refuseFrame(ctx, f, e)
 	}
 	if e := rt.admitFrame(ctx, parent, hf.Depth); e != nil {
+		return nil, refuse(e)
+	}
+	if _, e := rt.leftOf(ctx, parent); e != nil {
 		return nil, refuse(e)
 	}
 	if e := rt.admitFrame(ctx, r, 0); e != nil {

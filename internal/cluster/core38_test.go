@@ -178,3 +178,51 @@ func TestCore38HandOffsEndSettlesNoStoppedSubRequest(t *testing.T) {
 		}
 	}
 }
+
+// A hand-off (and a further message to one, Request.Continue) made on b
+// from a request whose tokens were spent through a is refused
+// budget_tokens, as one instance refuses it: the request's ledger says
+// what every instance spent. Before, b admitted it by what its own part
+// had spent (nothing), and the agent was handed a task its caller had no
+// budget left for.
+func TestCore38HandOffRefusedWhenTheRequestSpentItAllElsewhere(t *testing.T) {
+	ctx := context.Background()
+	_, a, b := twoInstances(t, time.Minute)
+	var rts [2]*reach.Runtime
+	cs := [2]*Cluster{a, b}
+	for i, c := range cs {
+		rts[i] = reach.New(&reach.Options{Requests: c.Recorder(durable.New(c.st, nil, nil)), DisableLoopGuard: true})
+	}
+	_, p, err := rts[0].Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice", Budget: &reach.Budget{Tokens: 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.End()
+	bctx, onB, err := rts[1].Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer onB.End()
+	_, first, err := rts[1].Delegate(bctx, &reach.Delegation{Agent: "one", Task: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.End()
+	if err := cs[0].Spend(ctx, p, 1000, 0); err != nil {
+		t.Fatal(err)
+	}
+	_, sub, err := rts[1].Delegate(bctx, &reach.Delegation{Agent: "one", Task: "second"})
+	if sub != nil {
+		sub.End()
+	}
+	if e, ok := errors.AsType[*reach.Error](err); !ok || e.Code != "budget_tokens" {
+		t.Errorf("a hand-off on b after p's tokens were spent through a: %v, want budget_tokens", err)
+	}
+	done, err := first.Continue(ctx, "and then?")
+	if done != nil {
+		done("", true)
+	}
+	if e, ok := errors.AsType[*reach.Error](err); !ok || e.Code != "budget_tokens" {
+		t.Errorf("a further message to b's hand-off after p's tokens were spent through a: %v, want budget_tokens", err)
+	}
+}
