@@ -82,7 +82,7 @@ func (rt *Runtime) leftOf(ctx context.Context, r *Request) (Budget, *Error) {
 	}
 	all, err := sh.SharedUsage(ctx, r)
 	if err != nil {
-		rt.log.Warn("the shared spend of a request not read: a hand-off's budget is carved from what this instance's part of it has left", "request", r.id, "err", err)
+		rt.log.Warn("the shared spend of a request not read: a hand-off from it is admitted and carved by what this instance's part of it spent", "request", r.id, "err", err)
 		return budget.Remaining(l, u), nil
 	}
 	u.Turns, u.ToolCalls = max(u.Turns, all.Turns), max(u.ToolCalls, all.ToolCalls)
