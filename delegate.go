@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/loops"
 )
@@ -43,6 +44,58 @@ func (rt *Runtime) checkAgent(f *Frame, a *callgraph.Agent) *Error {
 	return e
 }
 
+// DelegateRecorder is a RequestRecorder told when the delegate frame of a
+// hand-off ends (its sub-request r answered, failed, was stopped or
+// cancelled; r.DelegateFrame() is final), once, before r's end is
+// recorded: a store that keeps the frame for other runtimes (their
+// depth and cycle checks of hand-offs placed under it) ends it there, so
+// that no row of a hand-off that is over stands as one that runs.
+type DelegateRecorder interface {
+	DelegateEnded(ctx context.Context, r *Request)
+}
+
+// SharedUsage is a RequestRecorder whose requests other runtimes spend
+// from too (several gateway instances on one store): SharedUsage returns
+// what r has spent on all of them together (turns, tool calls, tokens,
+// cost), as their shared ledger keeps it. Delegate carves a hand-off's
+// budget from what r has left after it, not after this runtime's part
+// alone, as one runtime carves it from what the request has left.
+type SharedUsage interface {
+	SharedUsage(ctx context.Context, r *Request) (Usage, error)
+}
+
+// leftOf is what r has left to carve a hand-off's budget from: after what
+// this runtime spent of it, and what every runtime that shares it spent
+// (SharedUsage), whichever is more in each dimension. The shared ledger
+// is asked only when r's budget limits something it counts; if it does
+// not answer, r's part here is what counts, as before. It refuses
+// (budget_tokens, budget_cost) when r's tokens or cost are spent on all
+// of them together, as admitFrame refuses what this runtime spent: a
+// hand-off, or a further message to one, from a request with nothing
+// left is refused on any instance, not only on the one that spent it.
+func (rt *Runtime) leftOf(ctx context.Context, r *Request) (Budget, *Error) {
+	u := r.Usage()
+	l := r.meter.Limit
+	sh, ok := rt.opts.Requests.(SharedUsage)
+	if !ok || l.Turns <= 0 && l.ToolCalls <= 0 && l.Tokens <= 0 && l.Cost <= 0 {
+		return budget.Remaining(l, u), nil
+	}
+	all, err := sh.SharedUsage(ctx, r)
+	if err != nil {
+		rt.log.Warn("the shared spend of a request not read: a hand-off from it is admitted and carved by what this instance's part of it spent", "request", r.id, "err", err)
+		return budget.Remaining(l, u), nil
+	}
+	u.Turns, u.ToolCalls = max(u.Turns, all.Turns), max(u.ToolCalls, all.ToolCalls)
+	u.Tokens, u.Cost = max(u.Tokens, all.Tokens), max(u.Cost, all.Cost)
+	switch {
+	case l.Tokens > 0 && u.Tokens >= l.Tokens:
+		return Budget{}, budgetError("tokens", r, &r.meter, fmt.Sprintf("%d tokens used of %d", u.Tokens, l.Tokens))
+	case l.Cost > 0 && u.Cost >= l.Cost:
+		return Budget{}, budgetError("cost", r, &r.meter, fmt.Sprintf("cost %.4f of %.4f", u.Cost, l.Cost))
+	}
+	return budget.Remaining(l, u), nil
+}
+
 // Continue admits a further message to the agent of the hand-off r (a
 // sub-request Delegate began) whose task waits for input: the checks a
 // new hand-off passes, in the caller's request (the parent of r). Both
@@ -69,6 +122,9 @@ func (r *Request) Continue(ctx context.Context, message string) (done func(answe
 		return rt.refuseFrame(ctx, f, e)
 	}
 	if e := rt.admitFrame(ctx, parent, hf.Depth); e != nil {
+		return nil, refuse(e)
+	}
+	if _, e := rt.leftOf(ctx, parent); e != nil {
 		return nil, refuse(e)
 	}
 	if e := rt.admitFrame(ctx, r, 0); e != nil {

@@ -810,6 +810,10 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		}
 		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
+	left, e := rt.leftOf(ctx, parent) // what every runtime that shares it spent too
+	if e != nil {
+		return nil, nil, rt.refuseFrame(ctx, f, e)
+	}
 	if e := rt.checkAgent(f, ag); e != nil {
 		return nil, nil, rt.refuseFrame(ctx, f, e)
 	}
@@ -823,7 +827,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	if fresh {
 		id = newID()
 	}
-	b := budget.Carve(parent.meter.Limit, parent.Remaining(), d.Budget, d.Fraction)
+	b := budget.Carve(parent.meter.Limit, left, d.Budget, d.Fraction)
 	child := rt.newRequest(ctx, RequestOptions{ID: id, Principal: parent.principal, Scene: parent.scene, Agent: d.Agent,
 		Roles: parent.roles, Tenant: parent.tenant, Attributes: parent.attrs, Priority: int(parent.priority)}, b, parent, f)
 	child.fresh = fresh

@@ -744,6 +744,9 @@ func (r *Request) endDelegate() {
 		r.rt.loopFrameDone(f, text, e != nil)
 		f.finish(st, e, oneLine(r.rt.opts.Redactor.RedactString(text), 120))
 		r.rt.record(context.Background(), f)
+		if d, ok := r.rt.opts.Requests.(DelegateRecorder); ok {
+			d.DelegateEnded(context.Background(), r)
+		}
 	})
 }
 

@@ -36,6 +36,7 @@ var (
 	_ reach.JoinAbandoner   = (*Recorder)(nil)
 	_ reach.Checkpointer    = (*Recorder)(nil)
 	_ reach.DeadLetterQueue = (*Recorder)(nil)
+	_ reach.SharedUsage     = (*Recorder)(nil)
 )
 
 // Recorder returns cp, the checkpoints over the shared store, as this
@@ -398,6 +399,9 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 		return
 	}
 	last := left == postgres.LeaveEnded
+	if state == "ended" && left == postgres.LeaveLeft && q.DelegateFrame() != nil && (r.c.rt == nil || !r.c.rt.Draining()) {
+		r.c.handOffEnded(ctx, q)
+	}
 	if state == "stopped" && left == postgres.LeaveDead {
 		// A stop undoes the whole request, but an instance that died
 		// holding a part of it can no longer undo that part, and ending
@@ -427,6 +431,38 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 		crashpoint.Reached("request.handed")
 	}
 	crashpoint.Reached("request.ended")
+}
+
+// SharedUsage implements reach.SharedUsage: what request q has spent on
+// every instance together, as its ledger keeps it (the ledger counts
+// what Admission, AdmitTurn and Spend debit: turns, tool calls, tokens,
+// cost), for the carve of a hand-off's budget made here.
+func (r *Recorder) SharedUsage(ctx context.Context, q *reach.Request) (reach.Usage, error) {
+	sp, err := r.c.st.Spent(ctx, q.ID())
+	if err != nil {
+		return reach.Usage{}, err
+	}
+	return reach.Usage{Turns: int(sp.Turns), ToolCalls: int(sp.ToolCalls), Tokens: sp.Tokens, Cost: float64(sp.CostNano) / 1e9}, nil
+}
+
+// handOffEnded ends, on every instance, the parts of q, the sub-request
+// of a hand-off made here that ended with no stop (its agent answered),
+// while parts of it run on other instances (a sub-agent's calls there):
+// the hand-off is over, so its sub-request is over everywhere, as on one
+// instance, where its end refuses every further call in it
+// (request_ended) and cuts those in flight. It is stored as its client's
+// end (postgres.Store.SettleHandOff: not if it is stopped, through
+// another instance, and the stop not heard here yet), which wakes every
+// instance. Before,
+// the end left this part only: the parts elsewhere ran on, their calls
+// admitted under a hand-off that was over, until their idle gap ended
+// them. Not while this runtime drains: the gateway's shutdown ends its
+// parts, not the hand-offs, which other instances may carry on. A
+// failure is logged: the other parts end as before, by their idle gap.
+func (c *Cluster) handOffEnded(ctx context.Context, q *reach.Request) {
+	if _, err := c.st.SettleHandOff(ctx, q.ID()); err != nil {
+		c.log.Warn("cluster: a hand-off's end not told to the other instances: their parts of it end by their idle gap", "request", q.ID(), "err", err)
+	}
 }
 
 // Admission returns the middleware that admits each tool call, just

@@ -292,25 +292,60 @@ func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) error 
 // reach/parent on) sees its ancestors: their depth, and the hashes the
 // cycle and re-entry checks compare (link.Owned.adopt). The row names r,
 // the request whose work the frame holds and that such a call joins, and
-// no owner: it is no call that may have run, which the recovery of a dead
-// instance looks for by owner (OpenFramesOf), and views of r do not list
-// it (History.load). RequestBegan calls it; a recorder that stores
-// sub-requests itself (cluster.Recorder) calls it after. A failure is
-// logged: the hand-offs under the frame on other instances then begin at
-// the top of r, unchecked against its stack.
+// this life as its owner: DelegateEnded ends it with the hand-off, and a
+// recovery of a dead life settles the rows it left open (cancelled, as
+// the life's calls, but not listed among the calls that may have run:
+// Report.MayHaveRun). Views of r do not list it (History.load).
+// RequestBegan calls it; a recorder that stores sub-requests itself
+// (cluster.Recorder) calls it after. A failure is logged: the hand-offs
+// under the frame on other instances then begin at the top of r,
+// unchecked against its stack.
 func (c *Checkpoints) Delegated(ctx context.Context, r *reach.Request) {
 	d := r.DelegateFrame()
 	if c.owner == "" || d == nil {
 		return
 	}
-	f := &store.Frame{Request: r.ID(), Frame: d.ID.String(), Kind: "delegate", Name: d.Name, State: "executing", Started: d.Started}
-	if d.Parent != nil {
-		f.Parent = d.Parent.ID.String()
-	}
+	f := delegateRow(r, d, "executing")
+	f.Owner = c.owner
 	f.Stack, _ = json.Marshal(d.Ancestry())
 	if err := c.st.PutFrame(context.WithoutCancel(ctx), f); err != nil {
 		c.log.Warn("delegate frame's stack not recorded: hand-offs under it on other instances are not checked against it", "request", r.ID(), "frame", f.Frame, "err", err)
 	}
+}
+
+// DelegateEnded implements reach.DelegateRecorder: the row Delegated wrote
+// for r's delegate frame takes the frame's end (completed, cancelled,
+// failed), with its stack. Queued: durable with the store's next commit;
+// a kill before leaves it executing, and the recovery of this life
+// settles it (cancelled). Before, it stayed executing, with no owner,
+// until retention removed its request: a hand-off long over stood in the
+// shared store as one that runs.
+func (c *Checkpoints) DelegateEnded(ctx context.Context, r *reach.Request) {
+	d := r.DelegateFrame()
+	if c.owner == "" || d == nil {
+		return
+	}
+	st := d.State()
+	if !st.Done() {
+		return
+	}
+	f := delegateRow(r, d, st.String())
+	f.Owner = c.owner
+	if e := d.Err(); e != nil {
+		f.Error, _ = json.Marshal(e)
+	}
+	f.Stack, _ = json.Marshal(d.Ancestry()) // as Delegated wrote it, this frame's state final
+	c.st.QueueFrame(f)
+}
+
+// delegateRow is the row of d, the delegate frame of the hand-off whose
+// sub-request r is, in state.
+func delegateRow(r *reach.Request, d *reach.Frame, state string) *store.Frame {
+	f := &store.Frame{Request: r.ID(), Frame: d.ID.String(), Kind: "delegate", Name: d.Name, State: state, Started: d.Started}
+	if d.Parent != nil {
+		f.Parent = d.Parent.ID.String()
+	}
+	return f
 }
 
 // HandoffEnded refuses the id of a hand-off's sub-request that ended,
@@ -774,6 +809,9 @@ func MoveEarlierEntities(ctx context.Context, sh Earlier, rt *reach.Runtime) err
 		return fmt.Errorf("reading the open checkpoints of this instance's earlier lives: %w", err)
 	}
 	for _, f := range open {
+		if f.Kind == "delegate" {
+			continue // a hand-off's row (Delegated): it writes nothing
+		}
 		if err := moveWritten(ctx, rt, f); err != nil {
 			return fmt.Errorf("moving on the entities checkpoint %s writes: %w", f.Frame, err)
 		}
@@ -887,6 +925,19 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 		return nil, fmt.Errorf("reading open checkpoints: %w", err)
 	}
 	for _, f := range open {
+		if f.Kind == "delegate" {
+			// The row of a hand-off a dead life made (Delegated), which
+			// its end did not reach: no call that may have run, and
+			// nothing it writes. Its hand-off is over with that life: the
+			// row is settled so, and stands no more as one that runs.
+			f.State = "cancelled"
+			f.Error, _ = json.Marshal(map[string]string{"code": "interrupted",
+				"message": "the gateway instance that ran this hand-off stopped while it ran"})
+			if err := st.PutFrame(ctx, f); err != nil {
+				return nil, fmt.Errorf("marking the row of delegate frame %s: %w", f.Frame, err)
+			}
+			continue
+		}
 		// A write of a dead life that may have run moves the entities it
 		// writes on, as its claim after the tool ran would have, before its
 		// checkpoint is closed: a read another instance made while it ran
