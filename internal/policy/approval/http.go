@@ -20,13 +20,26 @@ type HandlerOptions struct {
 	Actor func(r *http.Request) Actor
 }
 
-// View is an approval as the API returns it: its fields and its prompt.
+// View is an approval as the API returns it: its fields and its prompt,
+// and, answering a decision, what its caller should know of how it was
+// recorded (Notice).
 type View struct {
 	Approval
 	Prompt string `json:"prompt"`
+	Notice string `json:"notice,omitempty"`
 }
 
-func view(a Approval) View { return View{Approval: a, Prompt: a.Prompt()} }
+// lateNotice is a decision's Notice when its write answered an error and
+// the store held it all the same (Approval.Late).
+const lateNotice = "The store was slow to confirm this decision, and holds it: the decision stands; there is nothing to do again."
+
+func view(a Approval) View {
+	v := View{Approval: a, Prompt: a.Prompt()}
+	if a.Late {
+		v.Notice = lateNotice
+	}
+	return v
+}
 
 // maxBody bounds a decision's body.
 const maxBody = 64 << 10
@@ -42,8 +55,10 @@ const maxBody = 64 << 10
 // A caller sees the approvals of its own requests, and a reviewer those of
 // its tenant. Errors are {"error": {"code", "message", "suggestion"}} with
 // 404 (unknown, or not the caller's to see), 403 (not the caller's to
-// decide), 409 (already decided, or already approved by the caller), 405
-// (another method) or 400.
+// decide), 409 (already decided, or already approved by the caller), 503
+// (the store did not record the decision: not_recorded), 405 (another
+// method) or 400. A decision whose write answered an error but that the
+// store holds is answered 200, saying so (View.Notice).
 func (q *Queue) Handler(opts *HandlerOptions) http.Handler {
 	var o HandlerOptions
 	if opts != nil {
@@ -159,6 +174,9 @@ func (h *handler) decide(approve bool) http.HandlerFunc {
 			httpjson.WriteError(w, http.StatusForbidden, "not_allowed", upper(err.Error())+".", "Ask the user who made the request, or a reviewer.")
 		case errors.Is(err, ErrAlreadyVoted):
 			httpjson.WriteError(w, http.StatusConflict, "already_approved", upper(err.Error())+".", "")
+		case errors.Is(err, ErrNotRecorded):
+			httpjson.WriteError(w, http.StatusServiceUnavailable, "not_recorded", upper(err.Error())+".",
+				"Nothing was decided as far as the gateway could read the store back. Look at the approval again in a moment (reach approvals list --all): if it still waits, decide it again.")
 		case errors.Is(err, ErrDecided):
 			httpjson.WriteError(w, http.StatusConflict, "already_decided", upper(err.Error())+".", decidedSuggestion(a.Status))
 		default:
