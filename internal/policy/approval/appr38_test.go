@@ -6,10 +6,12 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/store"
@@ -251,5 +253,35 @@ func TestAppr38ReadBackOffTheLock(t *testing.T) {
 	}
 	if got, _ := a.q.Get(slow); got.Status != Pending {
 		t.Fatalf("the slow one is %s; want pending", got.Status)
+	}
+}
+
+// TestAppr38OnceKeysNamedForTheSweep: every action an approval audits,
+// under every requirement, is one whose audit key (Event.Once) the
+// retention sweep names when it removes the approval
+// (store.ApprovalOnceActions, ApprovalOnceRequires): a key it did not
+// name would stay for good.
+func TestAppr38OnceKeysNamedForTheSweep(t *testing.T) {
+	for _, s := range []Status{Pending, Approved, Used, Denied, Expired} {
+		for _, votes := range []int{0, 1} {
+			rec := &record{Approval: Approval{ID: "apr_1", Status: s, Requires: User}}
+			if votes > 0 {
+				rec.Votes = []Vote{{By: "alice", As: "user"}}
+			}
+			q := New(nil)
+			e := q.reaudit(time.Now(), rec, "")
+			if !slices.Contains(store.ApprovalOnceActions, e.Action) {
+				t.Errorf("action %q (an approval %s) is not one the sweep names", e.Action, s)
+			}
+		}
+	}
+	for _, r := range []string{User, UserAndReviewer} {
+		if !slices.Contains(store.ApprovalOnceRequires, r) {
+			t.Errorf("requirement %q is not one the sweep names", r)
+		}
+	}
+	e := Event{Action: "denied", Approval: Approval{ID: "apr_1", Requires: UserAndReviewer}}
+	if got, want := e.Once(), store.ApprovalOnce("apr_1", "denied", UserAndReviewer); got != want {
+		t.Errorf("Once = %q; want the store's key %q", got, want)
 	}
 }

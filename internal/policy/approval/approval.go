@@ -359,7 +359,7 @@ type Event struct {
 // instances audit it: a revived one paused between its claim and its
 // audit, and the survivor that took the action over meanwhile.
 func (e *Event) Once() string {
-	return "approval " + e.Approval.ID + " " + e.Action + " (" + e.Approval.Requires + ")"
+	return store.ApprovalOnce(e.Approval.ID, e.Action, e.Approval.Requires)
 }
 
 // Options configure a Queue. A nil *Options means all defaults.
