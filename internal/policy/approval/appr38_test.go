@@ -285,3 +285,45 @@ func TestAppr38OnceKeysNamedForTheSweep(t *testing.T) {
 		t.Errorf("Once = %q; want the store's key %q", got, want)
 	}
 }
+
+// unreadStore is a store instances share whose reads of approvals fail
+// (the database is down).
+type unreadStore struct{ store.Store }
+
+func (unreadStore) GetApproval(context.Context, string) (*store.ApprovalRecord, error) {
+	return nil, errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
+}
+
+// TestAppr38UnknownWhileTheStoreIsDown: an instance sharing a store that
+// does not answer, asked for an approval it does not know (asked through
+// another instance), says it cannot tell (ErrUnreadable: the API's 503
+// store_unavailable, a decision's ErrNotRecorded), not that there is no
+// such approval. Before, the human deciding an approval that waited was
+// told it did not exist (404), and to list the approvals.
+func TestAppr38UnknownWhileTheStoreIsDown(t *testing.T) {
+	q := New(&Options{Store: unreadStore{openStore(t, t.TempDir())}, Shared: true, Instance: "b"})
+	const id = "apr_0123456789abcdef0123456789abcdef"
+	if _, ok, err := q.Find(id); ok || !errors.Is(err, ErrUnreadable) {
+		t.Errorf("Find of an approval not known here, the store down: %v %v; want ErrUnreadable", ok, err)
+	}
+	if _, err := q.Approve(id, Actor{Principal: "alice"}, ""); !errors.Is(err, ErrNotRecorded) || errors.Is(err, ErrNotFound) {
+		t.Errorf("Approve of it: %v; want ErrNotRecorded, not ErrNotFound", err)
+	}
+	srv := httptest.NewServer(q.Handler(&HandlerOptions{Actor: func(*http.Request) Actor { return Actor{Principal: "alice"} }}))
+	defer srv.Close()
+	for _, c := range []struct{ method, path string }{{"GET", ""}, {"POST", "/approve"}, {"POST", "/deny"}} {
+		req, _ := http.NewRequest(c.method, srv.URL+"/v1/approvals/"+id+c.path, strings.NewReader(`{"reason":"no"}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Error struct{ Code, Suggestion string } `json:"error"`
+		}
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || e.Error.Code != "store_unavailable" {
+			t.Errorf("%s %s: %d %+v; want 503 store_unavailable", c.method, c.path, resp.StatusCode, e.Error)
+		}
+	}
+}

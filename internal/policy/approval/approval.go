@@ -1301,7 +1301,22 @@ func deniedError(a *Approval) *reach.Error {
 
 // Get returns an approval by id.
 func (q *Queue) Get(id string) (Approval, bool) {
-	q.syncID(context.Background(), id)
+	a, ok, _ := q.Find(id)
+	return a, ok
+}
+
+// ErrUnreadable: the store that instances share could not be read, and
+// this instance does not know the approval: it may exist (asked through
+// another instance). Try again once the store answers.
+var ErrUnreadable = errors.New("approvals' store not read")
+
+// Find is Get, and says when the answer is not known: the approval is
+// not one this instance knows, and the store that instances share could
+// not be read (an error matching ErrUnreadable). Before, such an approval
+// was answered as none, and a human deciding one asked through another
+// instance was told there was no such approval while it waited.
+func (q *Queue) Find(id string) (Approval, bool, error) {
+	serr := q.syncID(context.Background(), id)
 	q.mu.Lock()
 	events := q.expire(time.Now(), nil)
 	rec, ok := q.byID[id]
@@ -1312,7 +1327,10 @@ func (q *Queue) Get(id string) (Approval, bool) {
 	}
 	q.mu.Unlock()
 	q.emit(context.Background(), events)
-	return a, ok
+	if !ok && serr != nil {
+		return a, false, fmt.Errorf("%w: reading approval %s: %w", ErrUnreadable, id, serr)
+	}
+	return a, ok, nil
 }
 
 // List returns the approvals with the status (all if empty), newest first.
@@ -1384,13 +1402,18 @@ func (q *Queue) decide(id string, by Actor, reason string, approve bool) (Approv
 	reason = q.redactString(reason) // shown in the queue, the denial and the audit log
 	var failed []time.Time          // when this decision's writes that failed were made (its vote's or denial's At)
 	for try := 1; ; try++ {
-		q.syncID(context.Background(), id)
+		serr := q.syncID(context.Background(), id)
 		q.mu.Lock()
 		now := time.Now()
 		events := q.expire(now, nil)
 		a, err := q.decideLocked(now, id, by, reason, approve, &events)
 		q.mu.Unlock()
 		q.emit(context.Background(), events)
+		if errors.Is(err, ErrNotFound) && serr != nil {
+			// Not known here, and the shared store not read: it may
+			// wait, asked through another instance.
+			return a, fmt.Errorf("%w: %w: reading approval %s: %w", ErrNotRecorded, ErrUnreadable, id, serr)
+		}
 		if errors.Is(err, ErrNotRecorded) {
 			failed = append(failed, now)
 			err = q.readBack(id, by.Principal, approve, failed, err)
@@ -2042,21 +2065,24 @@ func (q *Queue) sync(ctx context.Context, k keys) {
 	q.emit(ctx, q.mergeAll(ars))
 }
 
-// syncID merges what the store keeps of approval id.
-func (q *Queue) syncID(ctx context.Context, id string) {
+// syncID merges what the store keeps of approval id. It returns the
+// store's error when it could not be read (not its absence).
+func (q *Queue) syncID(ctx context.Context, id string) error {
 	if !q.o.Shared || q.o.Store == nil {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
 	defer cancel()
 	ar, err := q.o.Store.GetApproval(ctx, id)
 	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			q.o.Logger.Warn("approvals: reading the store", "approval", id, "err", err)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
 		}
-		return
+		q.o.Logger.Warn("approvals: reading the store", "approval", id, "err", err)
+		return err
 	}
 	q.emit(ctx, q.mergeAll([]*store.ApprovalRecord{ar}))
+	return nil
 }
 
 // syncLive merges the live approvals the store keeps (those another

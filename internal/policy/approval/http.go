@@ -56,7 +56,9 @@ const maxBody = 64 << 10
 // its tenant. Errors are {"error": {"code", "message", "suggestion"}} with
 // 404 (unknown, or not the caller's to see), 403 (not the caller's to
 // decide), 409 (already decided, or already approved by the caller), 503
-// (the store did not record the decision: not_recorded), 405 (another
+// (the store did not record the decision: not_recorded; or, on a store
+// instances share, could not be read for an approval this instance does
+// not know: store_unavailable), 405 (another
 // method) or 400. A decision whose write answered an error but that the
 // store holds is answered 200, saying so (View.Notice).
 func (q *Queue) Handler(opts *HandlerOptions) http.Handler {
@@ -131,7 +133,11 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) get(w http.ResponseWriter, r *http.Request) {
-	a, ok := h.q.Get(r.PathValue("id"))
+	a, ok, err := h.q.Find(r.PathValue("id"))
+	if err != nil {
+		unreadable(w, err)
+		return
+	}
 	if !ok || !h.q.CanDecide(&a, h.actor(r)) {
 		notFound(w, r.PathValue("id"))
 		return
@@ -155,7 +161,10 @@ func (h *handler) decide(approve bool) http.HandlerFunc {
 			return
 		}
 		id, by := r.PathValue("id"), h.actor(r)
-		if a, ok := h.q.Get(id); !ok || !h.q.CanDecide(&a, by) {
+		if a, ok, err := h.q.Find(id); err != nil {
+			unreadable(w, err)
+			return
+		} else if !ok || !h.q.CanDecide(&a, by) {
 			notFound(w, id)
 			return
 		}
@@ -204,6 +213,13 @@ func upper(s string) string {
 		b[0] -= 'a' - 'A'
 	}
 	return string(b)
+}
+
+// unreadable answers for an approval the shared store could not be read
+// for (ErrUnreadable): it may exist; nothing was decided.
+func unreadable(w http.ResponseWriter, err error) {
+	httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", upper(err.Error())+".",
+		"The approvals' store did not answer, and this gateway does not know the approval (another instance may have asked it): nothing was decided. Try again in a moment.")
 }
 
 func notFound(w http.ResponseWriter, id string) {
