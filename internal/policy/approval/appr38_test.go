@@ -114,16 +114,27 @@ func refund8(t *testing.T, l *life, req string) *reach.Result {
 // followed the failed write had found it applied: a human told to
 // decide again was then told it was decided already.
 func TestAppr38DecisionLandedAfterItsDeadlineStands(t *testing.T) {
-	for _, approve := range []bool{true, false} {
+	for _, c := range []struct {
+		approve, shared bool
+	}{{true, false}, {false, false}, {true, true}, {false, true}} {
+		approve := c.approve
 		action, status, path := "denied", Denied, "/deny"
 		if approve {
 			action, status, path = "approved", Approved, "/approve"
 		}
-		t.Run(action, func(t *testing.T) {
+		name := action
+		if c.shared {
+			name += " shared" // a store instances share: merged from it (syncID)
+		}
+		t.Run(name, func(t *testing.T) {
 			ts := &decidingStore{Store: openStore(t, t.TempDir())}
 			var runs atomic.Int32
 			log := &auditLog{}
-			a := newLife(t, ts, &runs, &Options{Audit: log.audit, Audited: log.holds})
+			o := &Options{Audit: log.audit, Audited: log.holds}
+			if c.shared {
+				o.Shared, o.Instance = true, "a"
+			}
+			a := newLife(t, ts, &runs, o)
 			id := WaitsFor(refund7(t, a, "r1").Error)
 			if id == "" {
 				t.Fatal("the call is not pending")
