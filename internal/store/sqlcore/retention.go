@@ -70,7 +70,11 @@ func retentionSQL(q []string) {
 	q[StRetainTasks] = `DELETE FROM tasks WHERE (agent, id) IN
 	(SELECT agent, id FROM tasks WHERE final AND created < $1 AND updated < $1 ORDER BY created LIMIT $2)`
 	done := `SELECT id FROM approvals WHERE ` + approvalsDone + ` ORDER BY created LIMIT $2`
-	q[StRetainOnces] = `DELETE FROM audit_once WHERE once IN (` + approvalOnces("("+done+")") + `)`
+	// Each approval's keys by a range of the table's key (text in
+	// SQLite's binary order: "approval ID " up to "approval ID!"), one
+	// search an approval, not one for each of its possible actions.
+	q[StRetainOnces] = `DELETE FROM audit_once WHERE once IN (SELECT o.once FROM (` + done + `) d
+	JOIN audit_once o ON o.once >= 'approval ' || d.id || ' ' AND o.once < 'approval ' || d.id || '!')`
 	q[StRetainApprovals] = `DELETE FROM approvals WHERE id IN (` + done + `)`
 }
 
@@ -88,7 +92,9 @@ const approvalsDone = `created < $1 AND updated < $1
 // approvalOnces selects the audit log's keys (store.ApprovalOnce) of the
 // approvals ids selects (a subquery of their id), each by its name: the
 // sweep removes an approval's keys with it, once it is final and
-// audited, and the table of keys does not grow for good.
+// audited, and the table of keys does not grow for good. (PostgreSQL's:
+// its text order is its collation's, in which a range of a prefix is not
+// one.)
 func approvalOnces(ids string) string {
 	union := func(col string, vs []string) string {
 		var b strings.Builder
@@ -101,8 +107,10 @@ func approvalOnces(ids string) string {
 		}
 		return b.String() + ")"
 	}
-	return `SELECT 'approval ' || d.id || ' ' || x.action || ' (' || y.requires || ')' FROM ` + ids + ` d, ` +
-		union("action", store.ApprovalOnceActions) + ` x, ` + union("requires", store.ApprovalOnceRequires) + ` y`
+	// CROSS JOIN, the approvals first: SQLite joins in the order written
+	// then, selecting them once, not once for each action and requirement.
+	return `SELECT 'approval ' || d.id || ' ' || x.action || ' (' || y.requires || ')' FROM ` + ids + ` d CROSS JOIN ` +
+		union("action", store.ApprovalOnceActions) + ` x CROSS JOIN ` + union("requires", store.ApprovalOnceRequires) + ` y`
 }
 
 // RetentionPostgres sets PostgreSQL's statements of the sweep: a batch's
