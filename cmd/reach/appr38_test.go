@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -185,4 +186,20 @@ budgets:
 			t.Fatalf("the undecided call ran %d times", n)
 		}
 	})
+}
+
+// TestAppr38CLIPrintsTheDecisionsNotice: `reach approvals approve` prints
+// what the gateway says of how the decision was recorded (a write slow to
+// confirm, which the store holds: it stands), escaped as every field.
+func TestAppr38CLIPrintsTheDecisionsNotice(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"apr_1","status":"approved","requires":"user","tool":"up__wipe","arguments":{},"principal":"local","request":"r1","root_request":"r1",`+
+			`"prompt":"","notice":"The store was slow to confirm this decision, and holds it: the decision stands.\u001b[2J"}`)
+	}))
+	defer srv.Close()
+	out, errOut, err := runCmd(t, newApprovals, "approve", "apr_1", "--api", srv.URL)
+	if err != nil || !strings.Contains(out, "the decision stands") || strings.Contains(out, "\x1b") {
+		t.Fatalf("reach approvals approve: %v\n%q%s; want the notice, escaped", err, out, errOut)
+	}
 }
