@@ -84,6 +84,9 @@ These commands talk to the gateway's API (GET /v1/approvals, POST
 					return err
 				}
 				fmt.Fprint(cmd.OutOrStdout(), prompt(a))
+				if a.Notice != "" {
+					fmt.Fprintln(cmd.OutOrStdout(), printable(a.Notice))
+				}
 				return nil
 			},
 		}

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/agentreach/reach"
@@ -123,11 +125,20 @@ func (a uiApprovals) List(r *http.Request) []ui.Approval {
 
 func (a uiApprovals) Approve(r *http.Request, id, reason string) error {
 	_, err := a.q.Approve(id, approvalActor(r), reason)
-	return err
+	return uiDecision(err)
 }
 
 func (a uiApprovals) Deny(r *http.Request, id, reason string) error {
 	_, err := a.q.Deny(id, approvalActor(r), reason)
+	return uiDecision(err)
+}
+
+// uiDecision is a decision's error as the UI tells it apart: one the
+// store did not take matches ui.ErrNotRecorded.
+func uiDecision(err error) error {
+	if errors.Is(err, approval.ErrNotRecorded) {
+		return fmt.Errorf("%w: %w", ui.ErrNotRecorded, err)
+	}
 	return err
 }
 

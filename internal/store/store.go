@@ -484,6 +484,22 @@ const UnauditedMark = `"unaudited":true`
 // stores' partial index of the marked rows (approvals_unaudited).
 const UnauditedCondition = `data LIKE '%` + UnauditedMark + `%'`
 
+// ApprovalOnce is the audit log's key (AuditRecord.Once) of an
+// approval's action under a requirement (package approval's
+// Event.Once): the action is audited once, whoever audits it.
+func ApprovalOnce(id, action, requires string) string {
+	return "approval " + id + " " + action + " (" + requires + ")"
+}
+
+// ApprovalOnceActions and ApprovalOnceRequires are every action and
+// requirement an approval's key (ApprovalOnce) names: the retention
+// sweep removes the keys of the approvals it removes, each by its name
+// (the table's index finds them).
+var (
+	ApprovalOnceActions  = []string{"requested", "voted", "approved", "denied", "expired", "used"}
+	ApprovalOnceRequires = []string{"user", "user+reviewer"}
+)
+
 // Approvals stores approvals: a pending one survives a restart with its
 // votes and expiry.
 type Approvals interface {

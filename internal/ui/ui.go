@@ -58,9 +58,16 @@ type Vote struct {
 // with the roles and tenant they authenticated with.
 type Approvals interface {
 	List(r *http.Request) []Approval // the approvals r's sender may see and decide
+	// Approve and Deny return an error that matches ErrNotRecorded when
+	// the store did not take the decision (it stays as it was).
 	Approve(r *http.Request, id, reason string) error
 	Deny(r *http.Request, id, reason string) error
 }
+
+// ErrNotRecorded is matched by an Approvals decision's error when the
+// store did not take it: the page says so, and to look again and decide
+// again, not that it was decided already.
+var ErrNotRecorded = errors.New("decision not recorded")
 
 // AuditQuery filters the audit view.
 type AuditQuery struct {
@@ -411,16 +418,18 @@ func (u *UI) anyOperator(r *http.Request) bool {
 // mouth. %s is what the message is about.
 var (
 	requestFlashes = map[string]string{
-		"stopped":     "Your stop is recorded.",
-		"not_stopped": "Your stop changed nothing: the request had ended (completed), and its writes stay done. A stop of the request above a sub-request undoes the sub-request's work too.",
-		"approved":    "Your approval is recorded.",
-		"denied":      "Your denial is recorded.",
-		"not_decided": "Your decision was not recorded: it was decided or expired already, you approved it already, or it is not yours to decide.",
+		"stopped":      "Your stop is recorded.",
+		"not_stopped":  "Your stop changed nothing: the request had ended (completed), and its writes stay done. A stop of the request above a sub-request undoes the sub-request's work too.",
+		"approved":     "Your approval is recorded.",
+		"denied":       "Your denial is recorded.",
+		"not_decided":  "Your decision was not recorded: it was decided or expired already, you approved it already, or it is not yours to decide.",
+		"not_recorded": "Your decision was not recorded: the store did not take it in time. Look at the approval again in a moment, and decide it again if it still waits.",
 	}
 	approvalFlashes = map[string]string{
-		"approved":    "Your approval of %s is recorded.",
-		"denied":      "Your denial of %s is recorded.",
-		"not_decided": "Your decision on %s was not recorded: it was decided or expired already, you approved it already, or it is not yours to decide.",
+		"approved":     "Your approval of %s is recorded.",
+		"denied":       "Your denial of %s is recorded.",
+		"not_decided":  "Your decision on %s was not recorded: it was decided or expired already, you approved it already, or it is not yours to decide.",
+		"not_recorded": "Your decision on %s was not recorded: the store did not take it in time. Look at it again in a moment, and decide it again if it still waits.",
 	}
 )
 
@@ -1077,6 +1086,9 @@ func (u *UI) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		code = "not_decided"
+		if errors.Is(err, ErrNotRecorded) {
+			code = "not_recorded"
+		}
 		u.log.Info("a decision from the UI was not recorded", "approval", id, "action", action, "by", u.actor(r).Principal, "err", err)
 	}
 	// From a request's page, back to it (if the viewer may see it).

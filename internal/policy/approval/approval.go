@@ -85,6 +85,11 @@ var (
 	ErrNotAllowed   = errors.New("not allowed to decide this approval")
 	ErrDecided      = errors.New("approval already decided")
 	ErrAlreadyVoted = errors.New("already approved by this principal")
+	// ErrNotRecorded: the store did not take the decision (its write
+	// failed or timed out, and reading the approval back did not find it
+	// there). The approval stays as it was: look at it again, and decide
+	// it again if it still waits.
+	ErrNotRecorded = errors.New("decision not recorded")
 )
 
 // Actor is who approves or denies.
@@ -138,6 +143,11 @@ type Approval struct {
 	// Note says what a human should know, e.g. that an identical call was
 	// approved and ran before.
 	Note string `json:"note,omitempty"`
+	// Late is set on the approval Approve or Deny returns when the
+	// decision's write answered an error (it timed out, or conflicted)
+	// and the store was found to hold it all the same: the decision
+	// stands. Never stored.
+	Late bool `json:"-"`
 	// Frames are the frames of the calls answered pending for it (16 hex
 	// digits each, the asking call's first), and RanIn the frame of the
 	// call that ran under it once used: the graph shows what became of a
@@ -349,7 +359,7 @@ type Event struct {
 // instances audit it: a revived one paused between its claim and its
 // audit, and the survivor that took the action over meanwhile.
 func (e *Event) Once() string {
-	return "approval " + e.Approval.ID + " " + e.Action + " (" + e.Approval.Requires + ")"
+	return store.ApprovalOnce(e.Approval.ID, e.Action, e.Approval.Requires)
 }
 
 // Options configure a Queue. A nil *Options means all defaults.
@@ -1291,7 +1301,22 @@ func deniedError(a *Approval) *reach.Error {
 
 // Get returns an approval by id.
 func (q *Queue) Get(id string) (Approval, bool) {
-	q.syncID(context.Background(), id)
+	a, ok, _ := q.Find(id)
+	return a, ok
+}
+
+// ErrUnreadable: the store that instances share could not be read, and
+// this instance does not know the approval: it may exist (asked through
+// another instance). Try again once the store answers.
+var ErrUnreadable = errors.New("approvals' store not read")
+
+// Find is Get, and says when the answer is not known: the approval is
+// not one this instance knows, and the store that instances share could
+// not be read (an error matching ErrUnreadable). Before, such an approval
+// was answered as none, and a human deciding one asked through another
+// instance was told there was no such approval while it waited.
+func (q *Queue) Find(id string) (Approval, bool, error) {
+	serr := q.syncID(context.Background(), id)
 	q.mu.Lock()
 	events := q.expire(time.Now(), nil)
 	rec, ok := q.byID[id]
@@ -1302,7 +1327,10 @@ func (q *Queue) Get(id string) (Approval, bool) {
 	}
 	q.mu.Unlock()
 	q.emit(context.Background(), events)
-	return a, ok
+	if !ok && serr != nil {
+		return a, false, fmt.Errorf("%w: reading approval %s: %w", ErrUnreadable, id, serr)
+	}
+	return a, ok, nil
 }
 
 // List returns the approvals with the status (all if empty), newest first.
@@ -1372,31 +1400,119 @@ func (q *Queue) Deny(id string, by Actor, reason string) (Approval, error) {
 
 func (q *Queue) decide(id string, by Actor, reason string, approve bool) (Approval, error) {
 	reason = q.redactString(reason) // shown in the queue, the denial and the audit log
+	var failed []time.Time          // when this decision's writes that failed were made (its vote's or denial's At)
 	for try := 1; ; try++ {
-		q.syncID(context.Background(), id)
+		serr := q.syncID(context.Background(), id)
 		q.mu.Lock()
 		now := time.Now()
 		events := q.expire(now, nil)
 		a, err := q.decideLocked(now, id, by, reason, approve, &events)
 		q.mu.Unlock()
 		q.emit(context.Background(), events)
+		if errors.Is(err, ErrNotFound) && serr != nil {
+			// Not known here, and the shared store not read: it may
+			// wait, asked through another instance.
+			return a, fmt.Errorf("%w: %w: reading approval %s: %w", ErrNotRecorded, ErrUnreadable, id, serr)
+		}
+		if errors.Is(err, ErrNotRecorded) {
+			failed = append(failed, now)
+			err = q.readBack(id, by.Principal, approve, failed, err)
+		}
+		if err != nil && len(failed) > 0 {
+			// A write of this decision failed: if the store holds it (a
+			// later try then finds the approval decided, or voted by
+			// this principal), the decision stands, and is answered so.
+			if got, ok := q.holds(id, by.Principal, approve, failed); ok {
+				q.o.Logger.Warn("approvals: a decision's write answered an error, and the store holds it: the decision stands",
+					"approval", id, "by", by.Principal, "err", err)
+				return got, nil
+			}
+		}
 		if q.o.Shared && errors.Is(err, store.ErrConflict) && try < 5 {
 			continue // another instance wrote it meanwhile: decide on what it wrote
 		}
-		if !q.o.Shared && try < 2 && (errors.Is(err, store.ErrConflict) || errors.Is(err, context.DeadlineExceeded)) {
+		if !q.o.Shared && try < 2 && errors.Is(err, store.ErrConflict) {
 			// A queue of its own: a conflict is a write of its own that
 			// timed out and was applied later, the store a version
-			// ahead: decide again, once, on what the store has. A
-			// timeout reads it too (applied by now, it is taken as it
-			// is) and is answered as it came: the write may be applied
-			// later still, which the next decision finds.
-			q.reread(id)
-			if errors.Is(err, store.ErrConflict) {
-				continue
-			}
+			// ahead (read again above): decide again, once, on what the
+			// store has. A timeout not found applied is answered as it
+			// came: the write may be applied later still, which the
+			// next decision finds.
+			continue
 		}
 		return a, err
 	}
+}
+
+// readBack reads approval id again, off the queue's lock, after the
+// write of a decision by principal failed with err (ErrNotRecorded): the
+// store may hold it all the same, applied after its caller's deadline
+// (SQLite's writer keeps a write queued when its caller's context ends,
+// and applies it) or before a conflict was answered. On a queue of its
+// own a row newer than the queue's is a write of its own (reread); a
+// shared queue merges it (syncID). A write that timed out is read again
+// until it is found or syncTimeout has passed, as its outcome is not
+// known until then; one the store answered otherwise (a conflict, a
+// failure) is read once. It returns err, saying what was found.
+func (q *Queue) readBack(id, principal string, approve bool, tried []time.Time, err error) error {
+	end := time.Now().Add(syncTimeout)
+	for wait := 50 * time.Millisecond; ; wait *= 2 {
+		q.reread(id)
+		if q.peekHolds(id, principal, approve, tried) || !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		left := time.Until(end)
+		if left <= 0 {
+			return fmt.Errorf("%w; not found in the store %s after (it may still be applied later)", err, syncTimeout)
+		}
+		time.Sleep(min(wait, left))
+	}
+}
+
+// peekHolds reports whether the queue's record of id holds the decision
+// by principal whose writes were made at the times tried; q.mu is not
+// held.
+func (q *Queue) peekHolds(id, principal string, approve bool, tried []time.Time) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	rec := q.byID[id]
+	return rec != nil && rec.holds(principal, approve, tried)
+}
+
+// holds reports whether rec holds the decision by principal whose writes
+// were made at the times tried: its vote, or its denial, with that At.
+func (rec *record) holds(principal string, approve bool, tried []time.Time) bool {
+	mine := func(v *Vote) bool {
+		return v != nil && v.By == principal && slices.ContainsFunc(tried, v.At.Equal)
+	}
+	if approve {
+		return slices.ContainsFunc(rec.Votes, func(v Vote) bool { return mine(&v) })
+	}
+	return mine(rec.Denial)
+}
+
+// holds reports whether the store, as the queue last read it, holds the
+// decision by principal whose writes were made at the times tried (a
+// vote's or a denial's At), with the approval as it stands, marked Late.
+// On a shared queue its action, merged from the store, is audited now
+// (as reread does for a queue of its own). q.mu is not held.
+func (q *Queue) holds(id, principal string, approve bool, tried []time.Time) (Approval, bool) {
+	q.mu.Lock()
+	rec := q.byID[id]
+	if rec == nil || !rec.holds(principal, approve, tried) {
+		q.mu.Unlock()
+		return Approval{}, false
+	}
+	var events []Event
+	if q.o.Shared && q.marked(rec) {
+		events = append(events, q.reaudit(time.Now(), rec, "(audited late: its write timed out and was applied after)"))
+	}
+	a := rec.Approval
+	a.Votes = slices.Clone(rec.Votes)
+	a.Late = true
+	q.mu.Unlock()
+	q.emit(context.Background(), events)
+	return a, true
 }
 
 func (q *Queue) decideLocked(now time.Time, id string, by Actor, reason string, approve bool, events *[]Event) (Approval, error) {
@@ -1439,9 +1555,9 @@ func (q *Queue) decideLocked(now time.Time, id string, by Actor, reason string, 
 			action = "approved"
 		}
 	}
-	if err := q.persist(rec); err != nil {
+	if err := q.persistRead(rec, false); err != nil { // read back off the lock (decide)
 		rec.Approval = prev
-		return rec.Approval, fmt.Errorf("recording the decision on %s: %w", id, err)
+		return rec.Approval, fmt.Errorf("%w: the store did not take the decision on %s (%w); it stays %s", ErrNotRecorded, id, err, rec.Status)
 	}
 	rec.notify()
 	*events = append(*events, q.event(now, action, by.Principal, reason, rec))
@@ -1519,7 +1635,17 @@ func (q *Queue) warnUnreadable(id string, err error) {
 // event is not audited yet (Unaudited, until audited clears it); q.mu is
 // held.
 func (q *Queue) persist(rec *record) error {
-	if err := q.write(rec, q.o.Audit != nil, q.o.Instance); err != nil { // no audit: nothing to mark
+	return q.persistRead(rec, true)
+}
+
+// persistRead is persist, with the read-back of a write that failed
+// (landed) under the lock or not: a decision reads it back once the lock
+// is let go (decide), so that the approvals' other decisions and the
+// calls waiting on them do not wait for that read too. q.mu is held.
+func (q *Queue) persistRead(rec *record, readBack bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
+	defer cancel()
+	if err := q.writeRead(ctx, rec, q.o.Audit != nil, q.o.Instance, readBack); err != nil { // no audit: nothing to mark
 		return err
 	}
 	crashpoint.Reached(rec.Status.point())
@@ -1550,6 +1676,12 @@ func (q *Queue) write(rec *record, unaudited bool, instance string) error {
 
 // writeCtx is write with ctx; q.mu is held.
 func (q *Queue) writeCtx(ctx context.Context, rec *record, unaudited bool, instance string) error {
+	return q.writeRead(ctx, rec, unaudited, instance, true)
+}
+
+// writeRead is writeCtx, reading a failed write back (landed) if
+// readBack; q.mu is held.
+func (q *Queue) writeRead(ctx context.Context, rec *record, unaudited bool, instance string, readBack bool) error {
 	if q.o.Store == nil {
 		return nil
 	}
@@ -1558,7 +1690,7 @@ func (q *Queue) writeCtx(ctx context.Context, rec *record, unaudited bool, insta
 		return err
 	}
 	if err := q.o.Store.PutApproval(ctx, ar); err != nil {
-		if !q.landed(ar, err) {
+		if !readBack || !q.landed(ar, err) {
 			return err
 		}
 	}
@@ -1570,13 +1702,13 @@ func (q *Queue) writeCtx(ctx context.Context, rec *record, unaudited bool, insta
 // the store all the same: a write that timed out (SQLite's writer keeps
 // it queued when its caller's context ends, and applies it), or was
 // answered a conflict once applied, as read back (within syncTimeout of
-// its own): the row a version ahead whose approval is the one written.
-// ar.Version is then the store's. q.mu is held.
+// its own, readBackTimeout): the row a version ahead whose approval is
+// the one written. ar.Version is then the store's. q.mu is held.
 func (q *Queue) landed(ar *store.ApprovalRecord, err error) bool {
 	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, store.ErrConflict) {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), readBackTimeout)
 	defer cancel()
 	got, gerr := q.o.Store.GetApproval(ctx, ar.ID)
 	if gerr != nil || got.Version <= ar.Version {
@@ -1905,6 +2037,14 @@ func (q *Queue) Refresh(id string) { q.syncID(context.Background(), id) }
 // of one again after such a write failed (landed, reread).
 const syncTimeout = 5 * time.Second
 
+// readBackTimeout bounds the read-back of a write that failed under the
+// queue's lock (landed): the lock is held for a write's syncTimeout and
+// this at most, not twice syncTimeout. A write that is not found so is a
+// failure; a decision reads it back again off the lock, within
+// syncTimeout (decide), and a later write of it that conflicts reads it
+// again (reread).
+const readBackTimeout = time.Second
+
 // sync merges what the store keeps for the call k identifies, when other
 // instances share it.
 func (q *Queue) sync(ctx context.Context, k keys) {
@@ -1925,21 +2065,24 @@ func (q *Queue) sync(ctx context.Context, k keys) {
 	q.emit(ctx, q.mergeAll(ars))
 }
 
-// syncID merges what the store keeps of approval id.
-func (q *Queue) syncID(ctx context.Context, id string) {
+// syncID merges what the store keeps of approval id. It returns the
+// store's error when it could not be read (not its absence).
+func (q *Queue) syncID(ctx context.Context, id string) error {
 	if !q.o.Shared || q.o.Store == nil {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
 	defer cancel()
 	ar, err := q.o.Store.GetApproval(ctx, id)
 	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			q.o.Logger.Warn("approvals: reading the store", "approval", id, "err", err)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
 		}
-		return
+		q.o.Logger.Warn("approvals: reading the store", "approval", id, "err", err)
+		return err
 	}
 	q.emit(ctx, q.mergeAll([]*store.ApprovalRecord{ar}))
+	return nil
 }
 
 // syncLive merges the live approvals the store keeps (those another

@@ -20,13 +20,26 @@ type HandlerOptions struct {
 	Actor func(r *http.Request) Actor
 }
 
-// View is an approval as the API returns it: its fields and its prompt.
+// View is an approval as the API returns it: its fields and its prompt,
+// and, answering a decision, what its caller should know of how it was
+// recorded (Notice).
 type View struct {
 	Approval
 	Prompt string `json:"prompt"`
+	Notice string `json:"notice,omitempty"`
 }
 
-func view(a Approval) View { return View{Approval: a, Prompt: a.Prompt()} }
+// lateNotice is a decision's Notice when its write answered an error and
+// the store held it all the same (Approval.Late).
+const lateNotice = "The store was slow to confirm this decision, and holds it: the decision stands; there is nothing to do again."
+
+func view(a Approval) View {
+	v := View{Approval: a, Prompt: a.Prompt()}
+	if a.Late {
+		v.Notice = lateNotice
+	}
+	return v
+}
 
 // maxBody bounds a decision's body.
 const maxBody = 64 << 10
@@ -42,8 +55,12 @@ const maxBody = 64 << 10
 // A caller sees the approvals of its own requests, and a reviewer those of
 // its tenant. Errors are {"error": {"code", "message", "suggestion"}} with
 // 404 (unknown, or not the caller's to see), 403 (not the caller's to
-// decide), 409 (already decided, or already approved by the caller), 405
-// (another method) or 400.
+// decide), 409 (already decided, or already approved by the caller), 503
+// (the store did not record the decision: not_recorded; or, on a store
+// instances share, could not be read for an approval this instance does
+// not know: store_unavailable), 405 (another
+// method) or 400. A decision whose write answered an error but that the
+// store holds is answered 200, saying so (View.Notice).
 func (q *Queue) Handler(opts *HandlerOptions) http.Handler {
 	var o HandlerOptions
 	if opts != nil {
@@ -116,7 +133,11 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) get(w http.ResponseWriter, r *http.Request) {
-	a, ok := h.q.Get(r.PathValue("id"))
+	a, ok, err := h.q.Find(r.PathValue("id"))
+	if err != nil {
+		unreadable(w, err)
+		return
+	}
 	if !ok || !h.q.CanDecide(&a, h.actor(r)) {
 		notFound(w, r.PathValue("id"))
 		return
@@ -140,7 +161,10 @@ func (h *handler) decide(approve bool) http.HandlerFunc {
 			return
 		}
 		id, by := r.PathValue("id"), h.actor(r)
-		if a, ok := h.q.Get(id); !ok || !h.q.CanDecide(&a, by) {
+		if a, ok, err := h.q.Find(id); err != nil {
+			unreadable(w, err)
+			return
+		} else if !ok || !h.q.CanDecide(&a, by) {
 			notFound(w, id)
 			return
 		}
@@ -159,6 +183,9 @@ func (h *handler) decide(approve bool) http.HandlerFunc {
 			httpjson.WriteError(w, http.StatusForbidden, "not_allowed", upper(err.Error())+".", "Ask the user who made the request, or a reviewer.")
 		case errors.Is(err, ErrAlreadyVoted):
 			httpjson.WriteError(w, http.StatusConflict, "already_approved", upper(err.Error())+".", "")
+		case errors.Is(err, ErrNotRecorded):
+			httpjson.WriteError(w, http.StatusServiceUnavailable, "not_recorded", upper(err.Error())+".",
+				"Nothing was decided as far as the gateway could read the store back. Look at the approval again in a moment (reach approvals list --all): if it still waits, decide it again.")
 		case errors.Is(err, ErrDecided):
 			httpjson.WriteError(w, http.StatusConflict, "already_decided", upper(err.Error())+".", decidedSuggestion(a.Status))
 		default:
@@ -186,6 +213,13 @@ func upper(s string) string {
 		b[0] -= 'a' - 'A'
 	}
 	return string(b)
+}
+
+// unreadable answers for an approval the shared store could not be read
+// for (ErrUnreadable): it may exist; nothing was decided.
+func unreadable(w http.ResponseWriter, err error) {
+	httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", upper(err.Error())+".",
+		"The approvals' store did not answer, and this gateway does not know the approval (another instance may have asked it): nothing was decided. Try again in a moment.")
 }
 
 func notFound(w http.ResponseWriter, id string) {

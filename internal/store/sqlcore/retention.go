@@ -3,6 +3,7 @@ package sqlcore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -68,10 +69,48 @@ func retentionSQL(q []string) {
 	q[StRetainRequests] = `DELETE FROM requests WHERE id IN (` + sel + `)`
 	q[StRetainTasks] = `DELETE FROM tasks WHERE (agent, id) IN
 	(SELECT agent, id FROM tasks WHERE final AND created < $1 AND updated < $1 ORDER BY created LIMIT $2)`
-	q[StRetainApprovals] = `DELETE FROM approvals WHERE id IN (SELECT id FROM approvals
-	WHERE created < $1 AND updated < $1
+	done := `SELECT id FROM approvals WHERE ` + approvalsDone + ` ORDER BY created LIMIT $2`
+	// Each approval's keys by a range of the table's key (text in
+	// SQLite's binary order: "approval ID " up to "approval ID!"), one
+	// search an approval, not one for each of its possible actions.
+	q[StRetainOnces] = `DELETE FROM audit_once WHERE once IN (SELECT o.once FROM (` + done + `) d
+	JOIN audit_once o ON o.once >= 'approval ' || d.id || ' ' AND o.once < 'approval ' || d.id || '!')`
+	q[StRetainApprovals] = `DELETE FROM approvals WHERE id IN (` + done + `)`
+}
+
+// approvalsDone is the condition of the approvals the sweep removes
+// (last written before $1): decided, used or expired, or approved and
+// past the window of its call, and audited: an approval whose last
+// action is not audited yet (its mark, store.UnauditedCondition) is
+// kept, however old, for the restart or a survivor that audits it
+// (Load, Adopt read the marked rows). Before, the sweep removed it, and
+// its action was never audited.
+const approvalsDone = `created < $1 AND updated < $1
 	AND (status IN ('used', 'denied', 'expired') OR status = 'approved' AND expires <> 0 AND expires < $1)
-	ORDER BY created LIMIT $2)`
+	AND NOT (` + store.UnauditedCondition + `)`
+
+// approvalOnces selects the audit log's keys (store.ApprovalOnce) of the
+// approvals ids selects (a subquery of their id), each by its name: the
+// sweep removes an approval's keys with it, once it is final and
+// audited, and the table of keys does not grow for good. (PostgreSQL's:
+// its text order is its collation's, in which a range of a prefix is not
+// one.)
+func approvalOnces(ids string) string {
+	union := func(col string, vs []string) string {
+		var b strings.Builder
+		b.WriteString("(")
+		for i, v := range vs {
+			if i > 0 {
+				b.WriteString(" UNION ALL ")
+			}
+			b.WriteString("SELECT '" + v + "' AS " + col)
+		}
+		return b.String() + ")"
+	}
+	// CROSS JOIN, the approvals first: SQLite joins in the order written
+	// then, selecting them once, not once for each action and requirement.
+	return `SELECT 'approval ' || d.id || ' ' || x.action || ' (' || y.requires || ')' FROM ` + ids + ` d CROSS JOIN ` +
+		union("action", store.ApprovalOnceActions) + ` x CROSS JOIN ` + union("requires", store.ApprovalOnceRequires) + ` y`
 }
 
 // RetentionPostgres sets PostgreSQL's statements of the sweep: a batch's
@@ -98,10 +137,14 @@ func RetentionPostgres(q []string) {
 	q[StRetainTasks] = `DELETE FROM tasks WHERE (agent, id) IN
 	(SELECT agent, id FROM tasks WHERE final AND created < $1 AND updated < $1 AND pg_try_advisory_xact_lock(` + retentionLock + `)
 	ORDER BY created LIMIT $2 FOR UPDATE SKIP LOCKED)`
-	q[StRetainApprovals] = `DELETE FROM approvals WHERE id IN (SELECT id FROM approvals
-	WHERE created < $1 AND updated < $1 AND pg_try_advisory_xact_lock(` + retentionLock + `)
-	AND (status IN ('used', 'denied', 'expired') OR status = 'approved' AND expires <> 0 AND expires < $1)
-	ORDER BY created LIMIT $2 FOR UPDATE SKIP LOCKED)`
+	// The approvals and their audit keys in one statement (one
+	// snapshot); its rows changed: the approvals removed.
+	q[StRetainOnces] = ""
+	q[StRetainApprovals] = `WITH doomed AS (SELECT id FROM approvals
+	WHERE ` + approvalsDone + ` AND pg_try_advisory_xact_lock(` + retentionLock + `)
+	ORDER BY created LIMIT $2 FOR UPDATE SKIP LOCKED),
+	o AS (DELETE FROM audit_once WHERE once = ANY(ARRAY(` + approvalOnces("doomed") + `)))
+	DELETE FROM approvals WHERE id IN (SELECT id FROM doomed)`
 }
 
 // retentionLock is the advisory lock of the sweep on PostgreSQL, taken for
@@ -137,6 +180,7 @@ func (c *Core) SweepFinished(ctx context.Context, before time.Time, limit int) (
 			})
 		}
 		b.Exec(w, StRetainTasks, args, count(&got.Tasks))
+		b.Exec(w, StRetainOnces, args, nil) // before the approvals whose keys it selects
 		b.Exec(w, StRetainApprovals, args, count(&got.Approvals))
 	}}
 	if err := c.W.Do(ctx, w); err != nil {

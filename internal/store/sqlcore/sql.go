@@ -82,6 +82,11 @@ const (
 	StRetainReplicas // an engine without replicas (SQLite) has none
 	StRetainRequests
 	StRetainTasks
+	// StRetainOnces deletes the audit log's keys (audit_once) of the
+	// approvals StRetainApprovals deletes, before it, by the same
+	// selection; an engine that deletes them in StRetainApprovals's one
+	// statement (PostgreSQL) has none.
+	StRetainOnces
 	StRetainApprovals
 	// StEndExecuting writes the end of a checkpoint only where it is still
 	// "executing": $1 state, $2 undo, $3 error, $4 updated, of the frame

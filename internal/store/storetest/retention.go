@@ -83,6 +83,26 @@ func RetentionSetup(t *testing.T, s store.Store) (cut time.Time) {
 	appr("appr-used", "used")
 	appr("appr-denied", "denied")
 	appr("appr-expired", "expired")
+	// Denied, and its denial not audited yet (its mark): kept, however
+	// old, for the restart or a survivor that audits it.
+	if err := s.PutApproval(ctx, &store.ApprovalRecord{ID: "appr-unaudited", Key: "k-appr-unaudited", Status: "denied", Created: t1,
+		Expires: t1.Add(time.Minute), Data: []byte(`{"status":"denied",` + store.UnauditedMark + `}`)}); err != nil {
+		t.Fatal(err)
+	}
+	// The audit log's keys of their actions (audit_once): removed with
+	// their approval, kept with it.
+	head, _, err := s.AuditHead(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []*store.AuditRecord
+	for _, k := range append(retainedOnces, keptOnces...) {
+		head++
+		recs = append(recs, &store.AuditRecord{Seq: head, Time: t1, Data: []byte(`{}`), PrevHash: make([]byte, 32), Hash: make([]byte, 32), Once: k})
+	}
+	if err := s.AppendAudit(ctx, recs, nil); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(2 * time.Millisecond)
 	cut = time.Now()
 	time.Sleep(2 * time.Millisecond)
@@ -98,6 +118,42 @@ var (
 	// stopped requests": its id starts no new work).
 	keptRequests = []string{"old-stopped", "old-interrupted", "old-running", "child-of-running", "parent-of-running", "dead-lettered", "of-working-task", "new"}
 )
+
+// The audit log's keys of approvals' actions (store.ApprovalOnce) that a
+// sweep of RetentionSetup's state removes with their approval, and keeps
+// with theirs.
+var (
+	retainedOnces = []string{store.ApprovalOnce("appr-denied", "requested", "user"), store.ApprovalOnce("appr-denied", "denied", "user"),
+		store.ApprovalOnce("appr-used", "voted", "user+reviewer"), store.ApprovalOnce("appr-used", "approved", "user+reviewer"),
+		store.ApprovalOnce("appr-used", "used", "user+reviewer"), store.ApprovalOnce("appr-expired", "expired", "user")}
+	keptOnces = []string{store.ApprovalOnce("appr-pending", "requested", "user"), store.ApprovalOnce("appr-unaudited", "requested", "user")}
+)
+
+// onceHeld reports whether s's audit log holds key (audit_once): asked
+// (store.AuditOnces), or, for a store that looks its keys up as it
+// chains, a record of key appended (held: not appended).
+func onceHeld(t *testing.T, s store.Store, key string) bool {
+	t.Helper()
+	if ao, ok := s.(store.AuditOnces); ok {
+		held, err := ao.HeldOnces(t.Context(), []string{key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return held[key]
+	}
+	ch, ok := s.(store.AuditChainer)
+	if !ok {
+		t.Fatalf("%T neither tells its audit keys nor chains", s)
+	}
+	r := &store.AuditRecord{Time: time.Now(), Data: []byte(`{}`), Once: key}
+	if err := ch.AppendAuditChained(t.Context(), []*store.AuditRecord{r}, func(seq int64, hash []byte) []store.AuditCheckpoint {
+		r.Seq, r.PrevHash, r.Hash = seq+1, hash, make([]byte, 32)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return r.Held
+}
 
 // RetentionRemoved is what a whole sweep of RetentionSetup's state removes.
 var RetentionRemoved = store.Retained{Requests: 5, Frames: 15, Tasks: 1, Approvals: 3}
@@ -140,7 +196,7 @@ func CheckRetained(t *testing.T, s store.Store) {
 	if _, err := s.GetTask(ctx, "planner", "task-working"); err != nil {
 		t.Errorf("GetTask(task-working) after the sweep: %v; want it kept", err)
 	}
-	for id, kept := range map[string]bool{"appr-pending": true, "appr-used": false, "appr-denied": false, "appr-expired": false} {
+	for id, kept := range map[string]bool{"appr-pending": true, "appr-used": false, "appr-denied": false, "appr-expired": false, "appr-unaudited": true} {
 		_, err := s.GetApproval(ctx, id)
 		if kept && err != nil || !kept && !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("GetApproval(%s) after the sweep: %v; want it kept: %v", id, err, kept)
@@ -148,6 +204,23 @@ func CheckRetained(t *testing.T, s store.Store) {
 	}
 	if dl, err := s.ListDeadLetters(ctx, store.DeadOpen); err != nil || len(dl) != 1 {
 		t.Errorf("ListDeadLetters after the sweep = %d, %v; want the one kept", len(dl), err)
+	}
+}
+
+// checkOnces checks the audit log's keys a sweep of RetentionSetup's
+// state left in s: those of the approvals it removed are gone, the
+// others' kept. (Once: on a store that chains, the look appends.)
+func checkOnces(t *testing.T, s store.Store) {
+	t.Helper()
+	for _, k := range retainedOnces {
+		if onceHeld(t, s, k) {
+			t.Errorf("the audit log's key %q after the sweep removed its approval: held; want it removed with it", k)
+		}
+	}
+	for _, k := range keptOnces {
+		if !onceHeld(t, s, k) {
+			t.Errorf("the audit log's key %q after the sweep kept its approval: gone; want it kept", k)
+		}
 	}
 }
 
@@ -191,6 +264,7 @@ func Retention(t *testing.T, s store.Store, reopen func(t *testing.T) store.Stor
 		t.Errorf("RetainedTotal = %+v, want %+v", got, RetentionRemoved)
 	}
 	CheckRetained(t, s)
+	checkOnces(t, s)
 	if reopen == nil {
 		return
 	}
