@@ -1,0 +1,47 @@
+package loopbench
+
+import "testing"
+
+// p33Known lists the runs of the thirty-third probe whose outcome is not
+// their label's, each with why. The probe (../loops/testdata/probe33,
+// written by its gen.go before reading the guard's rules again) holds
+// kinds the earlier probes did not use: a search paged by an offset or a
+// page number that grows while the same items come back (and pages that
+// move, overlapping), tests re-run while the edits fail to apply or a
+// formatter leaves the file unchanged (and edits that move the failures),
+// a crawler re-reading one page through redirects or query variations
+// (and distinct pages, one redirect and one return to an index), another
+// agent asked over A2A one question reworded or word for word under fresh
+// message ids (and distinct questions, one question to three agents, a
+// task polled while it moves, an agent unavailable twice), polls asked in
+// other words whose counts grow (and stand still), summaries of summaries
+// by a tool and an editor sub-agent (and a map-reduce), a sub-agent
+// fan-out repeated (and follow-ups), backoff on a transient error that
+// clears at the fourth attempt (and on a validation error), a sheet
+// filled row by row (and written past its grid), a calendar searched week
+// by week.
+//
+// As written, on the guard then (67f188a4): 10 of 15 loops detected, one
+// refused before its mark, 4 missed; none of 16 legit runs refused.
+var p33Known = map[string]string{
+	// The rounds "shorten: <draft>" and "shorten: <the editor's output>"
+	// ended alike, and the third hand-off was refused, though the first
+	// round shortened the draft.
+	"probe33-editor-summary-of-summary": "early",
+	// Each page echoes its offset, or names the page asked in its text:
+	// the same items under a growing offset or page number.
+	"probe33-offset-same-items":    "missed",
+	"probe33-page-param-same-text": "missed",
+	// An A2A task's id, context id, artifact id and timestamp move with
+	// each send (and the message's own id): the same reply to a reworded
+	// question, and to one asked word for word.
+	"probe33-a2a-reworded":         "missed",
+	"probe33-a2a-fresh-message-id": "missed",
+}
+
+// TestProbe33 replays the thirty-third probe through Run, the path of
+// `reach bench loops`, and fails when a run's outcome is neither its
+// label's nor the one p33Known records.
+func TestProbe33(t *testing.T) {
+	checkProbe(t, "thirty-third probe", "../loops/testdata/probe33", p33Known)
+}
