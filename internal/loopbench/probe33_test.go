@@ -22,12 +22,11 @@ import "testing"
 // by week.
 //
 // As written, on the guard then (67f188a4): 10 of 15 loops detected, one
-// refused before its mark, 4 missed; none of 16 legit runs refused.
+// refused before its mark, 4 missed; none of 16 legit runs refused. The
+// early one (an editor handed its own shortened draft back, the rounds
+// before and after it read as ending alike) is caught at its mark since
+// rounds.go's fedBack.
 var p33Known = map[string]string{
-	// The rounds "shorten: <draft>" and "shorten: <the editor's output>"
-	// ended alike, and the third hand-off was refused, though the first
-	// round shortened the draft.
-	"probe33-editor-summary-of-summary": "early",
 	// Each page echoes its offset, or names the page asked in its text:
 	// the same items under a growing offset or page number.
 	"probe33-offset-same-items":    "missed",

@@ -45,3 +45,31 @@ func TestRewordedPollUsageGrows(t *testing.T) {
 	}
 }
 
+// TestFedBackRounds: a writer hands its draft to an editor to shorten,
+// then hands the editor's result back to be shortened again. The first
+// round made the result the second one is handed: the two ending alike
+// (the editor giving the text back unchanged) is one round that made
+// nothing, not two, and the next hand-off is the same task's second. The
+// rounds that take the unchanged text again end alike and are refused: the
+// same task a third time, or reworded around it.
+func TestFedBackRounds(t *testing.T) {
+	const (
+		s0 = "The December release adds webhook retries with exponential backoff, an audit-log export in CSV and JSON, and fixes the SSO logout loop."
+		s1 = "December release: webhook retries with backoff, audit-log export (CSV/JSON), SSO logout fix."
+	)
+	round := func(task string) op { return by("writer", verdictOf(hand("editor", task), s1)) }
+	runCases(t, []testCase{
+		{"a draft shortened, then handed back", nil, []op{
+			round("Shorten this summary to under 15 words: " + s0),
+			round("Shorten this summary to under 15 words: " + s1),
+			round("Shorten this summary to under 15 words: " + s1),
+			refused(by("writer", hand("editor", "Shorten this summary to under 15 words: "+s1)), "delegation"),
+		}},
+		{"handed back, reworded around the unchanged text", nil, []op{
+			round("Shorten this summary to under 15 words: " + s0),
+			round("Shorten this summary to under 15 words: " + s1),
+			round("Make this summary shorter, under 15 words: " + s1),
+			refused(by("writer", hand("editor", "Trim this summary below 15 words: "+s1)), "delegation"),
+		}},
+	})
+}
