@@ -25,17 +25,16 @@ import "testing"
 // refused before its mark, 4 missed; none of 16 legit runs refused. The
 // early one (an editor handed its own shortened draft back, the rounds
 // before and after it read as ending alike) is caught at its mark since
-// rounds.go's fedBack.
+// rounds.go's fedBack; the two A2A askings since a2a.go reads the
+// protocol's envelope. One mark was moved after the first run, and is
+// said so in gen.go: the same question sent under a fresh messageId,
+// from its fourth send to its third, where the twenty-ninth probe marks
+// a call the same but for its stamps of the exchange.
 var p33Known = map[string]string{
 	// Each page echoes its offset, or names the page asked in its text:
 	// the same items under a growing offset or page number.
 	"probe33-offset-same-items":    "missed",
 	"probe33-page-param-same-text": "missed",
-	// An A2A task's id, context id, artifact id and timestamp move with
-	// each send (and the message's own id): the same reply to a reworded
-	// question, and to one asked word for word.
-	"probe33-a2a-reworded":         "missed",
-	"probe33-a2a-fresh-message-id": "missed",
 }
 
 // TestProbe33 replays the thirty-third probe through Run, the path of

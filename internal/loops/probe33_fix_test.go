@@ -1,6 +1,9 @@
 package loops
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // TestRewordedPollUsageGrows: a job asked about in words, reworded each
 // time ("Any progress on the report?", "How far along is it?"), whose
@@ -72,4 +75,72 @@ func TestFedBackRounds(t *testing.T) {
 			refused(by("writer", hand("editor", "Trim this summary below 15 words: "+s1)), "delegation"),
 		}},
 	})
+}
+
+// a2aAnswer is an A2A JSON-RPC response: a completed task whose ids (the
+// request's, the task's, its context's and artifact's) and timestamp are
+// new with each send, its artifact saying text, or holding data.
+func a2aAnswer(n int, text string, data obj) obj {
+	part := obj{"kind": "text", "text": text}
+	if data != nil {
+		part = obj{"kind": "data", "data": data}
+	}
+	return obj{"jsonrpc": "2.0", "id": n + 1, "result": obj{"kind": "task", "id": fmt.Sprintf("9f%06x-1c2d-4e5f-8a9b-%012x", 0x3a70+n*4099, 0x51c2e9+n*7919), "contextId": fmt.Sprintf("ctx-%06x", 0xa100+n*977),
+		"status":    obj{"state": "completed", "timestamp": fmt.Sprintf("2026-12-07T09:%02d:%02d.%03dZ", n, 7*n%60, 37*n%1000)},
+		"artifacts": []obj{{"artifactId": fmt.Sprintf("art-%05d", 1200+n*31), "parts": []obj{part}}}}}
+}
+
+// a2aSend is an A2A message/send's arguments: text under a fresh
+// messageId.
+func a2aSend(n int, text string) obj {
+	return obj{"agent": "hr", "message": obj{"role": "user", "messageId": fmt.Sprintf("msg-%08x", 0x7d10aa00+n*104729), "parts": []obj{{"kind": "text", "text": text}}}}
+}
+
+// TestA2AEnvelope: an A2A agent's answer comes as a task whose ids and
+// timestamp are minted for the exchange, and each message is sent under a
+// new messageId. One question sent again word for word is refused at its
+// third sending, reworded at its fourth; distinct questions answered alike
+// in part, and one question whose answers move, go on; so does a data
+// part whose record's id moves (the record's id is no id of the exchange).
+func TestA2AEnvelope(t *testing.T) {
+	for _, c := range []struct {
+		b    string
+		want int
+	}{
+		{`{"jsonrpc":"2.0","id":3,"result":{"kind":"task","id":"t-1","contextId":"c-1","status":{"state":"completed"}}}`, a2aWrapped},
+		{`{"kind":"message","messageId":"m-1","contextId":"c-1","role":"agent","parts":[{"kind":"text","text":"Yes."}]}`, a2aTop},
+		{`{"kind":"order","id":"o-1","contextId":"c-1"}`, 0},
+		{`{"id":3,"result":{"kind":"task","id":"t-1","contextId":"c-1"}}`, 0},
+	} {
+		if got := a2aShape([]byte(c.b)); got != c.want {
+			t.Errorf("a2aShape(%.50s) = %d, want %d", c.b, got, c.want)
+		}
+	}
+	ask := func(qs []string, answer func(i int) obj) asPlay {
+		w := asRunOf("a2a_send", "a2a", false)
+		for i, q := range qs {
+			w.t("", asOK("a2a_send", a2aSend(i, q), answer(i)))
+		}
+		return playAs(w.run)
+	}
+	const same = "The home-office stipend is for employees only; contractors are not eligible (handbook 7.3)."
+	word := []string{"Do contractors get the home-office stipend?", "Do contractors get the home-office stipend?", "Do contractors get the home-office stipend?", "Do contractors get the home-office stipend?"}
+	if p := ask(word, func(i int) obj { return a2aAnswer(i, same, nil) }); p.refusedAt != 2 {
+		t.Errorf("one question sent again word for word, answered alike: refused at %d (%v), want the third", p.refusedAt, p.v)
+	}
+	reworded := []string{"Do contractors get the home-office stipend?", "Is the home office allowance available to contract workers?", "Can a contractor claim the remote work equipment stipend?", "Are external contractors eligible for the home-office budget?", "Home-office stipend: does it apply to contractors?"}
+	if p := ask(reworded, func(i int) obj { return a2aAnswer(i, same, nil) }); p.refusedAt != 3 {
+		t.Errorf("one question reworded, answered alike: refused at %d (%v), want the fourth", p.refusedAt, p.v)
+	}
+	distinct := []string{"How many vacation days does a new hire get?", "When is payroll run each month?", "Which laptops can a new hire choose?", "Is there a probation period?", "Who approves overtime?"}
+	if p := ask(distinct, func(i int) obj {
+		return a2aAnswer(i, fmt.Sprintf("Per the 2026 handbook, section %d.%d: %s", 3+i, i+1, []string{"28 days", "on the 25th", "a MacBook Pro or a ThinkPad", "six months", "the line manager"}[i]), nil)
+	}); p.refusedAt >= 0 {
+		t.Errorf("distinct questions: refused at %d: %v", p.refusedAt, p.v)
+	}
+	if p := ask(word, func(i int) obj {
+		return a2aAnswer(i, "", obj{"id": fmt.Sprintf("case-%d", 4100+i*17), "state": "open", "queue": "hr-general"})
+	}); p.refusedAt >= 0 {
+		t.Errorf("one question answered each time with another record's id: refused at %d: %v", p.refusedAt, p.v)
+	}
 }

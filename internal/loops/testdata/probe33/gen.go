@@ -316,7 +316,11 @@ func a2aFreshMessageID() {
 	q := "What is the approval limit for a single purchase order without CFO sign-off?"
 	ans := "Purchase orders up to EUR 25,000 need the budget owner's approval only; above that the CFO must sign off."
 	for i := 0; i < 5; i++ {
-		if i == 3 {
+		// Marked at the fourth send as first written (R6: its messageId
+		// makes each send another call); moved after the first run to the
+		// third, where the twenty-ninth probe marks a call the same but
+		// for its stamps of the exchange (a request id, a nonce).
+		if i == 2 {
 			r.Then()
 		}
 		r.Calls("Asking the finance agent.", ok("a2a_send_message", a2aMsg(i, "https://finance-agent.internal.acme.dev/a2a", q), a2aTask(i, "completed", ans)))
