@@ -2,6 +2,7 @@ package loops
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -142,5 +143,50 @@ func TestA2AEnvelope(t *testing.T) {
 		return a2aAnswer(i, "", obj{"id": fmt.Sprintf("case-%d", 4100+i*17), "state": "open", "queue": "hr-general"})
 	}); p.refusedAt >= 0 {
 		t.Errorf("one question answered each time with another record's id: refused at %d: %v", p.refusedAt, p.v)
+	}
+}
+
+// TestPageEchoedPastTheEnd: a listing that ignores the offset it is sent
+// and hands back the same items, its answer naming the offset it was
+// sent ({"offset": 16, "items": [...]}) or its text's header naming the
+// page ("Results for ... (page 3):"), is paged past its end as one that
+// names none: refused at the fifth page forward answered alike. Pages
+// that name their position and bring other items each time go on.
+func TestPageEchoedPastTheEnd(t *testing.T) {
+	items := []obj{{"id": "P-1", "title": "Trail runner"}, {"id": "P-2", "title": "Road runner"}}
+	past := func(at int, v *Verdict) bool { return at >= 0 && strings.Contains(v.Message, "later page") }
+	var calls []asCall
+	for i := 0; i < 8; i++ {
+		calls = append(calls, asOK("search_products", obj{"q": "running shoes", "offset": i * 2, "limit": 2}, obj{"offset": i * 2, "limit": 2, "items": items}))
+	}
+	if at, v := thPlay(t, calls, nil); at != 4 || !past(at, v) {
+		t.Errorf("the same items, the offset echoed: refused at %d (%v), want 4 for a later page", at, v)
+	}
+	calls = nil
+	body := "1. Heat pump sizing guide - energy.gov\n2. Manual J explained - hvac-school.com"
+	for p := 1; p < 9; p++ {
+		calls = append(calls, asOK("web_search", obj{"query": "heat pump sizing", "page": p}, fmt.Sprintf("Results for \"heat pump sizing\" (page %d):\n%s", p, body)))
+	}
+	if at, v := thPlay(t, calls, nil); at != 4 || !past(at, v) {
+		t.Errorf("the same results, the page named in the header: refused at %d (%v), want 4 for a later page", at, v)
+	}
+	calls = nil
+	for i := 0; i < 8; i++ {
+		calls = append(calls, asOK("search_products", obj{"q": "running shoes", "offset": i * 2, "limit": 2}, obj{"offset": i * 2, "limit": 2, "items": []obj{{"id": fmt.Sprintf("P-%d", 2*i+1)}, {"id": fmt.Sprintf("P-%d", 2*i+2)}}}))
+	}
+	if at, v := thPlay(t, calls, nil); at >= 0 {
+		t.Errorf("pages that echo their offset and bring other items: refused at %d (%v)", at, v)
+	}
+	for _, c := range []struct {
+		line string
+		pos  float64
+		want bool
+	}{
+		{`Results for "x" (page 3):`, 3, true}, {"Page 12 of 40", 12, true}, {"offset 16", 16, true},
+		{"page 13 of 40", 1, false}, {"homepage 3", 3, false}, {"3 results", 3, false},
+	} {
+		if got := namesPage([]byte(c.line), c.pos); got != c.want {
+			t.Errorf("namesPage(%q, %v) = %v, want %v", c.line, c.pos, got, c.want)
+		}
 	}
 }
