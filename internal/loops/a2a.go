@@ -33,22 +33,30 @@ func a2aShape(b []byte) int {
 	if len(b) > maxA2A || !bytes.Contains(b, []byte(`"contextId"`)) || !bytes.Contains(b, []byte(`"kind"`)) {
 		return 0
 	}
-	var top map[string]json.RawMessage
+	var top a2aObject
 	if json.Unmarshal(b, &top) != nil {
 		return 0
 	}
 	shape := a2aTop
-	if r, ok := top["result"]; ok {
-		if _, rpc := top["jsonrpc"]; !rpc || json.Unmarshal(r, &top) != nil {
+	if top.Result != nil {
+		if top.JSONRPC == nil {
 			return 0
 		}
-		shape = a2aWrapped
+		top, shape = *top.Result, a2aWrapped
 	}
-	var kind string
-	if _, ctx := top["contextId"]; !ctx || json.Unmarshal(top["kind"], &kind) != nil || kind != "task" && kind != "message" {
+	if top.ContextID == nil || top.Kind != "task" && top.Kind != "message" {
 		return 0
 	}
 	return shape
+}
+
+// a2aObject is what a2aShape reads of a result: a JSON-RPC response's
+// version and result, or a task's or message's kind and context.
+type a2aObject struct {
+	JSONRPC   *string    `json:"jsonrpc"`
+	Result    *a2aObject `json:"result"`
+	Kind      string     `json:"kind"`
+	ContextID *string    `json:"contextId"`
 }
 
 // a2aKey reports whether key k of an A2A task's result names the

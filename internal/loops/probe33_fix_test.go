@@ -1,6 +1,7 @@
 package loops
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -187,6 +188,55 @@ func TestPageEchoedPastTheEnd(t *testing.T) {
 	} {
 		if got := namesPage([]byte(c.line), c.pos); got != c.want {
 			t.Errorf("namesPage(%q, %v) = %v, want %v", c.line, c.pos, got, c.want)
+		}
+	}
+}
+
+// BenchmarkA2AShape: the look at an A2A task's answer, in its JSON-RPC
+// response, for the protocol's envelope.
+func BenchmarkA2AShape(b *testing.B) {
+	res, _ := json.Marshal(a2aAnswer(3, "The home-office stipend is for employees only; contractors are not eligible.", nil))
+	for b.Loop() {
+		if a2aShape(res) != a2aWrapped {
+			b.Fatal("not a task")
+		}
+	}
+}
+
+// BenchmarkScanA2AResult: a result scanned that is an A2A task, its ids
+// left out, beside BenchmarkScanPlainResult's answer of no protocol.
+func BenchmarkScanA2AResult(b *testing.B) {
+	res, _ := json.Marshal(a2aAnswer(3, "The home-office stipend is for employees only; contractors are not eligible.", nil))
+	var vol keyCache
+	var scratch []byte
+	out := make([]leaf, 0, 64)
+	for b.Loop() {
+		out = scanResult(res, out, 64, &vol, &scratch, false).out
+	}
+}
+
+// BenchmarkScanPlainResult: BenchmarkScanA2AResult's text in a plain
+// object: the look for an A2A task costs its two bytes.Contains.
+func BenchmarkScanPlainResult(b *testing.B) {
+	res := []byte(`{"answer":"The home-office stipend is for employees only; contractors are not eligible.","state":"completed","source":"handbook 7.3"}`)
+	var vol keyCache
+	var scratch []byte
+	out := make([]leaf, 0, 64)
+	for b.Loop() {
+		out = scanResult(res, out, 64, &vol, &scratch, false).out
+	}
+}
+
+// BenchmarkPageAnswer: a page's answer that echoes its offset, compared
+// without the echo.
+func BenchmarkPageAnswer(b *testing.B) {
+	res := []byte(`{"offset":16,"limit":8,"total":24,"items":[{"id":"P-1","title":"Trail runner"},{"id":"P-2","title":"Road runner"}]}`)
+	var vol keyCache
+	var scratch []byte
+	sc := scanResult(res, nil, 64, &vol, &scratch, false)
+	for b.Loop() {
+		if pageAnswer(&sc, 16) == sc.digest {
+			b.Fatal("echo not left out")
 		}
 	}
 }
