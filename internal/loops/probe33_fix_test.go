@@ -140,6 +140,10 @@ func TestA2AEnvelope(t *testing.T) {
 	}); p.refusedAt >= 0 {
 		t.Errorf("distinct questions: refused at %d: %v", p.refusedAt, p.v)
 	}
+	orders := []string{"Where is order A-77120?", "Where is order B-11842?", "Where is order C-90311?", "Where is order D-40027?", "Where is order E-51290?", "Where is order F-66013?"}
+	if p := ask(orders, func(i int) obj { return a2aAnswer(i, "That order is not in our system; check the number.", nil) }); p.refusedAt >= 0 {
+		t.Errorf("distinct orders asked, each answered alike: refused at %d: %v", p.refusedAt, p.v)
+	}
 	if p := ask(word, func(i int) obj {
 		return a2aAnswer(i, "", obj{"id": fmt.Sprintf("case-%d", 4100+i*17), "state": "open", "queue": "hr-general"})
 	}); p.refusedAt >= 0 {
