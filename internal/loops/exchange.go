@@ -215,7 +215,7 @@ func holdsExchangeKey(args []byte) bool {
 			}
 			j++
 		}
-		if j+1 < len(args) && args[j+1] == ':' && (exchangeArgKey(args[i+1:j]) || metaCounter(args[i+1:j])) {
+		if j+1 < len(args) && args[j+1] == ':' && (exchangeArgKey(args[i+1:j]) || metaCounter(args[i+1:j]) || a2aMessageID(args[i+1:j], args)) {
 			return true
 		}
 		i = j
@@ -232,7 +232,11 @@ func dropExchange(v any, meta, keepIDs bool) bool {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if kind := exchangeKind([]byte(k)); kind == exchangeStampKey || kind == exchangeIDKey && !keepIDs || meta && metaCounter([]byte(k)) {
+			kind := exchangeKind([]byte(k))
+			if k == "messageId" && a2aMessage(x) {
+				kind = exchangeIDKey // an A2A message's own id (a2a.go)
+			}
+			if kind == exchangeStampKey || kind == exchangeIDKey && !keepIDs || meta && metaCounter([]byte(k)) {
 				delete(x, k)
 				dropped = true
 				continue

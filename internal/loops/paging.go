@@ -135,7 +135,8 @@ func (d *Detector) donePaging(a *agentState, t *toolState, s *Step, o *Outcome, 
 		p.count = 0
 		return
 	}
-	if p.count > 0 && p.shape == shape && p.ans == sc.digest && pos > p.pos && p.agent == a.id && p.epoch == d.epoch {
+	ans := pageAnswer(sc, pos)
+	if p.count > 0 && p.shape == shape && p.ans == ans && pos > p.pos && p.agent == a.id && p.epoch == d.epoch {
 		p.count++
 		p.pos = pos
 		if p.count > d.cfg.rephraseMax && p.last == "" {
@@ -143,7 +144,75 @@ func (d *Detector) donePaging(a *agentState, t *toolState, s *Step, o *Outcome, 
 		}
 		return
 	}
-	*p = pagingStreak{shape: shape, pos: pos, ans: sc.digest, count: 1, agent: a.id, epoch: d.epoch}
+	*p = pagingStreak{shape: shape, pos: pos, ans: ans, count: 1, agent: a.id, epoch: d.epoch}
+}
+
+// namesPage reports whether line b names page position pos as a page's
+// header does: the word page, offset or start, then pos ("Results for
+// 'x' (page 3):", "Page 3 of results", "offset 16").
+func namesPage(b []byte, pos float64) bool {
+	if len(b) > 200 || pos < 0 || pos != float64(int64(pos)) {
+		return false
+	}
+	n := strconv.AppendInt(nil, int64(pos), 10)
+	for _, w := range [...]string{"page ", "offset ", "start "} {
+		for i := 0; ; {
+			j := indexFold(b[i:], w)
+			if j < 0 {
+				break
+			}
+			at := i + j + len(w)
+			if bytes.HasPrefix(b[at:], n) && (at+len(n) == len(b) || b[at+len(n)] < '0' || b[at+len(n)] > '9') &&
+				(i+j == 0 || !isLetter(rune(b[i+j-1]))) {
+				return true
+			}
+			i = at
+		}
+	}
+	return false
+}
+
+// indexFold is the index of ASCII word w (lower case) in b, any case, or -1.
+func indexFold(b []byte, w string) int {
+	for i := 0; i+len(w) <= len(b); i++ {
+		if bytes.EqualFold(b[i:i+len(w)], []byte(w)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// pageAnswer is the substance of a page's answer (sc) to a call at
+// position pos: its digest, or, when the answer echoes the position it
+// was asked for under a page key ({"offset": 16, "items": [...]}) or in
+// a line that names it (namesPage), its pieces but that echo, as a set. A list that ignores the offset it is
+// sent and hands back the same items, naming each time the offset it
+// was sent, pages past its end as one that names none does.
+func pageAnswer(sc *scan, pos float64) uint64 {
+	echo := -1
+	for i := range sc.out {
+		l := &sc.out[i]
+		if l.kind == leafNumber && !l.arr && pageKey(l.key) {
+			if p, err := strconv.ParseFloat(string(l.raw), 64); err == nil && p == pos {
+				echo = i
+				break
+			}
+		}
+		if l.kind == leafString && namesPage(l.raw, pos) {
+			echo = i
+			break
+		}
+	}
+	if echo < 0 {
+		return sc.digest
+	}
+	sum := uint64(0x6563686f)
+	for i := range sc.out {
+		if i != echo {
+			sum += mix(sc.out[i].unit(), 0x706167)
+		}
+	}
+	return sum
 }
 
 // checkPaging refuses read s when the tool's last answers, more than

@@ -764,6 +764,9 @@ func (d *Detector) question(s *Step) uint64 {
 	for i := range as.out {
 		l := &as.out[i]
 		v := l.val
+		if l.kind == leafString && a2aMessageID(l.key, s.Args) {
+			continue // an A2A message's own id, new with each send (a2a.go)
+		}
 		switch {
 		case l.kind == leafString && (i == first || i > first && proseArg(l.key, l.raw)):
 			v = 0x70726f7365

@@ -71,6 +71,7 @@ type rounds struct {
 	at     uint64   // Detector.verdicts at the last hand-off
 	others uint64   // successful writes by agents other than the receiver then
 	turn   uint64   // the delegator's turn the last hand-off was made in
+	task   string   // the last hand-off's task, at most maxVerdict bytes (fedBack)
 	ends   []verdict
 
 	// The hand-off being checked, applied by commit once it is allowed.
@@ -83,6 +84,8 @@ type rounds struct {
 		others uint64
 		turn   uint64
 		end    verdict
+		task   string
+		fed    bool // it hands the receiver's last work back to it (fedBack)
 	}
 }
 
@@ -161,7 +164,11 @@ func (d *Detector) checkRounds(from, to, task string, others, turn uint64) (*rou
 	n.words = words(task, n.words)
 	n.nums = numbers(task, n.nums)
 	n.at, n.others, n.turn = d.verdicts, others, turn
-	n.end = verdict{}
+	n.end, n.fed = verdict{}, false
+	n.task = task
+	if len(n.task) > maxVerdict {
+		n.task = n.task[:maxVerdict]
+	}
 	// A rewording names no number the chain's tasks did not and shares a
 	// word with them; a task that names a new number ("attempt 3",
 	// "section 4") is a new task.
@@ -179,6 +186,12 @@ func (d *Detector) checkRounds(from, to, task string, others, turn uint64) (*rou
 	if v := d.agent(from).roundEnd(to, rs.at, rs.turn); v != nil {
 		n.end = *v
 		n.end.loose = n.loose
+		if fedBack(rs.task, task, v.full) {
+			// The last round's work, taken up as this one's input: the
+			// rounds before it are no repeat of those after.
+			n.fed = true
+			return rs, nil
+		}
 	}
 	max := d.cfg.delegationMax
 	if len(rs.ends)+1 < max || n.end.at == 0 {
@@ -234,10 +247,32 @@ func (rs *rounds) commit() {
 			rs.ends = append(rs.ends[:0], rs.ends[1:]...)
 		}
 		rs.ends = append(rs.ends, n.end)
+		if n.fed {
+			rs.ends = rs.ends[:0]
+		}
 		rs.words = mergeWords(rs.words, n.words)
 	}
 	rs.count++
 	rs.at, rs.others, rs.turn = n.at, n.others, n.turn
+	rs.task = n.task
+}
+
+// minFedBack is the shortest verdict, in bytes, read as work handed back.
+const minFedBack = 24
+
+// fedBack reports whether a hand-off of task hands back to its receiver
+// the work that ended the last round (its verdict, end, quoted whole in
+// the task: a draft shortened, then handed back to be shortened again),
+// when the last round's task, last, did not already hold it: that round
+// made it. The round is the next one's input, not a repeat of it, however
+// alike their ends read; a round handed its own work back and ending
+// with it unchanged made nothing, and counts as before.
+func fedBack(last, task, end string) bool {
+	end = strings.TrimSpace(end)
+	if len(end) < minFedBack {
+		return false
+	}
+	return strings.Contains(task, end) && !strings.Contains(last, end)
 }
 
 // mergeWords returns the union of two sorted word lists, at most

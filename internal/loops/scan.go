@@ -55,6 +55,8 @@ type scan struct {
 	vol    *keyCache // keys known to name metadata, or nil
 	asked  bool      // the call asked in free text: a reply's token counts are the exchange's
 	exch   int       // > 0 while inside such counts (their leaves marked exch)
+	a2a    int       // an A2A task or message: a2aTop, a2aWrapped (a2a.go), or 0
+	a2aAt  uint64    // the path of its object
 }
 
 const (
@@ -347,6 +349,7 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 		envelope := 0
 		if s.lines && depth == 0 {
 			envelope = modelEnvelope(s.b)
+			s.a2a, s.a2aAt = a2aShape(s.b), path
 		}
 		for {
 			s.ws()
@@ -355,7 +358,8 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 				return 0, false
 			}
 			kh := hashBytes(k)
-			meta := s.lines && (s.volatile(k, kh) || headers && volatileHeader(k) || envelope == fullEnvelope && envelopeKey(k))
+			meta := s.lines && (s.volatile(k, kh) || headers && volatileHeader(k) || envelope == fullEnvelope && envelopeKey(k) ||
+				s.a2a != 0 && a2aKey(k, depth == 0 || path == s.a2aAt))
 			// A reply's token counts stay in the digest and the leaves
 			// (a job polled by its id: the counts growing are its news),
 			// marked for the rephrase rule alone.
@@ -364,6 +368,9 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 				kh = expressionKey(k, kh)
 			}
 			kp := mix(path, kh)
+			if s.a2a == a2aWrapped && depth == 0 && string(k) == "result" {
+				s.a2aAt = kp // a JSON-RPC response's result: the task
+			}
 			if meta {
 				s.skip++
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strconv"
 )
 
 // callState is what "repeat" and "retry_budget" remember about one call
@@ -79,6 +80,12 @@ type toolState struct {
 	askAgent   uint64
 	askEpoch   uint64
 	hasAsk     bool
+
+	// The token counts beside the tool's last reply to free text, summed,
+	// and the length of that call's arguments (grownCounts).
+	exchSum  float64
+	exchArgs int
+	hasExch  bool
 
 	echo   echoStreak   // answers alike but for what they echo of their calls
 	alike  alikeState   // answers alike to calls in other spellings (alike.go)
@@ -646,6 +653,11 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// reply whatever it said: the rephrase rule compares the replies
 		// without them (envelope.go). Every other rule reads them.
 		qAnswer, qFresh := answer-exchAns, fresh-exchFresh
+		if exchAns != 0 && t.grownCounts(s, sc.out) {
+			// Unless they grew by more than a rewording can move them:
+			// a job's counts, its one sign that it moves.
+			qAnswer, qFresh = answer, fresh
+		}
 		small := !judged && !sc.cut && qFresh == 0 && (!s.prose || s.search)
 		swept := small && s.prose && bytes.ContainsAny(s.Args, "0123456789")
 		// A question in words whose short answer says, in words, that it
@@ -680,6 +692,40 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		}
 	}
 }
+
+// grownCounts reports whether the token counts beside the reply to call s
+// (the leaves of out marked exch), summed, grew since the tool's last such
+// reply by more than rewording its question can move them: a prompt's
+// count moves by at most a token a byte of the question's change (twice,
+// with a total beside it), give or take maxCountsMoved; a reply said again
+// keeps its own. Counts that grow by more are not the exchange's but a
+// job's, reported while it works ("still working", its tokens growing by
+// hundreds a poll): they are its news, even to the rephrase rule. The sum
+// is kept for the next reply.
+func (t *toolState) grownCounts(s *Step, out []leaf) bool {
+	sum := 0.0
+	for i := range out {
+		if out[i].exch {
+			if v, err := strconv.ParseFloat(string(out[i].raw), 64); err == nil {
+				sum += v
+			}
+		}
+	}
+	grown := false
+	if t.hasExch {
+		moved := len(s.Args) - t.exchArgs
+		if moved < 0 {
+			moved = -moved
+		}
+		grown = sum-t.exchSum > float64(2*moved+maxCountsMoved)
+	}
+	t.exchSum, t.exchArgs, t.hasExch = sum, len(s.Args), true
+	return grown
+}
+
+// maxCountsMoved is how far, beyond the question's own change, a
+// reworded question's token counts may grow and still be the exchange's.
+const maxCountsMoved = 64
 
 func resultPreview(o *Outcome) string {
 	if o.Error {
