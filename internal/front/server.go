@@ -181,7 +181,11 @@ func New(opts *Options) *Server {
 	mo := &mcp.ServerOptions{
 		Instructions: "Tools served through Agent-Reach. A refused call explains why and what to do instead; " +
 			"follow its suggestion rather than retrying the same call.",
-		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// logging: reach passes the upstreams' log messages on and sends its
+		// own, and takes logging/setLevel (setLoggingLevel); a client that
+		// holds a server to its capabilities (the TypeScript SDK's
+		// enforceStrictCapabilities) refused to send it without.
+		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
 		Logger:                    s.sdkLogger("mcp"),
 		SupportedProtocolVersions: opts.Protocols,
 		GetSessionID:              s.nextSessionID,

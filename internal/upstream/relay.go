@@ -603,6 +603,7 @@ func (u *upstream) sessionFor(ctx context.Context, down *mcp.ServerSession) (*mc
 		go cs.Close()
 		return v.(*mcp.ClientSession), nil
 	}
+	u.owner.Store(cs, &ownedBy{ss: down, relay: &relay{}})
 	go func() {
 		down.Wait()
 		u.own.CompareAndDelete(down, cs)
@@ -611,8 +612,26 @@ func (u *upstream) sessionFor(ctx context.Context, down *mcp.ServerSession) (*mc
 	go func() {
 		cs.Wait()
 		u.own.CompareAndDelete(down, cs)
+		u.owner.Delete(cs)
 	}()
 	return cs, nil
+}
+
+// ownedBy is the downstream session whose own upstream session one is
+// (sessionFor), with the queue that passes on, in order, what the upstream
+// sends on it outside any call.
+type ownedBy struct {
+	ss    *mcp.ServerSession
+	relay *relay
+}
+
+// ownerOf returns the downstream session whose own session cs is, if it
+// is one.
+func (u *upstream) ownerOf(cs *mcp.ClientSession) *ownedBy {
+	if v, ok := u.owner.Load(cs); ok {
+		return v.(*ownedBy)
+	}
+	return nil
 }
 
 // closeOwn closes the sessions kept for downstream sessions.
@@ -634,9 +653,31 @@ func (u *upstream) onLog(_ context.Context, req *mcp.LoggingMessageRequest) {
 // relayLog passes a log message from the upstream session cs to the client
 // of the call it belongs to, on that call's stream; the client's own
 // logging level decides whether it is sent.
+//
+// On a client's own session (sessionFor) a message that belongs to no
+// call in flight goes to that client too, outside any call's stream: the
+// session serves no one else, and what the upstream logs on it, such as
+// the messages of a logging it turned on for its session, is that
+// client's. Before, such a message was dropped once the call that turned
+// it on had ended. On a shared session it still is: it may be another
+// client's.
 func (u *upstream) relayLog(cs *mcp.ClientSession, p *mcp.LoggingMessageParams) {
 	fl := u.open.find(cs, p.Meta, hasSession)
 	if fl == nil {
+		o := u.ownerOf(cs)
+		if o == nil {
+			return
+		}
+		if p = u.p.maskLog(p); p == nil {
+			return
+		}
+		o.relay.push(func() {
+			ctx, cancel := context.WithTimeout(u.p.life, u.timeout())
+			defer cancel()
+			if err := o.ss.Log(ctx, p); err != nil {
+				u.log.Debug("passing a log message on failed", "err", err)
+			}
+		})
 		return
 	}
 	if p = u.p.maskLog(p); p == nil {
