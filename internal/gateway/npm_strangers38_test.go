@@ -68,3 +68,65 @@ func TestNPMStrictClientLogging(t *testing.T) {
 		t.Errorf("the client's onerror: %s", e)
 	}
 }
+
+// TestNPMOwnSessionResource runs the official TypeScript SDK client
+// (testdata/npm-session38.mjs) against reach in front of the real
+// server-everything: a client that can sample, whose calls run on an
+// upstream session of its own, reads the resource its tool call made for
+// that session (gzip-file-as-resource links to it): it was answered that
+// the resource did not exist, since reach read it on the session it shares
+// with other clients. Another such client still cannot read it.
+func TestNPMOwnSessionResource(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	cache := npmCache(t)
+	everything := startEverything(t, cache)
+	base := serveNPM(t, `upstreams:
+  - name: everything
+    url: `+everything+`
+`)
+	var got struct {
+		EchoB, Gzip, ReadA, ReadB map[string]any
+		URI                       string
+	}
+	runNodeClient(t, cache, "npm-session38.mjs", "reach-npm-session38", base, "", &got)
+	if got.URI == "" || got.Gzip["isError"] == true {
+		t.Fatalf("everything__gzip-file-as-resource = %v, want a resource link", got.Gzip)
+	}
+	// "hello from a", gzipped, is a blob; its text is not in it.
+	if blob, _ := path(got.ReadA, "contents", 0, "blob").(string); blob == "" || path(got.ReadA, "contents", 0, "uri") != got.URI {
+		t.Errorf("client A reading %s = %v, want the gzip it made", got.URI, got.ReadA)
+	}
+	if got.EchoB["isError"] == true {
+		t.Fatalf("client B's everything__echo = %v", got.EchoB)
+	}
+	if got.ReadB["thrown"] == nil {
+		t.Errorf("client B read client A's session resource %s: %v", got.URI, got.ReadB)
+	}
+
+	// Under the policies, the read on the client's own session is asked of
+	// them as any read is: a forbid of the resource refuses it, with its
+	// reason.
+	url, key := policyGateway(t, "everything", `
+@id("calls")
+permit (principal, action == Reach::Action::"call", resource)
+when { principal.authenticated };
+
+@id("everything")
+permit (principal, action == Reach::Action::"read_resource", resource in Reach::Upstream::"everything")
+when { principal.authenticated };
+
+@id("not-made")
+@reason("what a tool made is not for agents to read")
+forbid (principal, action, resource == Reach::Resource::"demo://resource/session/session38.gz");
+`, everything)
+	got.ReadA = nil
+	runNodeClient(t, cache, "npm-session38.mjs", "reach-npm-session38", url, key, &got)
+	if got.URI == "" {
+		t.Fatalf("under the policies, everything__gzip-file-as-resource = %v, want a resource link", got.Gzip)
+	}
+	if thrown, _ := got.ReadA["thrown"].(string); !strings.Contains(thrown, "what a tool made is not for agents to read") || got.ReadA["code"] != float64(-32010) {
+		t.Errorf("under a forbid, client A reading %s = %v, want refused (-32010) with the forbid's reason", got.URI, got.ReadA)
+	}
+}

@@ -271,6 +271,7 @@ func (p *Pool) Statuses() []Status {
 func (p *Pool) Serve(ctx context.Context, server *mcp.Server) {
 	p.server = server
 	server.AddSendingMiddleware(p.updatesOfSubscribed)
+	server.AddReceivingMiddleware(p.readOwn)
 	if p.pinner != nil {
 		server.AddReceivingMiddleware(p.listedUnheld)
 	}
