@@ -1,8 +1,16 @@
 package gateway
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestNPMStrictClientLogging runs the official TypeScript SDK client on its
@@ -128,5 +136,89 @@ forbid (principal, action, resource == Reach::Resource::"demo://resource/session
 	}
 	if thrown, _ := got.ReadA["thrown"].(string); !strings.Contains(thrown, "what a tool made is not for agents to read") || got.ReadA["code"] != float64(-32010) {
 		t.Errorf("under a forbid, client A reading %s = %v, want refused (-32010) with the forbid's reason", got.URI, got.ReadA)
+	}
+}
+
+// TestFilesystemClientRootsNotPassed: a client's roots never reach an
+// upstream through reach. The real server-filesystem takes a client's
+// roots, when the client declares them, in place of the folders on its
+// command line: connected directly, a client with the root / is allowed
+// the whole disk. Through reach the same client is allowed the folder the
+// configuration gives the server, and nothing more: reach declares no roots
+// to its upstreams, so what a server may reach stays the operator's.
+func TestFilesystemClientRootsNotPassed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	cache := npmCache(t)
+	fsServer := filepath.Join(cache, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+	if _, err := os.Stat(fsServer); err != nil {
+		t.Skip("server-filesystem not installed (scripts/npm-deps.sh)")
+	}
+	sandbox, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	withRoot := func() *mcp.Client {
+		c := mcp.NewClient(&mcp.Implementation{Name: "roots", Version: "1"}, nil)
+		c.AddRoots(&mcp.Root{URI: "file:///", Name: "the whole disk"})
+		return c
+	}
+	allowed := func(t *testing.T, cs *mcp.ClientSession, tool string) string {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", tool, err, res)
+		}
+		text := ""
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				text += tc.Text
+			}
+		}
+		return text
+	}
+
+	// Directly: the premise, that the server would take the root.
+	dcs, err := withRoot().Connect(t.Context(), &mcp.CommandTransport{Command: exec.Command("node", fsServer, sandbox)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// server-filesystem asks for the roots once the session is
+	// initialized, and takes them a moment later: ask until it has.
+	var direct string
+	for range 100 {
+		if direct = allowed(t, dcs, "list_allowed_directories"); !strings.Contains(direct, sandbox) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	dcs.Close()
+	if strings.Contains(direct, sandbox) {
+		t.Skipf("server-filesystem connected directly kept %q with the client's root /: this release does not take a client's roots, so there is nothing to show", direct)
+	}
+
+	cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: fs\n    command: [node, %s, %s]\n", fsServer, sandbox)), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	c := withRoot()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := g.MCPServer().Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := c.Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	// reach's session with the server began when the gateway did: the
+	// server asked it for roots then, if it declared any.
+	through := allowed(t, cs, "fs__list_allowed_directories")
+	if !strings.Contains(through, sandbox) {
+		t.Errorf("through reach, with the client's root /, server-filesystem allows %q; want the configured folder %s alone (directly it allowed %q)", through, sandbox, direct)
 	}
 }
