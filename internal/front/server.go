@@ -861,6 +861,9 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 		down = &upstream.Caller{Session: c.ss, Route: ctx, Progress: c.progress}
 	}
 	cctx, kept, caller := upstream.KeepFor(cctx, down)
+	if c.typed {
+		kept.FromSessionless()
+	}
 	id := m.CallID
 	if id == "" {
 		var b [40]byte // the prefix (13 bytes) and 16 hex digits fit: one allocation, the string

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -220,5 +223,48 @@ func TestFilesystemClientRootsNotPassed(t *testing.T) {
 	through := allowed(t, cs, "fs__list_allowed_directories")
 	if !strings.Contains(through, sandbox) {
 		t.Errorf("through reach, with the client's root /, server-filesystem allows %q; want the configured folder %s alone (directly it allowed %q)", through, sandbox, direct)
+	}
+}
+
+// TestSessionlessClientAskedWhy runs the MCP TypeScript client of the
+// sessionless protocol (testdata/frameworks/sessionless-ask38.mjs), which
+// negotiates 2026-07-28 with reach and declares sampling and elicitation,
+// against reach in front of the real server-everything: its tools that ask
+// the client for a completion or a form fail, since reach relays such
+// requests only over a session, and the failure says so and what to do
+// instead. It said the client did not accept them, which its capabilities
+// belied.
+func TestSessionlessClientAskedWhy(t *testing.T) {
+	dir, node := frameworksCacheOf(t, "@modelcontextprotocol/client")
+	cache := npmCache(t)
+	everything := startEverything(t, cache)
+	base := serveNPM(t, `upstreams:
+  - name: everything
+    url: `+everything+`
+`)
+	src, err := os.ReadFile("testdata/frameworks/sessionless-ask38.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := writeScript(t, dir, "reach-sessionless-ask38", src)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, script, base+"/mcp").CombinedOutput()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var got map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
+		t.Fatalf("node client printed %s", out)
+	}
+	if got["error"] != nil || got["protocol"] != mcpwire.StatelessProtocol {
+		t.Fatalf("the client: protocol %v, error %v; want %s", got["protocol"], got["error"], mcpwire.StatelessProtocol)
+	}
+	for _, key := range []string{"sampling", "elicit"} {
+		text, _ := path(got[key], "content", 0, "text").(string)
+		if path(got[key], "isError") != true || !strings.Contains(text, "sessionless protocol") || !strings.Contains(text, "connect the client with a session") {
+			t.Errorf("%s = %v, want an error that names the sessionless protocol and says to connect with a session", key, got[key])
+		}
 	}
 }

@@ -83,6 +83,26 @@ func CanSample(ss *mcp.ServerSession) bool {
 		ip.ProtocolVersion < mcpwire.StatelessProtocol
 }
 
+// notAsked is the error of a sampling or elicitation request (what) that
+// the client of down, whose call's context is ctx, is not asked. A client
+// on the sessionless protocol (2026-07-28 and later) is told why: it may
+// well answer such requests, but reach relays them only over a session,
+// where the upstream's request goes to the client as a request of its own;
+// it was told it did not accept them, which its capabilities belied.
+func notAsked(ctx context.Context, down *mcp.ServerSession, what string) error {
+	k, _ := ctx.Value(keptKey{}).(*Kept)
+	sessionless := k != nil && k.fromSessionless()
+	if down != nil && !sessionless {
+		ip := down.InitializeParams()
+		sessionless = ip != nil && ip.ProtocolVersion >= mcpwire.StatelessProtocol
+	}
+	if sessionless {
+		return errors.New("reach: the client that made this tool call is on the sessionless protocol (" + mcpwire.StatelessProtocol +
+			" or later), on which reach does not relay " + what + "; connect the client with a session (protocol 2025-11-25 or earlier) for this tool")
+	}
+	return errors.New("reach: the client that made this tool call does not accept " + what)
+}
+
 // onElicit relays an upstream's elicitation request that came through the
 // SDK client (a stdio upstream), made while one of its tool calls is in
 // flight, to the client that made that call.
@@ -102,7 +122,7 @@ func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.E
 // call whose context is callCtx; it ends when either context does.
 func (u *upstream) elicit(callCtx, reqCtx context.Context, down *mcp.ServerSession, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	if down == nil || !CanSample(down) || down.InitializeParams().Capabilities.Elicitation == nil {
-		return nil, errors.New("reach: the client that made this tool call does not accept elicitation")
+		return nil, notAsked(callCtx, down, "elicitation")
 	}
 	shown := u.p.maskElicit(params)
 	if shown == nil {
@@ -483,7 +503,7 @@ func (u *upstream) onCreateMessage(ctx context.Context, req *mcp.CreateMessageRe
 // when either context does.
 func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSession, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 	if down == nil || !CanSample(down) || down.InitializeParams().Capabilities.Sampling == nil {
-		return nil, errors.New("reach: the client that made this tool call does not accept sampling requests")
+		return nil, notAsked(callCtx, down, "sampling requests")
 	}
 	if err := checkSampling(params); err != nil {
 		return nil, err
