@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -266,5 +267,46 @@ func TestSessionlessClientAskedWhy(t *testing.T) {
 		if path(got[key], "isError") != true || !strings.Contains(text, "sessionless protocol") || !strings.Contains(text, "connect the client with a session") {
 			t.Errorf("%s = %v, want an error that names the sessionless protocol and says to connect with a session", key, got[key])
 		}
+	}
+}
+
+// TestNPMElicitationAnswerAsGiven runs the official TypeScript SDK client
+// (testdata/npm-elicit38.mjs) against reach in front of the real
+// server-everything, over Streamable HTTP and over stdio: the client
+// answers the form of trigger-elicitation-request with two of its fields,
+// and server-everything, which echoes the answer it got, gets those two
+// and nothing more. reach filled in the defaults of the fields the user
+// left unanswered (the Go SDK's Elicit does, on both sides of the relay):
+// the upstream got choices the user never made, and could not tell them
+// from the user's.
+func TestNPMElicitationAnswerAsGiven(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	cache := npmCache(t)
+	index := filepath.Join(cache, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	for _, c := range []struct{ name, upstream string }{
+		{"http", "url: " + startEverything(t, cache)},
+		{"stdio", fmt.Sprintf("command: [node, %s, stdio]", index)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := serveNPM(t, "upstreams:\n  - name: everything\n    "+c.upstream+"\n")
+			var got struct {
+				Answered, Got map[string]any
+				Defaults      []string
+				Result        map[string]any
+				Thrown        string
+			}
+			runNodeClient(t, cache, "npm-elicit38.mjs", "reach-npm-elicit38", base, "", &got)
+			if got.Thrown != "" || got.Result["isError"] == true || got.Got == nil {
+				t.Fatalf("everything__trigger-elicitation-request: thrown %q, result %v", got.Thrown, got.Result)
+			}
+			if len(got.Defaults) == 0 {
+				t.Fatalf("the form has no field with a default: nothing to show")
+			}
+			if !reflect.DeepEqual(got.Got, got.Answered) {
+				t.Errorf("server-everything got the answer %v; the client answered %v (the form's fields with defaults: %v)", got.Got, got.Answered, got.Defaults)
+			}
+		})
 	}
 }

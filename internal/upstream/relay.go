@@ -130,7 +130,70 @@ func (u *upstream) elicit(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 	}
 	ectx, stop := onStream(callCtx, callCtx, reqCtx)
 	defer stop()
-	return down.Elicit(ectx, shown)
+	a := &answered{}
+	res, err := down.Elicit(context.WithValue(ectx, answeredKey{}, a), shown)
+	if err != nil || res == nil || !a.set {
+		return res, err
+	}
+	res.Content = a.content
+	if outer, ok := reqCtx.Value(answeredKey{}).(*answered); ok { // the SDK's client fills them in again (answerAsGiven)
+		outer.content, outer.set = maps.Clone(a.content), true
+	}
+	return res, nil
+}
+
+// An answer to an elicitation goes to the upstream as the client gave it.
+// The Go SDK's Elicit (the gateway's server asking its client) and its
+// client's elicitation handling (a stdio upstream asking the gateway) fill
+// the fields the answer left out with the form's defaults: the upstream
+// got choices the user never made, and could not tell them from the
+// user's. keptAnswer takes the answer before the server's Elicit fills it
+// in, and answerAsGiven puts it back after the client's.
+
+// answeredKey carries an *answered in the context of an elicitation.
+type answeredKey struct{}
+
+// answered is the content of a client's answer to an elicitation, as the
+// client sent it.
+type answered struct {
+	content map[string]any
+	set     bool
+}
+
+// keptAnswer is the gateway's server's sending middleware that keeps an
+// elicitation's answer as its client sent it, for elicit.
+func keptAnswer(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "elicitation/create" || err != nil {
+			return res, err
+		}
+		if a, ok := ctx.Value(answeredKey{}).(*answered); ok {
+			if r, ok := res.(*mcp.ElicitResult); ok && r != nil {
+				a.content, a.set = maps.Clone(r.Content), true
+			}
+		}
+		return res, err
+	}
+}
+
+// answerAsGiven is an upstream client's receiving middleware that answers
+// an upstream's elicitation with the content elicit got from the client.
+func answerAsGiven(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "elicitation/create" {
+			return next(ctx, method, req)
+		}
+		a := &answered{}
+		res, err := next(context.WithValue(ctx, answeredKey{}, a), method, req)
+		if err != nil || !a.set {
+			return res, err
+		}
+		if r, ok := res.(*mcp.ElicitResult); ok && r != nil {
+			r.Content = a.content
+		}
+		return res, err
+	}
 }
 
 // maskElicit returns an upstream's elicitation request as the client may

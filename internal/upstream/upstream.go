@@ -169,6 +169,7 @@ func (p *Pool) newUpstream(i int, c config.Upstream) *upstream {
 			u.remirror()
 		},
 	})
+	u.client.AddReceivingMiddleware(answerAsGiven)
 	if c.URL != "" {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConns = 256
