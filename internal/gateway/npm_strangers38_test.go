@@ -310,3 +310,40 @@ func TestNPMElicitationAnswerAsGiven(t *testing.T) {
 		})
 	}
 }
+
+// TestNPMToolsListChangedOnlyOnChange runs the official TypeScript SDK
+// client (testdata/npm-listchanged38.mjs) against reach in front of the
+// real server-everything: while three clients that can sample connect and
+// call a tool one after another, each on an upstream session of its own on
+// which server-everything says its tool list changed, a client connected
+// all along is told of no change, since reach's list of the upstream's
+// tools stays the same. reach told every client its list had changed each
+// time it listed an upstream's tools again, changed or not: as many
+// notifications, and tools/list calls after them, as clients, for every
+// client that connected.
+func TestNPMToolsListChangedOnlyOnChange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	cache := npmCache(t)
+	everything := startEverything(t, cache)
+	base := serveNPM(t, `upstreams:
+  - name: everything
+    url: `+everything+`
+`)
+	var got struct {
+		Changed       int
+		Before, After []string
+		Echo2         map[string]any
+	}
+	runNodeClient(t, cache, "npm-listchanged38.mjs", "reach-npm-listchanged38", base, "", &got)
+	if got.Echo2["isError"] == true || len(got.Before) == 0 {
+		t.Fatalf("the clients: tools %v, the last echo %v", got.Before, got.Echo2)
+	}
+	if !reflect.DeepEqual(got.Before, got.After) {
+		t.Fatalf("the tools changed meanwhile (%v, then %v): nothing to show", got.Before, got.After)
+	}
+	if got.Changed != 0 {
+		t.Errorf("the client connected all along was told %d times that the tool list changed; it did not", got.Changed)
+	}
+}
