@@ -310,7 +310,7 @@ func (s *Server) answerStateless(ctx context.Context, h link.Headers, id []byte,
 	a := getAnswer()
 	defer putAnswer(a)
 	res, err := s.dispatch(ctx, &toolCall{session: s.clientSession(who, name, version), agent: name, params: p, meta: m.link,
-		header: h, answer: a})
+		header: h, answer: a, typed: true})
 	if err != nil {
 		mcpwire.AppendResponse(out, id, nil, rpcError(err))
 		return

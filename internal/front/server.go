@@ -132,7 +132,7 @@ type Server struct {
 	sdkCalls  sync.Map                       // session id + "\x00" + JSON-RPC id -> the client's cancel reason ("" until it cancels), calls through the SDK
 
 	mu     sync.Mutex
-	listed map[string]bool // tool names listed
+	listed map[string]string // tool names listed -> their definition as listed (JSON)
 
 	records     store.Sessions // nil: sessions are not recorded
 	maxSessions int            // 0: no bound
@@ -163,7 +163,7 @@ type Server struct {
 func New(opts *Options) *Server {
 	s := &Server{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools,
 		ups: opts.Upstreams, levels: opts.Levels, log: opts.Logger, bodyLimit: opts.BodyLimit, idleAfter: opts.IdleAfter,
-		listed: map[string]bool{}, records: opts.Records, maxSessions: opts.MaxSessions}
+		listed: map[string]string{}, records: opts.Records, maxSessions: opts.MaxSessions}
 	if s.rt != nil {
 		s.toolName = s.rt.ToolName // made once: a method value is an allocation
 	}
@@ -181,7 +181,11 @@ func New(opts *Options) *Server {
 	mo := &mcp.ServerOptions{
 		Instructions: "Tools served through Agent-Reach. A refused call explains why and what to do instead; " +
 			"follow its suggestion rather than retrying the same call.",
-		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// logging: reach passes the upstreams' log messages on and sends its
+		// own, and takes logging/setLevel (setLoggingLevel); a client that
+		// holds a server to its capabilities (the TypeScript SDK's
+		// enforceStrictCapabilities) refused to send it without.
+		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
 		Logger:                    s.sdkLogger("mcp"),
 		SupportedProtocolVersions: opts.Protocols,
 		GetSessionID:              s.nextSessionID,
@@ -857,6 +861,9 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 		down = &upstream.Caller{Session: c.ss, Route: ctx, Progress: c.progress}
 	}
 	cctx, kept, caller := upstream.KeepFor(cctx, down)
+	if c.typed {
+		kept.FromSessionless()
+	}
 	id := m.CallID
 	if id == "" {
 		var b [40]byte // the prefix (13 bytes) and 16 hex digits fit: one allocation, the string
@@ -1103,21 +1110,34 @@ func withText(s string, res *reach.Result) string {
 	return s + cp.ModelText()
 }
 
-// SyncTools makes the server's tool list match the runtime's tools.
+// SyncTools makes the server's tool list match the runtime's tools. Only a
+// tool whose definition changed is put on the server again: each one put
+// there tells every client that the list changed, and an upstream's tools
+// listed again as they were (as server-everything has them listed again
+// each time a client that can sample gets a session of its own) told every
+// client so, once for each client that came.
 func (s *Server) SyncTools() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := map[string]bool{}
+	now := map[string]string{}
 	for _, t := range s.rt.Tools() {
 		if t.Access == reach.Forbidden {
 			continue
 		}
-		now[t.Name] = true
-		s.mcp.AddTool(s.mcpTool(t), unreachable)
+		mt := s.mcpTool(t)
+		def, err := json.Marshal(mt)
+		if err != nil {
+			def = nil // never the same: put on the server again
+		}
+		now[t.Name] = string(def)
+		if was, ok := s.listed[t.Name]; ok && def != nil && was == string(def) {
+			continue
+		}
+		s.mcp.AddTool(mt, unreachable)
 	}
 	var gone []string
 	for name := range s.listed {
-		if !now[name] {
+		if _, ok := now[name]; !ok {
 			gone = append(gone, name)
 		}
 	}

@@ -37,6 +37,25 @@ type Kept struct {
 	sdk        []mcp.Content    // or as the SDK's client did
 	structured any              // json.RawMessage or any; nil if none
 	red        *redact.Redactor // masks what is sent on
+	// sessionless: the call's client is on the sessionless protocol, to
+	// which reach relays no sampling or elicitation (notAsked says so).
+	sessionless bool
+}
+
+// FromSessionless notes that the call's client is on the sessionless
+// protocol (2026-07-28 and later): the sampling and elicitation requests
+// of its call are refused with that reason. Call it before the call.
+func (k *Kept) FromSessionless() {
+	k.mu.Lock()
+	k.sessionless = true
+	k.mu.Unlock()
+}
+
+// fromSessionless reports whether FromSessionless was called.
+func (k *Kept) fromSessionless() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.sessionless
 }
 
 // KeepFor returns ctx carrying an empty *Kept for the call made with it

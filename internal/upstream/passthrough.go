@@ -557,6 +557,12 @@ func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceReques
 	if err != nil {
 		return nil, err
 	}
+	return u.readOn(ctx, cs, req)
+}
+
+// readOn reads the resource of req on the upstream session cs, the
+// guards passed, and masks what it read.
+func (u *upstream) readOn(ctx context.Context, cs *mcp.ClientSession, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	p := *req.Params
 	p.Meta = upstreamMeta(p.Meta)
 	res, err := cs.ReadResource(ctx, &p)
@@ -568,6 +574,60 @@ func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceReques
 	res.Contents = slices.DeleteFunc(res.Contents, func(c *mcp.ResourceContents) bool { return c == nil })
 	res.Contents = u.readEmbedsAllowed(ctx, req, req.Params.URI, res.Contents)
 	return answerMasked(res, u.p.redactor.Redact)
+}
+
+// readOwn is the gateway's server's receiving middleware that reads a
+// resource the server does not know on the client's own upstream sessions
+// (sessionFor), which serve that client alone. An upstream may make a
+// resource for one session only and never list it on another, such as
+// one a tool call made and linked to in its result (server-everything's
+// gzip-file-as-resource, demo://resource/session/...): read through the
+// shared session, which the mirror lists, a client that can sample or
+// elicit, whose calls run on a session of its own, was answered that the
+// resource it had just been given did not exist. The guards ask as for
+// any read; the first answer that is not "not found" is the client's.
+func (p *Pool) readOwn(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "resources/read" || !notFound(err) {
+			return res, err
+		}
+		rr, ok := req.(*mcp.ReadResourceRequest)
+		if !ok || rr.Session == nil || rr.Params == nil {
+			return res, err
+		}
+		var refused error
+		for _, u := range p.ups {
+			v, ok := u.own.Load(rr.Session)
+			if !ok {
+				continue
+			}
+			if gerr := u.guarded(ctx, rr, "read_resource", false, rr.Params.URI); gerr != nil {
+				refused = cmp.Or(refused, gerr)
+				continue
+			}
+			if herr := u.resourceHeld(rr.Params.URI); herr != nil {
+				refused = cmp.Or(refused, herr)
+				continue
+			}
+			rctx, cancel := context.WithTimeout(ctx, u.timeout())
+			own, oerr := u.readOn(rctx, v.(*mcp.ClientSession), rr)
+			cancel()
+			if oerr == nil || !notFound(oerr) {
+				return own, oerr
+			}
+		}
+		if refused != nil {
+			return nil, refused
+		}
+		return res, err
+	}
+}
+
+// notFound reports whether err answers that a resource does not exist.
+func notFound(err error) bool {
+	je, ok := errors.AsType[*jsonrpc.Error](err)
+	return ok && (je.Code == mcp.CodeResourceNotFound || je.Code == -32002) // -32002: its code before SEP-2164
 }
 
 // maskedOK returns v with mask applied to its JSON (v itself when that

@@ -271,6 +271,8 @@ func (p *Pool) Statuses() []Status {
 func (p *Pool) Serve(ctx context.Context, server *mcp.Server) {
 	p.server = server
 	server.AddSendingMiddleware(p.updatesOfSubscribed)
+	server.AddReceivingMiddleware(p.readOwn)
+	server.AddSendingMiddleware(keptAnswer)
 	if p.pinner != nil {
 		server.AddReceivingMiddleware(p.listedUnheld)
 	}

@@ -83,6 +83,26 @@ func CanSample(ss *mcp.ServerSession) bool {
 		ip.ProtocolVersion < mcpwire.StatelessProtocol
 }
 
+// notAsked is the error of a sampling or elicitation request (what) that
+// the client of down, whose call's context is ctx, is not asked. A client
+// on the sessionless protocol (2026-07-28 and later) is told why: it may
+// well answer such requests, but reach relays them only over a session,
+// where the upstream's request goes to the client as a request of its own;
+// it was told it did not accept them, which its capabilities belied.
+func notAsked(ctx context.Context, down *mcp.ServerSession, what string) error {
+	k, _ := ctx.Value(keptKey{}).(*Kept)
+	sessionless := k != nil && k.fromSessionless()
+	if down != nil && !sessionless {
+		ip := down.InitializeParams()
+		sessionless = ip != nil && ip.ProtocolVersion >= mcpwire.StatelessProtocol
+	}
+	if sessionless {
+		return errors.New("reach: the client that made this tool call is on the sessionless protocol (" + mcpwire.StatelessProtocol +
+			" or later), on which reach does not relay " + what + "; connect the client with a session (protocol 2025-11-25 or earlier) for this tool")
+	}
+	return errors.New("reach: the client that made this tool call does not accept " + what)
+}
+
 // onElicit relays an upstream's elicitation request that came through the
 // SDK client (a stdio upstream), made while one of its tool calls is in
 // flight, to the client that made that call.
@@ -102,7 +122,7 @@ func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.E
 // call whose context is callCtx; it ends when either context does.
 func (u *upstream) elicit(callCtx, reqCtx context.Context, down *mcp.ServerSession, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	if down == nil || !CanSample(down) || down.InitializeParams().Capabilities.Elicitation == nil {
-		return nil, errors.New("reach: the client that made this tool call does not accept elicitation")
+		return nil, notAsked(callCtx, down, "elicitation")
 	}
 	shown := u.p.maskElicit(params)
 	if shown == nil {
@@ -110,7 +130,70 @@ func (u *upstream) elicit(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 	}
 	ectx, stop := onStream(callCtx, callCtx, reqCtx)
 	defer stop()
-	return down.Elicit(ectx, shown)
+	a := &answered{}
+	res, err := down.Elicit(context.WithValue(ectx, answeredKey{}, a), shown)
+	if err != nil || res == nil || !a.set {
+		return res, err
+	}
+	res.Content = a.content
+	if outer, ok := reqCtx.Value(answeredKey{}).(*answered); ok { // the SDK's client fills them in again (answerAsGiven)
+		outer.content, outer.set = maps.Clone(a.content), true
+	}
+	return res, nil
+}
+
+// An answer to an elicitation goes to the upstream as the client gave it.
+// The Go SDK's Elicit (the gateway's server asking its client) and its
+// client's elicitation handling (a stdio upstream asking the gateway) fill
+// the fields the answer left out with the form's defaults: the upstream
+// got choices the user never made, and could not tell them from the
+// user's. keptAnswer takes the answer before the server's Elicit fills it
+// in, and answerAsGiven puts it back after the client's.
+
+// answeredKey carries an *answered in the context of an elicitation.
+type answeredKey struct{}
+
+// answered is the content of a client's answer to an elicitation, as the
+// client sent it.
+type answered struct {
+	content map[string]any
+	set     bool
+}
+
+// keptAnswer is the gateway's server's sending middleware that keeps an
+// elicitation's answer as its client sent it, for elicit.
+func keptAnswer(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "elicitation/create" || err != nil {
+			return res, err
+		}
+		if a, ok := ctx.Value(answeredKey{}).(*answered); ok {
+			if r, ok := res.(*mcp.ElicitResult); ok && r != nil {
+				a.content, a.set = maps.Clone(r.Content), true
+			}
+		}
+		return res, err
+	}
+}
+
+// answerAsGiven is an upstream client's receiving middleware that answers
+// an upstream's elicitation with the content elicit got from the client.
+func answerAsGiven(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "elicitation/create" {
+			return next(ctx, method, req)
+		}
+		a := &answered{}
+		res, err := next(context.WithValue(ctx, answeredKey{}, a), method, req)
+		if err != nil || !a.set {
+			return res, err
+		}
+		if r, ok := res.(*mcp.ElicitResult); ok && r != nil {
+			r.Content = a.content
+		}
+		return res, err
+	}
 }
 
 // maskElicit returns an upstream's elicitation request as the client may
@@ -483,7 +566,7 @@ func (u *upstream) onCreateMessage(ctx context.Context, req *mcp.CreateMessageRe
 // when either context does.
 func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSession, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 	if down == nil || !CanSample(down) || down.InitializeParams().Capabilities.Sampling == nil {
-		return nil, errors.New("reach: the client that made this tool call does not accept sampling requests")
+		return nil, notAsked(callCtx, down, "sampling requests")
 	}
 	if err := checkSampling(params); err != nil {
 		return nil, err
@@ -603,6 +686,7 @@ func (u *upstream) sessionFor(ctx context.Context, down *mcp.ServerSession) (*mc
 		go cs.Close()
 		return v.(*mcp.ClientSession), nil
 	}
+	u.owner.Store(cs, &ownedBy{ss: down, relay: &relay{}})
 	go func() {
 		down.Wait()
 		u.own.CompareAndDelete(down, cs)
@@ -611,8 +695,26 @@ func (u *upstream) sessionFor(ctx context.Context, down *mcp.ServerSession) (*mc
 	go func() {
 		cs.Wait()
 		u.own.CompareAndDelete(down, cs)
+		u.owner.Delete(cs)
 	}()
 	return cs, nil
+}
+
+// ownedBy is the downstream session whose own upstream session one is
+// (sessionFor), with the queue that passes on, in order, what the upstream
+// sends on it outside any call.
+type ownedBy struct {
+	ss    *mcp.ServerSession
+	relay *relay
+}
+
+// ownerOf returns the downstream session whose own session cs is, if it
+// is one.
+func (u *upstream) ownerOf(cs *mcp.ClientSession) *ownedBy {
+	if v, ok := u.owner.Load(cs); ok {
+		return v.(*ownedBy)
+	}
+	return nil
 }
 
 // closeOwn closes the sessions kept for downstream sessions.
@@ -634,9 +736,31 @@ func (u *upstream) onLog(_ context.Context, req *mcp.LoggingMessageRequest) {
 // relayLog passes a log message from the upstream session cs to the client
 // of the call it belongs to, on that call's stream; the client's own
 // logging level decides whether it is sent.
+//
+// On a client's own session (sessionFor) a message that belongs to no
+// call in flight goes to that client too, outside any call's stream: the
+// session serves no one else, and what the upstream logs on it, such as
+// the messages of a logging it turned on for its session, is that
+// client's. Before, such a message was dropped once the call that turned
+// it on had ended. On a shared session it still is: it may be another
+// client's.
 func (u *upstream) relayLog(cs *mcp.ClientSession, p *mcp.LoggingMessageParams) {
 	fl := u.open.find(cs, p.Meta, hasSession)
 	if fl == nil {
+		o := u.ownerOf(cs)
+		if o == nil {
+			return
+		}
+		if p = u.p.maskLog(p); p == nil {
+			return
+		}
+		o.relay.push(func() {
+			ctx, cancel := context.WithTimeout(u.p.life, u.timeout())
+			defer cancel()
+			if err := o.ss.Log(ctx, p); err != nil {
+				u.log.Debug("passing a log message on failed", "err", err)
+			}
+		})
 		return
 	}
 	if p = u.p.maskLog(p); p == nil {

@@ -83,6 +83,7 @@ type upstream struct {
 	mirroring coalesced // remirror's mirror; guarded by mu
 	listing   coalesced // toolsChanged's refresh; guarded by mu
 	own       sync.Map  // *mcp.ServerSession -> *mcp.ClientSession: sessions of downstream clients that sample
+	owner     sync.Map  // *mcp.ClientSession -> *owner: own's the other way, for what comes on an own session outside any call
 	tokens    atomic.Uint64
 	wired     atomic.Pointer[wireSession] // the wire client's view of the session last called (wireOf)
 }
@@ -168,6 +169,7 @@ func (p *Pool) newUpstream(i int, c config.Upstream) *upstream {
 			u.remirror()
 		},
 	})
+	u.client.AddReceivingMiddleware(answerAsGiven)
 	if c.URL != "" {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConns = 256
@@ -1181,6 +1183,7 @@ func (u *upstream) drop(cs *mcp.ClientSession, down *mcp.ServerSession) {
 	if down != nil {
 		u.own.CompareAndDelete(down, cs)
 	}
+	u.owner.Delete(cs)
 	u.forget(cs, errSessionGone)
 }
 
