@@ -17,11 +17,20 @@ import (
 	"github.com/agentreach/reach/internal/testport"
 )
 
-// npmCache finds the folder scripts/npm-deps.sh installs into, or skips.
+// npmCache finds the folder scripts/npm-deps.sh installs into, or skips,
+// saying why; under REACH_CI (make test) it fails instead, as a2aCache
+// does, so that CI never passes by skipping.
 func npmCache(t *testing.T) string {
 	t.Helper()
+	missing := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("REACH_CI") != "" {
+			t.Fatalf(format, args...)
+		}
+		t.Skipf(format, args...)
+	}
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: skipping the npm interoperability test (install node and npm, then run scripts/npm-deps.sh)")
+		missing("node is not installed: skipping the npm interoperability test (install node and npm, then run scripts/npm-deps.sh)")
 	}
 	dir := os.Getenv("REACH_NPM_CACHE")
 	if dir == "" {
@@ -33,7 +42,7 @@ func npmCache(t *testing.T) string {
 	}
 	for _, pkg := range []string{"server-everything", "server-memory", "sdk"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "package.json")); err != nil {
-			t.Skipf("@modelcontextprotocol/%s is not installed in %s: run scripts/npm-deps.sh (make test does)", pkg, dir)
+			missing("@modelcontextprotocol/%s is not installed in %s: run scripts/npm-deps.sh (make test does)", pkg, dir)
 		}
 	}
 	return dir
