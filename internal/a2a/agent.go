@@ -23,6 +23,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
+	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/forwarded"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/redact"
@@ -495,10 +496,10 @@ func (a *agent) serveRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	r.ContentLength = int64(len(b))
-	// The caller's credentials are for reach: drop them before the SDK
-	// sees the headers, so no path can pass them to an agent.
-	r.Header.Del("Authorization")
-	r.Header.Del("Cookie")
+	// The caller's credentials are for reach (its API key in X-Reach-Key
+	// too): drop them before the SDK sees the headers, so no path can pass
+	// them to an agent.
+	auth.StripCredentials(r.Header)
 	if requested(r.Header, Extension) {
 		if version(r, b) == string(a2av0.Version) {
 			w.Header().Set("X-A2A-Extensions", Extension)

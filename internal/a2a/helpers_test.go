@@ -63,6 +63,7 @@ type seen struct {
 	traceparent string
 	baggage     string
 	auth        string
+	reachKey    string // X-Reach-Key, if it got one
 	version     string
 	task        a2a.TaskID
 	ctx         string // the message's contextId as the agent got it
@@ -118,6 +119,7 @@ func (f *fakeAgent) record(ctx context.Context, m *a2a.Message, reqMeta map[stri
 			return strings.Join(v, ",")
 		}
 		s.traceparent, s.baggage, s.auth, s.version = get("traceparent"), get("baggage"), get("authorization"), get(a2a.SvcParamVersion)
+		s.reachKey = get("x-reach-key")
 	}
 	f.mu.Lock()
 	f.sends = append(f.sends, s)
@@ -629,6 +631,7 @@ func (w whoTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("X-Who", w.who)
 	r.Header.Set("Authorization", "Bearer secret-of-"+w.who)
+	r.Header.Set("X-Reach-Key", "rk_secret-of-"+w.who)
 	return http.DefaultTransport.RoundTrip(r)
 }
 

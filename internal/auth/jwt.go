@@ -81,6 +81,10 @@ type Verifier struct {
 	fetched time.Time
 	lastTry time.Time
 	lastErr error
+	// reading is closed when the read of the key set under way ends; nil
+	// when none is. One read at a time, made with v.mu not held: a token
+	// whose key is in hand never waits for one.
+	reading chan struct{}
 
 	// Tokens already verified, by SHA-256, until they expire: agents send
 	// the same token with every call, and a signature check costs 50-80 µs.
@@ -182,32 +186,82 @@ func jwksRedirect(next func(*http.Request, []*http.Request) error) func(*http.Re
 	}
 }
 
-// Refresh reads the JWKS now (at start-up, to fail early on a bad one).
+// Refresh reads the JWKS now (at start-up, to fail early on a bad one);
+// if a read is under way, it waits for that one.
 func (v *Verifier) Refresh(ctx context.Context) error {
 	v.mu.Lock()
+	done := v.reading
+	if done == nil {
+		done = v.startRead(ctx)
+	}
+	v.mu.Unlock()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	v.mu.Lock()
 	defer v.mu.Unlock()
-	return v.fetch(ctx)
+	return v.lastErr
 }
 
-// fetch reads the key set; v.mu is held.
-func (v *Verifier) fetch(ctx context.Context) error {
-	v.lastTry = time.Now()
+// startRead starts a read of the key set and returns the channel closed
+// when it ends; v.mu is held. The read is not the caller's: it is not
+// cancelled with the request that started it (a client that hangs up
+// would otherwise leave everyone with no new key until MinRefresh has
+// passed), and it is bounded by the client's timeout, or 10s.
+func (v *Verifier) startRead(ctx context.Context) chan struct{} {
+	done := make(chan struct{})
+	v.reading, v.lastTry = done, time.Now()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(v.o.Client.Timeout, 10*time.Second))
+	go func() {
+		defer cancel()
+		v.fetch(rctx, done)
+	}()
+	return done
+}
+
+// fetch reads the key set, with v.mu not held, then puts it in use and
+// closes done. On error, the keys read before stay in use.
+func (v *Verifier) fetch(ctx context.Context, done chan struct{}) {
 	b, err := v.read(ctx)
+	var keys []jwkKey
 	if err != nil {
-		v.lastErr = fmt.Errorf("jwt: reading the JWKS: %w", err)
-		return v.lastErr
+		err = fmt.Errorf("jwt: reading the JWKS: %w", err)
+	} else if keys, err = parseJWKS(b); err != nil {
+		err = fmt.Errorf("jwt: %s: %w", v.o.JWKS, err)
 	}
-	keys, err := parseJWKS(b)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	defer close(done)
+	v.reading, v.lastErr = nil, err
 	if err != nil {
-		v.lastErr = fmt.Errorf("jwt: %s: %w", v.o.JWKS, err)
-		return v.lastErr
+		return
 	}
-	v.keys, v.fetched, v.lastErr = keys, time.Now(), nil
-	v.cacheMu.Lock()
-	v.cache = nil // a key may have been withdrawn
-	v.gen++       // and a verification under way must not store its token
-	v.cacheMu.Unlock()
-	return nil
+	withdrawn := slices.ContainsFunc(v.keys, func(old jwkKey) bool {
+		return !slices.ContainsFunc(keys, old.equal)
+	})
+	v.keys, v.fetched = keys, time.Now()
+	if withdrawn {
+		// A token verified with a key that has left the set is verified
+		// again; a read that withdrew nothing (an unknown key id's, which
+		// anyone can cause) keeps the tokens verified.
+		v.cacheMu.Lock()
+		v.cache = nil
+		v.gen++ // and a verification under way must not store its token
+		v.cacheMu.Unlock()
+	}
+}
+
+// equal reports whether k and o are the same key under the same id.
+func (k jwkKey) equal(o jwkKey) bool {
+	if k.kid != o.kid || k.alg != o.alg {
+		return false
+	}
+	if k.rsa != nil {
+		return o.rsa != nil && k.rsa.Equal(o.rsa)
+	}
+	return k.ec != nil && o.ec != nil && k.ec.Equal(o.ec)
 }
 
 func (v *Verifier) read(ctx context.Context) ([]byte, error) {
@@ -333,36 +387,53 @@ func ecKey(x, y string) (*ecdsa.PublicKey, error) {
 	return pub, nil
 }
 
-// keysFor returns the keys that may have signed a token, reading the JWKS
-// again if they are old or the key id is unknown (and it was not read too
-// recently).
+// keysFor returns the keys that may have signed a token. The key set is
+// read again when it is older than MaxAge or has no key of the token's id
+// (rotation), at most every MinRefresh, one read at a time. A token whose
+// key is in hand, in keys not too old, never waits for a read: only one of
+// an unknown key id (which anyone can send) waits, or one whose keys are
+// older than MaxAge while reading the set works (if the last read failed,
+// the keys in hand are used and the set read meanwhile).
 func (v *Verifier) keysFor(ctx context.Context, kid, alg string) ([]jwkKey, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	match := func() []jwkKey {
-		var out []jwkKey
-		for _, k := range v.keys {
-			if k.alg == alg && (kid == "" || k.kid == kid) {
-				out = append(out, k)
+	for waited := false; ; waited = true {
+		v.mu.Lock()
+		ks := v.match(kid, alg)
+		stale := v.fetched.IsZero() || time.Since(v.fetched) >= v.o.MaxAge
+		done := v.reading
+		if done == nil && !waited && (stale || len(ks) == 0) && (v.lastTry.IsZero() || time.Since(v.lastTry) >= v.o.MinRefresh) {
+			done = v.startRead(ctx)
+		}
+		wait := !waited && done != nil && (len(ks) == 0 || (stale && v.lastErr == nil))
+		never, lastErr := v.fetched.IsZero(), v.lastErr
+		v.mu.Unlock()
+		if wait {
+			select {
+			case <-done:
+				continue
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
 			}
 		}
-		return out
+		if len(ks) > 0 {
+			return ks, nil
+		}
+		if never && lastErr != nil {
+			return nil, lastErr
+		}
+		return nil, fmt.Errorf("%w: no %s key with id %q", ErrTokenInvalid, alg, kid)
 	}
-	stale := v.fetched.IsZero() || time.Since(v.fetched) >= v.o.MaxAge
-	ks := match()
-	if (stale || len(ks) == 0) && (v.lastTry.IsZero() || time.Since(v.lastTry) >= v.o.MinRefresh) {
-		// On error, the keys read before stay in use.
-		if v.fetch(ctx) == nil {
-			ks = match()
+}
+
+// match returns the keys of an algorithm and id (any id if kid is empty);
+// v.mu is held.
+func (v *Verifier) match(kid, alg string) []jwkKey {
+	var out []jwkKey
+	for _, k := range v.keys {
+		if k.alg == alg && (kid == "" || k.kid == kid) {
+			out = append(out, k)
 		}
 	}
-	if len(ks) > 0 {
-		return ks, nil
-	}
-	if v.fetched.IsZero() && v.lastErr != nil {
-		return nil, v.lastErr
-	}
-	return nil, fmt.Errorf("%w: no %s key with id %q", ErrTokenInvalid, alg, kid)
+	return out
 }
 
 // Verify checks a token's signature, expiry, not-before, issuer and

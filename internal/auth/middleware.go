@@ -64,6 +64,21 @@ var (
 	ErrNotAKey = fmt.Errorf("%w: not a reach API key", ErrBadKey)
 )
 
+// credentialHeaders are the request headers that carry a caller's
+// credentials for reach: an API key (X-Reach-Key, or Authorization: Bearer
+// rk_...), a JWT (Authorization), the UI's session (Cookie), and, for a
+// proxy between the caller and reach, Proxy-Authorization.
+var credentialHeaders = []string{"Authorization", "X-Reach-Key", "Cookie", "Proxy-Authorization"}
+
+// StripCredentials deletes from h the headers that carry a caller's
+// credentials for reach, before a request is handed to code that may pass
+// headers on (to an agent, an upstream): they are reach's, never another's.
+func StripCredentials(h http.Header) {
+	for _, k := range credentialHeaders {
+		h.Del(k)
+	}
+}
+
 // Authenticate returns the identity of an HTTP request: an API key in
 // X-Reach-Key or "Authorization: Bearer rk_...", or a bearer JWT.
 func (a *Authenticator) Authenticate(r *http.Request) (*Identity, error) {

@@ -440,17 +440,105 @@ func (fs *fallbacks) UnmarshalYAML(n *yaml.Node) error {
 // whole part, at least 1. Reserved is the share of each bucket only
 // requests of priority above 0 may use; Priorities the highest priority
 // each principal's requests may have (a principal not named: 0; a
-// request's Reach-Priority header may lower it, never raise it). Model
-// limits the model proxy's turns with buckets of their own, and the
-// same reserve and priorities.
+// request's Reach-Priority header may lower it, never raise it), each
+// principal named as a budget's principals are. Model limits the model
+// proxy's turns with buckets of their own, and the same reserve and
+// priorities.
 type RateLimit struct {
-	PerSecond         float64        `yaml:"per_second"`
-	Burst             int            `yaml:"burst"`
-	PerPrincipal      float64        `yaml:"per_principal"`
-	PerPrincipalBurst int            `yaml:"per_principal_burst"`
-	Reserved          float64        `yaml:"reserved"`
-	Priorities        map[string]int `yaml:"priorities"`
-	Model             *RateLimit     `yaml:"model"`
+	PerSecond         float64    `yaml:"per_second"`
+	Burst             int        `yaml:"burst"`
+	PerPrincipal      float64    `yaml:"per_principal"`
+	PerPrincipalBurst int        `yaml:"per_principal_burst"`
+	Reserved          float64    `yaml:"reserved"`
+	Priorities        Priorities `yaml:"priorities"`
+	Model             *RateLimit `yaml:"model"`
+}
+
+// Priorities are rate_limit.priorities: a mapping of bare names,
+// {oncall: 1}, each the principal of no tenant (as a budget's bare
+// principal is: oncall of acme is not oncall), or a list whose entries
+// name a principal as a budget's principals do, {principal: oncall,
+// tenant: acme, priority: 1}; "*" is every principal of every tenant,
+// {principal: "*", tenant: acme, ...} every one of acme. The entry that
+// names a caller most closely decides: its principal in its tenant, then
+// "*" of its tenant, then "*".
+type Priorities []PriorityEntry
+
+// PriorityEntry is one principal's priority (Priorities).
+type PriorityEntry struct {
+	Principal, Tenant string
+	Priority          int
+}
+
+// UnmarshalYAML reads the mapping or the list form of Priorities.
+func (ps *Priorities) UnmarshalYAML(n *yaml.Node) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	out := Priorities{}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!null" {
+			return nil
+		}
+	case yaml.MappingNode:
+		seen := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if at, dup := seen[k.Value]; dup {
+				return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: mapping key %q already defined at line %d", k.Line, k.Value, at)}}
+			}
+			seen[k.Value] = k.Line
+			e := PriorityEntry{Principal: k.Value}
+			if err := checkWholeNumbers(v, reflect.TypeFor[int]()); err != nil {
+				return err
+			}
+			if err := v.Decode(&e.Priority); err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		*ps = out
+		return nil
+	case yaml.SequenceNode:
+		for _, item := range n.Content {
+			var e PriorityEntry
+			var pri *int
+			if err := decodeFields(item, fields{"principal": &e.Principal, "tenant": &e.Tenant, "priority": &pri}); err != nil {
+				return err
+			}
+			if pri == nil {
+				return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: an entry of priorities has no priority; write {principal: NAME, tenant: TENANT, priority: 1}", item.Line)}}
+			}
+			e.Priority = *pri
+			out = append(out, e)
+		}
+		*ps = out
+		return nil
+	}
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: cannot unmarshal %s here; want priorities by principal of no tenant ({oncall: 1}), or a list of {principal: NAME, tenant: TENANT, priority: 1}", n.Line, n.ShortTag())}}
+}
+
+// checkPriorities refuses an entry with no principal, a tenant "*" or
+// blank, and a principal of a tenant named twice.
+func (r *RateLimit) checkPriorities(c *Config) error {
+	seen := map[BudgetPrincipal]bool{}
+	for i, p := range r.Priorities {
+		at := []any{"rate_limit", "priorities", i}
+		who := BudgetPrincipal{Principal: p.Principal, Tenant: p.Tenant}
+		switch {
+		case strings.TrimSpace(p.Principal) == "":
+			return c.Errorf(at, "rate_limit.priorities: entry %d names no principal; write {principal: NAME, tenant: TENANT, priority: N}, or \"*\" for every principal (of a tenant, with tenant)", i+1)
+		case p.Tenant == "*":
+			return c.Errorf(at, "rate_limit.priorities: entry %d: tenant \"*\" is no tenant (the same name in another tenant is someone else); name %s of each tenant, or write principal \"*\" alone for every principal of every tenant", i+1, p.Principal)
+		case p.Tenant != "" && strings.TrimSpace(p.Tenant) == "":
+			return c.Errorf(at, "rate_limit.priorities: entry %d: tenant %q is blank; write the tenant's name as identities carry it, or leave tenant out for %s of no tenant", i+1, p.Tenant, p.Principal)
+		case seen[who]:
+			return c.Errorf(at, "rate_limit.priorities: %s is named twice; keep one entry", who)
+		}
+		seen[who] = true
+	}
+	return nil
 }
 
 func (r *RateLimit) check(c *Config) error {
@@ -458,6 +546,9 @@ func (r *RateLimit) check(c *Config) error {
 		return nil
 	}
 	if err := r.checkBuckets(c, "rate_limit"); err != nil {
+		return err
+	}
+	if err := r.checkPriorities(c); err != nil {
 		return err
 	}
 	if m := r.Model; m != nil {
@@ -514,7 +605,7 @@ func (r *RateLimit) Limits() *reach.RateLimit {
 func (r *RateLimit) levels() int {
 	n := 0
 	for _, p := range r.Priorities {
-		n = max(n, p)
+		n = max(n, p.Priority)
 	}
 	return n
 }
@@ -530,13 +621,31 @@ func (r *RateLimit) ModelLimits() *reach.RateLimit {
 	return &reach.RateLimit{PerSecond: m.PerSecond, Burst: m.Burst, PerPrincipal: m.PerPrincipal, PerPrincipalBurst: m.PerPrincipalBurst, Reserved: cmp.Or(m.Reserved, r.Reserved), Levels: r.levels()}
 }
 
-// Priority is the highest priority principal's requests may have: its
-// rate_limit.priorities entry, else 0.
-func (r *RateLimit) Priority(principal string) int {
+// Priority is the highest priority the requests of principal of tenant
+// ("" for none) may have: the rate_limit.priorities entry that names it
+// most closely (principal in tenant, then "*" of tenant, then "*"), else
+// 0. A bare name is the principal of no tenant, as a budget's is: the
+// same name in a tenant is someone else.
+func (r *RateLimit) Priority(principal, tenant string) int {
 	if r == nil {
 		return 0
 	}
-	return r.Priorities[principal]
+	best, rank := 0, 0
+	for _, p := range r.Priorities {
+		n := 0
+		switch {
+		case p.Principal == principal && p.Tenant == tenant:
+			n = 3
+		case p.Principal == "*" && p.Tenant == tenant && tenant != "":
+			n = 2
+		case p.Principal == "*" && p.Tenant == "":
+			n = 1
+		}
+		if n > rank {
+			best, rank = p.Priority, n
+		}
+	}
+	return best
 }
 
 // Breaker is a reach.BreakerPolicy in YAML: failures, rate, window,
@@ -2879,7 +2988,7 @@ func (r *RateLimit) inert() []string {
 	reserved := r.Reserved > 0 || r.Model != nil && r.Model.Reserved > 0
 	priority := false
 	for _, p := range r.Priorities {
-		priority = priority || p > 0
+		priority = priority || p.Priority > 0
 	}
 	switch {
 	case reserved && !priority:

@@ -60,7 +60,7 @@ func TestRateLimitPrioritiesConfig(t *testing.T) {
 		t.Errorf("Limits() = %+v, want 50 a second with 0.2 reserved for 2 levels (the highest priority)", got)
 	}
 	for p, want := range map[string]int{"oncall": 1, "ops": 2, "someone": 0} {
-		if got := c.RateLimit.Priority(p); got != want {
+		if got := c.RateLimit.Priority(p, ""); got != want {
 			t.Errorf("Priority(%q) = %d, want %d", p, got, want)
 		}
 	}
@@ -75,7 +75,7 @@ func TestRateLimitPrioritiesConfig(t *testing.T) {
 	if m := c.RateLimit.ModelLimits(); m != nil {
 		t.Errorf("ModelLimits() without model = %+v, want nil", m)
 	}
-	if p := (*RateLimit)(nil).Priority("x"); p != 0 {
+	if p := (*RateLimit)(nil).Priority("x", ""); p != 0 {
 		t.Errorf("no rate_limit: Priority = %d, want 0", p)
 	}
 	c, err = Parse([]byte("rate_limit:\n  model: {per_second: 2}\n"), none)

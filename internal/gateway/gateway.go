@@ -242,7 +242,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *Gateway, er
 	g.rt = reach.New(ro)
 	g.metrics.WithBreakers(g.rt.Breakers)
 	g.owned = link.NewOwned(g.ctx, g.rt, cfg.IdleAfter(), link.Budgets{Default: cfg.DefaultBudget(), Named: cfg.NamedBudgets(), Principals: budgetNamers(cfg), Tenants: cfg.BudgetTenants()}).Bound(cfg.SessionsCap()).WithLogger(g.log)
-	g.owned.WithPriorities(cfg.RateLimit.Priority)
+	g.owned.WithPriorities(func(o link.Owner) int { return cfg.RateLimit.Priority(o.Principal, o.Tenant) })
 	g.begins.Store(g.owned)
 	if g.cluster != nil {
 		g.owned.WithRemote(g.cluster) // a call under another instance's frame sees its stack

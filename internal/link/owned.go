@@ -36,8 +36,9 @@ type Owned struct {
 	tenants map[string][]string // the tenants whose principals may name each budget, should it lift one
 	now     func() time.Time
 	// priorities is the highest priority each principal's requests may
-	// have (WithPriorities); nil: 0 for all.
-	priorities func(principal string) int
+	// have, by its principal in its tenant (WithPriorities); nil: 0 for
+	// all.
+	priorities func(Owner) int
 
 	remote Remote       // frames other instances run; nil for one instance
 	log    *slog.Logger // what a client is not told of a failure (a store's own text)
@@ -194,9 +195,10 @@ func (q *Owned) WithRemote(r Remote) *Owned {
 // WithPriorities gives each request begun the priority its principal may
 // use (R8: above 0 it may take the rate limits' reserve), lowered by the
 // priority the call that begins it asks for (Target.Priority), never
-// raised past it. Without it a request's priority is 0, or lower if
-// asked.
-func (q *Owned) WithPriorities(of func(principal string) int) *Owned {
+// raised past it. of is asked by the principal in its tenant: the same
+// name in another tenant is someone else. Without it a request's priority
+// is 0, or lower if asked.
+func (q *Owned) WithPriorities(of func(Owner) int) *Owned {
 	q.priorities = of
 	return q
 }
@@ -464,7 +466,7 @@ func (q *Owned) rtBegin(id string, t Target, who *auth.Identity) (*reach.Request
 		who.Apply(o)
 	}
 	if q.priorities != nil {
-		o.Priority = q.priorities(o.Principal)
+		o.Priority = q.priorities(ownerOf(who))
 	}
 	if t.Priority != nil {
 		o.Priority = min(o.Priority, *t.Priority)

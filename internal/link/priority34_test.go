@@ -19,8 +19,8 @@ func TestPriorityOfServedRequests(t *testing.T) {
 	life, stop := context.WithCancel(context.Background())
 	defer stop()
 	q := NewOwned(life, reach.New(nil), time.Minute, Budgets{Default: &reach.Budget{}}).
-		WithPriorities(func(p string) int {
-			if p == "oncall" {
+		WithPriorities(func(o Owner) int {
+			if o.Principal == "oncall" {
 				return 1
 			}
 			return 0

@@ -663,12 +663,76 @@ const unmaskableText = "it holds a configured secret where reach cannot mask it 
 // completion masked, or, when it cannot be (maskedOK), an error that says
 // so in its place: the answer is not passed on.
 func answerMasked[T any](res *T, mask func([]byte) []byte) (*T, error) {
-	m, ok := maskedOK(res, mask)
+	m, ok := maskedOK(res, func(b []byte) []byte { return unforgedMeta(mask(b)) })
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 			Message: "reach did not pass on the upstream's answer: " + unmaskableText + ". Ask the upstream's operator to keep the secret out of it, or ask for something else."}
 	}
 	return m, nil
+}
+
+// Reach's own _meta keys (reach/request, reach/frame, reach/status,
+// reach/error, ...) are reach's word: a client links its calls by them and
+// takes reach/status "refused" for reach's refusal. An upstream does not
+// write them for reach: they are dropped from every _meta of what it
+// answers (a read, a prompt, a completion, a log message, a resource's
+// update), as an A2A agent's are.
+
+// unforgedMeta returns b, an upstream's answer as encoding/json writes it
+// (no key spelled with escapes), without the reach/ keys of its _meta
+// objects, at any depth (the answer's, its contents', their
+// annotations'); b itself when it has none.
+func unforgedMeta(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`"reach/`)) {
+		return b
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || !dropReachKeys(v, false) {
+		return b
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return b
+	}
+	return out
+}
+
+// dropReachKeys deletes, in place, the reach/ keys of the objects in v
+// that are the value of a _meta key (meta: v is one), and reports whether
+// it deleted any.
+func dropReachKeys(v any, meta bool) bool {
+	dropped := false
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			if meta && strings.HasPrefix(k, "reach/") {
+				delete(x, k)
+				dropped = true
+				continue
+			}
+			dropped = dropReachKeys(c, k == "_meta") || dropped
+		}
+	case []any:
+		for _, c := range x {
+			dropped = dropReachKeys(c, false) || dropped
+		}
+	}
+	return dropped
+}
+
+// withoutReachMeta returns m without reach's keys: m itself when it has
+// none, else a copy.
+func withoutReachMeta(m mcp.Meta) mcp.Meta {
+	for k := range m {
+		if strings.HasPrefix(k, "reach/") {
+			c := maps.Clone(m)
+			maps.DeleteFunc(c, func(k string, _ any) bool { return strings.HasPrefix(k, "reach/") })
+			return c
+		}
+	}
+	return m
 }
 
 // maskedErr returns err with the secrets in its message (and a JSON-RPC

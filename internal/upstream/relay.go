@@ -271,7 +271,7 @@ func (pl *Pool) maskSampling(p *mcp.CreateMessageParams) bool {
 // upstream writes as it likes too; p itself when there is nothing to mask,
 // nil when it cannot be masked (maskedOK): it is then not passed on.
 func (pl *Pool) maskLog(p *mcp.LoggingMessageParams) *mcp.LoggingMessageParams {
-	m, ok := maskedOK(p, pl.redactor.Redact)
+	m, ok := maskedOK(p, func(b []byte) []byte { return unforgedMeta(pl.redactor.Redact(b)) })
 	if !ok {
 		return nil
 	}

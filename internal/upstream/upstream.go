@@ -919,6 +919,7 @@ func (u *upstream) resourceUpdated(params *mcp.ResourceUpdatedNotificationParams
 	}
 	if len(params.Meta) > 0 {
 		c := *params
+		c.Meta = withoutReachMeta(c.Meta) // reach's keys are reach's word (unforgedMeta)
 		if m, ok := maskedOK(&c.Meta, u.p.redactor.Redact); ok {
 			c.Meta = *m
 		} else {
