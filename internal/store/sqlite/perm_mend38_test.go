@@ -56,7 +56,7 @@ func TestMend38WarnsOfAStoreFileOthersMayRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	openSQLite(t, dir, &Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	s2 := openSQLite(t, dir, &Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	out := buf.String()
 	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, "chmod 600 "+path) {
 		t.Fatalf("no warning with the chmod to run: %q", out)
@@ -68,11 +68,25 @@ func TestMend38WarnsOfAStoreFileOthersMayRead(t *testing.T) {
 	if m := st.Mode().Perm(); m != 0o644 {
 		t.Fatalf("Open changed the owner's file to %04o", m)
 	}
-	// An owner-only file draws no warning.
-	buf.Reset()
+	// The journals SQLite made while the file was 0644 are 0644 too: the
+	// warning names them as well, as long as they are there.
 	os.Chmod(path, 0o600)
+	buf.Reset()
+	s3 := openSQLite(t, dir, &Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	if !strings.Contains(buf.String(), "chmod 600 "+path+"-wal "+path+"-shm") {
+		t.Fatalf("the warning does not name the journals others may read: %q", buf.String())
+	}
+	s2.Close()
+	s3.Close()
+	// Owner-only files draw no warning.
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	buf.Reset()
 	openSQLite(t, dir, &Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	if strings.Contains(buf.String(), "chmod") {
-		t.Fatalf("warned of an owner-only file: %q", buf.String())
+		t.Fatalf("warned of owner-only files: %q", buf.String())
 	}
 }

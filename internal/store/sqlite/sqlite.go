@@ -107,9 +107,10 @@ type Store struct {
 // -wal and -shm files it creates the main file's mode, so they follow,
 // and the audit log, tool arguments and results in them are no other
 // user's to read. A file that exists is left as it is (it is its owner's,
-// who may share it on purpose); its mode is returned when others may
-// read or write it (0 when not), for Open to warn of.
-func ownersOnly(path string, create bool) (os.FileMode, error) {
+// who may share it on purpose); those of the store's files (the main
+// file, -wal, -shm) that others may read or write are returned, each as
+// "path (mode 0644)", for Open to warn of.
+func ownersOnly(path string, create bool) ([]string, error) {
 	if create {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
@@ -121,22 +122,28 @@ func ownersOnly(path string, create bool) (os.FileMode, error) {
 			}
 			if err != nil {
 				os.Remove(path)
-				return 0, err
+				return nil, err
 			}
-			return 0, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return 0, err
+		} else if !errors.Is(err, os.ErrExist) {
+			return nil, err
 		}
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0, nil // SQLite's own open tells
+	var wide []string
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if st, err := os.Stat(p); err == nil && st.Mode().Perm()&0o077 != 0 {
+			wide = append(wide, fmt.Sprintf("%s (mode %04o)", p, st.Mode().Perm()))
+		}
 	}
-	if m := st.Mode().Perm(); m&0o077 != 0 {
-		return m, nil
+	return wide, nil
+}
+
+// wideNames are the paths of ownersOnly's answer.
+func wideNames(wide []string) []string {
+	out := make([]string, len(wide))
+	for i, w := range wide {
+		out[i], _, _ = strings.Cut(w, " (mode ")
 	}
-	return 0, nil
+	return out
 }
 
 // checkpointEvery is how many rows are written between two wake-ups of
@@ -207,8 +214,8 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	if wide != 0 {
-		s.log.Warn(fmt.Sprintf("the store %s may be read by other users (mode %04o): it holds the audit log, tool arguments and results; reach leaves the mode of a file it did not create as it is: run chmod 600 %s (and its -wal and -shm files when they exist), or chmod 700 its folder", path, wide, path), "path", path)
+	if len(wide) > 0 {
+		s.log.Warn(fmt.Sprintf("the store's files %s may be read by other users: they hold the audit log, tool arguments and results; reach leaves the mode of a file it did not create as it is: run chmod 600 %s, or chmod 700 the folder", strings.Join(wide, ", "), strings.Join(wideNames(wide), " ")), "path", path)
 	}
 	// WAL mode is a property of the file: set once, every connection has it.
 	if _, err := w.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
