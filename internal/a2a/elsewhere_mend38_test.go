@@ -7,7 +7,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
 )
 
 // A message naming (taskId) a task that another instance runs, which the
@@ -65,5 +67,51 @@ func TestMend38MessageToATaskOfAnotherInstance(t *testing.T) {
 		if !errors.Is(ae.Err, a2a.ErrTaskNotFound) || !strings.Contains(ae.Message, "send without taskId to start one") || ae.Details["code"] != nil {
 			t.Errorf("%s's message to %s: %v %q %v, want today's not found", who, task, ae.Err, ae.Message, ae.Details)
 		}
+	}
+}
+
+// The same on PostgreSQL, with the task running on one gateway and the
+// message sent to another on the store: the second says where the task
+// is, and the first, sent the same message, passes it on to the agent.
+func TestMend38MessageToATaskOfAnotherInstanceOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	pg := pgtest.Own(t)
+	url, err := pg.CreateDatabase(t.Context(), "elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := postgres.Open(t.Context(), url, &postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a := newHarnessWith(t, func(o *Options) { o.Tasks = st }, nil, "executor")
+	b := peerGateway(t, a, st)
+	tk := a.send("executor", "alice", "input", nil)
+	if tk.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("alice's task: %s, want input required", tk.Status.State)
+	}
+	answer := func(h *harness, who string) (*a2a.Task, error) {
+		m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("blue"))
+		m.TaskID = tk.ID
+		res, err := h.client("executor", who, false).SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m})
+		if err != nil {
+			return nil, err
+		}
+		v, _ := res.(*a2a.Task)
+		return v, nil
+	}
+	_, err = answer(b, "alice")
+	var ae *a2a.Error
+	if !errors.As(err, &ae) || ae.Details["code"] != CodeTaskElsewhere || !strings.Contains(ae.Message, "another instance") {
+		t.Fatalf("alice's answer through the other instance: %v, want %s", err, CodeTaskElsewhere)
+	}
+	if _, err := answer(b, "bob"); !errors.As(err, &ae) || !errors.Is(ae.Err, a2a.ErrTaskNotFound) || ae.Details["code"] != nil {
+		t.Errorf("bob's message to alice's task through the other instance: %v, want not found", err)
+	}
+	if v, err := answer(a, "alice"); err != nil || v == nil || v.ID != tk.ID {
+		t.Fatalf("alice's answer through the instance that runs the task: %v, %v", v, err)
 	}
 }
