@@ -220,6 +220,33 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	return t, 0, nil
 }
 
+// CodeTaskElsewhere is the code (in the error's details) of a message to
+// a task of the caller's that another instance sharing the store runs.
+const CodeTaskElsewhere = "task_on_another_instance"
+
+// notHere answers a further message of task id that this instance does
+// not run, when the shared store keeps the task as owner's: one that ended
+// takes no more messages, as here; one still running runs on another
+// instance, which alone holds its stream to the agent and passes its
+// messages on. Telling the caller to start a new task there would have
+// its agent start over and lose the conversation. nil when the store has
+// no such task of owner's (the caller is then told as before, and of
+// another principal's task nothing is said).
+func (e *endpoint) notHere(ctx context.Context, id a2a.TaskID, owner Owner) error {
+	rec, v := e.g.storedTask(ctx, e.a.cfg.Name, id, owner)
+	if v == nil {
+		return nil
+	}
+	if rec.Final || v.Status.State.Terminal() {
+		return &a2a.Error{Err: a2a.ErrUnsupportedOperation, Message: fmt.Sprintf("Task %s is %s at reach and takes no more messages; start a new task.", id, v.Status.State)}
+	}
+	return &a2a.Error{Err: a2a.ErrServerError,
+		Message: fmt.Sprintf("Task %s of agent %s runs on another instance of this gateway (the instances share their store), which alone holds its stream to the agent and passes its messages on; this instance cannot. "+
+			"Send this message again, with the same taskId, to the instance that runs the task: the one its first message went to (route a task's messages by taskId or contextId to one instance). "+
+			"Do not start a new task for it, which would lose the task's conversation. GetTask on any instance shows the task's state (now %s); should that instance stop, the task ends failed, and only then is a new task the way on.", id, e.a.cfg.Name, v.Status.State),
+		Details: map[string]any{"code": CodeTaskElsewhere, "taskId": string(id), "state": string(v.Status.State)}}
+}
+
 // MaxReferenceTasks is the most tasks a message may reference
 // (referenceTaskIds): past it the message is refused, unread, as each
 // reference reach does not hold is read from the store.
@@ -257,6 +284,9 @@ func (e *endpoint) foreign(ctx context.Context, owner Owner, m *a2a.Message) str
 func (e *endpoint) resume(ctx context.Context, req *a2a.SendMessageRequest, owner Owner) (*task, int, error) {
 	t := e.g.tasks.get(e.a.cfg.Name, req.Message.TaskID, owner)
 	if t == nil {
+		if err := e.notHere(ctx, req.Message.TaskID, owner); err != nil {
+			return nil, 0, err
+		}
 		return nil, 0, &a2a.Error{Err: a2a.ErrTaskNotFound, Message: fmt.Sprintf("Agent %s has no task %s of yours here; send without taskId to start one.", e.a.cfg.Name, req.Message.TaskID)}
 	}
 	closed := func() error {

@@ -496,6 +496,29 @@ const (
 
 var stateFilters = []string{stateRunning, stateWaiting, stateIdle, stateStopped, stateDone}
 
+// apiStates are the states as the API spells them (GET /v1/requests?state=),
+// which the list's filter takes too.
+var apiStates = []string{telemetry.StateRunning, telemetry.StateWaiting, telemetry.StateIdle, telemetry.StateStopped, telemetry.StateDone}
+
+// parseStateFilter reads the list's ?state=: a state as the page names it
+// ("waiting for approval") or as the API does ("waiting_for_approval"),
+// in any case, "waiting" for short, and "" or "all" for every state. A
+// state it does not know is not ok (before, it showed every request, as
+// if no filter were asked).
+func parseStateFilter(s string) (string, bool) {
+	s = strings.Join(strings.Fields(strings.NewReplacer("_", " ", "-", " ").Replace(strings.ToLower(s))), " ")
+	switch s {
+	case "", "all":
+		return filterAll, true
+	case classWaiting:
+		return stateWaiting, true
+	}
+	if slices.Contains(stateFilters, s) {
+		return s, true
+	}
+	return "", false
+}
+
 type requestView struct {
 	ID, Parent, State, Class, Mode, Principal, Agent, Scene string
 	Raw                                                     string // the runtime's state
@@ -716,9 +739,12 @@ func (f requestFilter) query(page int) string {
 }
 
 func (u *UI) requests(w http.ResponseWriter, r *http.Request) {
-	f := requestFilter{State: r.FormValue("state"), Principal: strings.TrimSpace(r.FormValue("principal")), Q: strings.TrimSpace(r.FormValue("q"))}
-	if !slices.Contains(stateFilters, f.State) {
-		f.State = filterAll
+	f := requestFilter{Principal: strings.TrimSpace(r.FormValue("principal")), Q: strings.TrimSpace(r.FormValue("q"))}
+	badState := ""
+	if st, ok := parseStateFilter(r.FormValue("state")); ok {
+		f.State = st
+	} else {
+		badState = r.FormValue("state")
 	}
 	f.Page, _ = strconv.Atoi(r.FormValue("page"))
 	f.Page = max(f.Page, 1)
@@ -754,7 +780,7 @@ func (u *UI) requests(w http.ResponseWriter, r *http.Request) {
 		}
 		counts[v.State]++
 		total++
-		if f.State != filterAll && v.State != f.State {
+		if badState != "" || f.State != filterAll && v.State != f.State {
 			continue
 		}
 		vs = append(vs, v)
@@ -786,13 +812,20 @@ func (u *UI) requests(w http.ResponseWriter, r *http.Request) {
 		Newer, Older   string
 		FilterStates   []string
 		AnyRequestSeen bool
+		BadState       string
+		APIStates      []string
 	}{page: u.page(r, "Requests", "requests", ""), Requests: vs[from:to], F: f, States: states,
-		From: from + 1, To: to, Of: matched, FilterStates: stateFilters, AnyRequestSeen: anySeen}
+		From: from + 1, To: to, Of: matched, FilterStates: stateFilters, AnyRequestSeen: anySeen,
+		BadState: badState, APIStates: apiStates}
 	if f.Page > 1 {
 		data.Newer = f.query(f.Page - 1)
 	}
 	if to < matched {
 		data.Older = f.query(f.Page + 1)
+	}
+	if badState != "" {
+		u.renderStatus(w, r, http.StatusBadRequest, "requests", data)
+		return
 	}
 	u.render(w, r, "requests", data)
 }

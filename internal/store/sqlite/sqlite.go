@@ -101,6 +101,51 @@ type Store struct {
 	watchStop, watchDone chan struct{}
 }
 
+// ownersOnly makes the store's file at path, when it does not exist yet
+// and create is set, an empty file only its owner may read or write
+// (0600, whatever the umask), before SQLite opens it: SQLite gives the
+// -wal and -shm files it creates the main file's mode, so they follow,
+// and the audit log, tool arguments and results in them are no other
+// user's to read. A file that exists is left as it is (it is its owner's,
+// who may share it on purpose); those of the store's files (the main
+// file, -wal, -shm) that others may read or write are returned, each as
+// "path (mode 0644)", for Open to warn of.
+func ownersOnly(path string, create bool) ([]string, error) {
+	if create {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			// The umask only takes bits away, yet a file made here is
+			// set 0600 explicitly, as keys.json is.
+			err = f.Chmod(0o600)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				os.Remove(path)
+				return nil, err
+			}
+		} else if !errors.Is(err, os.ErrExist) {
+			return nil, err
+		}
+	}
+	var wide []string
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if st, err := os.Stat(p); err == nil && st.Mode().Perm()&0o077 != 0 {
+			wide = append(wide, fmt.Sprintf("%s (mode %04o)", p, st.Mode().Perm()))
+		}
+	}
+	return wide, nil
+}
+
+// wideNames are the paths of ownersOnly's answer.
+func wideNames(wide []string) []string {
+	out := make([]string, len(wide))
+	for i, w := range wide {
+		out[i], _, _ = strings.Cut(w, " (mode ")
+	}
+	return out
+}
+
 // checkpointEvery is how many rows are written between two wake-ups of
 // the checkpointer.
 const checkpointEvery = 4096
@@ -145,6 +190,10 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
+	wide, err := ownersOnly(path, !o.NoCreate)
+	if err != nil {
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
 	pragmas := []string{fmt.Sprintf("busy_timeout=%d", o.BusyTimeout.Milliseconds()),
 		"synchronous=" + o.Synchronous, "foreign_keys=0"}
 	// The writer's page cache is 1 MiB, half SQLite's default: it is C
@@ -164,6 +213,9 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 	s := &Store{path: path, w: w, log: o.Logger, Core: &sqlcore.Core{D: dialect}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if len(wide) > 0 {
+		s.log.Warn(fmt.Sprintf("the store's files %s may be read by other users: they hold the audit log, tool arguments and results; reach leaves the mode of a file it did not create as it is: run chmod 600 %s, or chmod 700 the folder", strings.Join(wide, ", "), strings.Join(wideNames(wide), " ")), "path", path)
 	}
 	// WAL mode is a property of the file: set once, every connection has it.
 	if _, err := w.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
