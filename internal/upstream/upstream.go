@@ -289,7 +289,7 @@ func (u *upstream) transport() mcp.Transport {
 	for k, v := range u.cfg.Env {
 		cmd.Env = append(cmd.Env, k+"="+v.Reveal())
 	}
-	cmd.Stderr = &lineLogger{log: u.log}
+	cmd.Stderr = &lineLogger{log: u.log, mask: u.p.redactor.RedactString}
 	return &inOrder{Transport: &commandTransport{cmd: cmd, grace: 2 * time.Second, log: u.log}, u: u}
 }
 
@@ -1454,7 +1454,11 @@ type lineLogger struct {
 	buf     []byte
 	limit   *rate.Limiter // nil: newLimiter on the first line
 	skipped int
-	last    []string // the last stderrTail lines, each cut to stderrTailLine bytes, logged or not
+	last    []string // the last stderrTail lines, masked then cut to stderrTailLine bytes, logged or not
+	// mask masks the secrets of a line kept in last, before it is cut:
+	// cut first, a secret the cut splits is no longer found, and its
+	// first bytes were quoted in the start's error. nil: none.
+	mask func(string) string
 }
 
 // stderrTail and stderrTailLine bound what a stdio upstream that exited
@@ -1471,12 +1475,20 @@ func (l *lineLogger) tail() []string {
 	defer l.mu.Unlock()
 	out := slices.Clone(l.last)
 	if rest := strings.TrimSpace(string(l.buf)); rest != "" {
-		out = append(out, ClipText(rest, stderrTailLine, ""))
+		out = append(out, ClipText(l.masked(rest), stderrTailLine, ""))
 	}
 	if len(out) > stderrTail {
 		out = out[len(out)-stderrTail:]
 	}
 	return out
+}
+
+// masked is s with its secrets masked (mask), before it is cut.
+func (l *lineLogger) masked(s string) string {
+	if l.mask == nil {
+		return s
+	}
+	return l.mask(s)
 }
 
 // stderrRate and stderrBurst bound the lines of one upstream's stderr
@@ -1511,7 +1523,7 @@ func (l *lineLogger) line(s string) {
 	if len(l.last) == stderrTail {
 		l.last = append(l.last[:0], l.last[1:]...)
 	}
-	l.last = append(l.last, ClipText(s, stderrTailLine, ""))
+	l.last = append(l.last, ClipText(l.masked(s), stderrTailLine, ""))
 	if l.limit == nil {
 		l.limit = rate.NewLimiter(stderrRate, stderrBurst)
 	}
