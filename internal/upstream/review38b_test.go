@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -51,5 +52,58 @@ func TestReview38bStderrTailMasksASecretAcrossItsCut(t *testing.T) {
 		}
 		h.close()
 		cancel()
+	}
+}
+
+// lineHandler keeps the "line" of each record, masked as the gateway's
+// log handler masks each record.
+type lineHandler struct {
+	mask  func(string) string
+	lines []string
+}
+
+func (h *lineHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "line" {
+			h.lines = append(h.lines, h.mask(a.Value.String()))
+		}
+		return true
+	})
+	return nil
+}
+func (h *lineHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *lineHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestReview38bStderrLongLineKeepsASecretWhole: a line of stderr longer
+// than 4 KiB is logged in pieces as it arrives; a piece ended where the
+// pipe's read ended, which could split a secret (a server that prints its
+// configuration on one line), and the log handler, masking each record,
+// found neither half. The end of a piece that may begin a secret is held
+// for the next one.
+func TestReview38bStderrLongLineKeepsASecretWhole(t *testing.T) {
+	const secret = "ghp_Zq8wLm3Xv7Tn2Rb5Kc9Yd4Hf6Js1Pa0QeUo"
+	red, err := redact.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := red.Add(secret); err != nil {
+		t.Fatal(err)
+	}
+	h := &lineHandler{mask: red.RedactString}
+	l := newLineLogger(slog.New(h), red)
+	for _, cut := range []int{5, 12, 20, 30} {
+		h.lines = nil
+		l.Write([]byte(strings.Repeat("c", 5000) + ` {"token":"` + secret[:cut]))
+		l.Write([]byte(secret[cut:] + `"} and more` + "\n"))
+		all := strings.Join(h.lines, "\n")
+		if !strings.Contains(all, "and more") || !strings.Contains(all, "[REDACTED]") {
+			t.Errorf("cut at %d: logged %q, want the line with the secret masked", cut, all)
+		}
+		for _, part := range []string{secret[:min(cut, 8)], secret[max(cut, len(secret)-8):]} {
+			if strings.Contains(all, part) {
+				t.Errorf("cut at %d: the log holds %q of the secret", cut, part)
+			}
+		}
 	}
 }

@@ -289,7 +289,7 @@ func (u *upstream) transport() mcp.Transport {
 	for k, v := range u.cfg.Env {
 		cmd.Env = append(cmd.Env, k+"="+v.Reveal())
 	}
-	cmd.Stderr = &lineLogger{log: u.log, mask: u.p.redactor.RedactString}
+	cmd.Stderr = newLineLogger(u.log, u.p.redactor)
 	return &inOrder{Transport: &commandTransport{cmd: cmd, grace: 2 * time.Second, log: u.log}, u: u}
 }
 
@@ -1459,6 +1459,12 @@ type lineLogger struct {
 	// cut first, a secret the cut splits is no longer found, and its
 	// first bytes were quoted in the start's error. nil: none.
 	mask func(string) string
+	// stream masks a line longer than 4 KiB, logged in pieces as it
+	// comes: a piece ends where a read of the pipe ended, which may split
+	// a secret, and masked one record at a time neither half was found.
+	// The end of a piece that may begin a secret is held for the next
+	// (redact.Stream). nil: pieces are logged as they come.
+	stream *redact.Stream
 }
 
 // stderrTail and stderrTailLine bound what a stdio upstream that exited
@@ -1481,6 +1487,11 @@ func (l *lineLogger) tail() []string {
 		out = out[len(out)-stderrTail:]
 	}
 	return out
+}
+
+// newLineLogger is a lineLogger to log, masking with red.
+func newLineLogger(log *slog.Logger, red *redact.Redactor) *lineLogger {
+	return &lineLogger{log: log, mask: red.RedactString, stream: red.Stream()}
 }
 
 // masked is s with its secrets masked (mask), before it is cut.
@@ -1506,12 +1517,22 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 		i := bytes.IndexByte(l.buf, '\n')
 		if i < 0 {
 			if len(l.buf) > 4096 {
-				l.line(string(l.buf))
+				piece := string(l.buf)
+				if l.stream != nil {
+					piece = l.stream.Next(piece) // its end that may begin a secret held
+				}
+				if piece != "" {
+					l.line(piece)
+				}
 				l.buf = l.buf[:0]
 			}
 			return len(p), nil
 		}
-		if line := strings.TrimSpace(string(l.buf[:i])); line != "" {
+		line := string(l.buf[:i])
+		if l.stream != nil && l.stream.Holding() { // the end of a long line
+			line = l.stream.Next(line) + l.stream.Flush()
+		}
+		if line = strings.TrimSpace(line); line != "" {
 			l.line(line)
 		}
 		l.buf = l.buf[i+1:]
