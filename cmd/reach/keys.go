@@ -158,8 +158,10 @@ themselves. --json prints the same, one object a key.`,
 					return err
 				}
 				// Say where it looked and what an id is: a user who gave
-				// the key itself (rk_...) read "no such key".
-				if strings.HasPrefix(args[0], "rk_") {
+				// the key itself (rk_...) read "no such key". A key
+				// anywhere in it (pasted with its header, "Bearer rk_...",
+				// or a space) is not echoed either.
+				if strings.Contains(args[0], "rk_") {
 					return errors.New("revoking rk_…: that is a key itself, not its id: revoke it by the id reach keys list shows for its principal (key_...); the key was typed on a command line, so make its principal a new one")
 				}
 				return fmt.Errorf("revoking %s: %s holds no key of that id: reach keys list shows the ids of its keys (key_...); a gateway of another data folder: --data or --config", printable(args[0]), printable(auth.KeysPath(data)))

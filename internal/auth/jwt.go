@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -48,7 +49,8 @@ type JWTOptions struct {
 	// array of strings or a space-separated string), tenant ("tenant") and
 	// department ("department", an attribute). A dotted name reaches into
 	// objects ("realm_access.roles") when no claim has that name as it is
-	// ("https://reach.example.com/roles").
+	// ("https://reach.example.com/roles"); a token with both, different,
+	// is refused.
 	PrincipalClaim, RolesClaim, TenantClaim, DepartmentClaim string
 	// Attributes maps more attribute names to claims.
 	Attributes map[string]string
@@ -653,6 +655,11 @@ func claim(c map[string]any, path string) (any, bool) {
 	if v, ok := c[path]; ok {
 		return v, true
 	}
+	return claimPath(c, path)
+}
+
+// claimPath finds a claim by path read as dotted only.
+func claimPath(c map[string]any, path string) (any, bool) {
 	var cur any = c
 	for part := range strings.SplitSeq(path, ".") {
 		m, ok := cur.(map[string]any)
@@ -666,8 +673,38 @@ func claim(c map[string]any, path string) (any, bool) {
 	return cur, true
 }
 
+// twoWays reports whether a token answers a dotted claim name two ways
+// that differ: a claim of that name as it is ("realm_access.roles") and
+// another at that path through objects (realm_access: {roles: ...}). The
+// one by name would win, and a claim added beside the identity provider's
+// own (null, or other roles) displace the one the configuration reads.
+func twoWays(c map[string]any, path string) bool {
+	if !strings.Contains(path, ".") {
+		return false
+	}
+	byName, ok := c[path]
+	if !ok {
+		return false
+	}
+	byPath, ok := claimPath(c, path)
+	return ok && !reflect.DeepEqual(byName, byPath)
+}
+
 func (v *Verifier) identity(c map[string]any, kid string) (*Identity, error) {
 	id := &Identity{Method: "jwt", KeyID: kid}
+	// A claim read two ways with two answers is refused, not decided by
+	// which way is tried first: which one the identity provider meant is
+	// not known.
+	paths := []string{v.o.PrincipalClaim, v.o.RolesClaim, v.o.TenantClaim, v.o.DepartmentClaim}
+	for _, name := range slices.Sorted(maps.Keys(v.o.Attributes)) {
+		paths = append(paths, v.o.Attributes[name])
+	}
+	for _, path := range paths {
+		if twoWays(c, path) {
+			return nil, fmt.Errorf("%w: claim %q is both a claim of that name and, different, a claim at that path through objects; "+
+				"the identity provider must give one of them", ErrTokenInvalid, path)
+		}
+	}
 	p, _ := claim(c, v.o.PrincipalClaim)
 	id.Principal, _ = p.(string)
 	if id.Principal == "" || id.Principal == "anonymous" {

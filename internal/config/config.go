@@ -1030,7 +1030,10 @@ func (c *Config) SecretValues() []string {
 // user's "id:password" and the password alone, which an upstream's error
 // may quote decoded ("invalid credentials svc:..."), as a URL's userinfo
 // is quoted. The user id alone names who, and is no secret, unless the
-// password is empty: then the id is the key (Stripe's "sk_live_...:").
+// password is empty and the id is as long as a key (basicKeyLen): then
+// the id is the key (Stripe's "sk_live_...:"). A short one with no
+// password ("admin:", "guest:") holds no secret: masked, it hid every
+// "admin" of every result, log line and audit entry.
 func basicSecrets(scheme, tok string) []string {
 	if !strings.EqualFold(scheme, "Basic") {
 		return nil
@@ -1048,10 +1051,18 @@ func basicSecrets(scheme, tok string) []string {
 		return nil
 	}
 	if pass == "" {
+		if len(user) < basicKeyLen {
+			return nil
+		}
 		return []string{cred, user}
 	}
 	return []string{cred, pass}
 }
+
+// basicKeyLen is the shortest user id of a Basic credential without a
+// password taken for a key: the keys APIs take so (Stripe's, Recurly's,
+// Chargebee's) are 24 bytes or more; a name is seldom 16.
+const basicKeyLen = 16
 
 // TelemetryConfig says where traces go.
 type TelemetryConfig struct {

@@ -291,7 +291,7 @@ func (u *upstream) transport() mcp.Transport {
 	for k, v := range u.cfg.Env {
 		cmd.Env = append(cmd.Env, k+"="+v.Reveal())
 	}
-	cmd.Stderr = &lineLogger{log: u.log}
+	cmd.Stderr = newLineLogger(u.log, u.p.redactor)
 	return &inOrder{Transport: &commandTransport{cmd: cmd, grace: 2 * time.Second, log: u.log}, u: u}
 }
 
@@ -1458,7 +1458,17 @@ type lineLogger struct {
 	buf     []byte
 	limit   *rate.Limiter // nil: newLimiter on the first line
 	skipped int
-	last    []string // the last stderrTail lines, each cut to stderrTailLine bytes, logged or not
+	last    []string // the last stderrTail lines, masked then cut to stderrTailLine bytes, logged or not
+	// mask masks the secrets of a line kept in last, before it is cut:
+	// cut first, a secret the cut splits is no longer found, and its
+	// first bytes were quoted in the start's error. nil: none.
+	mask func(string) string
+	// stream masks a line longer than 4 KiB, logged in pieces as it
+	// comes: a piece ends where a read of the pipe ended, which may split
+	// a secret, and masked one record at a time neither half was found.
+	// The end of a piece that may begin a secret is held for the next
+	// (redact.Stream). nil: pieces are logged as they come.
+	stream *redact.Stream
 }
 
 // stderrTail and stderrTailLine bound what a stdio upstream that exited
@@ -1475,12 +1485,25 @@ func (l *lineLogger) tail() []string {
 	defer l.mu.Unlock()
 	out := slices.Clone(l.last)
 	if rest := strings.TrimSpace(string(l.buf)); rest != "" {
-		out = append(out, ClipText(rest, stderrTailLine, ""))
+		out = append(out, ClipText(l.masked(rest), stderrTailLine, ""))
 	}
 	if len(out) > stderrTail {
 		out = out[len(out)-stderrTail:]
 	}
 	return out
+}
+
+// newLineLogger is a lineLogger to log, masking with red.
+func newLineLogger(log *slog.Logger, red *redact.Redactor) *lineLogger {
+	return &lineLogger{log: log, mask: red.RedactString, stream: red.Stream()}
+}
+
+// masked is s with its secrets masked (mask), before it is cut.
+func (l *lineLogger) masked(s string) string {
+	if l.mask == nil {
+		return s
+	}
+	return l.mask(s)
 }
 
 // stderrRate and stderrBurst bound the lines of one upstream's stderr
@@ -1498,12 +1521,22 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 		i := bytes.IndexByte(l.buf, '\n')
 		if i < 0 {
 			if len(l.buf) > 4096 {
-				l.line(string(l.buf))
+				piece := string(l.buf)
+				if l.stream != nil {
+					piece = l.stream.Next(piece) // its end that may begin a secret held
+				}
+				if piece != "" {
+					l.line(piece)
+				}
 				l.buf = l.buf[:0]
 			}
 			return len(p), nil
 		}
-		if line := strings.TrimSpace(string(l.buf[:i])); line != "" {
+		line := string(l.buf[:i])
+		if l.stream != nil && l.stream.Holding() { // the end of a long line
+			line = l.stream.Next(line) + l.stream.Flush()
+		}
+		if line = strings.TrimSpace(line); line != "" {
 			l.line(line)
 		}
 		l.buf = l.buf[i+1:]
@@ -1515,7 +1548,7 @@ func (l *lineLogger) line(s string) {
 	if len(l.last) == stderrTail {
 		l.last = append(l.last[:0], l.last[1:]...)
 	}
-	l.last = append(l.last, ClipText(s, stderrTailLine, ""))
+	l.last = append(l.last, ClipText(l.masked(s), stderrTailLine, ""))
 	if l.limit == nil {
 		l.limit = rate.NewLimiter(stderrRate, stderrBurst)
 	}

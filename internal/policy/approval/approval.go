@@ -1776,12 +1776,33 @@ func (q *Queue) reread(id string) {
 // stored is the row that writes rec, at its version, marked unaudited or
 // not, by instance; q.mu is held.
 func (q *Queue) stored(rec *record, unaudited bool, instance string) (*store.ApprovalRecord, error) {
-	data, err := json.Marshal(storedApproval{Approval: rec.Approval, Key: rec.key, Alt: rec.alt, Unaudited: unaudited, Instance: instance})
+	data, err := json.Marshal(storedApproval{Approval: rec.Approval, Key: rec.key, Alt: rec.alt, Instance: instance})
 	if err != nil {
 		return nil, err
 	}
+	data = markUnaudited(data, unaudited)
 	return &store.ApprovalRecord{ID: rec.ID, Key: rec.key, Alt: rec.alt, Status: string(rec.Status), Version: rec.version,
 		Created: rec.Created, Expires: rec.Expires, Data: data}, nil
+}
+
+// markUnaudited returns data, an approval's JSON object written without
+// its unaudited field, with the mark the stores select an approval whose
+// action is not audited by (store.UnauditedMark) once if unaudited, else
+// not at all. The data holds what the agent wrote (its call's arguments,
+// compacted): {"unaudited": true} among them spelled the mark, and the
+// approval was taken for one not audited, kept past its retention. Such
+// a spelling is written with a space after its colon, the same JSON.
+func markUnaudited(data []byte, unaudited bool) []byte {
+	mark := []byte(store.UnauditedMark)
+	if bytes.Contains(data, mark) {
+		spaced := []byte(strings.Replace(store.UnauditedMark, ":", ": ", 1))
+		data = bytes.ReplaceAll(data, mark, spaced)
+	}
+	if unaudited && len(data) > 2 && data[len(data)-1] == '}' {
+		data = append(append(data[:len(data)-1:len(data)-1], ','), mark...)
+		data = append(data, '}')
+	}
+	return data
 }
 
 // audited clears the unaudited mark of the approval whose event e was

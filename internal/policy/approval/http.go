@@ -2,6 +2,7 @@ package approval
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,7 +136,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 	a, ok, err := h.q.Find(r.PathValue("id"))
 	if err != nil {
-		unreadable(w, err)
+		h.unreadable(w, r.PathValue("id"), err)
 		return
 	}
 	if !ok || !h.q.CanDecide(&a, h.actor(r)) {
@@ -162,7 +163,7 @@ func (h *handler) decide(approve bool) http.HandlerFunc {
 		}
 		id, by := r.PathValue("id"), h.actor(r)
 		if a, ok, err := h.q.Find(id); err != nil {
-			unreadable(w, err)
+			h.unreadable(w, id, err)
 			return
 		} else if !ok || !h.q.CanDecide(&a, by) {
 			notFound(w, id)
@@ -184,7 +185,21 @@ func (h *handler) decide(approve bool) http.HandlerFunc {
 		case errors.Is(err, ErrAlreadyVoted):
 			httpjson.WriteError(w, http.StatusConflict, "already_approved", upper(err.Error())+".", "")
 		case errors.Is(err, ErrNotRecorded):
-			httpjson.WriteError(w, http.StatusServiceUnavailable, "not_recorded", upper(err.Error())+".",
+			// The store's own text (a driver's, with its host, user or
+			// SQL) is logged, not told.
+			h.q.o.Logger.Warn("approvals: a decision not recorded", "approval", id, "by", by.Principal, "err", err)
+			why := "the store did not take it"
+			switch {
+			case errors.Is(err, ErrUnreadable):
+				why = "the approvals' store could not be read, and this gateway does not know the approval"
+			case errors.Is(err, context.DeadlineExceeded):
+				why = "the store did not confirm it in time (it may still be applied)"
+			}
+			msg := fmt.Sprintf("Decision not recorded: %s", why)
+			if a.Status != "" {
+				msg += fmt.Sprintf("; %s stays %s", id, a.Status)
+			}
+			httpjson.WriteError(w, http.StatusServiceUnavailable, "not_recorded", msg+".",
 				"Nothing was decided as far as the gateway could read the store back. Look at the approval again in a moment (reach approvals list --all): if it still waits, decide it again.")
 		case errors.Is(err, ErrDecided):
 			httpjson.WriteError(w, http.StatusConflict, "already_decided", upper(err.Error())+".", decidedSuggestion(a.Status))
@@ -215,10 +230,13 @@ func upper(s string) string {
 	return string(b)
 }
 
-// unreadable answers for an approval the shared store could not be read
-// for (ErrUnreadable): it may exist; nothing was decided.
-func unreadable(w http.ResponseWriter, err error) {
-	httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", upper(err.Error())+".",
+// unreadable answers for approval id, which the shared store could not
+// be read for (ErrUnreadable): it may exist; nothing was decided. The
+// store's own text (a driver's, with its host, user or SQL) is logged,
+// not told.
+func (h *handler) unreadable(w http.ResponseWriter, id string, err error) {
+	h.q.o.Logger.Warn("approvals: the store not read for an approval not known here", "approval", id, "err", err)
+	httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("Approvals' store not read: approval %s is not one this gateway knows, and the store instances share did not answer.", id),
 		"The approvals' store did not answer, and this gateway does not know the approval (another instance may have asked it): nothing was decided. Try again in a moment.")
 }
 
