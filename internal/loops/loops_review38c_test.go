@@ -1,6 +1,7 @@
 package loops
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -35,5 +36,42 @@ func TestRewordedAskHistoryGrows(t *testing.T) {
 	}
 	if p := playAs(w.run); p.refusedAt < 0 {
 		t.Errorf("one question reworded to an agent that keeps its conversation, answered the same: not refused in %d calls", p.calls)
+	}
+}
+
+// TestPageEchoedWithNext: a listing that ignores the offset it is sent
+// hands back the same items, naming the offset it was sent and the next
+// one to ask for ({"offset": 16, "next_offset": 18, "items": [...]}), or
+// the page and the next page: each answer differs from the last only in
+// what it echoes of its position, and it is paged past its end as one
+// that names none (TestPageEchoedPastTheEnd). Pages that bring other
+// items each time go on.
+func TestPageEchoedWithNext(t *testing.T) {
+	items := []obj{{"id": "P-1", "title": "Trail runner"}, {"id": "P-2", "title": "Road runner"}}
+	for _, next := range []string{"next_offset", "nextOffset"} {
+		var calls []asCall
+		for i := 0; i < 8; i++ {
+			calls = append(calls, asOK("search_products", obj{"q": "running shoes", "offset": i * 2, "limit": 2},
+				obj{"offset": i * 2, next: i*2 + 2, "limit": 2, "items": items}))
+		}
+		if at, v := thPlay(t, calls, nil); at < 0 || !strings.Contains(v.Message, "later page") {
+			t.Errorf("the same items, the offset and the %s echoed: refused at %d (%v), want for a later page", next, at, v)
+		}
+	}
+	var calls []asCall
+	for p := 1; p < 9; p++ {
+		calls = append(calls, asOK("list_tickets", obj{"project": "ops", "page": p},
+			obj{"page": p, "next_page": p + 1, "tickets": []obj{{"id": "T-1", "title": "Disk full on db-2"}}}))
+	}
+	if at, v := thPlay(t, calls, nil); at < 0 || !strings.Contains(v.Message, "later page") {
+		t.Errorf("the same tickets, the page and the next page echoed: refused at %d (%v), want for a later page", at, v)
+	}
+	calls = nil
+	for i := 0; i < 8; i++ {
+		calls = append(calls, asOK("search_products", obj{"q": "running shoes", "offset": i * 2, "limit": 2},
+			obj{"offset": i * 2, "next_offset": i*2 + 2, "limit": 2, "items": []obj{{"id": fmt.Sprintf("P-%d", 2*i+1)}, {"id": fmt.Sprintf("P-%d", 2*i+2)}}}))
+	}
+	if at, v := thPlay(t, calls, nil); at >= 0 {
+		t.Errorf("pages that echo their offset and the next and bring other items: refused at %d (%v)", at, v)
 	}
 }
