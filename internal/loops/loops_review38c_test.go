@@ -75,3 +75,19 @@ func TestPageEchoedWithNext(t *testing.T) {
 		t.Errorf("pages that echo their offset and the next and bring other items: refused at %d (%v)", at, v)
 	}
 }
+
+// TestMessageIDNotA2A: a mail tool's messageId names the message read,
+// not the exchange, even where the arguments name the message's "parts"
+// (fields to fetch): distinct messages read, each answered alike, go on;
+// only an A2A message's own id (beside its role and parts) is the
+// exchange's (TestA2AEnvelope).
+func TestMessageIDNotA2A(t *testing.T) {
+	var calls []asCall
+	for i := 0; i < 8; i++ {
+		calls = append(calls, asOK("get_message", obj{"messageId": fmt.Sprintf("18c%05x9e2f", 0x3a1f0+i*7919), "question": "Does this message have any attachments?", "parts": true},
+			"No attachments in this message."))
+	}
+	if at, v := thPlay(t, calls, nil); at >= 0 {
+		t.Errorf("distinct messages read, each answered alike: refused at %d (%v)", at, v)
+	}
+}
