@@ -80,10 +80,12 @@ func a2aKey(k []byte, top bool) bool {
 // it out. The same question sent again under a new id is the same call.
 
 // a2aMessageID reports whether key k of arguments args may be an A2A
-// message's id: "messageId" in arguments that hold "parts" (dropExchange
-// tells which object it is in).
+// message's id: "messageId" in arguments that hold a "role" and "parts",
+// as a message does (dropExchange tells which object it is in). A
+// messageId beside "parts" alone (a mail tool's message read, its parts
+// asked for) names what is read, not the exchange.
 func a2aMessageID(k, args []byte) bool {
-	return string(k) == "messageId" && bytes.Contains(args, []byte(`"parts"`))
+	return string(k) == "messageId" && bytes.Contains(args, []byte(`"parts"`)) && bytes.Contains(args, []byte(`"role"`))
 }
 
 // a2aMessage reports whether decoded object m is an A2A message: a

@@ -15,6 +15,8 @@ func FuzzDetector(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, []byte(`{"q":"error","limit":20}`), []byte(`"timeout"`))
 	f.Add([]byte{7, 200, 13, 99, 255, 1, 0, 64}, []byte(`{"x":`), []byte(`{"unterminated`))
 	f.Add([]byte{33, 66, 99, 132, 165, 198, 231}, []byte(`[1,[2,[3,[4]]]]`), []byte(`"a\\nb\nc\\\\n"`))
+	f.Add([]byte{1, 4, 9, 16, 25, 36, 49, 64, 81, 100}, []byte(`{"message":{"role":"user","messageId":"m-1","parts":[{"kind":"text","text":"q"}]},"offset":2}`),
+		[]byte(`{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t","contextId":"c","status":{"state":"working"},"usage":{"input_tokens":90,"output_tokens":7}}}`))
 	f.Fuzz(func(t *testing.T, prog, args, result []byte) {
 		d := New(&Options{MaxKeys: 64, MaxUnits: 128, MaxAgents: 4, CyclePeriod: int(len(prog) % 20)})
 		tools := []string{"a", "b", "c"}
@@ -79,7 +81,10 @@ func FuzzDetector(f *testing.F) {
 func FuzzScan(f *testing.F) {
 	for _, s := range []string{`{"a":[1,2,{"b":"c\nd"}],"e":null}`, `"plain\\ntext"`, `not json`, `[[[[`, `{"a":"\"}`, `-1.5e+3`,
 		`"{\"a\": \"\u00e9\ud83d\ude00\", \"request_id\": \"9f8e7d6c5b4a\"}"`, `"[\u12"`, `{"headers":{"Date":"x","Age":"1"},"checked":"2025-01-07T22:32:47Z"}`,
-		`{"metadata":{"generated":1796558400000,"count":1},"retrieved":1796558400.25,"checked":17965584}`} {
+		`{"metadata":{"generated":1796558400000,"count":1},"retrieved":1796558400.25,"checked":17965584}`,
+		`{"jsonrpc":"2.0","id":3,"result":{"kind":"task","id":"t-1","contextId":"c-1","artifacts":[{"artifactId":"a","parts":[{"kind":"text","text":"x"}]}]}}`,
+		`{"jsonrpc":"2.0","result":{"result":{"kind":"message","contextId":null}},"kind":"task","contextId":"c"}`, `{"kind":1,"contextId":{}}`,
+		`{"offset":16,"limit":8,"items":[{"id":"P-1"}]}`, `"Results for \"x\" (page 3):\n1. a"`, `{"page":1e308,"text":"page 9223372036854775808"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -95,6 +100,16 @@ func FuzzScan(f *testing.F) {
 		z := scanResult(b, nil, 16, &vol, &scratch, false)
 		if len(a.out) > 16 || a.digest != z.digest {
 			t.Fatalf("scanResult: %d leaves (limit 16), digests %x and %x", len(a.out), a.digest, z.digest)
+		}
+		// The A2A envelope's and a page's echo's readers (a2a.go, paging.go).
+		if k := a2aShape(b); k != a2aShape(b) || k < 0 || k > a2aWrapped {
+			t.Fatalf("a2aShape: %d", k)
+		}
+		for _, pos := range []float64{0, 1, 3, 16, -1, 1e19} {
+			if pageAnswer(&a, pos) != pageAnswer(&z, pos) {
+				t.Fatalf("pageAnswer(%v) differs on the same bytes", pos)
+			}
+			namesPage(b, pos)
 		}
 		if foldArgs("t", b) != foldArgs("t", b) {
 			t.Fatal("foldArgs differs on the same bytes")

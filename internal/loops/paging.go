@@ -185,34 +185,42 @@ func indexFold(b []byte, w string) int {
 // pageAnswer is the substance of a page's answer (sc) to a call at
 // position pos: its digest, or, when the answer echoes the position it
 // was asked for under a page key ({"offset": 16, "items": [...]}) or in
-// a line that names it (namesPage), its pieces but that echo, as a set. A list that ignores the offset it is
-// sent and hands back the same items, naming each time the offset it
-// was sent, pages past its end as one that names none does.
+// a line that names it (namesPage), its pieces but that echo, as a set.
+// The echo is every number under a page key (the offset sent and the next
+// one to ask for: {"offset": 16, "next_offset": 18}) and the line that
+// names the position. A list that ignores the offset it is sent and hands
+// back the same items, naming each time the offset it was sent, pages
+// past its end as one that names none does.
 func pageAnswer(sc *scan, pos float64) uint64 {
-	echo := -1
+	echoed := false
 	for i := range sc.out {
-		l := &sc.out[i]
-		if l.kind == leafNumber && !l.arr && pageKey(l.key) {
-			if p, err := strconv.ParseFloat(string(l.raw), 64); err == nil && p == pos {
-				echo = i
-				break
-			}
-		}
-		if l.kind == leafString && namesPage(l.raw, pos) {
-			echo = i
+		if pageEcho(&sc.out[i], pos) {
+			echoed = true
 			break
 		}
 	}
-	if echo < 0 {
+	if !echoed {
 		return sc.digest
 	}
 	sum := uint64(0x6563686f)
 	for i := range sc.out {
-		if i != echo {
-			sum += mix(sc.out[i].unit(), 0x706167)
+		l := &sc.out[i]
+		if l.kind == leafNumber && !l.arr && pageKey(l.key) || l.kind == leafString && namesPage(l.raw, pos) {
+			continue
 		}
+		sum += mix(l.unit(), 0x706167)
 	}
 	return sum
+}
+
+// pageEcho reports whether leaf l of a page's answer echoes position pos:
+// pos under a page key, or a line that names it (namesPage).
+func pageEcho(l *leaf, pos float64) bool {
+	if l.kind == leafNumber && !l.arr && pageKey(l.key) {
+		p, err := strconv.ParseFloat(string(l.raw), 64)
+		return err == nil && p == pos
+	}
+	return l.kind == leafString && namesPage(l.raw, pos)
 }
 
 // checkPaging refuses read s when the tool's last answers, more than

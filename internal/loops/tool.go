@@ -82,9 +82,10 @@ type toolState struct {
 	hasAsk     bool
 
 	// The token counts beside the tool's last reply to free text, summed,
-	// and the length of that call's arguments (grownCounts).
+	// and the lengths of that call's arguments and result (grownCounts).
 	exchSum  float64
 	exchArgs int
+	exchRes  int
 	hasExch  bool
 
 	echo   echoStreak   // answers alike but for what they echo of their calls
@@ -653,7 +654,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// reply whatever it said: the rephrase rule compares the replies
 		// without them (envelope.go). Every other rule reads them.
 		qAnswer, qFresh := answer-exchAns, fresh-exchFresh
-		if exchAns != 0 && t.grownCounts(s, sc.out) {
+		if exchAns != 0 && t.grownCounts(s, len(o.Result), sc.out) {
 			// Unless they grew by more than a rewording can move them:
 			// a job's counts, its one sign that it moves.
 			qAnswer, qFresh = answer, fresh
@@ -694,15 +695,18 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 }
 
 // grownCounts reports whether the token counts beside the reply to call s
-// (the leaves of out marked exch), summed, grew since the tool's last such
-// reply by more than rewording its question can move them: a prompt's
-// count moves by at most a token a byte of the question's change (twice,
-// with a total beside it), give or take maxCountsMoved; a reply said again
-// keeps its own. Counts that grow by more are not the exchange's but a
-// job's, reported while it works ("still working", its tokens growing by
-// hundreds a poll): they are its news, even to the rephrase rule. The sum
-// is kept for the next reply.
-func (t *toolState) grownCounts(s *Step, out []leaf) bool {
+// (the leaves of out marked exch; res, the length of its result), summed,
+// grew since the tool's last such reply by more than the exchange can move
+// them: a prompt's count moves by at most a token a byte of the question's
+// change (twice, with a total beside it), give or take maxCountsMoved; an
+// agent that keeps its conversation (a chat under one context) reads the
+// last question and its answer again, its prompt growing by them each
+// turn, at most a token two bytes of them (twice, with a total); a reply
+// said again keeps its own. Counts that grow by more are not the
+// exchange's but a job's, reported while it works ("still working", its
+// tokens growing by hundreds a poll): they are its news, even to the
+// rephrase rule. The sum is kept for the next reply.
+func (t *toolState) grownCounts(s *Step, res int, out []leaf) bool {
 	sum := 0.0
 	for i := range out {
 		if out[i].exch {
@@ -717,9 +721,9 @@ func (t *toolState) grownCounts(s *Step, out []leaf) bool {
 		if moved < 0 {
 			moved = -moved
 		}
-		grown = sum-t.exchSum > float64(2*moved+maxCountsMoved)
+		grown = sum-t.exchSum > float64(2*moved+t.exchArgs+t.exchRes+maxCountsMoved)
 	}
-	t.exchSum, t.exchArgs, t.hasExch = sum, len(s.Args), true
+	t.exchSum, t.exchArgs, t.exchRes, t.hasExch = sum, len(s.Args), res, true
 	return grown
 }
 
