@@ -1,0 +1,71 @@
+package cluster
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/durable"
+)
+
+// A hand-off made on b (its sub-request "c", a sub-agent's, owned under
+// b's part of its manager's request "p"), whose sub-agent works on through
+// a: b's part of p leaves (its idle gap, its MCP session's end as b shuts
+// down: the gateway ends the part, then the sub-requests it owns under
+// it), and with it b's part of c. That is no end of the hand-off: p runs
+// on through a, and so does c, as it would on one instance, where the
+// sub-agent's calls keep the request running. c is not stored ended, and
+// a's part of it runs on. Before, b's end of its part was taken for the
+// hand-off's end (postgres.Store.SettleHandOff): every instance ended its
+// part of c, and the sub-agent's next call through a was refused
+// request_ended while its manager waited for its answer.
+func TestReview38PartLeavingEndsNoHandOff(t *testing.T) {
+	ctx := context.Background()
+	_, a, b := twoInstances(t, time.Minute)
+	var rts [2]*reach.Runtime
+	for i, c := range []*Cluster{a, b} {
+		rts[i] = reach.New(&reach.Options{Requests: c.Recorder(durable.New(c.st, nil, nil)), DisableLoopGuard: true})
+		if err := c.Start(rts[i], nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, p, err := rts[0].Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.End()
+	bctx, pOnB, err := rts[1].Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sub, err := rts[1].Delegate(bctx, &reach.Delegation{Agent: "one", Task: "t", ID: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cOnA, err := rts[0].Begin(ctx, &reach.RequestOptions{ID: "c", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cOnA.End()
+
+	// As the gateway ends a request it owns (link.Owned: Sweep, End,
+	// EndSession): the request first, then the sub-requests under it.
+	pOnB.End()
+	sub.End()
+
+	settled, err := a.st.Settled(ctx, a.Owner())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(settled, "c") {
+		t.Errorf("the hand-off's sub-request is stored ended by its client once b's part of its manager's request left; want it running on a")
+	}
+	if cOnA.State() != reach.RequestRunning {
+		t.Errorf("a's part of the hand-off: %s, want running", cOnA.State())
+	}
+	if err := cOnA.Context().Err(); err != nil {
+		t.Errorf("a's part of the hand-off: its context ended (%v), want its calls running on", context.Cause(cOnA.Context()))
+	}
+}
