@@ -448,7 +448,8 @@ func (r *Recorder) SharedUsage(ctx context.Context, q *reach.Request) (reach.Usa
 // handOffOver reports whether q, ending here with no stop, is the
 // sub-request of a hand-off made here that is over: its agent answered (an
 // A2A task's final state), or the turn that handed a sub-agent its task
-// went on (link.Owned.EndSubs), its parent's part still running here. A
+// went on (link.Owned.EndSubs), its parent's part still running here (a
+// soft stop lets it run). A
 // sub-request ended after its parent's part here ended is no hand-off's
 // end but that part's: the gateway ends a request it owns (its idle gap,
 // its MCP session's end, as the gateway shuts down), then the
@@ -461,7 +462,7 @@ func (r *Recorder) SharedUsage(ctx context.Context, q *reach.Request) (reach.Usa
 // (TestReview38PartLeavingEndsNoHandOff).
 func handOffOver(q *reach.Request) bool {
 	p := q.Parent()
-	return q.DelegateFrame() != nil && p != nil && p.State() == reach.RequestRunning
+	return q.DelegateFrame() != nil && p != nil && p.Context().Err() == nil // ended, or stopped: its context ended
 }
 
 // handOffEnded ends, on every instance, the parts of q, the sub-request
