@@ -438,6 +438,10 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 // what Admission, AdmitTurn and Spend debit: turns, tool calls, tokens,
 // cost), for the carve of a hand-off's budget made here.
 func (r *Recorder) SharedUsage(ctx context.Context, q *reach.Request) (reach.Usage, error) {
+	// Bounded as every read of the shared store here: the hand-off's
+	// context has no deadline (TestReview38SharedSpendReadIsBounded).
+	ctx, cancel := context.WithTimeout(ctx, r.c.ttl)
+	defer cancel()
 	sp, err := r.c.st.Spent(ctx, q.ID())
 	if err != nil {
 		return reach.Usage{}, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/durable"
+	"github.com/jackc/pgx/v5"
 )
 
 // A hand-off made on b (its sub-request "c", a sub-agent's, owned under
@@ -67,5 +68,55 @@ func TestReview38PartLeavingEndsNoHandOff(t *testing.T) {
 	}
 	if err := cOnA.Context().Err(); err != nil {
 		t.Errorf("a's part of the hand-off: its context ended (%v), want its calls running on", context.Cause(cOnA.Context()))
+	}
+}
+
+// A hand-off from a request with a budget reads what every instance spent
+// of it (Recorder.SharedUsage) within the bound every other read and write
+// of the shared store has (instance_ttl): a store that does not answer (a
+// lock held on the ledger here, a connection cut off with no reset) leaves
+// the hand-off to what this instance's part spent, logged, or to a refusal
+// of the store's, not waiting for good. Before, the read took the
+// hand-off's context, which no deadline bounds (an A2A task's, the
+// manager's request's): the hand-off, and the caller's message or the
+// sub-agent's first turn, hung until the store answered.
+func TestReview38SharedSpendReadIsBounded(t *testing.T) {
+	ctx := context.Background()
+	url, a, _ := twoInstances(t, 2*time.Second)
+	rt := reach.New(&reach.Options{Requests: a.Recorder(durable.New(a.st, nil, nil)), DisableLoopGuard: true})
+	pctx, p, err := rt.Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice", Budget: &reach.Budget{Turns: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.End()
+
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `LOCK TABLE ledger IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, sub, err := rt.Delegate(pctx, &reach.Delegation{Agent: "one", Task: "t"})
+		if sub != nil {
+			sub.End()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Logf("the hand-off while the store did not answer: %v", err)
+		tx.Rollback(ctx)
+	case <-time.After(time.Minute):
+		t.Errorf("the hand-off still waits for the store a minute on, its bound 2 s")
+		tx.Rollback(ctx)
+		<-done
 	}
 }
