@@ -120,3 +120,41 @@ func TestReview38SharedSpendReadIsBounded(t *testing.T) {
 		<-done
 	}
 }
+
+// A hand-off's end is not stored as its sub-request's end everywhere
+// (postgres.Store.SettleHandOff) while a request above it is stopped: the
+// stop of the request it was made in, stored through another instance and
+// not yet heard by the one whose hand-off ended, undoes the whole chain
+// below it, the sub-agent's finished work too, as the sub-request's own
+// stop does. Before, only the sub-request's own stop was looked at: the
+// sub-request was stored ended by its client, and an instance that ran a
+// part of it and died before it heard the stop had its writes left done
+// by the recovery (a request its client ended is ended, nothing undone).
+func TestReview38HandOffsEndSettlesNothingUnderAStop(t *testing.T) {
+	ctx := context.Background()
+	_, a, b := twoInstances(t, time.Minute)
+	rt := reach.New(&reach.Options{Requests: a.Recorder(durable.New(a.st, nil, nil)), DisableLoopGuard: true})
+	pctx, p, err := rt.Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.End()
+	sctx, c1, err := rt.Delegate(pctx, &reach.Delegation{Agent: "one", Task: "t", ID: "c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.End()
+	_, c2, err := rt.Delegate(sctx, &reach.Delegation{Agent: "two", Task: "u", ID: "c2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.End()
+	if _, err := b.st.StopRequest(ctx, "p", int(reach.Cancel), []byte(`{"by":"bob"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"c1", "c2"} {
+		if got, err := a.st.SettleHandOff(ctx, id); err != nil || got {
+			t.Errorf("SettleHandOff(%s) under the stopped p: %v (%v), want false", id, got, err)
+		}
+	}
+}
