@@ -399,7 +399,7 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 		return
 	}
 	last := left == postgres.LeaveEnded
-	if state == "ended" && left == postgres.LeaveLeft && q.DelegateFrame() != nil && (r.c.rt == nil || !r.c.rt.Draining()) {
+	if state == "ended" && left == postgres.LeaveLeft && handOffOver(q) && (r.c.rt == nil || !r.c.rt.Draining()) {
 		r.c.handOffEnded(ctx, q)
 	}
 	if state == "stopped" && left == postgres.LeaveDead {
@@ -438,11 +438,35 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 // what Admission, AdmitTurn and Spend debit: turns, tool calls, tokens,
 // cost), for the carve of a hand-off's budget made here.
 func (r *Recorder) SharedUsage(ctx context.Context, q *reach.Request) (reach.Usage, error) {
+	// Bounded as every read of the shared store here: the hand-off's
+	// context has no deadline (TestReview38SharedSpendReadIsBounded).
+	ctx, cancel := context.WithTimeout(ctx, r.c.ttl)
+	defer cancel()
 	sp, err := r.c.st.Spent(ctx, q.ID())
 	if err != nil {
 		return reach.Usage{}, err
 	}
 	return reach.Usage{Turns: int(sp.Turns), ToolCalls: int(sp.ToolCalls), Tokens: sp.Tokens, Cost: float64(sp.CostNano) / 1e9}, nil
+}
+
+// handOffOver reports whether q, ending here with no stop, is the
+// sub-request of a hand-off made here that is over: its agent answered (an
+// A2A task's final state), or the turn that handed a sub-agent its task
+// went on (link.Owned.EndSubs), its parent's part still running here (a
+// soft stop lets it run). A
+// sub-request ended after its parent's part here ended is no hand-off's
+// end but that part's: the gateway ends a request it owns (its idle gap,
+// its MCP session's end, as the gateway shuts down), then the
+// sub-requests it owns under it, while the request runs on through other
+// instances, and the hand-off with it (a sub-agent's calls through another
+// instance keep the request running there, as they keep it running on one
+// instance). Before, that end was stored as the hand-off's, and every
+// instance ended its part of it: the sub-agent's next call was refused
+// request_ended while its manager waited for its answer
+// (TestReview38PartLeavingEndsNoHandOff).
+func handOffOver(q *reach.Request) bool {
+	p := q.Parent()
+	return q.DelegateFrame() != nil && p != nil && p.Context().Err() == nil // ended, or stopped: its context ended
 }
 
 // handOffEnded ends, on every instance, the parts of q, the sub-request
