@@ -394,13 +394,8 @@ func (u *upstream) silent(tr mcp.Transport) string {
 		return ""
 	}
 	var b strings.Builder
-	if ll, ok := ct.cmd.Stderr.(*lineLogger); ok {
-		if tail := ll.tail(); len(tail) > 0 {
-			for i, l := range tail {
-				tail[i] = u.quoted(l, stderrTailLine)
-			}
-			fmt.Fprintf(&b, " (the last lines of its stderr: %s)", strings.Join(tail, " "))
-		}
+	if tail := u.stderrTail(ct); tail != "" {
+		fmt.Fprintf(&b, " (the last lines of its stderr: %s)", tail)
 	}
 	b.WriteString("; its command gets only PATH, HOME, USER, SHELL, TERM, the locale, TMPDIR and TZ of reach's environment, and its env:, so a runner that downloads the server first (npx, uvx) needs the proxy or CA settings it uses under env: (HTTPS_PROXY: \"${HTTPS_PROXY}\", NODE_EXTRA_CA_CERTS: ...), and its first download may need a longer timeout:")
 	return u.p.redactor.RedactString(b.String())
@@ -1425,16 +1420,25 @@ func (u *upstream) exited(tr mcp.Transport) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "its command %s exited (%s)", u.quoted(u.cfg.Command[0], 256), st)
-	if ll, ok := ct.cmd.Stderr.(*lineLogger); ok {
-		if tail := ll.tail(); len(tail) > 0 {
-			for i, l := range tail {
-				tail[i] = u.quoted(l, stderrTailLine)
-			}
-			fmt.Fprintf(&b, "; the last lines of its stderr: %s", strings.Join(tail, " "))
-		}
+	if tail := u.stderrTail(ct); tail != "" {
+		fmt.Fprintf(&b, "; the last lines of its stderr: %s", tail)
 	}
 	b.WriteString("; run the upstream's command by hand to see why it stops, then fix its command, args, env or dir in the configuration")
 	return u.p.redactor.RedactString(b.String())
+}
+
+// stderrTail is the last lines of the command's stderr, each masked, cut
+// and quoted (quoted), joined by spaces; "" when there are none.
+func (u *upstream) stderrTail(ct *commandTransport) string {
+	ll, ok := ct.cmd.Stderr.(*lineLogger)
+	if !ok {
+		return ""
+	}
+	tail := ll.tail()
+	for i, l := range tail {
+		tail[i] = u.quoted(l, stderrTailLine)
+	}
+	return strings.Join(tail, " ")
 }
 
 // quoted returns s, its secrets masked, cut to max bytes, quoted in ASCII
