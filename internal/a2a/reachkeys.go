@@ -1,10 +1,9 @@
 package a2a
 
 import (
-	"maps"
-	"strings"
-
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentreach/reach/internal/reachmeta"
 )
 
 // Reach's metadata keys ("reach/request", "reach/frame", "reach/refusal",
@@ -14,20 +13,11 @@ import (
 // what reach passes on (forward), where reach sets its own.
 
 // reachKey reports whether k is one of reach's metadata keys.
-func reachKey(k string) bool { return strings.HasPrefix(k, "reach/") }
+func reachKey(k string) bool { return reachmeta.IsKey(k) }
 
 // withoutReachKeys returns md without reach's keys: md itself when it has
 // none, else a copy (md may be the caller's, or shared).
-func withoutReachKeys(md map[string]any) map[string]any {
-	for k := range md {
-		if reachKey(k) {
-			c := maps.Clone(md)
-			maps.DeleteFunc(c, func(k string, _ any) bool { return reachKey(k) })
-			return c
-		}
-	}
-	return md
-}
+func withoutReachKeys(md map[string]any) map[string]any { return reachmeta.Without(md) }
 
 // unforged drops, in place, the metadata keys of reach's that an agent
 // wrote anywhere in ev: the task's, its messages', artifacts', parts' and

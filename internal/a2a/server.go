@@ -21,6 +21,8 @@ import (
 	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/ids"
 	"github.com/agentreach/reach/internal/link"
+
+	"github.com/agentreach/reach/internal/reachmeta"
 )
 
 // endpoint is the A2A request handler of one agent at /a2a/NAME. The SDK's
@@ -527,7 +529,7 @@ func metadataJSON(md map[string]any) json.RawMessage {
 	}
 	c := maps.Clone(md)
 	for k := range c {
-		if strings.HasPrefix(k, "reach/") {
+		if reachmeta.IsKey(k) {
 			delete(c, k)
 		}
 	}

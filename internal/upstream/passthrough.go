@@ -18,6 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
+
+	"github.com/agentreach/reach/internal/reachmeta"
 )
 
 // Resources, resource templates, prompts and completions of the upstreams
@@ -707,7 +709,7 @@ func dropReachKeys(v any, meta bool) bool {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, c := range x {
-			if meta && strings.HasPrefix(k, "reach/") {
+			if meta && reachmeta.IsKey(k) {
 				delete(x, k)
 				dropped = true
 				continue
@@ -724,16 +726,7 @@ func dropReachKeys(v any, meta bool) bool {
 
 // withoutReachMeta returns m without reach's keys: m itself when it has
 // none, else a copy.
-func withoutReachMeta(m mcp.Meta) mcp.Meta {
-	for k := range m {
-		if strings.HasPrefix(k, "reach/") {
-			c := maps.Clone(m)
-			maps.DeleteFunc(c, func(k string, _ any) bool { return strings.HasPrefix(k, "reach/") })
-			return c
-		}
-	}
-	return m
-}
+func withoutReachMeta(m mcp.Meta) mcp.Meta { return reachmeta.Without(m) }
 
 // maskedErr returns err with the secrets in its message (and a JSON-RPC
 // error's data) masked, its JSON-RPC code kept.
@@ -768,7 +761,7 @@ func (p *Pool) maskedErr(err error) error {
 func upstreamMeta(m mcp.Meta) mcp.Meta {
 	var out mcp.Meta
 	for k, v := range m {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") || strings.HasPrefix(k, "reach/") || k == "traceparent" || k == "tracestate" {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") || reachmeta.IsKey(k) || k == "traceparent" || k == "tracestate" {
 			continue
 		}
 		if out == nil {
